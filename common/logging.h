@@ -1,0 +1,51 @@
+// Structured log lines: "TIME LEVEL role=R rank=N clock=C message".
+// Thread-safety: Log lines are written atomically (one write per line); the
+// identity setters are meant to be called once at startup, the clock setter
+// from the owning event loop.
+#ifndef LOCKSTEP_COMMON_LOGGING_H_
+#define LOCKSTEP_COMMON_LOGGING_H_
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+namespace lockstep {
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
+
+// Sets the role name and rank printed on every line (rank -1: unassigned).
+void SetLogIdentity(const std::string& role, int rank);
+void SetLogRank(int rank);
+// The clock printed on every line; -1 hides it.
+void SetLogClock(int64_t clock);
+void SetMinLogLevel(LogLevel level);
+bool LogEnabled(LogLevel level);
+
+// One log line; the text is emitted when the object is destroyed.
+class LogLine {
+ public:
+  explicit LogLine(LogLevel level) : level_(level) {}
+  ~LogLine();
+  LogLine(const LogLine&) = delete;
+  LogLine& operator=(const LogLine&) = delete;
+  std::ostream& stream() { return stream_; }
+
+ private:
+  LogLevel level_;
+  std::ostringstream stream_;
+};
+
+// Swallows the stream so LS_LOG is one expression (safe in if/else).
+struct LogVoidify {
+  void operator&(std::ostream&) {}
+};
+
+}  // namespace lockstep
+
+#define LS_LOG(level)                                             \
+  !::lockstep::LogEnabled(::lockstep::LogLevel::k##level)         \
+      ? (void)0                                                   \
+      : ::lockstep::LogVoidify() &                                \
+            ::lockstep::LogLine(::lockstep::LogLevel::k##level).stream()
+
+#endif  // LOCKSTEP_COMMON_LOGGING_H_

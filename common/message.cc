@@ -1,0 +1,80 @@
+#include "common/message.h"
+
+namespace lockstep {
+
+Status VerifyHeader(Message* msg) {
+  msg->envelope = nullptr;
+  const size_t size = msg->header.size();
+  if (size == 0) return InvalidArgument("empty header frame");
+  if (size > kMaxHeaderBytes) {
+    return InvalidArgument("header of " + std::to_string(size) +
+                           " bytes exceeds the limit of " +
+                           std::to_string(kMaxHeaderBytes));
+  }
+  for (const auto& frame : msg->payloads) {
+    if (frame.size() > kMaxPayloadBytes) {
+      return InvalidArgument("payload frame exceeds 2 GiB");
+    }
+  }
+  const auto* data = static_cast<const uint8_t*>(msg->header.data());
+  // Copy when misaligned: the verifier requires aligned scalars.
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0) {
+    zmq::message_t aligned(size);
+    std::memcpy(aligned.data(), data, size);
+    msg->header = std::move(aligned);
+    data = static_cast<const uint8_t*>(msg->header.data());
+  }
+  flatbuffers::Verifier::Options options;
+  options.max_depth = 16;
+  options.max_tables = 1u << 20;
+  options.check_alignment = true;
+  flatbuffers::Verifier verifier(data, size, options);
+  if (!wire::VerifyEnvelopeBuffer(verifier)) {
+    return InvalidArgument("header failed FlatBuffers verification (" +
+                           std::to_string(size) + " bytes)");
+  }
+  const wire::Envelope* env = wire::GetEnvelope(data);
+  if (env->version() != kProtocolVersion) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "protocol version mismatch: peer speaks version " +
+                      std::to_string(env->version()) +
+                      ", this process speaks version " +
+                      std::to_string(kProtocolVersion));
+  }
+  if (env->body_type() == wire::Body::NONE || env->body() == nullptr) {
+    return InvalidArgument("envelope without a body");
+  }
+  msg->envelope = env;
+  return Status::Ok();
+}
+
+zmq::message_t FinishEnvelope(flatbuffers::FlatBufferBuilder& fbb,
+                              wire::Body type, flatbuffers::Offset<void> body,
+                              wire::Role sender_role, int sender_rank) {
+  auto env = wire::CreateEnvelope(fbb, kProtocolVersion, sender_role,
+                                  sender_rank, type, body);
+  fbb.Finish(env);
+  return zmq::message_t(fbb.GetBufferPointer(), fbb.GetSize());
+}
+
+zmq::message_t MakeErrorHeader(wire::ErrorCode code, const std::string& text,
+                               uint64_t request_id, wire::Role sender_role,
+                               int sender_rank) {
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto body = wire::CreateError(fbb, code, fbb.CreateString(text), request_id);
+  return FinishEnvelope(fbb, wire::Body::Error, body.Union(), sender_role,
+                        sender_rank);
+}
+
+wire::ErrorCode ErrorCodeFor(const Status& why) {
+  return why.message().rfind("protocol version mismatch", 0) == 0
+             ? wire::ErrorCode::VersionMismatch
+             : wire::ErrorCode::Malformed;
+}
+
+const char* BodyName(wire::Body type) {
+  const char* name = wire::EnumNameBody(type);
+  return (name != nullptr && name[0] != '\0') ? name : "Unknown";
+}
+
+}  // namespace lockstep

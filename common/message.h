@@ -1,0 +1,118 @@
+// Building and checking Lockstep wire messages (schemas/lockstep.fbs).
+// A message is a header frame (a FlatBuffers Envelope) plus payload frames.
+// Every received header goes through VerifyHeader before any field is read.
+// Thread-safety: free functions on caller-owned data; safe concurrently.
+#ifndef LOCKSTEP_COMMON_MESSAGE_H_
+#define LOCKSTEP_COMMON_MESSAGE_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "common/status.h"
+#include "schemas/lockstep_generated.h"
+
+namespace lockstep {
+
+// Version 1: the first protocol. Peers refuse any other version.
+inline constexpr uint32_t kProtocolVersion = 1;
+// Headers are small control records; 16 MiB leaves room for a layout with
+// hundreds of thousands of tensors and rejects garbage early.
+inline constexpr size_t kMaxHeaderBytes = 16u << 20;
+// Payload frames carry tensors; one frame stays below 2 GiB so no transport
+// integer overflows (callers split larger requests by key range).
+inline constexpr size_t kMaxPayloadBytes = (size_t{1} << 31) - 4096;
+
+// A message on the wire. For ROUTER sockets `peer` is the routing id.
+struct Message {
+  std::string peer;
+  zmq::message_t header;
+  std::vector<zmq::message_t> payloads;
+  // Valid after VerifyHeader succeeded; points into `header`.
+  const wire::Envelope* envelope = nullptr;
+};
+
+// Checks size limits, the FlatBuffers verifier, the presence of a body and
+// the protocol version. On success sets msg->envelope. On a version
+// mismatch the status message names both versions.
+Status VerifyHeader(Message* msg);
+
+// Finishes `fbb` as an Envelope around `body` and returns it as a frame.
+zmq::message_t FinishEnvelope(flatbuffers::FlatBufferBuilder& fbb,
+                              wire::Body type, flatbuffers::Offset<void> body,
+                              wire::Role sender_role, int sender_rank);
+
+// Builds an Error header.
+zmq::message_t MakeErrorHeader(wire::ErrorCode code, const std::string& text,
+                               uint64_t request_id, wire::Role sender_role,
+                               int sender_rank);
+
+// Wraps a vector's storage as a frame without copying; the frame owns it.
+template <typename T>
+zmq::message_t PayloadFromVector(std::vector<T>&& values) {
+  auto* owner = new std::vector<T>(std::move(values));
+  if (owner->empty()) {
+    delete owner;
+    return zmq::message_t();
+  }
+  return zmq::message_t(
+      owner->data(), owner->size() * sizeof(T),
+      [](void*, void* hint) { delete static_cast<std::vector<T>*>(hint); },
+      owner);
+}
+
+// A frame over values [offset, offset+count) of a shared buffer, without
+// copying; the frame keeps the buffer alive until the transport is done
+// with it, so the owner must not modify the buffer while any frame lives
+// (check use_count() before reusing it).
+template <typename T>
+zmq::message_t SharedPayload(const std::shared_ptr<std::vector<T>>& buffer,
+                             size_t offset, size_t count) {
+  if (count == 0) return zmq::message_t();
+  auto* keep = new std::shared_ptr<std::vector<T>>(buffer);
+  return zmq::message_t(
+      buffer->data() + offset, count * sizeof(T),
+      [](void*, void* hint) {
+        delete static_cast<std::shared_ptr<std::vector<T>>*>(hint);
+      },
+      keep);
+}
+
+// A read-only typed view of a received frame. When the frame's bytes are
+// not aligned for T (small frames may be stored inline) they are copied
+// into `scratch`; otherwise the view points into the frame.
+// Fails when the frame's size is not count * sizeof(T).
+template <typename T>
+StatusOr<std::span<const T>> PayloadAs(const zmq::message_t& frame,
+                                       size_t count, std::vector<T>* scratch) {
+  if (frame.size() != count * sizeof(T)) {
+    return InvalidArgument("payload has " + std::to_string(frame.size()) +
+                           " bytes, header declares " + std::to_string(count) +
+                           " values of " + std::to_string(sizeof(T)) +
+                           " bytes");
+  }
+  if (count == 0) return std::span<const T>();
+  auto addr = reinterpret_cast<uintptr_t>(frame.data());
+  if (addr % alignof(T) == 0) {
+    return std::span<const T>(static_cast<const T*>(frame.data()), count);
+  }
+  scratch->resize(count);
+  std::memcpy(scratch->data(), frame.data(), frame.size());
+  return std::span<const T>(scratch->data(), count);
+}
+
+// The wire error code for a rejected message: VersionMismatch for a
+// VerifyHeader version failure, Malformed otherwise.
+wire::ErrorCode ErrorCodeFor(const Status& why);
+
+// Human-readable name of a body type, for logs and errors.
+const char* BodyName(wire::Body type);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMMON_MESSAGE_H_

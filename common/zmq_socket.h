@@ -1,0 +1,54 @@
+// ZeroMQ sockets for Lockstep's pattern: ROUTER to receive (coordinator and
+// servers bind), DEALER to send (clients connect). Multipart messages whose
+// payload frames move without copies.
+// Thread-safety: a zmq::socket_t belongs to exactly one thread. The context
+// returned by ProcessContext() is thread-safe.
+#ifndef LOCKSTEP_COMMON_ZMQ_SOCKET_H_
+#define LOCKSTEP_COMMON_ZMQ_SOCKET_H_
+
+#include <string>
+
+#include <zmq.hpp>
+
+#include "common/message.h"
+#include "common/status.h"
+
+namespace lockstep {
+
+// The process-wide ZeroMQ context (created on first use).
+zmq::context_t& ProcessContext();
+
+// Binds a ROUTER socket. `endpoint` may use port 0 ("tcp://127.0.0.1:0") to
+// let the kernel pick a free port; the endpoint actually bound (with the
+// real port) is stored in *bound.
+StatusOr<zmq::socket_t> BindRouter(const std::string& endpoint,
+                                   std::string* bound);
+
+// Connects a DEALER socket with `identity` as routing id (may be empty).
+StatusOr<zmq::socket_t> ConnectDealer(const std::string& endpoint,
+                                      const std::string& identity);
+
+// The endpoint a peer should connect to: a wildcard host (0.0.0.0, *) in
+// `bound` is replaced by `advertise_host`, or by this machine's host name
+// when that is empty.
+std::string AdvertisedEndpoint(const std::string& bound,
+                               const std::string& advertise_host);
+
+// Sends `msg` as one multipart message. On a ROUTER socket (`router`) the
+// routing frame msg->peer goes first. Payload frames are moved, not copied.
+Status SendMessage(zmq::socket_t& socket, bool router, Message&& msg);
+
+// Receives one whole multipart message without blocking. Returns false when
+// none is queued. Frames are placed in `out` unverified; call VerifyHeader
+// next. A ROUTER message without a header frame is an error.
+StatusOr<bool> ReceiveMessage(zmq::socket_t& socket, bool router,
+                              Message* out);
+
+// Milliseconds on a monotonic clock.
+int64_t NowMillis();
+// Seconds (fractional) on a monotonic clock.
+double NowSeconds();
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMMON_ZMQ_SOCKET_H_

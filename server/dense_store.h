@@ -1,0 +1,73 @@
+// A server shard's dense parameters: the weights and optimizer state of one
+// contiguous range of the model's dense key space.
+// Thread-safety: not thread-safe; concurrent const calls (Read, weights)
+// are safe only while no mutating call runs.
+#ifndef LOCKSTEP_SERVER_DENSE_STORE_H_
+#define LOCKSTEP_SERVER_DENSE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/layout.h"
+#include "common/status.h"
+#include "server/optimizer.h"
+
+namespace lockstep {
+
+class DenseStore {
+ public:
+  // A store for the dense keys `range`, weight of key k initialised to
+  // InitialValue(seed, k, init_scale of the tensor holding k), so values do
+  // not depend on the sharding; state_slots optimizer slots per key, zeroed.
+  // `tensors` are the model's dense tensors with offsets and sizes, in key
+  // order, covering the key space from 0 without gaps; `range` may start
+  // and end inside a tensor and may be empty. InvalidArgument if `tensors`
+  // are not contiguous from 0, do not cover `range`, or state_slots is not
+  // in [0, kMaxOptimizerSlots].
+  static StatusOr<std::unique_ptr<DenseStore>> Create(
+      KeySpan range, const std::vector<TensorInfo>& tensors, uint64_t seed,
+      int state_slots);
+
+  KeySpan range() const { return range_; }
+  int state_slots() const { return state_slots_; }
+  // range().size() weights; weights()[i] is key range().begin + i.
+  std::span<const float> weights() const { return weights_; }
+  std::span<float> mutable_weights() { return weights_; }
+  // state_slots() * range().size() floats, slot-major: slot s of key k is
+  // state()[s * range().size() + (k - range().begin)].
+  std::span<float> state() { return state_; }
+  std::span<const float> state() const { return state_; }
+
+  // Copies the weights of `keys` (absolute key numbers) into out[0,
+  // keys.size()). InvalidArgument, naming both ranges, unless `keys` lies
+  // within range().
+  Status Read(KeySpan keys, float* out) const;
+  // Applies `opt` with gradient grad[0, keys.size()) to the weights and
+  // state of `keys` only. `step` is passed to opt.Apply unchanged (the
+  // server passes step() + 1); this call does not change step().
+  // InvalidArgument unless `keys` lies within range() and
+  // opt.state_slots() == state_slots().
+  Status ApplyGradient(KeySpan keys, const float* grad, const Optimizer& opt,
+                       double lr, int64_t step);
+
+  // Number of updates applied to this store so far (restored from
+  // snapshots); the server advances it once per applied update.
+  int64_t step() const { return step_; }
+  void set_step(int64_t step) { step_ = step; }
+
+ private:
+  DenseStore(KeySpan range, int state_slots);
+  Status CheckWithinRange(KeySpan keys) const;
+
+  const KeySpan range_;
+  const int state_slots_;
+  std::vector<float> weights_;
+  std::vector<float> state_;
+  int64_t step_ = 0;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_DENSE_STORE_H_

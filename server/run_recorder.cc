@@ -1,0 +1,141 @@
+#include "server/run_recorder.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "common/json.h"
+#include "common/zmq_socket.h"
+
+namespace lockstep {
+namespace {
+
+// Smoothing of the printed training loss over committed clocks.
+constexpr double kLossEma = 0.05;
+constexpr double kProgressPeriodS = 0.5;
+constexpr double kFlushPeriodS = 1.0;
+
+std::string Fixed(double v, int digits) {
+  if (!std::isfinite(v) || v < 0) return "nan";
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+RunRecorder::RunRecorder(std::string run_dir, JobConfig job, std::string policy)
+    : run_dir_(std::move(run_dir)),
+      job_(std::move(job)),
+      policy_(std::move(policy)) {}
+
+StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
+    const std::string& run_dir, const JobConfig& job,
+    const std::string& policy_name) {
+  std::unique_ptr<RunRecorder> rec(new RunRecorder(run_dir, job, policy_name));
+  if (run_dir.empty()) return rec;
+  std::error_code ec;
+  std::filesystem::create_directories(run_dir, ec);
+  if (ec)
+    return IOError("cannot create run dir " + run_dir + ": " + ec.message());
+  rec->metrics_.open(run_dir + "/metrics.jsonl", std::ios::trunc);
+  rec->evals_.open(run_dir + "/eval.jsonl", std::ios::trunc);
+  if (!rec->metrics_ || !rec->evals_) {
+    return IOError("cannot write metrics files in " + run_dir);
+  }
+  return rec;
+}
+
+void RunRecorder::Start() { start_s_ = NowSeconds(); }
+
+double RunRecorder::WallSeconds() const { return NowSeconds() - start_s_; }
+
+void RunRecorder::RecordClock(const ClockReport& r) {
+  if (!metrics_.is_open()) return;
+  JsonObject o;
+  o.Add("worker", r.worker).Add("clock", r.clock).Add("batch", r.batch);
+  o.Add("compute_s", r.compute_s).Add("push_s", r.push_s);
+  o.Add("pull_s", r.pull_s).Add("wait_s", r.wait_s).Add("loss", r.loss);
+  o.Add("wall_s", WallSeconds());
+  metrics_ << o.str() << '\n';
+  if (NowSeconds() - last_flush_s_ > kFlushPeriodS) {
+    metrics_.flush();
+    last_flush_s_ = NowSeconds();
+  }
+}
+
+void RunRecorder::RecordCommit(int64_t clock, uint64_t samples,
+                               double mean_loss) {
+  last_clock_ = clock;
+  samples_ += samples;
+  if (std::isfinite(mean_loss)) {
+    loss_ema_ = have_loss_ ? (1 - kLossEma) * loss_ema_ + kLossEma * mean_loss
+                           : mean_loss;
+    have_loss_ = true;
+  }
+}
+
+void RunRecorder::RecordEvaluation(int64_t clock, double loss, double accuracy,
+                                   bool final) {
+  test_accuracy_ = accuracy;
+  test_loss_ = loss;
+  const double wall = WallSeconds();
+  if (job_.target_accuracy > 0 && accuracy >= job_.target_accuracy &&
+      !time_to_target_s_) {
+    time_to_target_s_ = wall;
+  }
+  if (!evals_.is_open()) return;
+  JsonObject o;
+  o.Add("clock", clock).Add("wall_s", wall).Add("test_loss", loss);
+  o.Add("test_accuracy", accuracy).Add("final", final);
+  evals_ << o.str() << '\n';
+  evals_.flush();
+}
+
+void RunRecorder::MaybePrintProgress(bool force) {
+  const double now = NowSeconds();
+  if (!force && now - last_progress_s_ < kProgressPeriodS) return;
+  last_progress_s_ = now;
+  const double wall = std::max(1e-9, now - start_s_);
+  std::cout << "@progress clock=" << (last_clock_ + 1)
+            << " max_clocks=" << job_.max_clocks << " epoch="
+            << Fixed(static_cast<double>(samples_) / job_.train_samples, 3)
+            << " samples_per_s=" << Fixed(samples_ / wall, 1)
+            << " train_loss=" << (have_loss_ ? Fixed(loss_ema_, 4) : "nan")
+            << " test_accuracy=" << Fixed(test_accuracy_, 4) << std::endl;
+}
+
+Status RunRecorder::Finish(uint64_t bad_messages) {
+  const double wall = WallSeconds();
+  JsonObject o;
+  o.Add("policy", policy_).Add("clocks", last_clock_ + 1);
+  o.Add("wall_s", wall).Add("samples", samples_);
+  o.Add("samples_per_s", wall > 0 ? samples_ / wall : 0.0);
+  o.Add("epochs", static_cast<double>(samples_) / job_.train_samples);
+  o.Add("workers", job_.workers).Add("servers", job_.servers);
+  o.Add("global_batch", job_.GlobalBatch());
+  if (test_accuracy_ >= 0) {
+    o.Add("test_accuracy", test_accuracy_).Add("test_loss", test_loss_);
+  } else {
+    o.AddNull("test_accuracy").AddNull("test_loss");
+  }
+  if (job_.target_accuracy > 0) o.Add("target_accuracy", job_.target_accuracy);
+  if (time_to_target_s_) {
+    o.Add("time_to_target_s", *time_to_target_s_);
+  } else {
+    o.AddNull("time_to_target_s");
+  }
+  o.Add("bad_messages", bad_messages);
+  MaybePrintProgress(true);
+  std::cout << "@summary " << o.str() << std::endl;
+  if (run_dir_.empty()) return Status::Ok();
+  metrics_.flush();
+  std::ofstream out(run_dir_ + "/summary.json", std::ios::trunc);
+  out << o.str() << '\n';
+  out.close();
+  if (!out) return IOError("cannot write " + run_dir_ + "/summary.json");
+  return Status::Ok();
+}
+
+}  // namespace lockstep

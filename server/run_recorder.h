@@ -1,0 +1,65 @@
+// Records a training run: per-worker per-clock metrics (metrics.jsonl),
+// evaluations (eval.jsonl), the final summary (summary.json), and the
+// `@progress` / `@summary` lines the launcher reads from stdout.
+// Thread-safety: not thread-safe; owned by the coordinator's event loop.
+#ifndef LOCKSTEP_SERVER_RUN_RECORDER_H_
+#define LOCKSTEP_SERVER_RUN_RECORDER_H_
+
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "common/job_config.h"
+#include "common/status.h"
+#include "sync_policies/sync_policy.h"
+
+namespace lockstep {
+
+class RunRecorder {
+ public:
+  // `run_dir` may be empty: then nothing is written to disk, but progress
+  // and summary lines are still printed.
+  static StatusOr<std::unique_ptr<RunRecorder>> Create(
+      const std::string& run_dir, const JobConfig& job,
+      const std::string& policy_name);
+
+  // Marks the start of training (time zero for wall_s).
+  void Start();
+  void RecordClock(const ClockReport& report);
+  // Clock `clock` was committed with `samples` samples in total.
+  void RecordCommit(int64_t clock, uint64_t samples, double mean_loss);
+  void RecordEvaluation(int64_t clock, double loss, double accuracy,
+                        bool final);
+  // Prints a @progress line if enough time passed since the last one (or
+  // `force`).
+  void MaybePrintProgress(bool force);
+  // Writes summary.json and prints the @summary line.
+  Status Finish(uint64_t bad_messages);
+
+  double WallSeconds() const;
+  int64_t last_committed() const { return last_clock_; }
+
+ private:
+  RunRecorder(std::string run_dir, JobConfig job, std::string policy);
+
+  std::string run_dir_;
+  JobConfig job_;
+  std::string policy_;
+  std::ofstream metrics_;
+  std::ofstream evals_;
+  double start_s_ = 0;
+  double last_progress_s_ = -1;
+  double last_flush_s_ = 0;
+  int64_t last_clock_ = -1;
+  uint64_t samples_ = 0;
+  double loss_ema_ = 0;
+  bool have_loss_ = false;
+  double test_accuracy_ = -1;
+  double test_loss_ = -1;
+  std::optional<double> time_to_target_s_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_RUN_RECORDER_H_

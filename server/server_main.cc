@@ -1,0 +1,60 @@
+// lockstep-server: runs one server shard of a job.
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <iostream>
+
+#include "common/logging.h"
+#include "server/server_shard.h"
+
+namespace po = boost::program_options;
+
+int main(int argc, char** argv) {
+  po::options_description options("lockstep-server options");
+  options.add_options()("help,h", "show this help")(
+      "coordinator", po::value<std::string>(),
+      "coordinator endpoint, e.g. tcp://HOST:7400 (required)")(
+      "listen", po::value<std::string>()->default_value("tcp://0.0.0.0:0"),
+      "endpoint workers connect to (port 0 = pick a free port); choose the "
+      "network interface by its address here")(
+      "advertise", po::value<std::string>()->default_value(""),
+      "host name workers use when --listen is a wildcard")(
+      "rank", po::value<int>()->default_value(-1),
+      "preferred shard number (default: assigned by the coordinator)")(
+      "verbose,v", "log debug lines");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, options), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep-server: " << e.what() << std::endl;
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  if (!vm.count("coordinator")) {
+    std::cerr << "lockstep-server: --coordinator is required" << std::endl;
+    return 2;
+  }
+  lockstep::SetLogIdentity("server", vm["rank"].as<int>());
+  if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
+  lockstep::ServerOptions opts;
+  opts.coordinator = vm["coordinator"].as<std::string>();
+  opts.listen = vm["listen"].as<std::string>();
+  opts.advertise = vm["advertise"].as<std::string>();
+  opts.rank_hint = vm["rank"].as<int>();
+  auto server = lockstep::ServerShard::Create(opts);
+  if (!server.ok()) {
+    std::cerr << "lockstep-server: " << server.status().message() << std::endl;
+    return 2;
+  }
+  std::signal(SIGINT, [](int) { lockstep::ServerShard::RequestStop(); });
+  std::signal(SIGTERM, [](int) { lockstep::ServerShard::RequestStop(); });
+  lockstep::Status done = (*server)->Run();
+  if (!done.ok()) {
+    LS_LOG(Error) << "server failed: " << done.ToString();
+    return 1;
+  }
+  return 0;
+}

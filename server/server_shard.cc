@@ -1,0 +1,254 @@
+#include "server/server_shard.h"
+
+#include <unistd.h>
+
+#include <atomic>
+
+#include "common/logging.h"
+#include "common/zmq_socket.h"
+
+namespace lockstep {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+std::string HostName() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace
+
+void ServerShard::RequestStop() { g_stop_requested = true; }
+
+ServerShard::ServerShard(ServerOptions options)
+    : options_(std::move(options)) {}
+
+ServerShard::~ServerShard() = default;
+
+StatusOr<std::unique_ptr<ServerShard>> ServerShard::Create(
+    ServerOptions options) {
+  if (options.coordinator.empty()) {
+    return InvalidArgument("--coordinator is required");
+  }
+  std::unique_ptr<ServerShard> s(new ServerShard(std::move(options)));
+  std::string bound;
+  LS_ASSIGN_OR_RETURN(s->workers_, BindRouter(s->options_.listen, &bound));
+  s->endpoint_ = AdvertisedEndpoint(bound, s->options_.advertise);
+  LS_ASSIGN_OR_RETURN(s->coordinator_,
+                      ConnectDealer(s->options_.coordinator, ""));
+  return s;
+}
+
+Status ServerShard::Run() {
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto body = wire::CreateRegister(
+      fbb, wire::Role::Server, fbb.CreateString(HostName()),
+      static_cast<uint32_t>(getpid()), fbb.CreateString(endpoint_),
+      options_.rank_hint);
+  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
+                                   wire::Role::Server, options_.rank_hint));
+  LS_RETURN_IF_ERROR(AwaitWelcome());
+  return Serve();
+}
+
+Status ServerShard::AwaitWelcome() {
+  const int64_t deadline =
+      NowMillis() + static_cast<int64_t>(options_.welcome_timeout_s * 1000);
+  Message msg;
+  while (NowMillis() < deadline) {
+    if (g_stop_requested) return Unavailable("interrupted by a signal");
+    zmq::pollitem_t item{static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    auto got = ReceiveMessage(coordinator_, false, &msg);
+    if (!got.ok() || !*got) continue;
+    Status ok = VerifyHeader(&msg);
+    if (!ok.ok()) {
+      ++bad_messages_;
+      LS_LOG(Warning) << "dropped a bad message from the coordinator: "
+                      << ok.message();
+      continue;
+    }
+    const auto type = msg.envelope->body_type();
+    if (type == wire::Body::Welcome) {
+      return Setup(*msg.envelope->body_as_Welcome());
+    }
+    if (type == wire::Body::Shutdown || type == wire::Body::Error) {
+      return FailedPrecondition(
+          "coordinator refused this server: " +
+          flatbuffers::GetString(
+              type == wire::Body::Shutdown
+                  ? msg.envelope->body_as_Shutdown()->reason()
+                  : msg.envelope->body_as_Error()->message()));
+    }
+  }
+  return DeadlineExceeded("no welcome from the coordinator at " +
+                          options_.coordinator);
+}
+
+Status ServerShard::Setup(const wire::Welcome& welcome) {
+  LS_ASSIGN_OR_RETURN(job_, JobConfig::FromWire(welcome.job()));
+  LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(welcome.layout()));
+  shard_ = welcome.rank();
+  if (shard_ >= layout_.num_shards()) {
+    return InvalidArgument("welcome assigns shard " + std::to_string(shard_) +
+                           " of " + std::to_string(layout_.num_shards()));
+  }
+  SetLogRank(static_cast<int>(shard_));
+  apply_mode_ = welcome.apply_mode();
+  OptimizerConfig opt;
+  opt.name = job_.optimizer;
+  opt.momentum = job_.momentum;
+  opt.beta1 = job_.beta1;
+  opt.beta2 = job_.beta2;
+  opt.epsilon = job_.epsilon;
+  opt.weight_decay = job_.weight_decay;
+  LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(opt));
+  const ShardInfo& own = layout_.shards()[shard_];
+  LS_ASSIGN_OR_RETURN(
+      dense_, DenseStore::Create(own.dense, layout_.tensors(), job_.seed,
+                                 optimizer_->state_slots()));
+  dense_acc_ = WeightedAccumulator(own.dense.size());
+  dense_grad_.assign(own.dense.size(), 0.0f);
+  if (layout_.sparse_dim() > 0) {
+    sparse_ = std::make_unique<SparseTable>(layout_.sparse_dim(),
+                                            optimizer_->state_slots());
+  }
+  LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
+               << own.dense.begin << ", " << own.dense.end << ") on "
+               << endpoint_ << " with " << job_.optimizer;
+  return Status::Ok();
+}
+
+Status ServerShard::Serve() {
+  int64_t next_heartbeat = 0;
+  Message msg;
+  while (!g_stop_requested) {
+    zmq::pollitem_t items[] = {
+        {static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0},
+        {static_cast<void*>(workers_), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, 2, std::chrono::milliseconds(job_.heartbeat_ms / 2));
+    while (true) {
+      auto got = ReceiveMessage(coordinator_, false, &msg);
+      if (!got.ok() || !*got) break;
+      bool stop = false;
+      LS_RETURN_IF_ERROR(HandleCoordinatorMessage(msg, &stop));
+      if (stop) return Status::Ok();
+    }
+    while (true) {
+      auto got = ReceiveMessage(workers_, true, &msg);
+      if (!got.ok()) {
+        ++bad_messages_;
+        continue;
+      }
+      if (!*got) break;
+      HandleWorkerMessage(msg);
+    }
+    if (NowMillis() >= next_heartbeat) {
+      flatbuffers::FlatBufferBuilder fbb(64);
+      auto body = wire::CreateHeartbeat(fbb, applied_clock_);
+      SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
+                                       wire::Role::Server,
+                                       static_cast<int>(shard_)));
+      next_heartbeat = NowMillis() + job_.heartbeat_ms;
+    }
+  }
+  return Unavailable("interrupted by a signal");
+}
+
+Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
+  Status ok = VerifyHeader(&msg);
+  if (!ok.ok()) {
+    ++bad_messages_;
+    LS_LOG(Warning) << "dropped a bad message from the coordinator: "
+                    << ok.message();
+    return Status::Ok();
+  }
+  switch (msg.envelope->body_type()) {
+    case wire::Body::Commit: {
+      Status applied = ApplyCommit(*msg.envelope->body_as_Commit());
+      if (!applied.ok()) return applied.WithContext("commit failed");
+      ServeDeferredPulls();
+      return Status::Ok();
+    }
+    case wire::Body::Shutdown:
+      LS_LOG(Info) << "shutdown: "
+                   << flatbuffers::GetString(
+                          msg.envelope->body_as_Shutdown()->reason());
+      *stop = true;
+      return Status::Ok();
+    case wire::Body::Error:
+      LS_LOG(Warning) << "coordinator error: "
+                      << flatbuffers::GetString(
+                             msg.envelope->body_as_Error()->message());
+      return Status::Ok();
+    default:
+      ++bad_messages_;
+      LS_LOG(Warning) << "ignored unexpected "
+                      << BodyName(msg.envelope->body_type())
+                      << " from the coordinator";
+      return Status::Ok();
+  }
+}
+
+void ServerShard::HandleWorkerMessage(Message& msg) {
+  Status ok = VerifyHeader(&msg);
+  if (!ok.ok()) {
+    RejectBadMessage(msg.peer, ok, 0);
+    return;
+  }
+  const int rank = msg.envelope->sender_rank();
+  if (rank < 0 || static_cast<uint32_t>(rank) >= job_.workers) {
+    RejectBadMessage(msg.peer,
+                     InvalidArgument("sender rank " + std::to_string(rank) +
+                                     " is not a worker of this job"),
+                     0);
+    return;
+  }
+  switch (msg.envelope->body_type()) {
+    case wire::Body::Pull:
+      return HandlePull(msg);
+    case wire::Body::Push:
+      return HandlePush(msg);
+    default:
+      RejectBadMessage(msg.peer,
+                       InvalidArgument(std::string("unexpected ") +
+                                       BodyName(msg.envelope->body_type()) +
+                                       " on the data port"),
+                       0);
+  }
+}
+
+void ServerShard::SendToWorker(const std::string& peer, zmq::message_t header,
+                               std::vector<zmq::message_t> payloads) {
+  Message out;
+  out.peer = peer;
+  out.header = std::move(header);
+  out.payloads = std::move(payloads);
+  Status sent = SendMessage(workers_, true, std::move(out));
+  if (!sent.ok())
+    LS_LOG(Warning) << "reply to a worker lost: " << sent.message();
+}
+
+void ServerShard::SendToCoordinator(zmq::message_t header) {
+  Message out;
+  out.header = std::move(header);
+  Status sent = SendMessage(coordinator_, false, std::move(out));
+  if (!sent.ok())
+    LS_LOG(Warning) << "coordinator unreachable: " << sent.message();
+}
+
+void ServerShard::RejectBadMessage(const std::string& peer, const Status& why,
+                                   uint64_t request_id) {
+  ++bad_messages_;
+  if (bad_log_budget_-- > 0) {
+    LS_LOG(Warning) << "rejected a message (" << bad_messages_
+                    << " so far): " << why.message();
+  }
+  SendToWorker(peer,
+               MakeErrorHeader(ErrorCodeFor(why), why.message(), request_id,
+                               wire::Role::Server, static_cast<int>(shard_)));
+}
+
+}  // namespace lockstep

@@ -1,0 +1,117 @@
+// A server shard: one contiguous dense key range (and a slice of the sparse
+// id space) of the model, with its optimizer state, in memory. Serves pulls
+// and pushes from workers on a ROUTER socket and follows the coordinator's
+// commits: pushes are buffered per clock and applied on Commit(c, workers)
+// (apply mode OnCommit), or applied on arrival (OnArrival). A pull for clock
+// c under OnCommit is deferred until clock c-1 is applied.
+// Thread-safety: Run() owns both sockets and all state; one thread only.
+#ifndef LOCKSTEP_SERVER_SERVER_SHARD_H_
+#define LOCKSTEP_SERVER_SERVER_SHARD_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/job_config.h"
+#include "common/layout.h"
+#include "common/message.h"
+#include "common/status.h"
+#include "server/dense_store.h"
+#include "server/optimizer.h"
+#include "server/push_aggregator.h"
+#include "server/sparse_table.h"
+
+namespace lockstep {
+
+struct ServerOptions {
+  // The coordinator's endpoint, e.g. "tcp://10.0.0.1:7400".
+  std::string coordinator;
+  // Where workers connect; port 0 picks a free port.
+  std::string listen = "tcp://0.0.0.0:0";
+  // Host name workers use when `listen` is a wildcard address.
+  std::string advertise;
+  int rank_hint = -1;
+  double welcome_timeout_s = 300;
+};
+
+class ServerShard {
+ public:
+  static StatusOr<std::unique_ptr<ServerShard>> Create(ServerOptions options);
+  ~ServerShard();
+
+  // The endpoint workers connect to.
+  const std::string& endpoint() const { return endpoint_; }
+  // Registers, serves until Shutdown. Errors: the coordinator vanished or
+  // sent an unusable job.
+  Status Run();
+  static void RequestStop();
+
+  // Counters, for tests and logs.
+  uint64_t bad_messages() const { return bad_messages_; }
+
+ private:
+  // A worker's buffered push for one clock; frames stay in `msg` (no copy).
+  struct PendingPush {
+    uint32_t batch = 0;
+    std::vector<KeySpan> ranges;
+    uint64_t sparse_count = 0;
+    Message msg;
+  };
+
+  explicit ServerShard(ServerOptions options);
+
+  Status AwaitWelcome();
+  Status Setup(const wire::Welcome& welcome);
+  Status Serve();
+  Status HandleCoordinatorMessage(Message& msg, bool* stop);
+  void HandleWorkerMessage(Message& msg);
+  void HandlePull(Message& msg);
+  void ServePull(Message& msg);
+  void ServeDeferredPulls();
+  void HandlePush(Message& msg);
+  Status ApplyCommit(const wire::Commit& commit);
+  Status ApplyPushes(const std::vector<const PendingPush*>& pushes, double lr);
+  // Checks dense ranges and sparse ids of a request against this shard.
+  Status CheckRequest(const flatbuffers::Vector<const wire::KeyRange*>* ranges,
+                      std::vector<KeySpan>* out, uint64_t* dense_values) const;
+  StatusOr<std::span<const uint64_t>> CheckSparseIds(
+      const zmq::message_t& frame, uint64_t count,
+      std::vector<uint64_t>* scratch) const;
+  void SendToWorker(const std::string& peer, zmq::message_t header,
+                    std::vector<zmq::message_t> payloads = {});
+  void SendToCoordinator(zmq::message_t header);
+  void RejectBadMessage(const std::string& peer, const Status& why,
+                        uint64_t request_id);
+
+  ServerOptions options_;
+  zmq::socket_t coordinator_;
+  zmq::socket_t workers_;
+  std::string endpoint_;
+
+  uint32_t shard_ = 0;
+  JobConfig job_;
+  KeyLayout layout_;
+  wire::ApplyMode apply_mode_ = wire::ApplyMode::OnCommit;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<DenseStore> dense_;
+  std::unique_ptr<SparseTable> sparse_;
+  WeightedAccumulator dense_acc_{0};
+  SparseAccumulator sparse_acc_;
+  std::vector<float> dense_grad_;
+  std::vector<uint64_t> sparse_ids_;
+  std::vector<float> sparse_grad_;
+
+  int64_t applied_clock_ = -1;
+  std::map<int64_t, std::map<uint32_t, PendingPush>> pending_;
+  std::deque<Message> deferred_pulls_;
+  uint64_t bad_messages_ = 0;
+  int64_t bad_log_budget_ = 20;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_SERVER_SHARD_H_

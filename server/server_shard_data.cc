@@ -1,0 +1,256 @@
+// ServerShard: the data plane — pulls, pushes and commits.
+#include <algorithm>
+
+#include "common/logging.h"
+#include "server/server_shard.h"
+
+namespace lockstep {
+
+Status ServerShard::CheckRequest(
+    const flatbuffers::Vector<const wire::KeyRange*>* ranges,
+    std::vector<KeySpan>* out, uint64_t* dense_values) const {
+  out->clear();
+  *dense_values = 0;
+  if (ranges == nullptr) return Status::Ok();
+  const KeySpan own = dense_->range();
+  for (const wire::KeyRange* r : *ranges) {
+    if (r->begin() >= r->end() || r->begin() < own.begin ||
+        r->end() > own.end) {
+      return InvalidArgument("key range [" + std::to_string(r->begin()) + ", " +
+                             std::to_string(r->end()) +
+                             ") is not inside shard " + std::to_string(shard_) +
+                             "'s range [" + std::to_string(own.begin) + ", " +
+                             std::to_string(own.end) + ")");
+    }
+    out->push_back({r->begin(), r->end()});
+    *dense_values += r->end() - r->begin();
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::span<const uint64_t>> ServerShard::CheckSparseIds(
+    const zmq::message_t& frame, uint64_t count,
+    std::vector<uint64_t>* scratch) const {
+  if (sparse_ == nullptr)
+    return InvalidArgument("this model has no sparse keys");
+  LS_ASSIGN_OR_RETURN(auto ids, PayloadAs<uint64_t>(frame, count, scratch));
+  const ShardInfo& own = layout_.shards()[shard_];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!own.OwnsSparse(ids[i])) {
+      return InvalidArgument("sparse id " + std::to_string(ids[i]) +
+                             " is not owned by shard " +
+                             std::to_string(shard_));
+    }
+    if (i > 0 && ids[i] <= ids[i - 1]) {
+      return InvalidArgument("sparse ids are not sorted and unique");
+    }
+  }
+  return ids;
+}
+
+void ServerShard::HandlePull(Message& msg) {
+  const wire::Pull* pull = msg.envelope->body_as_Pull();
+  const size_t want_frames = pull->sparse_count() > 0 ? 1 : 0;
+  if (msg.payloads.size() != want_frames) {
+    RejectBadMessage(msg.peer, InvalidArgument("pull has the wrong frames"),
+                     pull->request_id());
+    return;
+  }
+  if (apply_mode_ == wire::ApplyMode::OnCommit &&
+      pull->clock() - 1 > applied_clock_) {
+    // Deferred reply: answered once clock-1 is applied (ServeDeferredPulls).
+    deferred_pulls_.push_back(std::move(msg));
+    return;
+  }
+  ServePull(msg);
+}
+
+void ServerShard::ServePull(Message& msg) {
+  const wire::Pull* pull = msg.envelope->body_as_Pull();
+  std::vector<KeySpan> ranges;
+  uint64_t dense_values = 0;
+  Status ok = CheckRequest(pull->ranges(), &ranges, &dense_values);
+  std::vector<zmq::message_t> frames;
+  if (ok.ok()) {
+    std::vector<float> values(dense_values);
+    float* out = values.data();
+    for (const KeySpan& r : ranges) {
+      ok = dense_->Read(r, out);
+      if (!ok.ok()) break;
+      out += r.size();
+    }
+    frames.push_back(PayloadFromVector(std::move(values)));
+  }
+  if (ok.ok() && pull->sparse_count() > 0) {
+    std::vector<uint64_t> scratch;
+    auto ids = CheckSparseIds(msg.payloads[0], pull->sparse_count(), &scratch);
+    ok = ids.status();
+    if (ok.ok()) {
+      std::vector<float> values(ids->size() * layout_.sparse_dim());
+      sparse_->Read(*ids, values.data());
+      frames.push_back(PayloadFromVector(std::move(values)));
+    }
+  }
+  if (!ok.ok()) {
+    RejectBadMessage(msg.peer, ok, pull->request_id());
+    return;
+  }
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto body = wire::CreatePullReply(fbb, pull->request_id(), pull->clock(),
+                                    applied_clock_, dense_values);
+  SendToWorker(msg.peer,
+               FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
+                              wire::Role::Server, static_cast<int>(shard_)),
+               std::move(frames));
+}
+
+void ServerShard::ServeDeferredPulls() {
+  std::deque<Message> still_waiting;
+  while (!deferred_pulls_.empty()) {
+    Message msg = std::move(deferred_pulls_.front());
+    deferred_pulls_.pop_front();
+    if (msg.envelope->body_as_Pull()->clock() - 1 > applied_clock_) {
+      still_waiting.push_back(std::move(msg));
+    } else {
+      ServePull(msg);
+    }
+  }
+  deferred_pulls_ = std::move(still_waiting);
+}
+
+void ServerShard::HandlePush(Message& msg) {
+  const wire::Push* push = msg.envelope->body_as_Push();
+  const uint64_t id = push->request_id();
+  PendingPush record;
+  record.batch = push->batch();
+  record.sparse_count = push->sparse_count();
+  uint64_t dense_values = 0;
+  Status ok = CheckRequest(push->ranges(), &record.ranges, &dense_values);
+  const size_t want_frames = record.sparse_count > 0 ? 3 : 1;
+  if (ok.ok() && msg.payloads.size() != want_frames) {
+    ok = InvalidArgument("push has " + std::to_string(msg.payloads.size()) +
+                         " payload frames, expected " +
+                         std::to_string(want_frames));
+  }
+  if (ok.ok() && record.batch == 0) ok = InvalidArgument("push with batch 0");
+  std::vector<float> scratch;
+  if (ok.ok())
+    ok = PayloadAs<float>(msg.payloads[0], dense_values, &scratch).status();
+  if (ok.ok() && record.sparse_count > 0) {
+    std::vector<uint64_t> id_scratch;
+    ok = CheckSparseIds(msg.payloads[1], record.sparse_count, &id_scratch)
+             .status();
+    if (ok.ok()) {
+      ok =
+          PayloadAs<float>(msg.payloads[2],
+                           record.sparse_count * layout_.sparse_dim(), &scratch)
+              .status();
+    }
+  }
+  if (!ok.ok()) {
+    RejectBadMessage(msg.peer, ok, id);
+    return;
+  }
+  const int64_t clock = push->clock();
+  const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
+  auto status = wire::PushStatus::Buffered;
+  if (clock <= applied_clock_ && apply_mode_ == wire::ApplyMode::OnCommit) {
+    status = wire::PushStatus::Dropped;  // its clock is already committed
+  } else if (apply_mode_ == wire::ApplyMode::OnArrival) {
+    record.msg = std::move(msg);
+    ok = ApplyPushes({&record}, job_.lr);
+    status = ok.ok() ? wire::PushStatus::Applied : wire::PushStatus::Dropped;
+    msg.peer = record.msg.peer;
+  } else {
+    std::string peer = msg.peer;
+    record.msg = std::move(msg);
+    // A duplicate (same worker, same clock) keeps the first copy.
+    pending_[clock].try_emplace(worker, std::move(record));
+    msg.peer = std::move(peer);
+  }
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreatePushAck(fbb, id, clock, status);
+  SendToWorker(msg.peer,
+               FinishEnvelope(fbb, wire::Body::PushAck, body.Union(),
+                              wire::Role::Server, static_cast<int>(shard_)));
+}
+
+Status ServerShard::ApplyCommit(const wire::Commit& commit) {
+  const int64_t clock = commit.clock();
+  if (clock <= applied_clock_) return Status::Ok();  // already applied
+  std::vector<const PendingPush*> pushes;
+  auto it = pending_.find(clock);
+  if (commit.workers() != nullptr && it != pending_.end()) {
+    for (uint32_t w : *commit.workers()) {
+      auto found = it->second.find(w);
+      if (found != it->second.end()) {
+        pushes.push_back(&found->second);
+      } else {
+        LS_LOG(Warning) << "commit of clock " << clock << " names worker " << w
+                        << " whose push never arrived";
+      }
+    }
+  }
+  LS_RETURN_IF_ERROR(ApplyPushes(pushes, commit.lr()));
+  applied_clock_ = clock;
+  SetLogClock(clock);
+  // Everything up to this clock is settled; late pushes get dropped.
+  pending_.erase(pending_.begin(), pending_.upper_bound(clock));
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateCommitted(fbb, clock, shard_,
+                                    static_cast<uint32_t>(pushes.size()));
+  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Committed, body.Union(),
+                                   wire::Role::Server,
+                                   static_cast<int>(shard_)));
+  return Status::Ok();
+}
+
+Status ServerShard::ApplyPushes(const std::vector<const PendingPush*>& pushes,
+                                double lr) {
+  if (pushes.empty()) return Status::Ok();
+  dense_acc_.Reset();
+  sparse_acc_.Reset();
+  const uint64_t base = dense_->range().begin;
+  std::vector<float> f_scratch;
+  std::vector<uint64_t> id_scratch;
+  for (const PendingPush* p : pushes) {
+    dense_acc_.AddWeight(p->batch);
+    uint64_t total = 0;
+    for (const KeySpan& r : p->ranges) total += r.size();
+    LS_ASSIGN_OR_RETURN(
+        auto values, PayloadAs<float>(p->msg.payloads[0], total, &f_scratch));
+    for (const KeySpan& r : p->ranges) {
+      LS_RETURN_IF_ERROR(dense_acc_.AddPartial(
+          r.begin - base, values.first(r.size()), p->batch));
+      values = values.subspan(r.size());
+    }
+    if (sparse_ != nullptr) {
+      std::span<const uint64_t> ids;
+      std::span<const float> grads;
+      if (p->sparse_count > 0) {
+        LS_ASSIGN_OR_RETURN(
+            ids, PayloadAs<uint64_t>(p->msg.payloads[1], p->sparse_count,
+                                     &id_scratch));
+        LS_ASSIGN_OR_RETURN(
+            grads, PayloadAs<float>(p->msg.payloads[2],
+                                    p->sparse_count * layout_.sparse_dim(),
+                                    &f_scratch));
+      }
+      LS_RETURN_IF_ERROR(
+          sparse_acc_.Add(ids, grads, layout_.sparse_dim(), p->batch));
+    }
+  }
+  const int64_t step = dense_->step() + 1;
+  dense_acc_.Finish(dense_grad_);
+  LS_RETURN_IF_ERROR(dense_->ApplyGradient(dense_->range(), dense_grad_.data(),
+                                           *optimizer_, lr, step));
+  dense_->set_step(step);
+  if (sparse_ != nullptr) {
+    sparse_acc_.Finish(&sparse_ids_, &sparse_grad_);
+    sparse_->ApplyGradient(sparse_ids_, sparse_grad_.data(), *optimizer_, lr,
+                           step);
+  }
+  return Status::Ok();
+}
+
+}  // namespace lockstep

@@ -1,0 +1,156 @@
+// BSP over the parameter server with W workers and per-worker batches x_w
+// must equal single-process minibatch SGD with batch sum(x_w) over the same
+// sample order: this proves the batch-weighted aggregation and the server
+// optimizers end to end (real processes, real sockets).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/job_config.h"
+#include "common/model_spec.h"
+#include "server/optimizer.h"
+#include "tests/integration/test_cluster.h"
+#include "worker/dense_model.h"
+#include "worker/idx_loader.h"
+#include "worker/sample_stream.h"
+#include "worker/worker_runtime.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int kClocks = 50;
+constexpr uint64_t kTrainLimit = 3000;
+constexpr uint64_t kSeed = 7;
+const char* kModel = "mlp:24";
+
+struct Case {
+  std::string optimizer;
+  double lr;
+  std::vector<uint32_t> batches;
+};
+
+std::string BatchFlag(const std::vector<uint32_t>& batches) {
+  std::string flag;
+  for (uint32_t b : batches)
+    flag += (flag.empty() ? "" : ",") + std::to_string(b);
+  return flag;
+}
+
+// Single-process minibatch SGD over the union of the workers' batches.
+std::vector<float> ReferenceTraining(const Case& c) {
+  const auto workers = static_cast<uint32_t>(c.batches.size());
+  auto data =
+      LoadFashionMnist("/usr/share/datasets/fashion-mnist", true, kTrainLimit);
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  auto spec = ParseModelSpec(kModel, 784, 10);
+  auto model = DenseModel::Create(*spec);
+  std::vector<float> params(model.value()->num_params());
+  DenseModel::InitParams(*spec, kSeed, params);
+  OptimizerConfig config;
+  config.name = c.optimizer;
+  auto opt = Optimizer::Create(config);
+  std::vector<float> state(params.size() * opt.value()->state_slots());
+  std::vector<SampleStream> streams;
+  for (uint32_t w = 0; w < workers; ++w) {
+    streams.emplace_back(kTrainLimit, workers, w, kSeed);
+  }
+  std::vector<float> grad(params.size());
+  std::vector<uint64_t> part, global;
+  for (int clock = 0; clock < kClocks; ++clock) {
+    global.clear();
+    for (uint32_t w = 0; w < workers; ++w) {
+      streams[w].Next(c.batches[w], &part);
+      global.insert(global.end(), part.begin(), part.end());
+    }
+    model.value()->LossAndGradient(params, *data, global, grad);
+    std::vector<float*> slots;
+    for (int s = 0; s < opt.value()->state_slots(); ++s) {
+      slots.push_back(state.data() + s * params.size());
+    }
+    opt.value()->Apply(params.data(), grad.data(), slots.data(), params.size(),
+                       c.lr, clock + 1);
+  }
+  return params;
+}
+
+std::vector<float> ClusterTraining(const Case& c, const std::string& dir) {
+  TestCluster cluster;
+  const std::string model_file = dir + "/model.bin";
+  Status started = cluster.StartCoordinator(
+      {"--servers",     "2",
+       "--workers",     std::to_string(c.batches.size()),
+       "--model",       kModel,
+       "--batch",       BatchFlag(c.batches),
+       "--optimizer",   c.optimizer,
+       "--lr",          std::to_string(c.lr),
+       "--clocks",      std::to_string(kClocks),
+       "--train-limit", std::to_string(kTrainLimit),
+       "--test-limit",  "500",
+       "--eval-every",  "0",
+       "--seed",        std::to_string(kSeed),
+       "--run-dir",     dir});
+  EXPECT_TRUE(started.ok()) << started.ToString();
+  for (int s = 0; s < 2; ++s) EXPECT_TRUE(cluster.StartServer(s).ok());
+  for (size_t w = 0; w < c.batches.size(); ++w) {
+    std::vector<std::string> extra;
+    if (w == 0) extra = {"--dump-model", model_file};
+    EXPECT_TRUE(cluster.StartWorker(static_cast<int>(w), extra).ok());
+  }
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(120));
+  EXPECT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator");
+  EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  auto params = ReadModelFile(model_file);
+  EXPECT_TRUE(params.ok()) << params.status().ToString()
+                           << cluster.Output("worker 0");
+  return params.ok() ? *params : std::vector<float>();
+}
+
+class BspEquivalenceTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BspEquivalenceTest, ParameterServerMatchesSingleProcessSgd) {
+  const Case& c = GetParam();
+  const std::string dir = MakeTempDir("lockstep-equiv");
+  const std::vector<float> reference = ReferenceTraining(c);
+  const std::vector<float> cluster = ClusterTraining(c, dir);
+  ASSERT_EQ(cluster.size(), reference.size());
+  const std::vector<float> initial = [&] {
+    auto spec = ParseModelSpec(kModel, 784, 10);
+    std::vector<float> p(reference.size());
+    DenseModel::InitParams(*spec, kSeed, p);
+    return p;
+  }();
+  size_t moved = 0;
+  double worst = 0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double ref = reference[i];
+    const double err = std::fabs(cluster[i] - ref);
+    const double tolerance = std::fabs(ref) < 1 ? 1e-5 : 1e-5 * std::fabs(ref);
+    worst = std::max(worst, err);
+    ASSERT_LE(err, tolerance) << "parameter " << i << ": cluster " << cluster[i]
+                              << " reference " << ref;
+    if (reference[i] != initial[i]) ++moved;
+  }
+  // Training really happened: most parameters left their initial values.
+  EXPECT_GT(moved, reference.size() / 2);
+  std::cout << c.optimizer << " batches " << BatchFlag(c.batches)
+            << ": worst abs difference " << worst << " over "
+            << reference.size() << " parameters\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, BspEquivalenceTest,
+                         ::testing::Values(Case{"sgd", 0.1, {8, 8, 8}},
+                                           Case{"momentum", 0.05, {8, 8, 8}},
+                                           Case{"adam", 0.002, {8, 8, 8}},
+                                           Case{"sgd", 0.1, {4, 8, 12}},
+                                           Case{"momentum", 0.05, {2, 6, 16}},
+                                           Case{"adam", 0.002, {12, 4, 8}}),
+                         [](const auto& info) {
+                           return info.param.optimizer + "_" +
+                                  (info.param.batches[0] ==
+                                           info.param.batches[1]
+                                       ? "equal"
+                                       : "unequal");
+                         });
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,65 @@
+// Sparse logistic regression on generated power-law LIBSVM data across real
+// processes (2 shards, 2 workers): the held-out accuracy must end well above
+// the majority-class rate.
+#include <gtest/gtest.h>
+
+#include "tests/integration/test_cluster.h"
+#include "worker/libsvm_loader.h"
+
+namespace lockstep {
+namespace {
+
+TEST(SparseLrTest, LearnsGeneratedDataWellAboveChance) {
+  const std::string dir = MakeTempDir("lockstep-sparse");
+  const std::string data = dir + "/train.libsvm";
+  TestCluster cluster;
+  ASSERT_TRUE(
+      cluster
+          .Start({BinaryPath("lockstep-gen-sparse"), "--out", data, "--samples",
+                  "20000", "--features", "5000", "--nnz", "20", "--seed", "3"},
+                 "gen")
+          .ok());
+  auto gen = cluster.WaitFor("gen", std::chrono::seconds(60));
+  ASSERT_TRUE(gen.ok() && gen->ok()) << cluster.Output("gen");
+
+  // The held-out 10% is the test set; its majority class is the baseline.
+  auto all = LoadLibsvm(data, 0, 0);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  double positives = 0;
+  for (uint64_t i = 18000; i < all->size; ++i) positives += all->labels[i];
+  const double majority = std::max(positives, 2000 - positives) / 2000;
+
+  ASSERT_TRUE(
+      cluster
+          .StartCoordinator({"--servers",    "2",         "--workers",   "2",
+                             "--model",      "sparse-lr", "--data",      data,
+                             "--batch",      "64",        "--optimizer", "adam",
+                             "--lr",         "0.05",      "--epochs",    "3",
+                             "--eval-every", "0",         "--run-dir",   dir})
+          .ok());
+  for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
+  for (int w = 0; w < 2; ++w) ASSERT_TRUE(cluster.StartWorker(w).ok());
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(180));
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+
+  const std::string summary = ReadFile(dir + "/summary.json");
+  const double accuracy = JsonNumber(summary, "test_accuracy");
+  std::cout << "sparse-lr test accuracy " << accuracy << ", majority class "
+            << majority << "\n";
+  EXPECT_GT(accuracy, std::max(0.75, majority + 0.15)) << summary;
+  // The worker reports AUC in its final evaluation line.
+  bool saw_auc = false;
+  for (const auto& line : cluster.Lines("worker 0")) {
+    const auto pos = line.find("auc ");
+    if (line.find("final test accuracy") != std::string::npos &&
+        pos != std::string::npos) {
+      saw_auc = true;
+      EXPECT_GT(std::stod(line.substr(pos + 4)), 0.8) << line;
+    }
+  }
+  EXPECT_TRUE(saw_auc) << cluster.Output("worker 0");
+}
+
+}  // namespace
+}  // namespace lockstep

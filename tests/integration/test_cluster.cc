@@ -1,0 +1,147 @@
+#include "tests/integration/test_cluster.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace lockstep {
+
+std::string BinaryPath(const std::string& name) {
+  static const std::map<std::string, std::string> kFolders = {
+      {"lockstep-coordinator", "server"},
+      {"lockstep-server", "server"},
+      {"lockstep-worker", "worker"},
+      {"lockstep-gen-sparse", "worker"},
+      {"lockstep-launch", "tools"}};
+  auto it = kFolders.find(name);
+  const std::string folder = it == kFolders.end() ? "" : it->second + "/";
+  return std::string(LOCKSTEP_BUILD_DIR) + "/" + folder + name;
+}
+
+std::string MakeTempDir(const std::string& prefix) {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (mkdtemp(pattern.data()) == nullptr) return "";
+  return pattern;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+double JsonNumber(const std::string& json, const std::string& key) {
+  const std::string needle = "\"" + key + "\":";
+  const auto pos = json.find(needle);
+  if (pos == std::string::npos) return NAN;
+  const char* start = json.c_str() + pos + needle.size();
+  char* end = nullptr;
+  const double v = std::strtod(start, &end);
+  return end == start ? NAN : v;
+}
+
+TestCluster::~TestCluster() { group_.TerminateAll(std::chrono::seconds(2)); }
+
+void TestCluster::Absorb(ChildEvents&& events) {
+  for (auto& line : events.lines) lines_[line.name].push_back(line.text);
+  for (auto& exit : events.exits) exits_[exit.name] = exit.how;
+}
+
+void TestCluster::Pump(std::chrono::milliseconds timeout) {
+  Absorb(group_.Poll(timeout));
+}
+
+StatusOr<pid_t> TestCluster::Start(const std::vector<std::string>& argv,
+                                   const std::string& name) {
+  return group_.Spawn(argv, name);
+}
+
+Status TestCluster::StartCoordinator(const std::vector<std::string>& flags) {
+  std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
+                                   "--listen", "tcp://127.0.0.1:0"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  LS_RETURN_IF_ERROR(group_.Spawn(argv, "coordinator").status());
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    Pump(std::chrono::milliseconds(100));
+    for (const auto& line : lines_["coordinator"]) {
+      if (line.rfind("@endpoint ", 0) == 0) {
+        endpoint_ = line.substr(10);
+        return Status::Ok();
+      }
+    }
+    if (Exited("coordinator")) {
+      return Internal("coordinator exited: " + Output("coordinator"));
+    }
+  }
+  return DeadlineExceeded("coordinator printed no endpoint");
+}
+
+Status TestCluster::StartServer(int rank,
+                                const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {BinaryPath("lockstep-server"),
+                                   "--coordinator",
+                                   endpoint_,
+                                   "--listen",
+                                   "tcp://127.0.0.1:0",
+                                   "--rank",
+                                   std::to_string(rank)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return group_.Spawn(argv, "server " + std::to_string(rank)).status();
+}
+
+Status TestCluster::StartWorker(int rank,
+                                const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {BinaryPath("lockstep-worker"),
+                                   "--coordinator", endpoint_, "--rank",
+                                   std::to_string(rank)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return group_.Spawn(argv, "worker " + std::to_string(rank)).status();
+}
+
+StatusOr<ExitInfo> TestCluster::WaitFor(const std::string& name,
+                                        std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!Exited(name)) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return DeadlineExceeded(name + " did not exit within " +
+                              std::to_string(timeout.count()) + " s");
+    }
+    Pump(std::chrono::milliseconds(100));
+  }
+  return exits_[name];
+}
+
+bool TestCluster::WaitAll(std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (group_.running() > 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    Pump(std::chrono::milliseconds(100));
+  }
+  return true;
+}
+
+std::string TestCluster::Output(const std::string& name) {
+  std::string out;
+  for (const auto& line : lines_[name]) out += line + "\n";
+  return out;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,73 @@
+// Test support: runs Lockstep's real binaries as child processes on
+// 127.0.0.1 and collects their output. Every process started here is killed
+// and reaped when the TestCluster is destroyed.
+// Thread-safety: not thread-safe; one per test.
+#ifndef LOCKSTEP_TESTS_INTEGRATION_TEST_CLUSTER_H_
+#define LOCKSTEP_TESTS_INTEGRATION_TEST_CLUSTER_H_
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "tools/process_group.h"
+
+namespace lockstep {
+
+// Path of a binary in the build tree, e.g. BinaryPath("lockstep-worker").
+std::string BinaryPath(const std::string& name);
+// A fresh empty directory under the system temp folder.
+std::string MakeTempDir(const std::string& prefix);
+std::string ReadFile(const std::string& path);
+std::vector<std::string> ReadLines(const std::string& path);
+// The number after "key": in a one-line JSON object; NaN if absent/null.
+double JsonNumber(const std::string& json, const std::string& key);
+
+class TestCluster {
+ public:
+  TestCluster() = default;
+  ~TestCluster();
+
+  // Starts the coordinator with `flags` on a free port and waits for its
+  // endpoint.
+  Status StartCoordinator(const std::vector<std::string>& flags);
+  // Starts a server or worker connected to the coordinator.
+  Status StartServer(int rank, const std::vector<std::string>& extra = {});
+  Status StartWorker(int rank, const std::vector<std::string>& extra = {});
+  // Starts any binary under `name` (for launcher tests).
+  StatusOr<pid_t> Start(const std::vector<std::string>& argv,
+                        const std::string& name);
+
+  // Runs until the process `name` exited or `timeout` passed; returns its
+  // exit, or DeadlineExceeded.
+  StatusOr<ExitInfo> WaitFor(const std::string& name,
+                             std::chrono::seconds timeout);
+  // Waits until every child exited (or timeout); true if all did.
+  bool WaitAll(std::chrono::seconds timeout);
+  // Polls output once for up to `timeout`.
+  void Pump(std::chrono::milliseconds timeout);
+
+  const std::string& endpoint() const { return endpoint_; }
+  // All lines a process printed so far (stdout and stderr).
+  const std::vector<std::string>& Lines(const std::string& name) {
+    return lines_[name];
+  }
+  // Joined output of `name`, for failure messages.
+  std::string Output(const std::string& name);
+  bool Exited(const std::string& name) const { return exits_.count(name); }
+  const ExitInfo& ExitOf(const std::string& name) { return exits_[name]; }
+  ProcessGroup& group() { return group_; }
+
+ private:
+  void Absorb(ChildEvents&& events);
+
+  ProcessGroup group_;
+  std::string endpoint_;
+  std::map<std::string, std::vector<std::string>> lines_;
+  std::map<std::string, ExitInfo> exits_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TESTS_INTEGRATION_TEST_CLUSTER_H_

@@ -1,0 +1,191 @@
+#include "server/optimizer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Three updates of three parameters; the third always gets gradient 0, so
+// only weight decay moves it.
+const std::vector<std::vector<float>> kGrads = {
+    {0.5f, -1.0f, 0.0f}, {0.25f, 2.0f, 0.0f}, {-0.75f, 0.5f, 0.0f}};
+const std::vector<float> kInitialWeights = {1.0f, -2.0f, 0.5f};
+
+struct Trained {
+  std::vector<float> weights;
+  std::vector<float> state;  // slot-major
+};
+
+class OptimizerTest : public ::testing::Test {
+ protected:
+  static std::unique_ptr<Optimizer> Make(const OptimizerConfig& config) {
+    StatusOr<std::unique_ptr<Optimizer>> opt = Optimizer::Create(config);
+    EXPECT_TRUE(opt.ok()) << opt.status().ToString();
+    return std::move(opt).value();
+  }
+
+  // Applies kGrads in order (steps 1, 2, 3) from kInitialWeights.
+  static Trained Train(const Optimizer& opt, double lr) {
+    const size_t n = kInitialWeights.size();
+    Trained t{kInitialWeights, std::vector<float>(opt.state_slots() * n)};
+    std::vector<float*> slots(opt.state_slots());
+    for (int s = 0; s < opt.state_slots(); ++s) {
+      slots[s] = t.state.data() + s * n;
+    }
+    for (size_t step = 1; step <= kGrads.size(); ++step) {
+      opt.Apply(t.weights.data(), kGrads[step - 1].data(), slots.data(), n, lr,
+                static_cast<int64_t>(step));
+    }
+    return t;
+  }
+
+  static void ExpectNear(const std::vector<float>& actual,
+                         const std::vector<double>& expected, double tol) {
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < actual.size(); ++i) {
+      EXPECT_NEAR(actual[i], expected[i], tol) << "index " << i;
+    }
+  }
+};
+
+TEST_F(OptimizerTest, ReportsStateSlotsPerOptimizer) {
+  EXPECT_EQ(Make({.name = "sgd"})->state_slots(), 0);
+  EXPECT_EQ(Make({.name = "momentum"})->state_slots(), 1);
+  EXPECT_EQ(Make({.name = "adam"})->state_slots(), 2);
+  EXPECT_EQ(Make({.name = "adam"})->name(), "adam");
+}
+
+TEST_F(OptimizerTest, UnknownNameIsInvalidArgumentListingKnownNames) {
+  StatusOr<std::unique_ptr<Optimizer>> opt =
+      Optimizer::Create({.name = "rmsprop"});
+  ASSERT_FALSE(opt.ok());
+  EXPECT_EQ(opt.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(opt.status().message(), HasSubstr("rmsprop"));
+  EXPECT_THAT(opt.status().message(), HasSubstr("sgd"));
+  EXPECT_THAT(opt.status().message(), HasSubstr("momentum"));
+  EXPECT_THAT(opt.status().message(), HasSubstr("adam"));
+}
+
+TEST_F(OptimizerTest, OutOfRangeOptionIsInvalidArgument) {
+  EXPECT_EQ(Optimizer::Create({.name = "adam", .beta2 = 1.0}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Optimizer::Create({.name = "adam", .epsilon = 0}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      Optimizer::Create({.name = "sgd", .weight_decay = -1}).status().code(),
+      StatusCode::kInvalidArgument);
+}
+
+TEST_F(OptimizerTest, SgdSubtractsScaledGradient) {
+  // w0: 1 - 0.1 * (0.5 + 0.25 - 0.75) = 1; w1: -2 - 0.1 * 1.5 = -2.15.
+  Trained t = Train(*Make({.name = "sgd"}), 0.1);
+  ExpectNear(t.weights, {1.0, -2.15, 0.5}, 1e-6);
+}
+
+TEST_F(OptimizerTest, SgdFoldsWeightDecayIntoGradient) {
+  // w0: g' = 0.5 + 0.5 * 1 = 1 -> 0.9; g' = 0.25 + 0.45 = 0.7 -> 0.83;
+  // g' = -0.75 + 0.415 = -0.335 -> 0.8635. w2: 0.5 * 0.95^3.
+  Trained t = Train(*Make({.name = "sgd", .weight_decay = 0.5}), 0.1);
+  ExpectNear(t.weights, {0.8635, -1.8645, 0.4286875}, 1e-6);
+}
+
+TEST_F(OptimizerTest, MomentumAccumulatesVelocityPyTorchStyle) {
+  // w0: v = 0.5 -> w 0.95; v = 0.45 + 0.25 = 0.7 -> 0.88;
+  // v = 0.63 - 0.75 = -0.12 -> 0.892.
+  Trained t = Train(*Make({.name = "momentum", .momentum = 0.9}), 0.1);
+  ExpectNear(t.weights, {0.892, -2.159, 0.5}, 1e-6);
+  ExpectNear(t.state, {-0.12, 1.49, 0.0}, 1e-6);
+}
+
+TEST_F(OptimizerTest, MomentumAppliesWeightDecayBeforeVelocity) {
+  // w0: g' = 1, v = 1 -> 0.9; g' = 0.7, v = 1.6 -> 0.74;
+  // g' = -0.38, v = 1.06 -> 0.634.
+  Trained t = Train(
+      *Make({.name = "momentum", .momentum = 0.9, .weight_decay = 0.5}), 0.1);
+  ExpectNear(t.weights, {0.634, -1.6305, 0.3656875}, 1e-6);
+  ExpectNear(t.state, {1.06, -0.995, 0.630625}, 1e-6);
+}
+
+TEST_F(OptimizerTest, AdamFirstStepMovesEachWeightByLrThanksToBiasCorrection) {
+  // Step 1: mhat = g, vhat = g^2, so w moves by lr * sign(g) (eps aside);
+  // without bias correction it would move by lr * 0.1 / sqrt(0.001).
+  std::unique_ptr<Optimizer> adam = Make({.name = "adam"});
+  std::vector<float> w = {1.0f, -2.0f, 0.5f};
+  std::vector<float> state(6, 0.0f);
+  float* slots[] = {state.data(), state.data() + 3};
+  adam->Apply(w.data(), kGrads[0].data(), slots, 3, 0.01, 1);
+  ExpectNear(w, {0.99, -1.99, 0.5}, 1e-6);
+  const std::vector<float> expected_state = {0.05f,    -0.1f,  0.0f,
+                                             0.00025f, 0.001f, 0.0f};
+  for (size_t i = 0; i < state.size(); ++i) {
+    EXPECT_FLOAT_EQ(state[i], expected_state[i]) << "index " << i;
+  }
+}
+
+TEST_F(OptimizerTest, AdamMatchesReferenceOverThreeSteps) {
+  Trained t = Train(*Make({.name = "adam"}), 0.01);
+  ExpectNear(t.weights, {0.981497972, -1.99781755, 0.5}, 1e-6);
+  ExpectNear(t.state, {-0.012, 0.149, 0.0, 0.00087443775, 0.005244001, 0.0},
+             1e-7);
+}
+
+TEST_F(OptimizerTest, AdamWithWeightDecayMatchesReferenceOverThreeSteps) {
+  Trained t = Train(*Make({.name = "adam", .weight_decay = 0.5}), 0.01);
+  ExpectNear(t.weights, {0.974054404, -1.98398303, 0.47002133}, 1e-6);
+  ExpectNear(t.state,
+             {0.122059025, -0.120917796, 0.0663002888, 0.00162002406,
+              0.00524473691, 0.000179941424},
+             1e-7);
+}
+
+std::vector<uint32_t> Bits(const std::vector<float>& values) {
+  std::vector<uint32_t> bits(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    bits[i] = std::bit_cast<uint32_t>(values[i]);
+  }
+  return bits;
+}
+
+// The kernels work in fixed-size blocks plus a tail; splitting the keys
+// differently (another sharding, a sub-range push) must not change a bit.
+TEST_F(OptimizerTest, SplittingAnUpdateGivesBitIdenticalResults) {
+  constexpr size_t kN = 103;
+  constexpr size_t kSplit = 37;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  for (const char* name : {"sgd", "momentum", "adam"}) {
+    SCOPED_TRACE(name);
+    std::unique_ptr<Optimizer> opt = Make({.name = name, .weight_decay = 0.01});
+    const int slots_n = opt->state_slots();
+    std::vector<float> w(kN), g(kN), state(slots_n * kN);
+    for (float& x : w) x = normal(rng);
+    for (float& x : g) x = normal(rng);
+    std::vector<float> w_split = w, state_split = state;
+    for (int64_t step = 1; step <= 3; ++step) {
+      std::vector<float*> whole, head, tail;
+      for (int s = 0; s < slots_n; ++s) {
+        whole.push_back(state.data() + s * kN);
+        head.push_back(state_split.data() + s * kN);
+        tail.push_back(state_split.data() + s * kN + kSplit);
+      }
+      opt->Apply(w.data(), g.data(), whole.data(), kN, 0.05, step);
+      opt->Apply(w_split.data(), g.data(), head.data(), kSplit, 0.05, step);
+      opt->Apply(w_split.data() + kSplit, g.data() + kSplit, tail.data(),
+                 kN - kSplit, 0.05, step);
+    }
+    EXPECT_EQ(Bits(w), Bits(w_split));
+    EXPECT_EQ(Bits(state), Bits(state_split));
+    EXPECT_NE(w[0], 0.0f);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,50 @@
+// lockstep-launch: runs one training job on this machine. See
+// tools/launcher.h for what it does and tools/launch_options.h for flags.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <utility>
+
+#include "tools/console.h"
+#include "tools/launch_options.h"
+#include "tools/launcher.h"
+
+namespace {
+
+constexpr int kBadInput = 2;
+
+int Main(int argc, char** argv) {
+  using lockstep::StatusOr;
+  StatusOr<lockstep::LaunchOptions> options =
+      lockstep::ParseLaunchFlags(argc, argv);
+  if (!options.ok()) {
+    std::cerr << "lockstep-launch: " << options.status().message() << "\n";
+    return kBadInput;
+  }
+  if (options->help) {
+    std::cout << lockstep::LaunchUsage();
+    return 0;
+  }
+  StatusOr<std::string> self_dir = lockstep::SelfExeDir();
+  if (!self_dir.ok() && options->bin_dir.empty()) {
+    std::cerr << "lockstep-launch: " << self_dir.status().message() << "\n";
+    return kBadInput;
+  }
+  StatusOr<lockstep::RoleBinaries> binaries = lockstep::FindRoleBinaries(
+      options->bin_dir, self_dir.ok() ? *self_dir : "");
+  if (!binaries.ok()) {
+    std::cerr << "lockstep-launch: " << binaries.status().message() << "\n";
+    return kBadInput;
+  }
+  lockstep::Console console(stdout, stderr, isatty(STDOUT_FILENO) == 1,
+                            options->verbose);
+  lockstep::Launcher launcher(std::move(options).value(),
+                              std::move(binaries).value(), &console);
+  return launcher.Run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Main(argc, argv); }

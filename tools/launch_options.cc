@@ -1,0 +1,146 @@
+#include "tools/launch_options.h"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <system_error>
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+po::options_description LaunchFlags() {
+  po::options_description options("lockstep-launch flags");
+  options.add_options()                                         //
+      ("help", "print this help and exit")                      //
+      ("verbose,v", po::bool_switch(),                          //
+       "show every line of every role (and run them with -v)")  //
+      ("run-dir", po::value<std::string>()->default_value(""),
+       "run directory (default: runs/<UTC timestamp>-<sync>)")  //
+      ("bin-dir", po::value<std::string>()->default_value(""),
+       "directory of lockstep-coordinator/-server/-worker (default: next "
+       "to lockstep-launch)")  //
+      ("host", po::value<std::string>()->default_value("127.0.0.1"),
+       "address the roles bind and connect on")  //
+      ("timeout-s", po::value<double>()->default_value(0.0),
+       "stop the job and exit 124 after this many seconds (0 = none)");
+  AddJobFlags(&options);
+  return options;
+}
+
+Status CheckLauncherFlags(const LaunchOptions& options) {
+  if (options.host.empty() ||
+      options.host.find_first_of(" \t/") != std::string::npos) {
+    return InvalidArgument("--host '" + options.host + "' is not an address");
+  }
+  if (!std::isfinite(options.timeout_s) || options.timeout_s < 0) {
+    return InvalidArgument("--timeout-s must be >= 0");
+  }
+  return Status::Ok();
+}
+
+bool IsExecutable(const fs::path& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error) && access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
+  LaunchOptions options;
+  options.command.assign(argv, argv + argc);
+  try {
+    po::variables_map vm;
+    // An empty positional description makes a stray argument an error.
+    const po::positional_options_description no_positionals;
+    po::store(po::command_line_parser(argc, argv)
+                  .options(LaunchFlags())
+                  .positional(no_positionals)
+                  .run(),
+              vm);
+    po::notify(vm);
+    if (vm.count("help") > 0) {
+      options.help = true;
+      return options;
+    }
+    options.verbose = vm["verbose"].as<bool>();
+    options.run_dir = vm["run-dir"].as<std::string>();
+    options.bin_dir = vm["bin-dir"].as<std::string>();
+    options.host = vm["host"].as<std::string>();
+    options.timeout_s = vm["timeout-s"].as<double>();
+    LS_RETURN_IF_ERROR(CheckLauncherFlags(options));
+    LS_ASSIGN_OR_RETURN(options.job, JobConfigFromFlags(vm));
+  } catch (const std::exception& e) {
+    return InvalidArgument(e.what());
+  }
+  return options;
+}
+
+std::string LaunchUsage() {
+  std::ostringstream out;
+  out << "Usage: lockstep-launch [flags]\n"
+      << "Starts a coordinator, --servers servers and --workers workers on "
+         "this machine,\nshows the training progress and writes the run "
+         "directory.\nExit status: 0 done, 1 a role failed, 2 bad flags, "
+         "124 --timeout-s reached,\n130 interrupted.\n\n"
+      << LaunchFlags();
+  return out.str();
+}
+
+StatusOr<RoleBinaries> FindRoleBinaries(const std::string& bin_dir,
+                                        const std::string& launcher_dir) {
+  struct Wanted {
+    const char* name;
+    const char* build_subdir;  // where the build tree puts it
+    std::string* found;
+  };
+  RoleBinaries binaries;
+  const Wanted wanted[] = {
+      {"lockstep-coordinator", "server", &binaries.coordinator},
+      {"lockstep-server", "server", &binaries.server},
+      {"lockstep-worker", "worker", &binaries.worker},
+  };
+  for (const Wanted& w : wanted) {
+    std::vector<fs::path> candidates;
+    if (!bin_dir.empty()) {
+      candidates.push_back(fs::path(bin_dir) / w.name);
+    } else {
+      candidates.push_back(fs::path(launcher_dir) / w.name);
+      candidates.push_back(
+          (fs::path(launcher_dir) / ".." / w.build_subdir / w.name)
+              .lexically_normal());
+    }
+    for (const fs::path& candidate : candidates) {
+      if (!IsExecutable(candidate)) continue;
+      std::error_code error;
+      const fs::path absolute = fs::weakly_canonical(candidate, error);
+      *w.found = error ? candidate.string() : absolute.string();
+      break;
+    }
+    if (w.found->empty()) {
+      std::string where;
+      for (const fs::path& c : candidates) {
+        where += (where.empty() ? "" : ", ") + c.parent_path().string();
+      }
+      return NotFound(std::string("no executable ") + w.name + " in " + where +
+                      " (set --bin-dir)");
+    }
+  }
+  return binaries;
+}
+
+StatusOr<std::string> SelfExeDir() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (error) {
+    return IOError("cannot read /proc/self/exe: " + error.message());
+  }
+  return self.parent_path().string();
+}
+
+}  // namespace lockstep

@@ -1,0 +1,313 @@
+#include "tools/launcher.h"
+
+#include <signal.h>
+
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <utility>
+
+#include "common/json.h"
+#include "tools/progress.h"
+#include "tools/run_dir.h"
+
+namespace lockstep {
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void OnStopSignal(int signal) { g_stop_signal = signal; }
+
+void InstallSignalHandlers() {
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: poll() returns at once with EINTR
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
+  // A closed stdout must not kill the launcher and orphan the job's logs.
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+constexpr std::chrono::milliseconds kPollPeriod(200);
+
+std::string SignalName(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev != nullptr ? std::string("SIG") + abbrev
+                           : "signal " + std::to_string(signal);
+}
+
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", s);
+  return buf;
+}
+
+}  // namespace
+
+Launcher::Launcher(LaunchOptions options, RoleBinaries binaries,
+                   Console* console)
+    : options_(std::move(options)),
+      binaries_(std::move(binaries)),
+      console_(console) {}
+
+int Launcher::Run() {
+  start_ = std::chrono::steady_clock::now();
+  g_stop_signal = 0;
+  InstallSignalHandlers();
+  if (Status status = PrepareRunDir(); !status.ok()) {
+    console_->Message(status.message());
+    return 1;
+  }
+  Outcome outcome = StartAll();
+  if (outcome == Outcome::kRunning) outcome = RunUntilCoordinatorDone();
+  if (outcome != Outcome::kRunning) return Abort(outcome);
+  AwaitShutdown();
+  return Finish();
+}
+
+Status Launcher::PrepareRunDir() {
+  if (options_.run_dir.empty()) {
+    const std::string name =
+        DefaultRunDirName(options_.job.sync, std::time(nullptr));
+    LS_ASSIGN_OR_RETURN(run_dir_, CreateFreshRunDir(name));
+  } else {
+    run_dir_ = options_.run_dir;
+    LS_RETURN_IF_ERROR(CreateRunDir(run_dir_));
+  }
+  run_dir_ = std::filesystem::absolute(run_dir_).lexically_normal().string();
+  if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
+  JsonObject launcher;
+  launcher.Add("host", options_.host).Add("timeout_s", options_.timeout_s);
+  launcher.Add("verbose", options_.verbose);
+  launcher.Add("coordinator_binary", binaries_.coordinator);
+  launcher.Add("server_binary", binaries_.server);
+  launcher.Add("worker_binary", binaries_.worker);
+  const std::string config =
+      ConfigJson(options_.job, options_.command, MachineInfo::Current(),
+                 UtcTimestamp(std::time(nullptr)), launcher.str());
+  return WriteFileAtomically(run_dir_ + "/config.json", config);
+}
+
+Status Launcher::StartRole(const std::string& role, int rank,
+                           const std::vector<std::string>& argv) {
+  Role r;
+  r.role = role;
+  r.rank = rank;
+  r.label = role == "coordinator" ? role : role + " " + std::to_string(rank);
+  r.log_path = RoleLogPath(run_dir_, role, rank);
+  r.log.reset(std::fopen(r.log_path.c_str(), "we"));
+  if (!r.log) return IOError("cannot create " + r.log_path);
+  LS_ASSIGN_OR_RETURN(const pid_t pid, group_.Spawn(argv, r.label));
+  if (options_.verbose) {
+    console_->Message("started " + r.label + " (pid " + std::to_string(pid) +
+                      ")");
+  }
+  if (role == "coordinator") coordinator_pid_ = pid;
+  roles_.emplace(pid, std::move(r));
+  return Status::Ok();
+}
+
+Launcher::Outcome Launcher::StartAll() {
+  const std::string listen = "tcp://" + options_.host + ":0";
+  std::vector<std::string> argv = {binaries_.coordinator};
+  for (std::string& flag : JobConfigToFlags(options_.job)) {
+    argv.push_back(std::move(flag));
+  }
+  argv.insert(argv.end(), {"--listen", listen, "--run-dir", run_dir_});
+  if (options_.verbose) argv.push_back("-v");
+  if (Status s = StartRole("coordinator", 0, argv); !s.ok()) {
+    Fail(s.message(), nullptr);
+    return Outcome::kFailed;
+  }
+  if (Outcome o = WaitForEndpoint(); o != Outcome::kRunning) return o;
+  for (uint32_t i = 0; i < options_.job.servers + options_.job.workers; ++i) {
+    const bool server = i < options_.job.servers;
+    const int rank = static_cast<int>(server ? i : i - options_.job.servers);
+    argv = {server ? binaries_.server : binaries_.worker, "--coordinator",
+            endpoint_};
+    if (server) argv.insert(argv.end(), {"--listen", listen});
+    argv.insert(argv.end(), {"--rank", std::to_string(rank)});
+    if (options_.verbose) argv.push_back("-v");
+    if (Status s = StartRole(server ? "server" : "worker", rank, argv);
+        !s.ok()) {
+      Fail(s.message(), nullptr);
+      return Outcome::kFailed;
+    }
+  }
+  return Outcome::kRunning;
+}
+
+Launcher::Outcome Launcher::WaitForEndpoint() {
+  const auto deadline = std::chrono::steady_clock::now() + kEndpointWait;
+  const Role* coordinator = &roles_.at(coordinator_pid_);
+  while (endpoint_.empty()) {
+    if (Outcome o = Step(); o != Outcome::kRunning) return o;
+    if (coordinator_done_) {
+      Fail("the coordinator exited before printing its @endpoint line",
+           coordinator);
+      return Outcome::kFailed;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      Fail("the coordinator printed no @endpoint line within " +
+               std::to_string(kEndpointWait.count()) + " s",
+           coordinator);
+      return Outcome::kFailed;
+    }
+  }
+  return Outcome::kRunning;
+}
+
+Launcher::Outcome Launcher::RunUntilCoordinatorDone() {
+  while (!coordinator_done_) {
+    if (Outcome o = Step(); o != Outcome::kRunning) return o;
+  }
+  return Outcome::kRunning;
+}
+
+void Launcher::AwaitShutdown() {
+  const auto deadline = std::chrono::steady_clock::now() + kShutdownWait;
+  while (group_.running() > 0 && g_stop_signal == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    HandleEvents(group_.Poll(kPollPeriod));
+  }
+  if (group_.running() == 0) return;
+  std::string labels;
+  for (pid_t pid : group_.running_pids()) {
+    labels += (labels.empty() ? "" : ", ") + roles_.at(pid).label;
+  }
+  console_->Message("warning: stopping what did not exit within " +
+                    std::to_string(kShutdownWait.count()) +
+                    " s after the job ended: " + labels);
+  judging_exits_ = false;
+  HandleEvents(group_.TerminateAll(kTerminateGrace));
+}
+
+Launcher::Outcome Launcher::Step() {
+  HandleEvents(group_.Poll(kPollPeriod));
+  if (!failure_.empty()) return Outcome::kFailed;
+  if (g_stop_signal != 0) return Outcome::kInterrupted;
+  if (options_.timeout_s > 0 && !coordinator_done_ &&
+      ElapsedS() > options_.timeout_s) {
+    return Outcome::kTimedOut;
+  }
+  return Outcome::kRunning;
+}
+
+void Launcher::HandleEvents(ChildEvents events) {
+  for (const ChildLine& line : events.lines) {
+    auto it = roles_.find(line.pid);
+    if (it != roles_.end()) HandleLine(it->second, line);
+  }
+  for (const ChildExit& exit : events.exits) {
+    auto it = roles_.find(exit.pid);
+    if (it != roles_.end()) HandleExit(it->second, exit);
+  }
+}
+
+void Launcher::HandleLine(Role& role, const ChildLine& line) {
+  const std::string& text = line.text;
+  std::fprintf(role.log.get(), "%s\n", text.c_str());
+  std::fflush(role.log.get());
+  role.tail.push_back(text);
+  if (role.tail.size() > kTailLines) role.tail.pop_front();
+  if (line.pid == coordinator_pid_ && !line.from_stderr) {
+    if (std::optional<std::string> ep = StripTag(text, "@endpoint")) {
+      if (endpoint_.empty() && !ep->empty()) endpoint_ = *ep;
+    } else if (StripTag(text, "@progress")) {
+      StatusOr<Progress> progress = ParseProgressLine(text);
+      if (progress.ok()) {
+        console_->ShowProgress(*progress, ElapsedS());
+        return;
+      }
+    } else if (std::optional<std::string> json = StripTag(text, "@summary")) {
+      summary_json_ = *json;
+      return;
+    }
+  }
+  console_->RoleLine(role.label, text, line.from_stderr);
+}
+
+void Launcher::HandleExit(Role& role, const ChildExit& exit) {
+  const std::string what = role.label + " (pid " + std::to_string(exit.pid) +
+                           ") " + exit.how.ToString();
+  std::fprintf(role.log.get(), "# lockstep-launch: %s\n", what.c_str());
+  std::fflush(role.log.get());
+  if (!judging_exits_) return;
+  const bool is_coordinator = exit.pid == coordinator_pid_;
+  if (coordinator_done_) {
+    if (!exit.how.ok()) {
+      console_->Message("warning: " + what + " after the job ended");
+    }
+  } else if (is_coordinator && exit.how.ok()) {
+    coordinator_done_ = true;
+  } else if (is_coordinator || !exit.how.ok()) {
+    Fail(what, &role);
+  } else if (console_->verbose()) {
+    // Normal when the coordinator's Shutdown reaches a role before the
+    // coordinator itself exits; a role leaving early is its to judge.
+    console_->Message(what);
+  }
+}
+
+void Launcher::Fail(const std::string& reason, const Role* role) {
+  if (!failure_.empty()) return;  // the first failure is the cause
+  failure_ = reason;
+  failed_role_ = role;
+}
+
+int Launcher::Abort(Outcome outcome) {
+  console_->FinishProgress();
+  const std::string stopping =
+      "stopping " + std::to_string(group_.running()) + " processes";
+  switch (outcome) {
+    case Outcome::kFailed:
+      console_->Message(failure_);
+      break;
+    case Outcome::kTimedOut:
+      console_->Message("the job ran longer than --timeout-s " +
+                        Seconds(options_.timeout_s) + "; " + stopping);
+      break;
+    default:
+      console_->Message("interrupted (" + SignalName(g_stop_signal) + "); " +
+                        stopping);
+      break;
+  }
+  judging_exits_ = false;
+  HandleEvents(group_.TerminateAll(kTerminateGrace));
+  if (failed_role_ != nullptr) {
+    console_->ErrorLine("last lines of " + failed_role_->label + " (" +
+                        failed_role_->log_path + "):");
+    for (const std::string& line : failed_role_->tail) {
+      console_->ErrorLine("  " + line);
+    }
+  }
+  console_->Message("run dir: " + run_dir_);
+  switch (outcome) {
+    case Outcome::kFailed:
+      return 1;
+    case Outcome::kTimedOut:
+      return 124;
+    default:
+      return 130;
+  }
+}
+
+int Launcher::Finish() {
+  console_->FinishProgress();
+  if (summary_json_.empty()) {
+    console_->Message("warning: the coordinator printed no @summary line");
+  } else {
+    console_->Print("done: " + FormatSummary(summary_json_));
+  }
+  console_->Print("run dir: " + run_dir_);
+  return 0;
+}
+
+double Launcher::ElapsedS() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start_)
+      .count();
+}
+
+}  // namespace lockstep

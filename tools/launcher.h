@@ -1,0 +1,102 @@
+// Launcher: runs one job on this machine. It writes the run directory's
+// config.json, starts the coordinator and waits for its `@endpoint` line,
+// starts the servers and then the workers, copies every role line into
+// <run dir>/logs, shows progress, and decides how the job ended:
+//
+//   - the coordinator exits 0: the job is done. The others get up to
+//     kShutdownWait to exit by themselves (they are sent a Shutdown), then
+//     are stopped. Exit code 0.
+//   - any role exits non-zero or by a signal before that (or the
+//     coordinator exits non-zero, or prints no endpoint in time): every
+//     other role is stopped (SIGTERM, kTerminateGrace, SIGKILL), the
+//     failed role and its last lines are reported. Exit code 1.
+//   - --timeout-s passes first: everything is stopped. Exit code 124.
+//   - SIGINT/SIGTERM reaches the launcher: everything is stopped. Exit 130.
+//
+// Thread-safety: not thread-safe. Run() installs process-wide SIGINT and
+// SIGTERM handlers, so run at most one Launcher per process.
+#ifndef LOCKSTEP_TOOLS_LAUNCHER_H_
+#define LOCKSTEP_TOOLS_LAUNCHER_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "tools/console.h"
+#include "tools/launch_options.h"
+#include "tools/process_group.h"
+
+namespace lockstep {
+
+class Launcher {
+ public:
+  static constexpr std::chrono::seconds kEndpointWait{30};
+  static constexpr std::chrono::seconds kShutdownWait{10};
+  static constexpr std::chrono::seconds kTerminateGrace{3};
+  // Lines of each role kept to show when it fails.
+  static constexpr size_t kTailLines = 20;
+
+  // `console` is not owned and must outlive the launcher.
+  Launcher(LaunchOptions options, RoleBinaries binaries, Console* console);
+
+  // Runs the job to its end and returns the launcher's exit code (above).
+  int Run();
+
+ private:
+  enum class Outcome { kRunning, kFailed, kTimedOut, kInterrupted };
+
+  struct Role {
+    std::string role;  // "coordinator", "server", "worker"
+    int rank = 0;
+    std::string label;  // "coordinator", "server 1", "worker 2"
+    std::string log_path;
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> log{nullptr, &std::fclose};
+    std::deque<std::string> tail;
+  };
+
+  Status PrepareRunDir();
+  Status StartRole(const std::string& role, int rank,
+                   const std::vector<std::string>& argv);
+  Outcome StartAll();
+  Outcome WaitForEndpoint();
+  Outcome RunUntilCoordinatorDone();
+  void AwaitShutdown();
+
+  // One poll of the children; returns kRunning unless the job must stop.
+  Outcome Step();
+  void HandleEvents(ChildEvents events);
+  void HandleLine(Role& role, const ChildLine& line);
+  void HandleExit(Role& role, const ChildExit& exit);
+  void Fail(const std::string& reason, const Role* role);
+
+  // Stops every role, reports why, returns the exit code for `outcome`.
+  int Abort(Outcome outcome);
+  int Finish();
+  double ElapsedS() const;
+
+  LaunchOptions options_;
+  RoleBinaries binaries_;
+  Console* console_;
+  ProcessGroup group_;
+  std::map<pid_t, Role> roles_;
+  std::string run_dir_;
+  std::chrono::steady_clock::time_point start_;
+  pid_t coordinator_pid_ = 0;
+  std::string endpoint_;
+  std::string summary_json_;
+  bool coordinator_done_ = false;
+  // Exits are judged only while the job runs; during teardown they are
+  // expected.
+  bool judging_exits_ = true;
+  std::string failure_;  // why the job failed; empty if it did not
+  const Role* failed_role_ = nullptr;  // the role to blame, if any
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TOOLS_LAUNCHER_H_

@@ -1,0 +1,186 @@
+#include "worker/ps_client.h"
+
+#include <algorithm>
+
+#include "common/zmq_socket.h"
+
+namespace lockstep {
+
+PsClient::PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s)
+    : layout_(layout), rank_(rank), timeout_s_(timeout_s) {}
+
+StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
+                                                     uint32_t rank,
+                                                     double timeout_s) {
+  std::unique_ptr<PsClient> client(new PsClient(layout, rank, timeout_s));
+  for (const ShardInfo& shard : layout.shards()) {
+    if (shard.endpoint.empty()) {
+      return InvalidArgument("shard " + std::to_string(shard.shard) +
+                             " has no endpoint");
+    }
+    LS_ASSIGN_OR_RETURN(zmq::socket_t socket,
+                        ConnectDealer(shard.endpoint, ""));
+    client->sockets_.push_back(std::move(socket));
+  }
+  return client;
+}
+
+Status PsClient::Send(uint32_t shard, Message&& msg) {
+  Status sent = SendMessage(sockets_[shard], false, std::move(msg));
+  return sent.WithContext("server " + std::to_string(shard) + " at " +
+                          layout_.shards()[shard].endpoint);
+}
+
+template <typename OnReply>
+Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
+                              uint64_t request_id, const char* what,
+                              OnReply on_reply) {
+  std::vector<uint32_t> waiting = shards;
+  const int64_t deadline =
+      NowMillis() + static_cast<int64_t>(timeout_s_ * 1000);
+  Message msg;
+  while (!waiting.empty()) {
+    const int64_t left = deadline - NowMillis();
+    if (left <= 0) {
+      const ShardInfo& s = layout_.shards()[waiting.front()];
+      return DeadlineExceeded("no " + std::string(what) +
+                              " reply from server " + std::to_string(s.shard) +
+                              " at " + s.endpoint + " within " +
+                              std::to_string(timeout_s_) + " s");
+    }
+    std::vector<zmq::pollitem_t> items;
+    for (uint32_t s : waiting) {
+      items.push_back({static_cast<void*>(sockets_[s]), 0, ZMQ_POLLIN, 0});
+    }
+    zmq::poll(items, std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (!(items[i].revents & ZMQ_POLLIN)) continue;
+      const uint32_t shard = waiting[i];
+      LS_ASSIGN_OR_RETURN(bool got,
+                          ReceiveMessage(sockets_[shard], false, &msg));
+      if (!got) continue;
+      Status ok = VerifyHeader(&msg);
+      if (!ok.ok()) {
+        return ok.WithContext("bad reply from server " + std::to_string(shard));
+      }
+      if (msg.envelope->body_type() == wire::Body::Error) {
+        const auto* err = msg.envelope->body_as_Error();
+        if (err->request_id() != 0 && err->request_id() != request_id) continue;
+        return FailedPrecondition("server " + std::to_string(shard) +
+                                  " refused the " + what + ": " +
+                                  flatbuffers::GetString(err->message()));
+      }
+      LS_ASSIGN_OR_RETURN(bool mine, on_reply(shard, msg));
+      if (mine) waiting[i] = UINT32_MAX;
+    }
+    std::erase(waiting, UINT32_MAX);
+  }
+  return Status::Ok();
+}
+
+Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
+                      std::span<const uint64_t> sparse_ids,
+                      std::span<float> sparse_out) {
+  const uint64_t request_id = next_request_++;
+  const uint32_t dim = layout_.sparse_dim();
+  std::vector<KeySpan> id_pieces(layout_.num_shards(), KeySpan{0, 0});
+  for (const ShardPiece& p : layout_.SplitSortedIds(sparse_ids)) {
+    id_pieces[p.shard] = p.keys;
+  }
+  std::vector<uint32_t> shards;
+  for (const ShardInfo& s : layout_.shards()) {
+    const KeySpan& ids = id_pieces[s.shard];
+    if (s.dense.size() == 0 && ids.size() == 0) continue;
+    flatbuffers::FlatBufferBuilder fbb(128);
+    std::vector<wire::KeyRange> ranges;
+    if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
+    auto body = wire::CreatePull(fbb, request_id, clock,
+                                 fbb.CreateVectorOfStructs(ranges), ids.size());
+    Message msg;
+    msg.header = FinishEnvelope(fbb, wire::Body::Pull, body.Union(),
+                                wire::Role::Worker, static_cast<int>(rank_));
+    if (ids.size() > 0) {
+      msg.payloads.emplace_back(sparse_ids.data() + ids.begin,
+                                ids.size() * sizeof(uint64_t));
+    }
+    LS_RETURN_IF_ERROR(Send(s.shard, std::move(msg)));
+    shards.push_back(s.shard);
+  }
+  std::vector<float> scratch;
+  return AwaitReplies(
+      shards, request_id, "pull",
+      [&](uint32_t shard, Message& msg) -> StatusOr<bool> {
+        if (msg.envelope->body_type() != wire::Body::PullReply) return false;
+        const auto* reply = msg.envelope->body_as_PullReply();
+        if (reply->request_id() != request_id) return false;
+        const ShardInfo& s = layout_.shards()[shard];
+        const KeySpan& ids = id_pieces[shard];
+        const size_t frames = ids.size() > 0 ? 2 : 1;
+        if (msg.payloads.size() != frames) {
+          return InvalidArgument("pull reply has the wrong frames");
+        }
+        LS_ASSIGN_OR_RETURN(
+            auto dense,
+            PayloadAs<float>(msg.payloads[0], s.dense.size(), &scratch));
+        std::copy(dense.begin(), dense.end(),
+                  dense_out.begin() + s.dense.begin);
+        if (ids.size() > 0) {
+          LS_ASSIGN_OR_RETURN(
+              auto rows,
+              PayloadAs<float>(msg.payloads[1], ids.size() * dim, &scratch));
+          std::copy(rows.begin(), rows.end(),
+                    sparse_out.begin() + ids.begin * dim);
+        }
+        return true;
+      });
+}
+
+StatusOr<uint32_t> PsClient::Push(
+    int64_t clock, uint32_t batch,
+    const std::shared_ptr<std::vector<float>>& dense,
+    const std::shared_ptr<std::vector<uint64_t>>& ids,
+    const std::shared_ptr<std::vector<float>>& sparse) {
+  const uint64_t request_id = next_request_++;
+  const uint32_t dim = layout_.sparse_dim();
+  std::vector<KeySpan> id_pieces(layout_.num_shards(), KeySpan{0, 0});
+  if (ids != nullptr) {
+    for (const ShardPiece& p : layout_.SplitSortedIds(*ids)) {
+      id_pieces[p.shard] = p.keys;
+    }
+  }
+  std::vector<uint32_t> shards;
+  for (const ShardInfo& s : layout_.shards()) {
+    const KeySpan& own_ids = id_pieces[s.shard];
+    flatbuffers::FlatBufferBuilder fbb(128);
+    std::vector<wire::KeyRange> ranges;
+    if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
+    auto body =
+        wire::CreatePush(fbb, request_id, clock, batch,
+                         fbb.CreateVectorOfStructs(ranges), own_ids.size());
+    Message msg;
+    msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
+                                wire::Role::Worker, static_cast<int>(rank_));
+    msg.payloads.push_back(SharedPayload(dense, s.dense.begin, s.dense.size()));
+    if (own_ids.size() > 0) {
+      msg.payloads.push_back(SharedPayload(ids, own_ids.begin, own_ids.size()));
+      msg.payloads.push_back(
+          SharedPayload(sparse, own_ids.begin * dim, own_ids.size() * dim));
+    }
+    LS_RETURN_IF_ERROR(Send(s.shard, std::move(msg)));
+    shards.push_back(s.shard);
+  }
+  uint32_t dropped = 0;
+  LS_RETURN_IF_ERROR(
+      AwaitReplies(shards, request_id, "push",
+                   [&](uint32_t, Message& msg) -> StatusOr<bool> {
+                     if (msg.envelope->body_type() != wire::Body::PushAck)
+                       return false;
+                     const auto* ack = msg.envelope->body_as_PushAck();
+                     if (ack->request_id() != request_id) return false;
+                     if (ack->status() == wire::PushStatus::Dropped) ++dropped;
+                     return true;
+                   }));
+  return dropped;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,65 @@
+// The worker's client for the server shards: splits a pull or push by
+// shard, sends all pieces at once, and waits for every shard's reply. Push
+// payload frames point into the caller's shared buffers (no copy).
+// Thread-safety: not thread-safe; owns one DEALER socket per shard.
+#ifndef LOCKSTEP_WORKER_PS_CLIENT_H_
+#define LOCKSTEP_WORKER_PS_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/layout.h"
+#include "common/message.h"
+#include "common/status.h"
+
+namespace lockstep {
+
+class PsClient {
+ public:
+  // Connects to every shard in `layout` (endpoints must be set).
+  static StatusOr<std::unique_ptr<PsClient>> Create(const KeyLayout& layout,
+                                                    uint32_t rank,
+                                                    double timeout_s);
+
+  // Pulls the whole dense model into `dense_out` (layout.dense_keys()
+  // floats) and the rows of `sparse_ids` (sorted, unique) into `sparse_out`
+  // (sparse_dim floats each), as of clock `clock`: under BSP the servers
+  // answer once clock-1 is applied.
+  Status Pull(int64_t clock, std::span<float> dense_out,
+              std::span<const uint64_t> sparse_ids,
+              std::span<float> sparse_out);
+
+  // Pushes the mean gradient over `batch` samples for `clock`: the whole
+  // dense gradient and the gradient rows of `sparse_ids` (may be empty).
+  // Waits for every shard's acknowledgement. Returns how many shards
+  // dropped the push (late for its clock).
+  StatusOr<uint32_t> Push(int64_t clock, uint32_t batch,
+                          const std::shared_ptr<std::vector<float>>& dense,
+                          const std::shared_ptr<std::vector<uint64_t>>& ids,
+                          const std::shared_ptr<std::vector<float>>& sparse);
+
+ private:
+  PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s);
+
+  // Sends `msg` to `shard`.
+  Status Send(uint32_t shard, Message&& msg);
+  // Waits until every shard in `shards` answered request `request_id`;
+  // calls on_reply(shard, msg) for each reply.
+  template <typename OnReply>
+  Status AwaitReplies(const std::vector<uint32_t>& shards, uint64_t request_id,
+                      const char* what, OnReply on_reply);
+
+  KeyLayout layout_;
+  uint32_t rank_;
+  double timeout_s_;
+  std::vector<zmq::socket_t> sockets_;
+  uint64_t next_request_ = 1;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_WORKER_PS_CLIENT_H_

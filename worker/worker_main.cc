@@ -1,0 +1,63 @@
+// lockstep-worker: runs one worker of a job.
+#include <cblas.h>
+
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <iostream>
+
+#include "common/logging.h"
+#include "worker/worker_runtime.h"
+
+namespace po = boost::program_options;
+
+int main(int argc, char** argv) {
+  po::options_description options("lockstep-worker options");
+  options.add_options()("help,h", "show this help")(
+      "coordinator", po::value<std::string>(),
+      "coordinator endpoint, e.g. tcp://HOST:7400 (required)")(
+      "rank", po::value<int>()->default_value(-1),
+      "preferred worker rank (default: assigned by the coordinator)")(
+      "request-timeout-s", po::value<double>()->default_value(300),
+      "longest wait for one admission, pull or push reply")(
+      "dump-model", po::value<std::string>()->default_value(""),
+      "rank 0 writes the final dense model to this file")("verbose,v",
+                                                          "log debug lines");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, options), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep-worker: " << e.what() << std::endl;
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  if (!vm.count("coordinator")) {
+    std::cerr << "lockstep-worker: --coordinator is required" << std::endl;
+    return 2;
+  }
+  lockstep::SetLogIdentity("worker", vm["rank"].as<int>());
+  if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
+  // Many workers share a machine's cores; each computes on one thread.
+  openblas_set_num_threads(1);
+  lockstep::WorkerOptions opts;
+  opts.coordinator = vm["coordinator"].as<std::string>();
+  opts.rank_hint = vm["rank"].as<int>();
+  opts.request_timeout_s = vm["request-timeout-s"].as<double>();
+  opts.dump_model = vm["dump-model"].as<std::string>();
+  auto worker = lockstep::WorkerRuntime::Create(opts);
+  if (!worker.ok()) {
+    std::cerr << "lockstep-worker: " << worker.status().message() << std::endl;
+    return 2;
+  }
+  std::signal(SIGINT, [](int) { lockstep::WorkerRuntime::RequestStop(); });
+  std::signal(SIGTERM, [](int) { lockstep::WorkerRuntime::RequestStop(); });
+  lockstep::Status done = (*worker)->Run();
+  if (!done.ok()) {
+    LS_LOG(Error) << "worker failed: " << done.ToString();
+    return 1;
+  }
+  return 0;
+}

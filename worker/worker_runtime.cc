@@ -1,0 +1,204 @@
+#include "worker/worker_runtime.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+
+#include "common/logging.h"
+#include "common/zmq_socket.h"
+#include "worker/sparse_lr_model.h"
+
+namespace lockstep {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+}  // namespace
+
+void WorkerRuntime::RequestStop() { g_stop_requested = true; }
+
+WorkerRuntime::WorkerRuntime(WorkerOptions options)
+    : options_(std::move(options)) {}
+
+WorkerRuntime::~WorkerRuntime() = default;
+
+StatusOr<std::unique_ptr<WorkerRuntime>> WorkerRuntime::Create(
+    WorkerOptions options) {
+  if (options.coordinator.empty()) {
+    return InvalidArgument("--coordinator is required");
+  }
+  if (!(options.request_timeout_s > 0)) {
+    return InvalidArgument("--request-timeout-s must be > 0");
+  }
+  std::unique_ptr<WorkerRuntime> w(new WorkerRuntime(std::move(options)));
+  LS_ASSIGN_OR_RETURN(w->coordinator_,
+                      ConnectDealer(w->options_.coordinator, ""));
+  return w;
+}
+
+Status WorkerRuntime::Run() {
+  Status done = Train();
+  // A job that ended while this worker waited is a normal end.
+  if (!done.ok() && shutdown_finished_) return Status::Ok();
+  return done;
+}
+
+Status WorkerRuntime::Train() {
+  LS_RETURN_IF_ERROR(Register());
+  for (int64_t clock = 0;; ++clock) {
+    if (g_stop_requested) return Unavailable("interrupted by a signal");
+    SetLogClock(clock);
+    const double wait_start = NowSeconds();
+    LS_ASSIGN_OR_RETURN(Admission admission, RequestAdmission(clock));
+    if (admission.finished) return Finish(clock);
+    ClockTimes times;
+    times.wait_s = NowSeconds() - wait_start;
+    LS_RETURN_IF_ERROR(RunClock(clock, admission.quota, &times));
+    SendClockDone(clock, admission.quota, times);
+  }
+}
+
+Status WorkerRuntime::Register() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto body = wire::CreateRegister(
+      fbb, wire::Role::Worker, fbb.CreateString(host),
+      static_cast<uint32_t>(getpid()), 0, options_.rank_hint);
+  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
+                                   wire::Role::Worker, options_.rank_hint));
+  Message msg;
+  const int64_t deadline =
+      NowMillis() + static_cast<int64_t>(options_.request_timeout_s * 1000);
+  while (true) {
+    LS_ASSIGN_OR_RETURN(bool got, AwaitCoordinator(&msg, deadline));
+    if (!got) {
+      return DeadlineExceeded("no welcome from the coordinator at " +
+                              options_.coordinator);
+    }
+    if (msg.envelope->body_type() == wire::Body::Welcome) {
+      return Setup(*msg.envelope->body_as_Welcome());
+    }
+  }
+}
+
+Status WorkerRuntime::Setup(const wire::Welcome& welcome) {
+  rank_ = welcome.rank();
+  SetLogRank(static_cast<int>(rank_));
+  LS_ASSIGN_OR_RETURN(job_, JobConfig::FromWire(welcome.job()));
+  LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(welcome.layout()));
+  LS_ASSIGN_OR_RETURN(spec_,
+                      ParseModelSpec(job_.model, job_.input_dim, job_.classes));
+  if (rank_ >= job_.workers) {
+    return InvalidArgument("welcome assigns rank " + std::to_string(rank_) +
+                           " of " + std::to_string(job_.workers));
+  }
+  const double t0 = NowSeconds();
+  LS_ASSIGN_OR_RETURN(data_, LoadTrainingData(job_));
+  LS_LOG(Info) << "loaded " << data_.train_size() << " training samples in "
+               << NowSeconds() - t0 << " s";
+  if (spec_.kind != ModelKind::kSparseLr) {
+    LS_ASSIGN_OR_RETURN(dense_model_, DenseModel::Create(spec_));
+  } else if (rank_ == 0) {
+    std::vector<uint64_t> all(data_.sparse_test.size);
+    for (uint64_t i = 0; i < all.size(); ++i) all[i] = i;
+    SparseLrModel::CollectIds(data_.sparse_test, all, &test_ids_);
+  }
+  params_.assign(layout_.dense_keys(), 0.0f);
+  stream_ = std::make_unique<SampleStream>(job_.train_samples, job_.workers,
+                                           rank_, job_.seed);
+  LS_ASSIGN_OR_RETURN(
+      ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s));
+  return Status::Ok();
+}
+
+StatusOr<WorkerRuntime::Admission> WorkerRuntime::RequestAdmission(
+    int64_t clock) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateAdmit(fbb, clock);
+  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Admit, body.Union(),
+                                   wire::Role::Worker,
+                                   static_cast<int>(rank_)));
+  const int64_t deadline =
+      NowMillis() + static_cast<int64_t>(options_.request_timeout_s * 1000);
+  Message msg;
+  while (true) {
+    LS_ASSIGN_OR_RETURN(bool got, AwaitCoordinator(&msg, deadline));
+    if (!got) {
+      return DeadlineExceeded(
+          "no admission to clock " + std::to_string(clock) + " within " +
+          std::to_string(options_.request_timeout_s) + " s");
+    }
+    if (msg.envelope->body_type() != wire::Body::Admission) continue;
+    const auto* a = msg.envelope->body_as_Admission();
+    if (a->clock() != clock) continue;
+    if (a->finished()) return Admission{true, 0};
+    if (!a->go() || a->batch_quota() == 0) {
+      return FailedPrecondition("admission to clock " + std::to_string(clock) +
+                                " without a batch quota");
+    }
+    return Admission{false, a->batch_quota()};
+  }
+}
+
+StatusOr<bool> WorkerRuntime::AwaitCoordinator(Message* msg,
+                                               int64_t deadline_ms) {
+  while (NowMillis() < deadline_ms) {
+    if (g_stop_requested) return Unavailable("interrupted by a signal");
+    if (NowMillis() >= next_heartbeat_ms_) {
+      flatbuffers::FlatBufferBuilder fbb(64);
+      auto body = wire::CreateHeartbeat(fbb, 0);
+      SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
+                                       wire::Role::Worker,
+                                       static_cast<int>(rank_)));
+      next_heartbeat_ms_ =
+          NowMillis() + std::max<uint32_t>(job_.heartbeat_ms, 100);
+    }
+    zmq::pollitem_t item{static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(50));
+    LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(coordinator_, false, msg));
+    if (!got) continue;
+    Status ok = VerifyHeader(msg);
+    if (!ok.ok()) {
+      ++bad_messages_;
+      LS_LOG(Warning) << "dropped a bad message from the coordinator ("
+                      << bad_messages_ << " so far): " << ok.message();
+      continue;
+    }
+    const auto type = msg->envelope->body_type();
+    if (type == wire::Body::Shutdown) {
+      const std::string reason =
+          flatbuffers::GetString(msg->envelope->body_as_Shutdown()->reason());
+      if (reason == "job finished") shutdown_finished_ = true;
+      return Unavailable("coordinator shut the job down: " + reason);
+    }
+    if (type == wire::Body::Error) {
+      return FailedPrecondition(
+          "coordinator refused this worker: " +
+          flatbuffers::GetString(msg->envelope->body_as_Error()->message()));
+    }
+    return true;
+  }
+  return false;
+}
+
+void WorkerRuntime::SendToCoordinator(zmq::message_t header) {
+  Message out;
+  out.header = std::move(header);
+  Status sent = SendMessage(coordinator_, false, std::move(out));
+  if (!sent.ok())
+    LS_LOG(Warning) << "coordinator unreachable: " << sent.message();
+}
+
+void WorkerRuntime::SendClockDone(int64_t clock, uint32_t batch,
+                                  const ClockTimes& t) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto body = wire::CreateClockDone(fbb, clock, batch, t.compute_s, t.push_s,
+                                    t.pull_s, t.wait_s, t.loss, 0, 0);
+  SendToCoordinator(FinishEnvelope(fbb, wire::Body::ClockDone, body.Union(),
+                                   wire::Role::Worker,
+                                   static_cast<int>(rank_)));
+}
+
+}  // namespace lockstep

@@ -1,0 +1,103 @@
+// The worker: registers with the coordinator, loads its data partition, and
+// runs the pull -> compute -> push -> clock loop until the job is over.
+// Rank 0 also evaluates on the test set every eval_every clocks and once at
+// the end. Thread-safety: Run() owns every socket; one thread only.
+#ifndef LOCKSTEP_WORKER_WORKER_RUNTIME_H_
+#define LOCKSTEP_WORKER_WORKER_RUNTIME_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/job_config.h"
+#include "common/layout.h"
+#include "common/message.h"
+#include "common/model_spec.h"
+#include "common/status.h"
+#include "worker/dense_model.h"
+#include "worker/ps_client.h"
+#include "worker/sample_stream.h"
+#include "worker/training_data.h"
+
+namespace lockstep {
+
+struct WorkerOptions {
+  std::string coordinator;
+  int rank_hint = -1;
+  // Longest wait for any single reply (admission, pull, push).
+  double request_timeout_s = 300;
+  // Rank 0 writes the final dense model here (see WriteModelFile).
+  std::string dump_model;
+};
+
+// Writes "LSMODEL1", a little-endian uint64 count, then count float32s.
+Status WriteModelFile(const std::string& path, std::span<const float> params);
+StatusOr<std::vector<float>> ReadModelFile(const std::string& path);
+
+class WorkerRuntime {
+ public:
+  static StatusOr<std::unique_ptr<WorkerRuntime>> Create(WorkerOptions options);
+  ~WorkerRuntime();
+
+  // Trains until the coordinator says the job is finished (OK), or fails.
+  Status Run();
+  static void RequestStop();
+
+ private:
+  struct Admission {
+    bool finished = false;
+    uint32_t quota = 0;
+  };
+  struct ClockTimes {
+    double wait_s = 0;
+    double pull_s = 0;
+    double compute_s = 0;
+    double push_s = 0;
+    double loss = 0;
+  };
+
+  explicit WorkerRuntime(WorkerOptions options);
+
+  Status Train();
+  Status Register();
+  Status Setup(const wire::Welcome& welcome);
+  StatusOr<Admission> RequestAdmission(int64_t clock);
+  // Waits for the next message from the coordinator; heartbeats meanwhile.
+  StatusOr<bool> AwaitCoordinator(Message* msg, int64_t deadline_ms);
+  Status RunClock(int64_t clock, uint32_t quota, ClockTimes* times);
+  Status ComputeDense(int64_t clock, uint32_t quota, ClockTimes* times);
+  Status ComputeSparse(int64_t clock, uint32_t quota, ClockTimes* times);
+  Status Evaluate(int64_t clock, bool final);
+  Status Finish(int64_t clock);
+  void SendToCoordinator(zmq::message_t header);
+  void SendClockDone(int64_t clock, uint32_t batch, const ClockTimes& t);
+
+  WorkerOptions options_;
+  zmq::socket_t coordinator_;
+  uint32_t rank_ = 0;
+  JobConfig job_;
+  KeyLayout layout_;
+  ModelSpec spec_;
+  TrainingData data_;
+  std::unique_ptr<DenseModel> dense_model_;
+  std::unique_ptr<PsClient> ps_;
+  std::unique_ptr<SampleStream> stream_;
+  std::vector<uint64_t> batch_;
+  std::vector<float> params_;
+  std::shared_ptr<std::vector<float>> dense_grad_;
+  std::shared_ptr<std::vector<uint64_t>> sparse_ids_;
+  std::shared_ptr<std::vector<float>> sparse_grad_;
+  std::vector<float> sparse_weights_;
+  std::vector<float> test_weights_;
+  std::vector<uint64_t> test_ids_;
+  int64_t next_heartbeat_ms_ = 0;
+  uint64_t bad_messages_ = 0;
+  bool shutdown_finished_ = false;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_WORKER_WORKER_RUNTIME_H_
