@@ -100,7 +100,8 @@ StatusOr<JobConfig> JobConfig::FromWire(const wire::JobConfig* w) {
   c.servers = w->servers();
   c.workers = w->workers();
   c.batches.clear();
-  if (w->batches()) c.batches.assign(w->batches()->begin(), w->batches()->end());
+  if (w->batches())
+    c.batches.assign(w->batches()->begin(), w->batches()->end());
   c.optimizer = str(w->optimizer());
   c.lr = w->lr();
   c.momentum = w->momentum();
@@ -143,55 +144,58 @@ std::string JobConfig::ToJson() const {
 }
 
 void AddJobFlags(po::options_description* options) {
-  options->add_options()
-      ("servers", po::value<uint32_t>()->default_value(2), "server shards S")
-      ("workers", po::value<uint32_t>()->default_value(4), "workers W")
-      ("sync", po::value<std::string>()->default_value("bsp"),
-       "synchronization policy: bsp")
-      ("model", po::value<std::string>()->default_value("mlp:256,128"),
-       "softmax | mlp:W1,W2,... | sparse-lr")
-      ("data", po::value<std::string>()->default_value("fashion-mnist"),
-       "fashion-mnist | PATH to a LIBSVM file (for sparse-lr)")
-      ("data-dir",
-       po::value<std::string>()->default_value(
-           "/usr/share/datasets/fashion-mnist"),
-       "folder holding the Fashion-MNIST IDX .gz files")
-      ("test-data", po::value<std::string>()->default_value(""),
-       "LIBSVM test file (default: hold out the last 10% of --data)")
-      ("batch", po::value<std::string>()->default_value("32"),
-       "batch per worker: X, or X0,X1,... one per worker")
-      ("optimizer", po::value<std::string>()->default_value("momentum"),
-       "sgd | momentum | adam (runs on the servers)")
-      ("lr", po::value<double>()->default_value(0.05), "learning rate")
-      ("momentum", po::value<double>()->default_value(0.9), "momentum factor")
-      ("beta1", po::value<double>()->default_value(0.9), "Adam beta1")
-      ("beta2", po::value<double>()->default_value(0.999), "Adam beta2")
-      ("epsilon", po::value<double>()->default_value(1e-8), "Adam epsilon")
-      ("weight-decay", po::value<double>()->default_value(0.0),
-       "L2 weight decay added to the gradient")
-      ("lr-schedule", po::value<std::string>()->default_value("const"),
-       "const | step:EVERY_CLOCKS:GAMMA | cosine")
-      ("seed", po::value<uint64_t>()->default_value(1), "random seed")
-      ("epochs", po::value<double>()->default_value(5.0),
-       "passes over the training set")
-      ("clocks", po::value<int64_t>()->default_value(0),
-       "total clocks (overrides --epochs when > 0)")
-      ("train-limit", po::value<uint64_t>()->default_value(0),
-       "use only the first N training samples (0 = all)")
-      ("test-limit", po::value<uint64_t>()->default_value(0),
-       "evaluate on the first N test samples (0 = all)")
-      ("eval-every", po::value<int64_t>()->default_value(100),
-       "evaluate on the test set every N clocks (0 = only at the end)")
-      ("target-accuracy", po::value<double>()->default_value(0.0),
-       "record the time when test accuracy first reaches this")
-      ("heartbeat-ms", po::value<uint32_t>()->default_value(1000),
-       "heartbeat interval in milliseconds");
+  options->add_options()("servers", po::value<uint32_t>()->default_value(2),
+                         "server shards S")(
+      "workers", po::value<uint32_t>()->default_value(4), "workers W")(
+      "sync", po::value<std::string>()->default_value("bsp"),
+      "synchronization policy: bsp")(
+      "model", po::value<std::string>()->default_value("mlp:256,128"),
+      "softmax | mlp:W1,W2,... | sparse-lr")(
+      "data", po::value<std::string>()->default_value("fashion-mnist"),
+      "fashion-mnist | PATH to a LIBSVM file (for sparse-lr)")(
+      "data-dir",
+      po::value<std::string>()->default_value(
+          "/usr/share/datasets/fashion-mnist"),
+      "folder holding the Fashion-MNIST IDX .gz files")(
+      "test-data", po::value<std::string>()->default_value(""),
+      "LIBSVM test file (default: hold out the last 10% of --data)")(
+      "batch", po::value<std::string>()->default_value("32"),
+      "batch per worker: X, or X0,X1,... one per worker")(
+      "optimizer", po::value<std::string>()->default_value("momentum"),
+      "sgd | momentum | adam (runs on the servers)")(
+      "lr", po::value<double>()->default_value(0.05), "learning rate")(
+      "momentum", po::value<double>()->default_value(0.9), "momentum factor")(
+      "beta1", po::value<double>()->default_value(0.9), "Adam beta1")(
+      "beta2", po::value<double>()->default_value(0.999), "Adam beta2")(
+      "epsilon", po::value<double>()->default_value(1e-8), "Adam epsilon")(
+      "weight-decay", po::value<double>()->default_value(0.0),
+      "L2 weight decay added to the gradient")(
+      "lr-schedule", po::value<std::string>()->default_value("const"),
+      "const | step:EVERY_CLOCKS:GAMMA | cosine")(
+      "seed", po::value<uint64_t>()->default_value(1), "random seed")(
+      "epochs", po::value<double>()->default_value(5.0),
+      "passes over the training set")(
+      "clocks", po::value<int64_t>()->default_value(0),
+      "total clocks (overrides --epochs when > 0)")(
+      "train-limit", po::value<uint64_t>()->default_value(0),
+      "use only the first N training samples (0 = all)")(
+      "test-limit", po::value<uint64_t>()->default_value(0),
+      "evaluate on the first N test samples (0 = all)")(
+      "eval-every", po::value<int64_t>()->default_value(100),
+      "evaluate on the test set every N clocks (0 = only at the end)")(
+      "target-accuracy", po::value<double>()->default_value(0.0),
+      "record the time when test accuracy first reaches this")(
+      "heartbeat-ms", po::value<uint32_t>()->default_value(1000),
+      "heartbeat interval in milliseconds");
 }
 
 StatusOr<std::vector<uint32_t>> ParseBatchList(const std::string& text) {
   std::vector<uint32_t> out;
   std::stringstream ss(text);
   std::string item;
+  if (!text.empty() && text.back() == ',') {
+    return InvalidArgument("--batch: trailing comma in '" + text + "'");
+  }
   while (std::getline(ss, item, ',')) {
     char* end = nullptr;
     unsigned long v = std::strtoul(item.c_str(), &end, 10);
@@ -214,30 +218,54 @@ std::vector<std::string> JobConfigToFlags(const JobConfig& c) {
   for (size_t i = 0; i < c.batches.size(); ++i) {
     batch += (i ? "," : "") + std::to_string(c.batches[i]);
   }
-  return {"--servers", std::to_string(c.servers),
-          "--workers", std::to_string(c.workers),
-          "--sync", c.sync,
-          "--model", c.model,
-          "--data", c.data,
-          "--data-dir", c.data_dir,
-          "--test-data", c.test_data,
-          "--batch", batch,
-          "--optimizer", c.optimizer,
-          "--lr", num(c.lr),
-          "--momentum", num(c.momentum),
-          "--beta1", num(c.beta1),
-          "--beta2", num(c.beta2),
-          "--epsilon", num(c.epsilon),
-          "--weight-decay", num(c.weight_decay),
-          "--lr-schedule", c.lr_schedule,
-          "--seed", std::to_string(c.seed),
-          "--epochs", num(c.epochs),
-          "--clocks", std::to_string(c.max_clocks),
-          "--train-limit", std::to_string(c.train_limit),
-          "--test-limit", std::to_string(c.test_limit),
-          "--eval-every", std::to_string(c.eval_every),
-          "--target-accuracy", num(c.target_accuracy),
-          "--heartbeat-ms", std::to_string(c.heartbeat_ms)};
+  return {"--servers",
+          std::to_string(c.servers),
+          "--workers",
+          std::to_string(c.workers),
+          "--sync",
+          c.sync,
+          "--model",
+          c.model,
+          "--data",
+          c.data,
+          "--data-dir",
+          c.data_dir,
+          "--test-data",
+          c.test_data,
+          "--batch",
+          batch,
+          "--optimizer",
+          c.optimizer,
+          "--lr",
+          num(c.lr),
+          "--momentum",
+          num(c.momentum),
+          "--beta1",
+          num(c.beta1),
+          "--beta2",
+          num(c.beta2),
+          "--epsilon",
+          num(c.epsilon),
+          "--weight-decay",
+          num(c.weight_decay),
+          "--lr-schedule",
+          c.lr_schedule,
+          "--seed",
+          std::to_string(c.seed),
+          "--epochs",
+          num(c.epochs),
+          "--clocks",
+          std::to_string(c.max_clocks),
+          "--train-limit",
+          std::to_string(c.train_limit),
+          "--test-limit",
+          std::to_string(c.test_limit),
+          "--eval-every",
+          std::to_string(c.eval_every),
+          "--target-accuracy",
+          num(c.target_accuracy),
+          "--heartbeat-ms",
+          std::to_string(c.heartbeat_ms)};
 }
 
 StatusOr<JobConfig> JobConfigFromFlags(const po::variables_map& vm) {
@@ -281,17 +309,27 @@ Status ResolveDataShape(JobConfig* c) {
     c->input_dim = 0;
     c->classes = 2;
     LS_ASSIGN_OR_RETURN(uint64_t lines, CountDataLines(c->data));
-    available = c->test_data.empty()
-                    ? lines - static_cast<uint64_t>(lines * kLibsvmHoldoutFraction)
-                    : lines;
+    available =
+        c->test_data.empty()
+            ? lines - static_cast<uint64_t>(lines * kLibsvmHoldoutFraction)
+            : lines;
   }
   c->train_samples = c->train_limit > 0 && c->train_limit < available
                          ? c->train_limit
                          : available;
   if (c->train_samples == 0) return InvalidArgument("the data set is empty");
   if (c->max_clocks <= 0) {
+    if (!(c->epochs > 0) || !std::isfinite(c->epochs)) {
+      return InvalidArgument("--epochs must be > 0 (or give --clocks)");
+    }
+    if (c->GlobalBatch() == 0) return InvalidArgument("the global batch is 0");
     const double clocks = std::ceil(c->epochs * c->train_samples /
                                     static_cast<double>(c->GlobalBatch()));
+    // Far beyond any real job; keeps the cast to int64 defined.
+    constexpr double kMaxClocks = 1e15;
+    if (clocks > kMaxClocks) {
+      return InvalidArgument("--epochs gives more than 1e15 clocks");
+    }
     c->max_clocks = static_cast<int64_t>(std::max(1.0, clocks));
   }
   return Status::Ok();
@@ -321,8 +359,9 @@ Status ValidateJobConfig(const JobConfig& c) {
   }
   if (c.momentum < 0 || c.momentum >= 1 || c.beta1 < 0 || c.beta1 >= 1 ||
       c.beta2 < 0 || c.beta2 >= 1 || !(c.epsilon > 0) || c.weight_decay < 0) {
-    return InvalidArgument("momentum/beta1/beta2 must be in [0,1), epsilon > 0,"
-                           " weight decay >= 0");
+    return InvalidArgument(
+        "momentum/beta1/beta2 must be in [0,1), epsilon > 0,"
+        " weight decay >= 0");
   }
   if (!(c.epochs > 0) && c.max_clocks <= 0) {
     return InvalidArgument("--epochs must be > 0 (or give --clocks)");
@@ -331,7 +370,8 @@ Status ValidateJobConfig(const JobConfig& c) {
   if (c.target_accuracy < 0 || c.target_accuracy > 1) {
     return InvalidArgument("--target-accuracy must be in [0, 1]");
   }
-  if (c.heartbeat_ms < 10) return InvalidArgument("--heartbeat-ms must be >= 10");
+  if (c.heartbeat_ms < 10)
+    return InvalidArgument("--heartbeat-ms must be >= 10");
   auto schedule = LrSchedule::Parse(c.lr_schedule, c.lr, c.max_clocks);
   if (!schedule.ok()) return schedule.status();
   auto spec = ParseModelSpec(c.model, c.input_dim, c.classes);

@@ -5,11 +5,10 @@
 #ifndef LOCKSTEP_COMMON_JOB_CONFIG_H_
 #define LOCKSTEP_COMMON_JOB_CONFIG_H_
 
+#include <boost/program_options.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <boost/program_options.hpp>
 
 #include "common/status.h"
 #include "schemas/lockstep_generated.h"

@@ -42,10 +42,10 @@ struct LogVoidify {
 
 }  // namespace lockstep
 
-#define LS_LOG(level)                                             \
-  !::lockstep::LogEnabled(::lockstep::LogLevel::k##level)         \
-      ? (void)0                                                   \
-      : ::lockstep::LogVoidify() &                                \
+#define LS_LOG(level)                                     \
+  !::lockstep::LogEnabled(::lockstep::LogLevel::k##level) \
+      ? (void)0                                           \
+      : ::lockstep::LogVoidify() &                        \
             ::lockstep::LogLine(::lockstep::LogLevel::k##level).stream()
 
 #endif  // LOCKSTEP_COMMON_LOGGING_H_

@@ -5,8 +5,8 @@
 
 namespace lockstep {
 
-StatusOr<LrSchedule> LrSchedule::Parse(const std::string& text,
-                                       double base_lr, int64_t total_clocks) {
+StatusOr<LrSchedule> LrSchedule::Parse(const std::string& text, double base_lr,
+                                       int64_t total_clocks) {
   LrSchedule s;
   s.base_ = base_lr;
   s.total_ = total_clocks > 0 ? total_clocks : 1;
@@ -18,10 +18,10 @@ StatusOr<LrSchedule> LrSchedule::Parse(const std::string& text,
   long long every = 0;
   double gamma = 0;
   int consumed = 0;
-  if (std::sscanf(text.c_str(), "step:%lld:%lf%n", &every, &gamma,
-                  &consumed) == 2 &&
-      static_cast<size_t>(consumed) == text.size() && every > 0 &&
-      gamma > 0 && gamma <= 1) {
+  if (std::sscanf(text.c_str(), "step:%lld:%lf%n", &every, &gamma, &consumed) ==
+          2 &&
+      static_cast<size_t>(consumed) == text.size() && every > 0 && gamma > 0 &&
+      gamma <= 1) {
     s.kind_ = Kind::kStep;
     s.every_ = every;
     s.gamma_ = gamma;

@@ -11,7 +11,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "common/status.h"

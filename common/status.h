@@ -82,10 +82,10 @@ class [[nodiscard]] StatusOr {
 #define LS_CONCAT_INNER(a, b) a##b
 #define LS_CONCAT(a, b) LS_CONCAT_INNER(a, b)
 
-#define LS_RETURN_IF_ERROR(expr)              \
-  do {                                        \
-    ::lockstep::Status ls_status_ = (expr);   \
-    if (!ls_status_.ok()) return ls_status_;  \
+#define LS_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::lockstep::Status ls_status_ = (expr);  \
+    if (!ls_status_.ok()) return ls_status_; \
   } while (0)
 
 #define LS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -129,6 +129,16 @@ StatusOr<bool> ReceiveMessage(zmq::socket_t& socket, bool router,
   }
 }
 
+int PollSockets(zmq::pollitem_t* items, size_t count,
+                std::chrono::milliseconds timeout) {
+  try {
+    return zmq::poll(items, count, timeout);
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return 0;
+    throw;
+  }
+}
+
 int64_t NowMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

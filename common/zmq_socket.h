@@ -6,8 +6,8 @@
 #ifndef LOCKSTEP_COMMON_ZMQ_SOCKET_H_
 #define LOCKSTEP_COMMON_ZMQ_SOCKET_H_
 
+#include <chrono>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "common/message.h"
@@ -41,8 +41,13 @@ Status SendMessage(zmq::socket_t& socket, bool router, Message&& msg);
 // Receives one whole multipart message without blocking. Returns false when
 // none is queued. Frames are placed in `out` unverified; call VerifyHeader
 // next. A ROUTER message without a header frame is an error.
-StatusOr<bool> ReceiveMessage(zmq::socket_t& socket, bool router,
-                              Message* out);
+StatusOr<bool> ReceiveMessage(zmq::socket_t& socket, bool router, Message* out);
+
+// zmq::poll that treats a signal interruption (EINTR) as "nothing ready"
+// instead of throwing, so signal handlers can set their stop flags. Returns
+// the number of ready items (0 on timeout or interruption).
+int PollSockets(zmq::pollitem_t* items, size_t count,
+                std::chrono::milliseconds timeout);
 
 // Milliseconds on a monotonic clock.
 int64_t NowMillis();

@@ -61,7 +61,7 @@ Status Coordinator::Run() {
       return Unavailable("interrupted by a signal");
     }
     zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, poll_ms);
+    PollSockets(&item, 1, poll_ms);
     while (true) {
       auto got = ReceiveMessage(socket_, true, &msg);
       if (!got.ok()) {

@@ -70,6 +70,7 @@ void Coordinator::SendShutdown(const std::string& reason) {
   zmq::message_t header = FinishEnvelope(
       fbb, wire::Body::Shutdown, body.Union(), wire::Role::Coordinator, 0);
   for (const auto& [id, peer] : peers_) {
+    if (peer.finished) continue;  // told the job is over; it has left
     zmq::message_t copy;
     copy.copy(header);
     Reply(id, std::move(copy));

@@ -60,7 +60,7 @@ Status ServerShard::AwaitWelcome() {
   while (NowMillis() < deadline) {
     if (g_stop_requested) return Unavailable("interrupted by a signal");
     zmq::pollitem_t item{static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    PollSockets(&item, 1, std::chrono::milliseconds(100));
     auto got = ReceiveMessage(coordinator_, false, &msg);
     if (!got.ok() || !*got) continue;
     Status ok = VerifyHeader(&msg);
@@ -128,7 +128,7 @@ Status ServerShard::Serve() {
     zmq::pollitem_t items[] = {
         {static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0},
         {static_cast<void*>(workers_), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 2, std::chrono::milliseconds(job_.heartbeat_ms / 2));
+    PollSockets(items, 2, std::chrono::milliseconds(job_.heartbeat_ms / 2));
     while (true) {
       auto got = ReceiveMessage(coordinator_, false, &msg);
       if (!got.ok() || !*got) break;

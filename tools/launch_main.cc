@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -47,4 +48,12 @@ int Main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return Main(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    // Not expected (errors travel as Status); children die with us anyway.
+    std::cerr << "lockstep-launch: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

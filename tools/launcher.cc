@@ -194,7 +194,7 @@ Launcher::Outcome Launcher::Step() {
   return Outcome::kRunning;
 }
 
-void Launcher::HandleEvents(ChildEvents events) {
+void Launcher::HandleEvents(const ChildEvents& events) {
   for (const ChildLine& line : events.lines) {
     auto it = roles_.find(line.pid);
     if (it != roles_.end()) HandleLine(it->second, line);

@@ -69,7 +69,7 @@ class Launcher {
 
   // One poll of the children; returns kRunning unless the job must stop.
   Outcome Step();
-  void HandleEvents(ChildEvents events);
+  void HandleEvents(const ChildEvents& events);
   void HandleLine(Role& role, const ChildLine& line);
   void HandleExit(Role& role, const ChildExit& exit);
   void Fail(const std::string& reason, const Role* role);

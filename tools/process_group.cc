@@ -118,6 +118,7 @@ StatusOr<pid_t> ProcessGroup::Spawn(const std::vector<std::string>& argv,
                                     const std::string& name) {
   assert(!argv.empty());
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& arg : argv) {
     args.push_back(const_cast<char*>(arg.c_str()));
   }

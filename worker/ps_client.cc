@@ -52,7 +52,8 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
     for (uint32_t s : waiting) {
       items.push_back({static_cast<void*>(sockets_[s]), 0, ZMQ_POLLIN, 0});
     }
-    zmq::poll(items, std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
+    PollSockets(items.data(), items.size(),
+                std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
     for (size_t i = 0; i < items.size(); ++i) {
       if (!(items[i].revents & ZMQ_POLLIN)) continue;
       const uint32_t shard = waiting[i];

@@ -156,7 +156,7 @@ StatusOr<bool> WorkerRuntime::AwaitCoordinator(Message* msg,
           NowMillis() + std::max<uint32_t>(job_.heartbeat_ms, 100);
     }
     zmq::pollitem_t item{static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(50));
+    PollSockets(&item, 1, std::chrono::milliseconds(50));
     LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(coordinator_, false, msg));
     if (!got) continue;
     Status ok = VerifyHeader(msg);

@@ -1,0 +1,116 @@
+// lockstep-launch with the real role binaries: a job runs to the end and
+// leaves a complete run directory; a worker killed mid-run makes the
+// launcher stop every role, name the dead worker and exit non-zero.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/integration/test_cluster.h"
+
+namespace lockstep {
+namespace {
+
+// Children of `parent` (from /proc) with their command lines.
+std::map<pid_t, std::string> ChildrenOf(pid_t parent) {
+  std::map<pid_t, std::string> children;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return children;
+  while (dirent* entry = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid <= 0) continue;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(line.c_str() + close + 2, "%c %d", &state, &ppid) != 2 ||
+        ppid != parent) {
+      continue;
+    }
+    std::string cmdline = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    children[pid] = cmdline;
+  }
+  closedir(proc);
+  return children;
+}
+
+bool Alive(pid_t pid) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.empty()) return false;
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && stat[close + 2] != 'Z';
+}
+
+TEST(LauncherTest, JobRunsToTheEndAndWritesTheRunDirectory) {
+  const std::string run_dir = MakeTempDir("lockstep-launch") + "/run";
+  TestCluster cluster;
+  ASSERT_TRUE(
+      cluster
+          .Start({BinaryPath("lockstep-launch"), "--servers", "2", "--workers",
+                  "2", "--model", "softmax", "--clocks", "120", "--train-limit",
+                  "3000", "--test-limit", "1000", "--eval-every", "50",
+                  "--run-dir", run_dir, "--timeout-s", "120"},
+                 "launch")
+          .ok());
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(150));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_TRUE(exit->ok()) << cluster.Output("launch");
+  for (const std::string file :
+       {"config.json", "metrics.jsonl", "eval.jsonl", "summary.json",
+        "logs/coordinator.log", "logs/server-0.log", "logs/server-1.log",
+        "logs/worker-0.log", "logs/worker-1.log"}) {
+    EXPECT_TRUE(std::filesystem::exists(run_dir + "/" + file)) << file;
+  }
+  EXPECT_EQ(ReadLines(run_dir + "/metrics.jsonl").size(), 240u);
+  EXPECT_NE(ReadFile(run_dir + "/config.json").find("\"model\":\"softmax\""),
+            std::string::npos);
+  EXPECT_EQ(JsonNumber(ReadFile(run_dir + "/summary.json"), "clocks"), 120);
+}
+
+TEST(LauncherTest, KilledWorkerStopsTheJobAndIsReported) {
+  const std::string run_dir = MakeTempDir("lockstep-kill") + "/run";
+  TestCluster cluster;
+  auto launcher = cluster.Start(
+      {BinaryPath("lockstep-launch"), "--servers", "1", "--workers", "3",
+       "--model", "softmax", "--clocks", "1000000", "--train-limit", "3000",
+       "--test-limit", "500", "--eval-every", "0", "--run-dir", run_dir,
+       "--timeout-s", "120"},
+      "launch");
+  ASSERT_TRUE(launcher.ok());
+  // Wait until training is under way, then kill worker 1 by its pid.
+  std::map<pid_t, std::string> roles;
+  pid_t victim = 0;
+  for (int i = 0; i < 300 && victim == 0; ++i) {
+    cluster.Pump(std::chrono::milliseconds(100));
+    if (ReadLines(run_dir + "/metrics.jsonl").size() < 30) continue;
+    roles = ChildrenOf(*launcher);
+    for (const auto& [pid, cmd] : roles) {
+      if (cmd.find("lockstep-worker") != std::string::npos &&
+          cmd.find("--rank 1") != std::string::npos) {
+        victim = pid;
+      }
+    }
+  }
+  ASSERT_NE(victim, 0) << cluster.Output("launch");
+  ASSERT_EQ(roles.size(), 5u);  // coordinator, 1 server, 3 workers
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(30));
+  ASSERT_TRUE(exit.ok()) << "launcher hung after a worker died";
+  EXPECT_EQ(exit->code, 1) << cluster.Output("launch");
+  const std::string out = cluster.Output("launch");
+  EXPECT_NE(out.find("worker 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("signal 9"), std::string::npos) << out;
+  for (const auto& [pid, cmd] : roles) {
+    EXPECT_FALSE(Alive(pid)) << "left running: " << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

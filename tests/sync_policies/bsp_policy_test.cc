@@ -1,0 +1,365 @@
+#include "sync_policies/bsp_policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+class BspPolicyTest : public ::testing::Test {
+ protected:
+  // A fresh seed, or LOCKSTEP_TEST_SEED to replay a failure; printed.
+  static uint64_t Seed() {
+    const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
+    const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
+                                           : std::random_device{}();
+    std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
+    return seed;
+  }
+
+  static void JoinAll(BspPolicy* policy, uint32_t workers) {
+    for (uint32_t w = 0; w < workers; ++w) policy->OnWorkerJoined(w, 0);
+  }
+
+  static std::vector<CommitDecision> Report(BspPolicy* policy, uint32_t worker,
+                                            int64_t clock) {
+    ClockReport report;
+    report.worker = worker;
+    report.clock = clock;
+    report.batch = 32;
+    report.compute_s = 0.01 * (worker + 1);
+    return policy->OnClockDone(report);
+  }
+
+  static std::vector<int64_t> Clocks(const std::vector<CommitDecision>& d) {
+    std::vector<int64_t> out;
+    for (const auto& c : d) out.push_back(c.clock);
+    return out;
+  }
+
+  // Reference bookkeeping for randomised runs: checks every decision the
+  // policy emits against the BSP rule.
+  struct Referee {
+    std::set<uint32_t> live;
+    std::map<int64_t, std::set<uint32_t>> reported;  // by live workers only
+    int64_t committed = -1;
+
+    void Report(uint32_t worker, int64_t clock) {
+      if (clock > committed && live.count(worker) != 0) {
+        reported[clock].insert(worker);
+      }
+    }
+    bool Ready(int64_t clock) const {
+      auto it = reported.find(clock);
+      if (live.empty() || it == reported.end()) return false;
+      return std::includes(it->second.begin(), it->second.end(), live.begin(),
+                           live.end());
+    }
+    // Checks `decisions` (just emitted) and then that nothing committable
+    // was held back.
+    void Check(const std::vector<CommitDecision>& decisions,
+               const BspPolicy& policy) {
+      for (const auto& d : decisions) {
+        ASSERT_EQ(d.clock, committed + 1) << "commits skip or repeat a clock";
+        ASSERT_TRUE(Ready(d.clock))
+            << "clock " << d.clock << " committed before every live worker "
+            << "reported it";
+        const std::vector<uint32_t> expected(live.begin(), live.end());
+        ASSERT_EQ(d.workers, expected) << "clock " << d.clock;
+        committed = d.clock;
+        reported.erase(d.clock);
+      }
+      ASSERT_EQ(policy.committed_clock(), committed);
+      ASSERT_FALSE(Ready(committed + 1))
+          << "clock " << committed + 1 << " is complete but not committed";
+    }
+  };
+};
+
+TEST_F(BspPolicyTest, CommitsOnlyAfterAllLiveWorkersReport) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 3);
+  EXPECT_THAT(Report(&policy, 0, 0), IsEmpty());
+  EXPECT_THAT(Report(&policy, 2, 0), IsEmpty());
+  EXPECT_EQ(policy.committed_clock(), -1);
+  const auto commits = Report(&policy, 1, 0);
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_EQ(commits[0].clock, 0);
+  EXPECT_THAT(commits[0].workers, ElementsAre(0u, 1u, 2u));
+  EXPECT_EQ(policy.committed_clock(), 0);
+}
+
+TEST_F(BspPolicyTest, MayStartWaitsForThePreviousClockToCommit) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 2);
+  EXPECT_TRUE(policy.MayStart(0, 0));
+  EXPECT_TRUE(policy.MayStart(1, 0));
+  EXPECT_FALSE(policy.MayStart(0, 1));
+  for (int64_t c = 0; c < 5; ++c) {
+    (void)Report(&policy, 0, c);
+    EXPECT_FALSE(policy.MayStart(0, c + 1)) << "clock " << c + 1;
+    EXPECT_FALSE(policy.MayStart(1, c + 1)) << "clock " << c + 1;
+    ASSERT_THAT(Report(&policy, 1, c), ::testing::SizeIs(1));
+    EXPECT_TRUE(policy.MayStart(0, c + 1));
+    EXPECT_TRUE(policy.MayStart(1, c + 1));
+    EXPECT_FALSE(policy.MayStart(0, c + 2));
+  }
+}
+
+TEST_F(BspPolicyTest, NeverCommitsAClockBeforeEveryWorkerReportedIt) {
+  std::mt19937_64 rng(Seed());
+  for (uint32_t workers = 1; workers <= 8; ++workers) {
+    SCOPED_TRACE("workers=" + std::to_string(workers));
+    BspPolicy policy({32});
+    JoinAll(&policy, workers);
+    std::vector<uint32_t> order(workers);
+    for (uint32_t w = 0; w < workers; ++w) order[w] = w;
+    for (int64_t clock = 0; clock < 60; ++clock) {
+      std::shuffle(order.begin(), order.end(), rng);
+      for (uint32_t i = 0; i < workers; ++i) {
+        ASSERT_TRUE(policy.MayStart(order[i], clock));
+        const auto commits = Report(&policy, order[i], clock);
+        if (i + 1 < workers) {
+          ASSERT_THAT(commits, IsEmpty())
+              << "clock " << clock << " committed after " << i + 1 << " of "
+              << workers << " reports";
+          ASSERT_FALSE(policy.MayStart(order[i], clock + 1));
+        } else {
+          ASSERT_EQ(commits.size(), 1u) << "clock " << clock;
+          EXPECT_EQ(commits[0].clock, clock);
+          EXPECT_EQ(commits[0].workers.size(), workers);
+        }
+      }
+    }
+    EXPECT_EQ(policy.committed_clock(), 59);
+  }
+}
+
+TEST_F(BspPolicyTest, ShuffledReportsAcrossClocksCommitInOrderWhenComplete) {
+  std::mt19937_64 rng(Seed());
+  for (int round = 0; round < 40; ++round) {
+    const uint32_t workers = 1 + round % 8;
+    const int64_t clocks = 25;
+    SCOPED_TRACE("round=" + std::to_string(round) +
+                 " workers=" + std::to_string(workers));
+    BspPolicy policy({16});
+    Referee referee;
+    JoinAll(&policy, workers);
+    for (uint32_t w = 0; w < workers; ++w) referee.live.insert(w);
+    // Every (worker, clock) report once, plus some duplicates, in any order.
+    std::vector<std::pair<uint32_t, int64_t>> reports;
+    for (uint32_t w = 0; w < workers; ++w) {
+      for (int64_t c = 0; c < clocks; ++c) reports.push_back({w, c});
+    }
+    const size_t unique = reports.size();
+    for (size_t i = 0; i < unique / 4; ++i) {
+      const auto again = reports[rng() % unique];
+      reports.push_back(again);
+    }
+    std::shuffle(reports.begin(), reports.end(), rng);
+    for (const auto& [w, c] : reports) {
+      referee.Report(w, c);
+      const auto commits = Report(&policy, w, c);
+      ASSERT_NO_FATAL_FAILURE(referee.Check(commits, policy))
+          << "after worker " << w << " reported clock " << c;
+    }
+    EXPECT_EQ(policy.committed_clock(), clocks - 1);
+  }
+}
+
+TEST_F(BspPolicyTest, RandomDeparturesNeverBlockOrCorruptCommits) {
+  std::mt19937_64 rng(Seed());
+  for (int round = 0; round < 60; ++round) {
+    const uint32_t workers = 2 + round % 7;
+    SCOPED_TRACE("round=" + std::to_string(round) +
+                 " workers=" + std::to_string(workers));
+    BspPolicy policy({16});
+    Referee referee;
+    JoinAll(&policy, workers);
+    for (uint32_t w = 0; w < workers; ++w) referee.live.insert(w);
+    std::vector<int64_t> next(workers, 0);  // next clock each worker runs
+    for (int step = 0; step < 400; ++step) {
+      const uint32_t w = static_cast<uint32_t>(rng() % workers);
+      const bool live = referee.live.count(w) != 0;
+      if (live && referee.live.size() > 1 && rng() % 25 == 0) {
+        referee.live.erase(w);
+        const auto commits = policy.OnWorkerLeft(w);
+        ASSERT_NO_FATAL_FAILURE(referee.Check(commits, policy))
+            << "after worker " << w << " left";
+      } else if (live && policy.MayStart(w, next[w])) {
+        referee.Report(w, next[w]);
+        const auto commits = Report(&policy, w, next[w]);
+        ++next[w];
+        ASSERT_NO_FATAL_FAILURE(referee.Check(commits, policy))
+            << "after worker " << w << " reported clock " << next[w] - 1;
+      } else if (!live) {
+        // A stale report from a departed worker must not count.
+        const auto commits = Report(&policy, w, next[w]++);
+        ASSERT_NO_FATAL_FAILURE(referee.Check(commits, policy))
+            << "after departed worker " << w << " reported";
+      }
+    }
+    // Finish the clock in flight: the job never stalls.
+    const int64_t last = policy.committed_clock() + 1;
+    for (uint32_t w :
+         std::vector<uint32_t>(referee.live.begin(), referee.live.end())) {
+      if (next[w] == last) {
+        referee.Report(w, last);
+        ASSERT_NO_FATAL_FAILURE(
+            referee.Check(Report(&policy, w, last), policy));
+      }
+    }
+    EXPECT_EQ(policy.committed_clock(), last);
+  }
+}
+
+TEST_F(BspPolicyTest, WorkerLeavingReleasesThePendingCommit) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 3);
+  (void)Report(&policy, 0, 0);
+  (void)Report(&policy, 1, 0);
+  EXPECT_FALSE(policy.MayStart(0, 1));
+  const auto commits = policy.OnWorkerLeft(2);
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_EQ(commits[0].clock, 0);
+  EXPECT_THAT(commits[0].workers, ElementsAre(0u, 1u));
+  EXPECT_TRUE(policy.MayStart(0, 1));
+}
+
+TEST_F(BspPolicyTest, DepartedWorkerIsLeftOutOfTheCommit) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 3);
+  (void)Report(&policy, 2, 0);
+  (void)Report(&policy, 0, 0);
+  EXPECT_THAT(policy.OnWorkerLeft(2), IsEmpty()) << "worker 1 still owes 0";
+  const auto commits = Report(&policy, 1, 0);
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_THAT(commits[0].workers, ElementsAre(0u, 1u))
+      << "the departed worker's pushes must not be applied";
+}
+
+TEST_F(BspPolicyTest, LeavingReleasesEveryBufferedClockInOrder) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 3);
+  for (int64_t c = 0; c < 3; ++c) {
+    EXPECT_THAT(Report(&policy, 0, c), IsEmpty());
+    EXPECT_THAT(Report(&policy, 1, c), IsEmpty());
+  }
+  const auto commits = policy.OnWorkerLeft(2);
+  EXPECT_THAT(Clocks(commits), ElementsAre(0, 1, 2));
+  for (const auto& c : commits) EXPECT_THAT(c.workers, ElementsAre(0u, 1u));
+  EXPECT_EQ(policy.committed_clock(), 2);
+}
+
+TEST_F(BspPolicyTest, RemainingWorkersCarryOnAfterADeparture) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 2);
+  EXPECT_THAT(policy.OnWorkerLeft(1), IsEmpty());
+  const auto commits = Report(&policy, 0, 0);
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_THAT(commits[0].workers, ElementsAre(0u));
+}
+
+TEST_F(BspPolicyTest, StaleReportFromADepartedWorkerDoesNotCount) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 3);
+  EXPECT_THAT(policy.OnWorkerLeft(1), IsEmpty());
+  EXPECT_THAT(Report(&policy, 1, 0), IsEmpty());
+  EXPECT_THAT(Report(&policy, 0, 0), IsEmpty());
+  const auto commits = Report(&policy, 2, 0);
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_THAT(commits[0].workers, ElementsAre(0u, 2u));
+}
+
+TEST_F(BspPolicyTest, RejoinedWorkerIsWaitedForAgain) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 2);
+  EXPECT_THAT(policy.OnWorkerLeft(1), IsEmpty());
+  policy.OnWorkerJoined(1, 0);
+  EXPECT_THAT(Report(&policy, 0, 0), IsEmpty());
+  const auto commits = Report(&policy, 1, 0);
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_THAT(commits[0].workers, ElementsAre(0u, 1u));
+}
+
+TEST_F(BspPolicyTest, DuplicateReportsAreIgnored) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 2);
+  EXPECT_THAT(Report(&policy, 0, 0), IsEmpty());
+  EXPECT_THAT(Report(&policy, 0, 0), IsEmpty()) << "one worker is not all";
+  const auto commits = Report(&policy, 1, 0);
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_THAT(commits[0].workers, ElementsAre(0u, 1u));
+}
+
+TEST_F(BspPolicyTest, LateReportsOfCommittedClocksAreIgnored) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 2);
+  (void)Report(&policy, 0, 0);
+  ASSERT_THAT(Report(&policy, 1, 0), ::testing::SizeIs(1));
+  EXPECT_THAT(Report(&policy, 1, 0), IsEmpty());
+  EXPECT_THAT(Report(&policy, 0, -3), IsEmpty());
+  EXPECT_EQ(policy.committed_clock(), 0);
+  // Clock 1 still needs both workers.
+  EXPECT_THAT(Report(&policy, 0, 1), IsEmpty());
+  EXPECT_THAT(Clocks(Report(&policy, 1, 1)), ElementsAre(1));
+}
+
+TEST_F(BspPolicyTest, CommitsComeOutInClockOrderWithoutGaps) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 2);
+  EXPECT_THAT(Report(&policy, 0, 1), IsEmpty());
+  EXPECT_THAT(Report(&policy, 1, 1), IsEmpty()) << "clock 0 is not done";
+  EXPECT_THAT(Report(&policy, 1, 2), IsEmpty());
+  EXPECT_THAT(Report(&policy, 0, 0), IsEmpty());
+  EXPECT_EQ(policy.committed_clock(), -1);
+  EXPECT_THAT(Clocks(Report(&policy, 1, 0)), ElementsAre(0, 1));
+  EXPECT_THAT(Clocks(Report(&policy, 0, 2)), ElementsAre(2));
+}
+
+TEST_F(BspPolicyTest, NothingCommitsWithoutLiveWorkers) {
+  BspPolicy policy({32});
+  EXPECT_THAT(Report(&policy, 0, 0), IsEmpty());
+  JoinAll(&policy, 1);
+  EXPECT_THAT(policy.OnWorkerLeft(0), IsEmpty());
+  EXPECT_EQ(policy.committed_clock(), -1);
+}
+
+TEST_F(BspPolicyTest, QuotaFollowsThePerWorkerBatchList) {
+  BspPolicy policy({16, 32, 64});
+  JoinAll(&policy, 3);
+  EXPECT_EQ(policy.BatchQuota(0, 0), 16u);
+  EXPECT_EQ(policy.BatchQuota(1, 0), 32u);
+  EXPECT_EQ(policy.BatchQuota(2, 7), 64u);
+  EXPECT_EQ(policy.BatchQuota(5, 0), 64u) << "beyond the list: last entry";
+}
+
+TEST_F(BspPolicyTest, SingleEntryBatchListAppliesToEveryWorker) {
+  BspPolicy policy({48});
+  JoinAll(&policy, 4);
+  for (uint32_t w = 0; w < 4; ++w) {
+    EXPECT_EQ(policy.BatchQuota(w, 3), 48u) << "worker " << w;
+  }
+}
+
+TEST_F(BspPolicyTest, NameAndApplyMode) {
+  BspPolicy policy({32});
+  EXPECT_EQ(policy.name(), "bsp");
+  EXPECT_EQ(policy.apply_mode(), wire::ApplyMode::OnCommit);
+}
+
+}  // namespace
+}  // namespace lockstep
