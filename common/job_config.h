@@ -51,6 +51,13 @@ struct JobConfig {
   uint64_t input_dim = 0;
   uint32_t classes = 0;
   uint32_t heartbeat_ms = 1000;
+  // How workers draw samples: "partition" (each worker walks its own
+  // strided slice of a seeded permutation) or "global" (clock c's global
+  // batch is the next X samples of one permutation; a worker takes its
+  // quota at its batch offset, so uneven and changing quotas stay
+  // unbiased). The flag also takes "auto": global for lbbsp, else
+  // partition.
+  std::string data_order = "partition";
 
   // Batch of worker `rank` (the configured split, before any policy quota).
   uint32_t BatchOf(uint32_t rank) const;

@@ -3,12 +3,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 
 namespace lockstep {
 namespace {
 
+// How long closing a socket may wait to deliver what is still queued (the
+// final Evaluation, a Shutdown): bounded, so a dead peer cannot block exit.
+constexpr int kLingerMs = 2000;
+
 void SetCommonOptions(zmq::socket_t& socket) {
-  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::linger, kLingerMs);
   // High-water marks of 0 mean "no limit": a ROUTER silently drops messages
   // to a peer past its HWM, which would turn back-pressure into loss.
   socket.set(zmq::sockopt::sndhwm, 0);
@@ -20,13 +25,23 @@ void SetCommonOptions(zmq::socket_t& socket) {
 
 }  // namespace
 
+namespace {
+zmq::context_t* g_context = nullptr;
+}  // namespace
+
 zmq::context_t& ProcessContext() {
-  static zmq::context_t* context = [] {
-    auto* ctx = new zmq::context_t(2);
-    ctx->set(zmq::ctxopt::blocky, false);
-    return ctx;
-  }();
-  return *context;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_context = new zmq::context_t(2);
+    g_context->set(zmq::ctxopt::blocky, false);
+  });
+  return *g_context;
+}
+
+void CloseProcessContext() {
+  if (g_context == nullptr) return;
+  // Blocks until queued messages are sent or their linger time is up.
+  g_context->close();
 }
 
 StatusOr<zmq::socket_t> BindRouter(const std::string& endpoint,

@@ -17,6 +17,10 @@ namespace lockstep {
 
 // The process-wide ZeroMQ context (created on first use).
 zmq::context_t& ProcessContext();
+// Closes the process-wide context after every socket is closed, waiting
+// (at most each socket's linger time) until queued messages are delivered.
+// Call once at the end of main; REQUIRES: no socket is still open.
+void CloseProcessContext();
 
 // Binds a ROUTER socket. `endpoint` may use port 0 ("tcp://127.0.0.1:0") to
 // let the kernel pick a free port; the endpoint actually bound (with the

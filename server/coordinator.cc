@@ -47,6 +47,10 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   std::string bound;
   LS_ASSIGN_OR_RETURN(c->socket_, BindRouter(c->options_.listen, &bound));
   c->endpoint_ = AdvertisedEndpoint(bound, c->options_.advertise);
+  if (!c->options_.metrics_listen.empty()) {
+    LS_ASSIGN_OR_RETURN(c->metrics_,
+                        MetricsHttpServer::Start(c->options_.metrics_listen));
+  }
   return c;
 }
 
@@ -86,14 +90,40 @@ Status Coordinator::Run() {
     }
     LS_RETURN_IF_ERROR(CheckLiveness());
     if (training_) recorder_->MaybePrintProgress(false);
+    PublishMetrics(false);
   }
+  PublishMetrics(true);
   SendShutdown("job finished");
-  return recorder_->Finish(bad_messages_);
+  std::map<std::string, double> extra = {
+      {"bad_messages", static_cast<double>(bad_messages_)},
+      {"dead_workers", static_cast<double>(dead_workers_)},
+      {"policy_decision_s", policy_seconds_},
+      {"policy_overhead_share",
+       policy_seconds_ / std::max(1e-9, recorder_->WallSeconds())}};
+  return recorder_->Finish(extra);
+}
+
+void Coordinator::PublishMetrics(bool force) {
+  if (metrics_ == nullptr) return;
+  const double now = NowSeconds();
+  if (!force && now - metrics_published_s_ < 0.5) return;
+  metrics_published_s_ = now;
+  std::string text = recorder_->PrometheusText();
+  auto line = [&](const std::string& name, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %.9g\n", v);
+    text += name + buf;
+  };
+  line("lockstep_live_workers", static_cast<double>(worker_ids_.size()));
+  line("lockstep_dead_workers_total", static_cast<double>(dead_workers_));
+  line("lockstep_bad_messages_total", static_cast<double>(bad_messages_));
+  line("lockstep_policy_decision_seconds_total", policy_seconds_);
+  for (const auto& [name, value] : policy_->Metrics()) line(name, value);
+  metrics_->Publish(std::move(text));
 }
 
 bool Coordinator::TrainingDone() const {
-  return training_ && final_eval_received_ &&
-         fully_applied_ >= options_.job.max_clocks - 1;
+  return training_ && final_eval_received_;
 }
 
 void Coordinator::HandleMessage(Message& msg) {
@@ -117,8 +147,14 @@ void Coordinator::HandleMessage(Message& msg) {
   Peer& peer = it->second;
   peer.last_seen_ms = NowMillis();
   switch (env->body_type()) {
-    case wire::Body::Heartbeat:
+    case wire::Body::Heartbeat: {
+      // Heartbeats go both ways, so peers notice a dead coordinator.
+      flatbuffers::FlatBufferBuilder fbb(64);
+      auto body = wire::CreateHeartbeat(fbb, recorder_->last_committed());
+      Reply(msg.peer, FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
+                                     wire::Role::Coordinator, 0));
       return;
+    }
     case wire::Body::Admit:
       if (peer.role != wire::Role::Worker) break;
       return HandleAdmit(msg.peer, peer, env->body_as_Admit()->clock());
@@ -130,7 +166,7 @@ void Coordinator::HandleMessage(Message& msg) {
       return HandleCommitted(*env->body_as_Committed());
     case wire::Body::Evaluation:
       if (peer.role != wire::Role::Worker) break;
-      return HandleEvaluation(*env->body_as_Evaluation());
+      return HandleEvaluation(peer, *env->body_as_Evaluation());
     case wire::Body::Error:
       LS_LOG(Warning) << RoleName(peer.role) << " " << peer.rank
                       << " reported an error: "
@@ -155,7 +191,7 @@ void Coordinator::HandleRegister(const std::string& id,
   }
   auto& ids = is_server ? server_ids_ : worker_ids_;
   const uint32_t want = is_server ? options_.job.servers : options_.job.workers;
-  if (ids.size() >= want || training_) {
+  if (ids.size() >= want || (training_ && is_server)) {
     Reply(id, MakeErrorHeader(wire::ErrorCode::BadRequest,
                               std::string("job already has all its ") +
                                   (is_server ? "servers" : "workers"),
@@ -172,8 +208,20 @@ void Coordinator::HandleRegister(const std::string& id,
   peer.rank_hint = reg.rank_hint();
   peer.endpoint = flatbuffers::GetString(reg.endpoint());
   peer.host = flatbuffers::GetString(reg.host());
+  if (reg.capabilities() != nullptr) {
+    for (const auto* cap : *reg.capabilities()) {
+      unsigned long v = 0;
+      if (std::sscanf(cap->c_str(), "max_batch=%lu", &v) == 1) {
+        peer.caps.max_batch = static_cast<uint32_t>(v);
+      }
+    }
+  }
   peers_[id] = peer;
   ids.push_back(id);
+  if (training_) {
+    JoinRunningJob(id, peers_[id]);
+    return;
+  }
   LS_LOG(Info) << RoleName(reg.role()) << " registered from "
                << flatbuffers::GetString(reg.host()) << " pid " << reg.pid()
                << " (" << server_ids_.size() << "/" << options_.job.servers
@@ -193,26 +241,39 @@ void Coordinator::HandleAdmit(const std::string& id, Peer& peer,
     recorder_->Start();
     recorder_started_ = true;
   }
-  if (policy_->MayStart(peer.rank, clock) || clock >= options_.job.max_clocks) {
-    SendAdmission(id, peer, clock);
+  if (peer.finished) {
+    AdmissionDecision done;
+    done.clock = options_.job.max_clocks;
+    SendAdmission(id, peer, done);
+    return;
+  }
+  auto decision = Timed([&] { return policy_->Admit(peer.rank, clock); });
+  if (decision) {
+    SendAdmission(id, peer, *decision);
   } else {
     peer.pending_admit = clock;
   }
 }
 
 void Coordinator::SendAdmission(const std::string& id, Peer& peer,
-                                int64_t clock) {
+                                const AdmissionDecision& decision) {
   peer.pending_admit.reset();
-  const bool finished = clock >= options_.job.max_clocks;
-  const uint32_t quota = finished ? 0 : policy_->BatchQuota(peer.rank, clock);
+  const JobConfig& job = options_.job;
+  const bool finished = decision.clock >= job.max_clocks;
+  const bool evaluate = !finished && job.eval_every > 0 && decision.clock > 0 &&
+                        decision.clock % job.eval_every == 0 &&
+                        peer.rank == Evaluator();
+  peer.clock = decision.clock;
   if (finished) peer.finished = true;
   flatbuffers::FlatBufferBuilder fbb(128);
-  const double epoch = static_cast<double>(clock) * options_.job.GlobalBatch() /
-                       options_.job.train_samples;
-  auto body =
-      wire::CreateAdmission(fbb, clock, !finished, finished, quota, epoch);
+  const double epoch = static_cast<double>(decision.clock) * job.GlobalBatch() /
+                       job.train_samples;
+  auto body = wire::CreateAdmission(
+      fbb, decision.clock, !finished, finished, finished ? 0 : decision.batch,
+      epoch, finished ? 0 : decision.batch_offset, evaluate);
   Reply(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
                            wire::Role::Coordinator, 0));
+  if (finished) MaybeRequestFinalEvaluation();
 }
 
 void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
@@ -225,11 +286,18 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
   report.pull_s = done.pull_s();
   report.wait_s = done.wait_s();
   report.loss = done.loss();
-  recorder_->RecordClock(report);
-  auto& agg = clock_samples_[report.clock];
-  agg.first += report.batch;
-  agg.second += report.loss * report.batch;
-  IssueCommits(policy_->OnClockDone(report));
+  report.cpu_available = done.cpu_available();
+  report.mem_available = done.mem_available();
+  recorder_->RecordClock(report, done.staleness(), done.dropped());
+  if (policy_->apply_mode() == wire::ApplyMode::OnArrival) {
+    // Applied on arrival: the clock's samples count now (unless dropped).
+    if (done.dropped() == 0) {
+      recorder_->RecordCommit(report.clock, report.batch, report.loss);
+    }
+  } else {
+    reports_[report.clock][report.worker] = {report.batch, report.loss};
+  }
+  IssueCommits(Timed([&] { return policy_->OnClockDone(report); }));
   AnswerPendingAdmissions();
 }
 
@@ -246,11 +314,18 @@ void Coordinator::IssueCommits(const std::vector<CommitDecision>& commits) {
       copy.copy(header);
       Reply(id, std::move(copy));
     }
-    last_commit_issued_ = commit.clock;
-    auto agg = clock_samples_[commit.clock];
-    clock_samples_.erase(commit.clock);
-    recorder_->RecordCommit(commit.clock, agg.first,
-                            agg.first > 0 ? agg.second / agg.first : NAN);
+    uint64_t samples = 0;
+    double loss_sum = 0;
+    const auto& reported = reports_[commit.clock];
+    for (uint32_t w : commit.workers) {
+      auto it = reported.find(w);
+      if (it == reported.end()) continue;
+      samples += it->second.batch;
+      loss_sum += it->second.loss * it->second.batch;
+    }
+    reports_.erase(reports_.begin(), reports_.upper_bound(commit.clock));
+    recorder_->RecordCommit(commit.clock, samples,
+                            samples > 0 ? loss_sum / samples : NAN);
     SetLogClock(commit.clock);
   }
 }
@@ -258,11 +333,10 @@ void Coordinator::IssueCommits(const std::vector<CommitDecision>& commits) {
 void Coordinator::AnswerPendingAdmissions() {
   for (const auto& id : worker_ids_) {
     Peer& peer = peers_[id];
-    if (peer.pending_admit &&
-        (policy_->MayStart(peer.rank, *peer.pending_admit) ||
-         *peer.pending_admit >= options_.job.max_clocks)) {
-      SendAdmission(id, peer, *peer.pending_admit);
-    }
+    if (!peer.pending_admit) continue;
+    auto decision =
+        Timed([&] { return policy_->Admit(peer.rank, *peer.pending_admit); });
+    if (decision) SendAdmission(id, peer, *decision);
   }
 }
 
@@ -273,14 +347,17 @@ void Coordinator::HandleCommitted(const wire::Committed& committed) {
   fully_applied_ = std::max(fully_applied_, clock);
 }
 
-void Coordinator::HandleEvaluation(const wire::Evaluation& eval) {
+void Coordinator::HandleEvaluation(const Peer& peer,
+                                   const wire::Evaluation& eval) {
   recorder_->RecordEvaluation(eval.clock(), eval.test_loss(),
                               eval.test_accuracy(), eval.final());
   LS_LOG(Info) << "evaluation at clock " << eval.clock() << ": test loss "
                << eval.test_loss() << ", test accuracy " << eval.test_accuracy()
                << " over " << eval.samples() << " samples"
                << (eval.final() ? " (final)" : "");
-  if (eval.final()) final_eval_received_ = true;
+  if (eval.final() && peer.rank == final_evaluator_) {
+    final_eval_received_ = true;
+  }
 }
 
 void Coordinator::Reply(const std::string& id, zmq::message_t header) {

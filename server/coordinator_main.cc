@@ -5,6 +5,7 @@
 
 #include "common/job_config.h"
 #include "common/logging.h"
+#include "common/zmq_socket.h"
 #include "server/coordinator.h"
 
 namespace po = boost::program_options;
@@ -29,7 +30,9 @@ int main(int argc, char** argv) {
       "write metrics.jsonl, eval.jsonl and summary.json here")(
       "register-timeout-s", po::value<double>()->default_value(300),
       "give up when not every role registered within this time")(
-      "verbose,v", "log debug lines");
+      "metrics-listen", po::value<std::string>()->default_value("127.0.0.1:0"),
+      "serve Prometheus metrics at http://HOST:PORT/metrics (port 0 = any "
+      "free port; empty = off)")("verbose,v", "log debug lines");
   lockstep::AddJobFlags(&options);
   po::variables_map vm;
   try {
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
   opts.advertise = vm["advertise"].as<std::string>();
   opts.run_dir = vm["run-dir"].as<std::string>();
   opts.register_timeout_s = vm["register-timeout-s"].as<double>();
+  opts.metrics_listen = vm["metrics-listen"].as<std::string>();
   if (!(opts.register_timeout_s > 0)) {
     return Fail("--register-timeout-s must be > 0");
   }
@@ -60,9 +64,15 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, [](int) { lockstep::Coordinator::RequestStop(); });
   std::signal(SIGTERM, [](int) { lockstep::Coordinator::RequestStop(); });
   std::cout << "@endpoint " << (*coordinator)->endpoint() << std::endl;
+  if (!(*coordinator)->metrics_url().empty()) {
+    std::cout << "@metrics " << (*coordinator)->metrics_url() << std::endl;
+    LS_LOG(Info) << "metrics at " << (*coordinator)->metrics_url();
+  }
   LS_LOG(Info) << "listening on " << (*coordinator)->endpoint() << " for "
                << job->servers << " servers and " << job->workers << " workers";
   lockstep::Status done = (*coordinator)->Run();
+  (*coordinator).reset();  // closes its sockets before the context
+  lockstep::CloseProcessContext();
   if (!done.ok()) {
     LS_LOG(Error) << "job failed: " << done.ToString();
     return 1;

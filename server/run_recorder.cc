@@ -14,7 +14,10 @@ namespace {
 // Smoothing of the printed training loss over committed clocks.
 constexpr double kLossEma = 0.05;
 constexpr double kProgressPeriodS = 0.5;
+constexpr double kIdleProgressPeriodS = 10.0;
 constexpr double kFlushPeriodS = 1.0;
+constexpr int64_t kStalenessBuckets[] = {0, 1, 2, 4, 8, 16, 32, 64};
+constexpr size_t kNumBuckets = std::size(kStalenessBuckets) + 1;
 
 std::string Fixed(double v, int digits) {
   if (!std::isfinite(v) || v < 0) return "nan";
@@ -51,12 +54,25 @@ void RunRecorder::Start() { start_s_ = NowSeconds(); }
 
 double RunRecorder::WallSeconds() const { return NowSeconds() - start_s_; }
 
-void RunRecorder::RecordClock(const ClockReport& r) {
+void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
+                              uint32_t dropped) {
+  if (staleness_counts_.empty()) staleness_counts_.assign(kNumBuckets, 0);
+  size_t bucket = 0;
+  while (bucket < std::size(kStalenessBuckets) &&
+         staleness > kStalenessBuckets[bucket]) {
+    ++bucket;
+  }
+  ++staleness_counts_[bucket];
+  dropped_pushes_ += dropped > 0 ? 1 : 0;
+  wait_s_[r.worker] += r.wait_s;
+  ++clocks_reported_;
   if (!metrics_.is_open()) return;
   JsonObject o;
   o.Add("worker", r.worker).Add("clock", r.clock).Add("batch", r.batch);
   o.Add("compute_s", r.compute_s).Add("push_s", r.push_s);
   o.Add("pull_s", r.pull_s).Add("wait_s", r.wait_s).Add("loss", r.loss);
+  o.Add("staleness", staleness).Add("dropped", dropped > 0);
+  o.Add("cpu_available", r.cpu_available);
   o.Add("wall_s", WallSeconds());
   metrics_ << o.str() << '\n';
   if (NowSeconds() - last_flush_s_ > kFlushPeriodS) {
@@ -67,7 +83,7 @@ void RunRecorder::RecordClock(const ClockReport& r) {
 
 void RunRecorder::RecordCommit(int64_t clock, uint64_t samples,
                                double mean_loss) {
-  last_clock_ = clock;
+  last_clock_ = std::max(last_clock_, clock);
   samples_ += samples;
   if (std::isfinite(mean_loss)) {
     loss_ema_ = have_loss_ ? (1 - kLossEma) * loss_ema_ + kLossEma * mean_loss
@@ -96,7 +112,16 @@ void RunRecorder::RecordEvaluation(int64_t clock, double loss, double accuracy,
 void RunRecorder::MaybePrintProgress(bool force) {
   const double now = NowSeconds();
   if (!force && now - last_progress_s_ < kProgressPeriodS) return;
+  // Unchanged state is repeated only now and then (the launcher's
+  // progress line stays alive while workers wait at the end).
+  const bool changed =
+      last_clock_ != printed_clock_ || test_accuracy_ != printed_accuracy_;
+  if (!force && !changed && now - last_progress_s_ < kIdleProgressPeriodS) {
+    return;
+  }
   last_progress_s_ = now;
+  printed_clock_ = last_clock_;
+  printed_accuracy_ = test_accuracy_;
   const double wall = std::max(1e-9, now - start_s_);
   std::cout << "@progress clock=" << (last_clock_ + 1)
             << " max_clocks=" << job_.max_clocks << " epoch="
@@ -106,7 +131,37 @@ void RunRecorder::MaybePrintProgress(bool force) {
             << " test_accuracy=" << Fixed(test_accuracy_, 4) << std::endl;
 }
 
-Status RunRecorder::Finish(uint64_t bad_messages) {
+std::string RunRecorder::PrometheusText() const {
+  std::string out;
+  auto line = [&](const std::string& name, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %.9g\n", v);
+    out += name + buf;
+  };
+  line("lockstep_clock", static_cast<double>(last_clock_ + 1));
+  line("lockstep_samples_total", static_cast<double>(samples_));
+  line("lockstep_wall_seconds", WallSeconds());
+  line("lockstep_train_loss", have_loss_ ? loss_ema_ : NAN);
+  line("lockstep_test_accuracy", test_accuracy_ >= 0 ? test_accuracy_ : NAN);
+  line("lockstep_dropped_pushes_total", static_cast<double>(dropped_pushes_));
+  for (const auto& [w, s] : wait_s_) {
+    line("lockstep_wait_seconds_total{worker=\"" + std::to_string(w) + "\"}",
+         s);
+  }
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < staleness_counts_.size(); ++i) {
+    cumulative += staleness_counts_[i];
+    const std::string le = i < std::size(kStalenessBuckets)
+                               ? std::to_string(kStalenessBuckets[i])
+                               : "+Inf";
+    line("lockstep_staleness_bucket{le=\"" + le + "\"}",
+         static_cast<double>(cumulative));
+  }
+  line("lockstep_staleness_count", static_cast<double>(cumulative));
+  return out;
+}
+
+Status RunRecorder::Finish(const std::map<std::string, double>& extra) {
   const double wall = WallSeconds();
   JsonObject o;
   o.Add("policy", policy_).Add("clocks", last_clock_ + 1);
@@ -126,7 +181,12 @@ Status RunRecorder::Finish(uint64_t bad_messages) {
   } else {
     o.AddNull("time_to_target_s");
   }
-  o.Add("bad_messages", bad_messages);
+  o.Add("dropped_pushes", dropped_pushes_);
+  double wait_total = 0;
+  for (const auto& [w, s] : wait_s_) wait_total += s;
+  o.Add("mean_wait_s_per_clock",
+        clocks_reported_ > 0 ? wait_total / clocks_reported_ : 0.0);
+  for (const auto& [key, value] : extra) o.Add(key, value);
   MaybePrintProgress(true);
   std::cout << "@summary " << o.str() << std::endl;
   if (run_dir_.empty()) return Status::Ok();

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/job_config.h"
 #include "common/status.h"
@@ -26,7 +28,11 @@ class RunRecorder {
 
   // Marks the start of training (time zero for wall_s).
   void Start();
-  void RecordClock(const ClockReport& report);
+  // One worker's clock. `staleness` is the largest staleness of its pushes
+  // (apply-on-arrival policies, else 0); `dropped` how many shards dropped
+  // its push.
+  void RecordClock(const ClockReport& report, int64_t staleness,
+                   uint32_t dropped);
   // Clock `clock` was committed with `samples` samples in total.
   void RecordCommit(int64_t clock, uint64_t samples, double mean_loss);
   void RecordEvaluation(int64_t clock, double loss, double accuracy,
@@ -34,8 +40,11 @@ class RunRecorder {
   // Prints a @progress line if enough time passed since the last one (or
   // `force`).
   void MaybePrintProgress(bool force);
-  // Writes summary.json and prints the @summary line.
-  Status Finish(uint64_t bad_messages);
+  // Writes summary.json (with `extra` fields added) and prints the
+  // @summary line.
+  Status Finish(const std::map<std::string, double>& extra);
+  // The run's counters in Prometheus text format (without the policy's).
+  std::string PrometheusText() const;
 
   double WallSeconds() const;
   int64_t last_committed() const { return last_clock_; }
@@ -50,6 +59,8 @@ class RunRecorder {
   std::ofstream evals_;
   double start_s_ = 0;
   double last_progress_s_ = -1;
+  int64_t printed_clock_ = -2;
+  double printed_accuracy_ = -2;
   double last_flush_s_ = 0;
   int64_t last_clock_ = -1;
   uint64_t samples_ = 0;
@@ -58,6 +69,12 @@ class RunRecorder {
   double test_accuracy_ = -1;
   double test_loss_ = -1;
   std::optional<double> time_to_target_s_;
+  // Staleness histogram: count of pushes with staleness in bucket i
+  // (bucket bounds kStalenessBuckets in the .cc, last bucket = above).
+  std::vector<uint64_t> staleness_counts_;
+  uint64_t dropped_pushes_ = 0;
+  std::map<uint32_t, double> wait_s_;  // per worker, total
+  uint64_t clocks_reported_ = 0;
 };
 
 }  // namespace lockstep

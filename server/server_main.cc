@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "common/logging.h"
+#include "common/zmq_socket.h"
 #include "server/server_shard.h"
 
 namespace po = boost::program_options;
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, [](int) { lockstep::ServerShard::RequestStop(); });
   std::signal(SIGTERM, [](int) { lockstep::ServerShard::RequestStop(); });
   lockstep::Status done = (*server)->Run();
+  (*server).reset();  // closes its sockets before the context
+  lockstep::CloseProcessContext();
   if (!done.ok()) {
     LS_LOG(Error) << "server failed: " << done.ToString();
     return 1;

@@ -97,6 +97,10 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   }
   SetLogRank(static_cast<int>(shard_));
   apply_mode_ = welcome.apply_mode();
+  scale_lr_by_staleness_ = welcome.scale_lr_by_staleness();
+  max_staleness_ = welcome.max_staleness();
+  LS_ASSIGN_OR_RETURN(
+      schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   OptimizerConfig opt;
   opt.name = job_.optimizer;
   opt.momentum = job_.momentum;
@@ -123,6 +127,10 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
 
 Status ServerShard::Serve() {
   int64_t next_heartbeat = 0;
+  int64_t last_heard = NowMillis();
+  // The coordinator's own rule for declaring a peer dead.
+  const int64_t silent_limit_ms =
+      10 * static_cast<int64_t>(std::max<uint32_t>(job_.heartbeat_ms, 100));
   Message msg;
   while (!g_stop_requested) {
     zmq::pollitem_t items[] = {
@@ -132,6 +140,7 @@ Status ServerShard::Serve() {
     while (true) {
       auto got = ReceiveMessage(coordinator_, false, &msg);
       if (!got.ok() || !*got) break;
+      last_heard = NowMillis();
       bool stop = false;
       LS_RETURN_IF_ERROR(HandleCoordinatorMessage(msg, &stop));
       if (stop) return Status::Ok();
@@ -144,6 +153,11 @@ Status ServerShard::Serve() {
       }
       if (!*got) break;
       HandleWorkerMessage(msg);
+    }
+    if (NowMillis() - last_heard > silent_limit_ms) {
+      return Unavailable("the coordinator at " + options_.coordinator +
+                         " has been silent for " +
+                         std::to_string(NowMillis() - last_heard) + " ms");
     }
     if (NowMillis() >= next_heartbeat) {
       flatbuffers::FlatBufferBuilder fbb(64);
@@ -177,6 +191,8 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
                    << flatbuffers::GetString(
                           msg.envelope->body_as_Shutdown()->reason());
       *stop = true;
+      return Status::Ok();
+    case wire::Body::Heartbeat:
       return Status::Ok();
     case wire::Body::Error:
       LS_LOG(Warning) << "coordinator error: "

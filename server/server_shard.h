@@ -18,6 +18,7 @@
 
 #include "common/job_config.h"
 #include "common/layout.h"
+#include "common/lr_schedule.h"
 #include "common/message.h"
 #include "common/status.h"
 #include "server/dense_store.h"
@@ -75,6 +76,10 @@ class ServerShard {
   void HandlePush(Message& msg);
   Status ApplyCommit(const wire::Commit& commit);
   Status ApplyPushes(const std::vector<const PendingPush*>& pushes, double lr);
+  // Apply-on-arrival: applies one push now, scaled or dropped by its
+  // staleness. Returns the ack status; *staleness gets the staleness.
+  wire::PushStatus ApplyOnArrival(PendingPush& record, int64_t clock,
+                                  uint64_t version_read, int64_t* staleness);
   // Checks dense ranges and sparse ids of a request against this shard.
   Status CheckRequest(const flatbuffers::Vector<const wire::KeyRange*>* ranges,
                       std::vector<KeySpan>* out, uint64_t* dense_values) const;
@@ -96,6 +101,9 @@ class ServerShard {
   JobConfig job_;
   KeyLayout layout_;
   wire::ApplyMode apply_mode_ = wire::ApplyMode::OnCommit;
+  bool scale_lr_by_staleness_ = false;
+  int64_t max_staleness_ = -1;
+  LrSchedule schedule_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<DenseStore> dense_;
   std::unique_ptr<SparseTable> sparse_;
@@ -109,6 +117,7 @@ class ServerShard {
   std::map<int64_t, std::map<uint32_t, PendingPush>> pending_;
   std::deque<Message> deferred_pulls_;
   uint64_t bad_messages_ = 0;
+  uint64_t dropped_pushes_ = 0;
   int64_t bad_log_budget_ = 20;
 };
 

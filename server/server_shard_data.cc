@@ -97,7 +97,8 @@ void ServerShard::ServePull(Message& msg) {
   }
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreatePullReply(fbb, pull->request_id(), pull->clock(),
-                                    applied_clock_, dense_values);
+                                    applied_clock_, dense_values,
+                                    static_cast<uint64_t>(dense_->step()));
   SendToWorker(msg.peer,
                FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
                               wire::Role::Server, static_cast<int>(shard_)),
@@ -154,13 +155,15 @@ void ServerShard::HandlePush(Message& msg) {
   const int64_t clock = push->clock();
   const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
   auto status = wire::PushStatus::Buffered;
-  if (clock <= applied_clock_ && apply_mode_ == wire::ApplyMode::OnCommit) {
-    status = wire::PushStatus::Dropped;  // its clock is already committed
-  } else if (apply_mode_ == wire::ApplyMode::OnArrival) {
+  int64_t staleness = 0;
+  if (apply_mode_ == wire::ApplyMode::OnArrival) {
+    std::string peer = msg.peer;
     record.msg = std::move(msg);
-    ok = ApplyPushes({&record}, job_.lr);
-    status = ok.ok() ? wire::PushStatus::Applied : wire::PushStatus::Dropped;
-    msg.peer = record.msg.peer;
+    status = ApplyOnArrival(record, clock, push->version_read(), &staleness);
+    msg.peer = std::move(peer);
+  } else if (clock <= applied_clock_) {
+    status = wire::PushStatus::Dropped;  // its clock is already committed
+    ++dropped_pushes_;
   } else {
     std::string peer = msg.peer;
     record.msg = std::move(msg);
@@ -169,10 +172,33 @@ void ServerShard::HandlePush(Message& msg) {
     msg.peer = std::move(peer);
   }
   flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreatePushAck(fbb, id, clock, status);
+  auto body = wire::CreatePushAck(fbb, id, clock, status, staleness);
   SendToWorker(msg.peer,
                FinishEnvelope(fbb, wire::Body::PushAck, body.Union(),
                               wire::Role::Server, static_cast<int>(shard_)));
+}
+
+wire::PushStatus ServerShard::ApplyOnArrival(PendingPush& record, int64_t clock,
+                                             uint64_t version_read,
+                                             int64_t* staleness) {
+  const auto version = static_cast<uint64_t>(dense_->step());
+  *staleness = version >= version_read
+                   ? static_cast<int64_t>(version - version_read)
+                   : 0;
+  if (max_staleness_ >= 0 && *staleness > max_staleness_) {
+    ++dropped_pushes_;
+    return wire::PushStatus::Dropped;
+  }
+  double lr = schedule_.RateAt(clock);
+  if (scale_lr_by_staleness_) lr /= static_cast<double>(*staleness + 1);
+  Status applied = ApplyPushes({&record}, lr);
+  if (!applied.ok()) {
+    LS_LOG(Warning) << "push dropped: " << applied.message();
+    ++dropped_pushes_;
+    return wire::PushStatus::Dropped;
+  }
+  applied_clock_ = std::max(applied_clock_, clock);
+  return wire::PushStatus::Applied;
 }
 
 Status ServerShard::ApplyCommit(const wire::Commit& commit) {

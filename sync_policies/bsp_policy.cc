@@ -8,26 +8,39 @@ namespace lockstep {
 BspPolicy::BspPolicy(std::vector<uint32_t> batches)
     : batches_(std::move(batches)) {}
 
-void BspPolicy::OnWorkerJoined(uint32_t worker, int64_t /*clock*/) {
-  live_.insert(worker);
+void BspPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
+                               const WorkerCaps& /*caps*/) {
+  live_[worker] = std::max(clock, committed_ + 1);
 }
 
 std::vector<CommitDecision> BspPolicy::OnWorkerLeft(uint32_t worker) {
   live_.erase(worker);
+  // Its reports no longer count: if it re-joins at a clock it had
+  // reported, it must report that clock again.
+  for (auto& [clock, done] : reported_) done.erase(worker);
   return CommitReady();
 }
 
-bool BspPolicy::MayStart(uint32_t /*worker*/, int64_t clock) const {
-  return clock <= committed_ + 1;
-}
-
-uint32_t BspPolicy::BatchQuota(uint32_t worker, int64_t /*clock*/) {
+uint32_t BspPolicy::QuotaOf(uint32_t worker, int64_t /*clock*/) const {
   if (batches_.empty()) return 0;
   return batches_[std::min<size_t>(worker, batches_.size() - 1)];
 }
 
+std::optional<AdmissionDecision> BspPolicy::Admit(uint32_t worker,
+                                                  int64_t clock) {
+  if (live_.count(worker) == 0 || clock > committed_ + 1) return std::nullopt;
+  AdmissionDecision d;
+  d.clock = committed_ + 1;  // an old request jumps to the current clock
+  d.batch = QuotaOf(worker, d.clock);
+  d.batch_offset = OffsetAmong(live_, worker,
+                               [&](uint32_t w) { return QuotaOf(w, d.clock); });
+  return d;
+}
+
 std::vector<CommitDecision> BspPolicy::OnClockDone(const ClockReport& report) {
-  if (report.clock <= committed_) return {};  // a duplicate or late report
+  if (report.clock <= committed_ || live_.count(report.worker) == 0) {
+    return {};  // a duplicate, late or departed report
+  }
   reported_[report.clock].insert(report.worker);
   return CommitReady();
 }
@@ -35,23 +48,36 @@ std::vector<CommitDecision> BspPolicy::OnClockDone(const ClockReport& report) {
 std::vector<CommitDecision> BspPolicy::CommitReady() {
   std::vector<CommitDecision> out;
   while (!live_.empty()) {
-    auto it = reported_.find(committed_ + 1);
-    if (it == reported_.end()) break;
-    const auto& done = it->second;
-    const bool all =
-        std::includes(done.begin(), done.end(), live_.begin(), live_.end());
-    if (!all) break;
+    const int64_t clock = committed_ + 1;
+    const std::set<uint32_t>& done = reported_[clock];
+    bool all = true;
+    for (const auto& [w, joined] : live_) {
+      if (joined <= clock && done.count(w) == 0) all = false;
+    }
+    if (!all || done.empty()) break;
     CommitDecision decision;
-    decision.clock = it->first;
+    decision.clock = clock;
     // Pushes from workers that reported and are still live count.
     for (uint32_t w : done) {
       if (live_.count(w) != 0) decision.workers.push_back(w);
     }
-    committed_ = it->first;
-    reported_.erase(it);
+    committed_ = clock;
+    reported_.erase(clock);
+    OnCommitted(clock);
     out.push_back(std::move(decision));
   }
   return out;
+}
+
+std::map<std::string, double> BspPolicy::Metrics() const {
+  std::map<std::string, double> m;
+  m["lockstep_committed_clock"] = static_cast<double>(committed_);
+  m["lockstep_live_workers"] = static_cast<double>(live_.size());
+  for (const auto& [w, joined] : live_) {
+    m["lockstep_quota{worker=\"" + std::to_string(w) + "\"}"] =
+        QuotaOf(w, committed_ + 1);
+  }
+  return m;
 }
 
 }  // namespace lockstep

@@ -1,7 +1,9 @@
-// Bulk synchronous parallel: clock c is committed when every live worker has
-// reported it; a worker may start clock c once clock c-1 is committed.
-// Servers buffer pushes per clock and apply on commit, and defer pulls for c
-// until c-1 is applied, so no pull ever sees a partial clock.
+// Bulk synchronous parallel: clock c is committed when every live worker
+// that joined at or before c has reported it; a worker may start clock c
+// once clock c-1 is committed. Servers buffer pushes per clock and apply on
+// commit, and defer pulls for c until c-1 is applied, so no pull ever sees
+// a partial clock. A worker that asks for an old clock (it re-joined) is
+// moved to the current one.
 // Thread-safety: not thread-safe (see SyncPolicy).
 #ifndef LOCKSTEP_SYNC_POLICIES_BSP_POLICY_H_
 #define LOCKSTEP_SYNC_POLICIES_BSP_POLICY_H_
@@ -24,25 +26,48 @@ class BspPolicy : public SyncPolicy {
   wire::ApplyMode apply_mode() const override {
     return wire::ApplyMode::OnCommit;
   }
-  void OnWorkerJoined(uint32_t worker, int64_t clock) override;
+  void OnWorkerJoined(uint32_t worker, int64_t clock,
+                      const WorkerCaps& caps) override;
   std::vector<CommitDecision> OnWorkerLeft(uint32_t worker) override;
-  bool MayStart(uint32_t worker, int64_t clock) const override;
-  uint32_t BatchQuota(uint32_t worker, int64_t clock) override;
+  std::optional<AdmissionDecision> Admit(uint32_t worker,
+                                         int64_t clock) override;
   std::vector<CommitDecision> OnClockDone(const ClockReport& report) override;
+  int64_t CurrentClock() const override { return committed_ + 1; }
+  std::map<std::string, double> Metrics() const override;
 
   // The last clock committed (-1 before the first commit).
   int64_t committed_clock() const { return committed_; }
+
+ protected:
+  // Worker w's batch at `clock` (LB-BSP overrides with its quotas).
+  virtual uint32_t QuotaOf(uint32_t worker, int64_t clock) const;
+  // Called after `clock` is committed, before admissions to clock+1.
+  virtual void OnCommitted(int64_t /*clock*/) {}
+  // Live workers and the clock each joined at.
+  const std::map<uint32_t, int64_t>& live() const { return live_; }
 
  private:
   // Commits every consecutive clock that all live workers have reported.
   std::vector<CommitDecision> CommitReady();
 
   std::vector<uint32_t> batches_;
-  std::set<uint32_t> live_;
+  std::map<uint32_t, int64_t> live_;
   // Workers that reported each uncommitted clock.
   std::map<int64_t, std::set<uint32_t>> reported_;
   int64_t committed_ = -1;
 };
+
+// Sum of `quota(w)` over the live workers ranked below `worker`.
+template <typename Quota>
+uint64_t OffsetAmong(const std::map<uint32_t, int64_t>& live, uint32_t worker,
+                     Quota quota) {
+  uint64_t offset = 0;
+  for (const auto& [w, joined] : live) {
+    if (w >= worker) break;
+    offset += quota(w);
+  }
+  return offset;
+}
 
 }  // namespace lockstep
 

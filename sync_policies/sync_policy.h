@@ -1,12 +1,15 @@
 // The synchronization-policy interface. A policy is pure logic: the
 // coordinator feeds it events (worker joined/left, worker finished clock c)
-// and asks it for decisions (may w start clock c, w's batch quota, which
-// clocks to commit for which workers). It does no I/O and owns no threads.
+// and asks it for decisions (admit worker w to clock c now or later, with
+// which batch quota; which clocks to commit for which workers). It does no
+// I/O, owns no threads and reads no clock: times arrive in the reports.
 // Thread-safety: not thread-safe; the coordinator's event loop owns it.
 #ifndef LOCKSTEP_SYNC_POLICIES_SYNC_POLICY_H_
 #define LOCKSTEP_SYNC_POLICIES_SYNC_POLICY_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,16 +17,24 @@
 
 namespace lockstep {
 
-// What a worker reports when it finishes a clock.
+// What a worker reports when it finishes a clock. Times in seconds.
 struct ClockReport {
   uint32_t worker = 0;
   int64_t clock = 0;
   uint32_t batch = 0;
-  double compute_s = 0;
+  double compute_s = 0;  // forward/backward plus emulated slowdown
   double push_s = 0;
   double pull_s = 0;
-  double wait_s = 0;
+  double wait_s = 0;  // waiting for admission
   double loss = 0;
+  double cpu_available = 1;  // share of a CPU the worker had, in [0, 1]
+  double mem_available = 1;  // share of memory free, in [0, 1]
+};
+
+// What a worker declares when it joins.
+struct WorkerCaps {
+  uint32_t min_batch = 1;
+  uint32_t max_batch = 0;  // 0 = no cap (e.g. a GPU's memory limit)
 };
 
 // Apply the buffered pushes of `clock` from exactly `workers`.
@@ -32,32 +43,61 @@ struct CommitDecision {
   std::vector<uint32_t> workers;
 };
 
+// The answer to an admission request.
+struct AdmissionDecision {
+  // The clock the worker runs; may be later than the one it asked for
+  // (a late backup worker or a re-joining worker jumps to the current clock).
+  int64_t clock = 0;
+  uint32_t batch = 0;
+  // Where the worker's samples start inside the clock's global batch
+  // (sum of the quotas of lower-ranked live workers), for global data order.
+  uint64_t batch_offset = 0;
+};
+
+// How servers treat pushes that arrive under apply-on-arrival policies.
+struct StalenessRule {
+  // Scale the step by 1 / (staleness + 1) (staleness: server versions
+  // between the worker's pull and its push).
+  bool scale_lr = false;
+  // Drop pushes staler than this; -1 = never drop.
+  int64_t max_staleness = -1;
+};
+
 class SyncPolicy {
  public:
   virtual ~SyncPolicy() = default;
 
-  // The policy's name with its parameters, e.g. "bsp".
+  // The policy's name with its parameters, e.g. "ssp:3".
   virtual std::string name() const = 0;
   // How servers apply pushes under this policy.
   virtual wire::ApplyMode apply_mode() const = 0;
+  virtual StalenessRule staleness_rule() const { return {}; }
 
-  // Worker `worker` joined and will start at `clock`.
-  virtual void OnWorkerJoined(uint32_t worker, int64_t clock) = 0;
+  // Worker `worker` joined (or re-joined) and may start at `clock`.
+  virtual void OnWorkerJoined(uint32_t worker, int64_t clock,
+                              const WorkerCaps& caps) = 0;
   // Worker `worker` left or was declared dead. Returns commits that became
   // possible because the policy no longer waits for it.
   virtual std::vector<CommitDecision> OnWorkerLeft(uint32_t worker) = 0;
 
-  // Whether `worker` may start `clock` now. The coordinator re-asks after
-  // every event, so a deferred admission is answered as soon as it holds.
-  virtual bool MayStart(uint32_t worker, int64_t clock) const = 0;
-  // The batch `worker` processes at `clock`.
-  // REQUIRES: MayStart(worker, clock).
-  virtual uint32_t BatchQuota(uint32_t worker, int64_t clock) = 0;
+  // `worker` asks to start `clock`. Returns the decision, or nullopt to
+  // defer: the coordinator asks again after every event, so a deferred
+  // request is answered as soon as the policy allows it.
+  virtual std::optional<AdmissionDecision> Admit(uint32_t worker,
+                                                 int64_t clock) = 0;
 
-  // `report.worker` finished `report.clock` (its pushes are acknowledged by
-  // every shard). Returns the commits the coordinator must now issue.
+  // `report.worker` finished `report.clock` (every shard acknowledged its
+  // push). Returns the commits the coordinator must now issue, in order.
   virtual std::vector<CommitDecision> OnClockDone(
       const ClockReport& report) = 0;
+
+  // The clock a worker joining now starts at.
+  virtual int64_t CurrentClock() const = 0;
+
+  // Named numbers describing the policy's decisions so far (drops, quota
+  // of each worker, ...), for /metrics and summary.json. Keys are
+  // Prometheus-style names with optional labels: `lockstep_quota{worker="2"}`.
+  virtual std::map<std::string, double> Metrics() const { return {}; }
 };
 
 }  // namespace lockstep

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "sync_policies/policy_registry.h"
+
 namespace lockstep {
 namespace {
 
@@ -28,7 +30,15 @@ po::options_description LaunchFlags() {
       ("host", po::value<std::string>()->default_value("127.0.0.1"),
        "address the roles bind and connect on")  //
       ("timeout-s", po::value<double>()->default_value(0.0),
-       "stop the job and exit 124 after this many seconds (0 = none)");
+       "stop the job and exit 124 after this many seconds (0 = none)")  //
+      ("hetero", po::value<std::string>()->default_value(""),
+       "per-worker heterogeneity profiles: a file with one 'wR: items' or "
+       "'*: items' per line, or inline 'wR:items;*:items'; items: "
+       "linear=A+B, gpu=TSAT/B/CAP, xF[@C], transient=P/K/L, cpu=Q "
+       "(default: none)")  //
+      ("stop-on-worker-failure", po::bool_switch(),
+       "stop the whole job when a worker fails (default: the job goes on "
+       "with the other workers)");
   AddJobFlags(&options);
   return options;
 }
@@ -73,8 +83,13 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.bin_dir = vm["bin-dir"].as<std::string>();
     options.host = vm["host"].as<std::string>();
     options.timeout_s = vm["timeout-s"].as<double>();
+    options.hetero = vm["hetero"].as<std::string>();
+    options.stop_on_worker_failure = vm["stop-on-worker-failure"].as<bool>();
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));
     LS_ASSIGN_OR_RETURN(options.job, JobConfigFromFlags(vm));
+    LS_RETURN_IF_ERROR(ValidateSyncSpec(options.job.sync, options.job.workers));
+    LS_ASSIGN_OR_RETURN(options.hetero_profiles,
+                        ResolveHeteroFlag(options.hetero, options.job.workers));
   } catch (const std::exception& e) {
     return InvalidArgument(e.what());
   }
@@ -86,8 +101,10 @@ std::string LaunchUsage() {
   out << "Usage: lockstep-launch [flags]\n"
       << "Starts a coordinator, --servers servers and --workers workers on "
          "this machine,\nshows the training progress and writes the run "
-         "directory.\nExit status: 0 done, 1 a role failed, 2 bad flags, "
-         "124 --timeout-s reached,\n130 interrupted.\n\n"
+         "directory.\nExit status: 0 done, 1 the coordinator or a server "
+         "failed (or "
+         "every worker,\nor any worker with --stop-on-worker-failure), 2 bad "
+         "flags, 124 --timeout-s\nreached, 130 interrupted.\n\n"
       << LaunchFlags();
   return out.str();
 }

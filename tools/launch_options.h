@@ -1,6 +1,7 @@
 // The launcher's command line: the job flags shared with the coordinator
 // (AddJobFlags) plus the launcher's own (--run-dir, -v, --bin-dir, --host,
-// --timeout-s, --help), and where to find the role binaries.
+// --timeout-s, --hetero, --stop-on-worker-failure, --help), and where to
+// find the role binaries.
 // Thread-safety: free functions on values.
 #ifndef LOCKSTEP_TOOLS_LAUNCH_OPTIONS_H_
 #define LOCKSTEP_TOOLS_LAUNCH_OPTIONS_H_
@@ -10,6 +11,7 @@
 
 #include "common/job_config.h"
 #include "common/status.h"
+#include "tools/hetero_spec.h"
 
 namespace lockstep {
 
@@ -25,6 +27,16 @@ struct LaunchOptions {
   std::string host = "127.0.0.1";
   // Wall-clock limit for the whole job; 0 = none.
   double timeout_s = 0;
+  // --hetero as given: a profile file or inline "wR:items;*:items" (see
+  // tools/hetero_spec.h); empty = every worker runs at its own speed.
+  std::string hetero;
+  // `hetero` split per worker; each worker with an entry gets
+  // `--hetero <items>`.
+  HeteroProfiles hetero_profiles;
+  // Off by default: a worker that dies is the coordinator's to handle (it
+  // drops the worker and training goes on), so only a failing coordinator
+  // or server stops the job. On: any failing worker stops it too.
+  bool stop_on_worker_failure = false;
   // argv as given, recorded in config.json.
   std::vector<std::string> command;
   // --help was given; nothing else is validated then.

@@ -1,6 +1,7 @@
 #include "tools/launcher.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "common/json.h"
+#include "tools/hetero_spec.h"
 #include "tools/progress.h"
 #include "tools/run_dir.h"
 
@@ -80,12 +82,14 @@ Status Launcher::PrepareRunDir() {
   JsonObject launcher;
   launcher.Add("host", options_.host).Add("timeout_s", options_.timeout_s);
   launcher.Add("verbose", options_.verbose);
+  launcher.Add("stop_on_worker_failure", options_.stop_on_worker_failure);
   launcher.Add("coordinator_binary", binaries_.coordinator);
   launcher.Add("server_binary", binaries_.server);
   launcher.Add("worker_binary", binaries_.worker);
   const std::string config =
       ConfigJson(options_.job, options_.command, MachineInfo::Current(),
-                 UtcTimestamp(std::time(nullptr)), launcher.str());
+                 UtcTimestamp(std::time(nullptr)), launcher.str(),
+                 HeteroJson(options_.hetero_profiles));
   return WriteFileAtomically(run_dir_ + "/config.json", config);
 }
 
@@ -128,6 +132,10 @@ Launcher::Outcome Launcher::StartAll() {
             endpoint_};
     if (server) argv.insert(argv.end(), {"--listen", listen});
     argv.insert(argv.end(), {"--rank", std::to_string(rank)});
+    const auto hetero = options_.hetero_profiles.find(rank);
+    if (!server && hetero != options_.hetero_profiles.end()) {
+      argv.insert(argv.end(), {"--hetero", hetero->second});
+    }
     if (options_.verbose) argv.push_back("-v");
     if (Status s = StartRole(server ? "server" : "worker", rank, argv);
         !s.ok()) {
@@ -233,6 +241,7 @@ void Launcher::HandleExit(Role& role, const ChildExit& exit) {
                            ") " + exit.how.ToString();
   std::fprintf(role.log.get(), "# lockstep-launch: %s\n", what.c_str());
   std::fflush(role.log.get());
+  RemoveWorkerCpuQuotaGroup(role, exit.pid);
   if (!judging_exits_) return;
   const bool is_coordinator = exit.pid == coordinator_pid_;
   if (coordinator_done_) {
@@ -241,6 +250,9 @@ void Launcher::HandleExit(Role& role, const ChildExit& exit) {
     }
   } else if (is_coordinator && exit.how.ok()) {
     coordinator_done_ = true;
+  } else if (role.role == "worker" && !exit.how.ok() &&
+             !options_.stop_on_worker_failure) {
+    WorkerFailed(role, what);
   } else if (is_coordinator || !exit.how.ok()) {
     Fail(what, &role);
   } else if (console_->verbose()) {
@@ -248,6 +260,27 @@ void Launcher::HandleExit(Role& role, const ChildExit& exit) {
     // coordinator itself exits; a role leaving early is its to judge.
     console_->Message(what);
   }
+}
+
+void Launcher::WorkerFailed(const Role& role, const std::string& what) {
+  ++workers_failed_;
+  if (workers_failed_ < options_.job.workers) {
+    console_->Message(what + "; the job goes on with the other workers");
+    return;
+  }
+  // No worker is left and the launcher starts none: the job cannot end.
+  Fail(what + "; every worker has failed, so the job cannot go on", &role);
+}
+
+void Launcher::RemoveWorkerCpuQuotaGroup(const Role& role, pid_t pid) const {
+  if (role.role != "worker") return;
+  const auto profile = options_.hetero_profiles.find(role.rank);
+  if (profile == options_.hetero_profiles.end() ||
+      profile->second.find("cpu=") == std::string::npos) {
+    return;
+  }
+  // Best effort: it exists only if the worker could apply its quota.
+  rmdir(WorkerCpuQuotaGroupPath(pid).c_str());
 }
 
 void Launcher::Fail(const std::string& reason, const Role* role) {
@@ -295,6 +328,12 @@ int Launcher::Abort(Outcome outcome) {
 
 int Launcher::Finish() {
   console_->FinishProgress();
+  if (workers_failed_ > 0) {
+    console_->Message("warning: " + std::to_string(workers_failed_) + " of " +
+                      std::to_string(options_.job.workers) +
+                      " workers failed during the job (see " + run_dir_ +
+                      "/logs)");
+  }
   if (summary_json_.empty()) {
     console_->Message("warning: the coordinator printed no @summary line");
   } else {

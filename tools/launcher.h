@@ -6,10 +6,15 @@
 //   - the coordinator exits 0: the job is done. The others get up to
 //     kShutdownWait to exit by themselves (they are sent a Shutdown), then
 //     are stopped. Exit code 0.
-//   - any role exits non-zero or by a signal before that (or the
-//     coordinator exits non-zero, or prints no endpoint in time): every
-//     other role is stopped (SIGTERM, kTerminateGrace, SIGKILL), the
-//     failed role and its last lines are reported. Exit code 1.
+//   - the coordinator or a server exits non-zero or by a signal before
+//     that (or the coordinator prints no endpoint in time): every other
+//     role is stopped (SIGTERM, kTerminateGrace, SIGKILL), the failed role
+//     and its last lines are reported. Exit code 1.
+//   - a worker exits non-zero or by a signal before that: it is reported
+//     ("...; the job goes on with the other workers") and the job goes on,
+//     since the coordinator drops dead workers and training continues.
+//     With --stop-on-worker-failure, or once every worker has failed, it is
+//     handled like a failing server instead.
 //   - --timeout-s passes first: everything is stopped. Exit code 124.
 //   - SIGINT/SIGTERM reaches the launcher: everything is stopped. Exit 130.
 //
@@ -72,6 +77,10 @@ class Launcher {
   void HandleEvents(const ChildEvents& events);
   void HandleLine(Role& role, const ChildLine& line);
   void HandleExit(Role& role, const ChildExit& exit);
+  // A worker failed while the job runs and --stop-on-worker-failure is off.
+  void WorkerFailed(const Role& role, const std::string& what);
+  // Removes the cgroup a worker with a cpu= profile made for itself.
+  void RemoveWorkerCpuQuotaGroup(const Role& role, pid_t pid) const;
   void Fail(const std::string& reason, const Role* role);
 
   // Stops every role, reports why, returns the exit code for `outcome`.
@@ -93,7 +102,8 @@ class Launcher {
   // Exits are judged only while the job runs; during teardown they are
   // expected.
   bool judging_exits_ = true;
-  std::string failure_;  // why the job failed; empty if it did not
+  std::string failure_;          // why the job failed; empty if it did not
+  uint32_t workers_failed_ = 0;  // before the coordinator was done
   const Role* failed_role_ = nullptr;  // the role to blame, if any
 };
 

@@ -124,7 +124,8 @@ std::string ConfigJson(const JobConfig& job,
                        const std::vector<std::string>& command,
                        const MachineInfo& machine,
                        const std::string& start_time_utc,
-                       const std::string& launcher_json) {
+                       const std::string& launcher_json,
+                       const std::string& hetero_json) {
   JsonObject o;
   o.AddRaw("job", job.ToJson());
   o.AddRaw("command", JsonStringArray(command));
@@ -133,6 +134,7 @@ std::string ConfigJson(const JobConfig& job,
   o.AddRaw("machine", machine.ToJson());
   o.Add("start_time_utc", start_time_utc);
   if (!launcher_json.empty()) o.AddRaw("launcher", launcher_json);
+  if (!hetero_json.empty()) o.AddRaw("hetero", hetero_json);
   return o.str();
 }
 

@@ -51,14 +51,17 @@ Status CreateRunDir(const std::string& dir);
 StatusOr<std::string> CreateFreshRunDir(const std::string& dir);
 
 // The config.json text: {"job": ..., "command": [...], "lockstep_version",
-// "protocol_version", "machine": {...}, "start_time_utc", "launcher": {...}}.
-// `launcher_json` is an object with the launcher's own settings (host,
-// bin_dir, timeout_s) or empty to leave it out.
+// "protocol_version", "machine": {...}, "start_time_utc", "launcher": {...},
+// "hetero": {...}}. `launcher_json` is an object with the launcher's own
+// settings (host, bin_dir, timeout_s) and `hetero_json` the per-worker
+// heterogeneity profiles ({"3": "x4@150"}, see HeteroJson); either may be
+// empty to leave it out.
 std::string ConfigJson(const JobConfig& job,
                        const std::vector<std::string>& command,
                        const MachineInfo& machine,
                        const std::string& start_time_utc,
-                       const std::string& launcher_json);
+                       const std::string& launcher_json,
+                       const std::string& hetero_json = "");
 
 // Writes `text` to `path` atomically (a temporary file, then rename).
 Status WriteFileAtomically(const std::string& path, const std::string& text);

@@ -22,6 +22,7 @@ StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
                         ConnectDealer(shard.endpoint, ""));
     client->sockets_.push_back(std::move(socket));
   }
+  client->versions_.assign(layout.num_shards(), 0);
   return client;
 }
 
@@ -114,6 +115,7 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
         if (msg.envelope->body_type() != wire::Body::PullReply) return false;
         const auto* reply = msg.envelope->body_as_PullReply();
         if (reply->request_id() != request_id) return false;
+        versions_[shard] = reply->version();
         const ShardInfo& s = layout_.shards()[shard];
         const KeySpan& ids = id_pieces[shard];
         const size_t frames = ids.size() > 0 ? 2 : 1;
@@ -136,7 +138,7 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
       });
 }
 
-StatusOr<uint32_t> PsClient::Push(
+StatusOr<PsClient::PushResult> PsClient::Push(
     int64_t clock, uint32_t batch,
     const std::shared_ptr<std::vector<float>>& dense,
     const std::shared_ptr<std::vector<uint64_t>>& ids,
@@ -155,9 +157,9 @@ StatusOr<uint32_t> PsClient::Push(
     flatbuffers::FlatBufferBuilder fbb(128);
     std::vector<wire::KeyRange> ranges;
     if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
-    auto body =
-        wire::CreatePush(fbb, request_id, clock, batch,
-                         fbb.CreateVectorOfStructs(ranges), own_ids.size());
+    auto body = wire::CreatePush(fbb, request_id, clock, batch,
+                                 fbb.CreateVectorOfStructs(ranges),
+                                 own_ids.size(), versions_[s.shard]);
     Message msg;
     msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
                                 wire::Role::Worker, static_cast<int>(rank_));
@@ -170,18 +172,18 @@ StatusOr<uint32_t> PsClient::Push(
     LS_RETURN_IF_ERROR(Send(s.shard, std::move(msg)));
     shards.push_back(s.shard);
   }
-  uint32_t dropped = 0;
-  LS_RETURN_IF_ERROR(
-      AwaitReplies(shards, request_id, "push",
-                   [&](uint32_t, Message& msg) -> StatusOr<bool> {
-                     if (msg.envelope->body_type() != wire::Body::PushAck)
-                       return false;
-                     const auto* ack = msg.envelope->body_as_PushAck();
-                     if (ack->request_id() != request_id) return false;
-                     if (ack->status() == wire::PushStatus::Dropped) ++dropped;
-                     return true;
-                   }));
-  return dropped;
+  PushResult result;
+  LS_RETURN_IF_ERROR(AwaitReplies(
+      shards, request_id, "push",
+      [&](uint32_t, Message& msg) -> StatusOr<bool> {
+        if (msg.envelope->body_type() != wire::Body::PushAck) return false;
+        const auto* ack = msg.envelope->body_as_PushAck();
+        if (ack->request_id() != request_id) return false;
+        if (ack->status() == wire::PushStatus::Dropped) ++result.dropped;
+        result.max_staleness = std::max(result.max_staleness, ack->staleness());
+        return true;
+      }));
+  return result;
 }
 
 }  // namespace lockstep

@@ -35,12 +35,16 @@ class PsClient {
 
   // Pushes the mean gradient over `batch` samples for `clock`: the whole
   // dense gradient and the gradient rows of `sparse_ids` (may be empty).
-  // Waits for every shard's acknowledgement. Returns how many shards
-  // dropped the push (late for its clock).
-  StatusOr<uint32_t> Push(int64_t clock, uint32_t batch,
-                          const std::shared_ptr<std::vector<float>>& dense,
-                          const std::shared_ptr<std::vector<uint64_t>>& ids,
-                          const std::shared_ptr<std::vector<float>>& sparse);
+  // Waits for every shard's acknowledgement. Each shard is told the version
+  // it reported in this client's last pull (for staleness).
+  struct PushResult {
+    uint32_t dropped = 0;       // shards that dropped it (late or stale)
+    int64_t max_staleness = 0;  // largest staleness a shard measured
+  };
+  StatusOr<PushResult> Push(int64_t clock, uint32_t batch,
+                            const std::shared_ptr<std::vector<float>>& dense,
+                            const std::shared_ptr<std::vector<uint64_t>>& ids,
+                            const std::shared_ptr<std::vector<float>>& sparse);
 
  private:
   PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s);
@@ -58,6 +62,7 @@ class PsClient {
   double timeout_s_;
   std::vector<zmq::socket_t> sockets_;
   uint64_t next_request_ = 1;
+  std::vector<uint64_t> versions_;  // per shard, from the last pull
 };
 
 }  // namespace lockstep

@@ -1,6 +1,10 @@
 // WorkerRuntime: one clock's pull -> compute -> push, and evaluation.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "common/logging.h"
 #include "common/zmq_socket.h"
@@ -21,63 +25,97 @@ void ReclaimBuffer(std::shared_ptr<std::vector<T>>* buffer, size_t size) {
   (*buffer)->resize(size);
 }
 
+// User + system CPU time of this process.
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
 }  // namespace
 
-Status WorkerRuntime::RunClock(int64_t clock, uint32_t quota,
-                               ClockTimes* times) {
-  stream_->Next(quota, &batch_);
-  if (spec_.kind == ModelKind::kSparseLr) {
-    return ComputeSparse(clock, quota, times);
+Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
+  const int64_t clock = admission.clock;
+  if (global_order_ != nullptr) {
+    global_order_->Slice(clock, admission.offset, admission.quota, &batch_);
+  } else {
+    stream_->Next(admission.quota, &batch_);
+  }
+  const bool sparse = spec_.kind == ModelKind::kSparseLr;
+  if (sparse) {
+    ReclaimBuffer(&sparse_ids_, 0);
+    SparseLrModel::CollectIds(data_.sparse_train, batch_, sparse_ids_.get());
+    sparse_weights_.resize(sparse_ids_->size());
   }
   double t = NowSeconds();
-  LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, {}, {}));
+  LS_RETURN_IF_ERROR(
+      sparse ? ps_->Pull(clock, params_, *sparse_ids_, sparse_weights_)
+             : ps_->Pull(clock, params_, {}, {}));
   times->pull_s = NowSeconds() - t;
-  if (rank_ == 0 && job_.eval_every > 0 && clock > 0 &&
-      clock % job_.eval_every == 0) {
-    LS_RETURN_IF_ERROR(Evaluate(clock, false));
+  if (admission.evaluate) LS_RETURN_IF_ERROR(Evaluate(clock, false));
+  ReclaimBuffer(&dense_grad_, params_.size());
+  if (sparse) {
+    ReclaimBuffer(&sparse_grad_, sparse_ids_->size());
+    TimedCompute(clock, admission.quota, times, [&] {
+      return SparseLrModel::LossAndGradient(
+          data_.sparse_train, batch_, params_[0], *sparse_ids_, sparse_weights_,
+          dense_grad_->data(), *sparse_grad_);
+    });
+  } else {
+    TimedCompute(clock, admission.quota, times, [&] {
+      return dense_model_->LossAndGradient(params_, data_.dense_train, batch_,
+                                           *dense_grad_);
+    });
   }
-  return ComputeDense(clock, quota, times);
+  return PushGradient(clock, admission.quota, times);
 }
 
-Status WorkerRuntime::ComputeDense(int64_t clock, uint32_t quota,
+template <typename Compute>
+void WorkerRuntime::TimedCompute(int64_t clock, uint32_t quota,
+                                 ClockTimes* times, Compute compute) {
+  const double start = NowSeconds();
+  const double cpu_start = ProcessCpuSeconds();
+  times->loss = compute();
+  const double real = NowSeconds() - start;
+  // Share of a CPU this process got while computing: below 1 when the
+  // machine is contended (a real reading for LB-BSP's predictors).
+  double cpu = real > 1e-4 ? (ProcessCpuSeconds() - cpu_start) / real : 1.0;
+  cpu = std::clamp(cpu, 0.0, 1.0);
+  if (!hetero_.empty()) {
+    EmulatedWait(hetero_.WaitSeconds(clock, quota, real));
+    cpu *= hetero_.cpu_available(clock);
+  }
+  times->cpu_available = cpu;
+  times->compute_s = NowSeconds() - start;
+}
+
+void WorkerRuntime::EmulatedWait(double seconds) {
+  const double end = NowSeconds() + seconds;
+  while (true) {
+    const double left = end - NowSeconds();
+    if (left <= 0 || StopRequested()) return;
+    SendHeartbeat();
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(std::min(left, 0.05)));
+  }
+}
+
+Status WorkerRuntime::PushGradient(int64_t clock, uint32_t quota,
                                    ClockTimes* times) {
-  double t = NowSeconds();
-  ReclaimBuffer(&dense_grad_, params_.size());
-  times->loss = dense_model_->LossAndGradient(params_, data_.dense_train,
-                                              batch_, *dense_grad_);
-  times->compute_s = NowSeconds() - t;
-  t = NowSeconds();
-  LS_ASSIGN_OR_RETURN(uint32_t dropped,
-                      ps_->Push(clock, quota, dense_grad_, nullptr, nullptr));
+  const double t = NowSeconds();
+  LS_ASSIGN_OR_RETURN(
+      PsClient::PushResult result,
+      ps_->Push(clock, quota, dense_grad_,
+                spec_.kind == ModelKind::kSparseLr ? sparse_ids_ : nullptr,
+                spec_.kind == ModelKind::kSparseLr ? sparse_grad_ : nullptr));
   times->push_s = NowSeconds() - t;
-  if (dropped > 0) LS_LOG(Info) << dropped << " shards dropped a late push";
-  return Status::Ok();
-}
-
-Status WorkerRuntime::ComputeSparse(int64_t clock, uint32_t quota,
-                                    ClockTimes* times) {
-  ReclaimBuffer(&sparse_ids_, 0);
-  SparseLrModel::CollectIds(data_.sparse_train, batch_, sparse_ids_.get());
-  sparse_weights_.resize(sparse_ids_->size());
-  double t = NowSeconds();
-  LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, *sparse_ids_, sparse_weights_));
-  times->pull_s = NowSeconds() - t;
-  if (rank_ == 0 && job_.eval_every > 0 && clock > 0 &&
-      clock % job_.eval_every == 0) {
-    LS_RETURN_IF_ERROR(Evaluate(clock, false));
+  times->staleness = result.max_staleness;
+  times->dropped = result.dropped;
+  if (result.dropped > 0) {
+    LS_LOG(Info) << result.dropped << " shards dropped the push of clock "
+                 << clock << " (late or too stale)";
   }
-  t = NowSeconds();
-  ReclaimBuffer(&dense_grad_, params_.size());
-  ReclaimBuffer(&sparse_grad_, sparse_ids_->size());
-  times->loss = SparseLrModel::LossAndGradient(
-      data_.sparse_train, batch_, params_[0], *sparse_ids_, sparse_weights_,
-      dense_grad_->data(), *sparse_grad_);
-  times->compute_s = NowSeconds() - t;
-  t = NowSeconds();
-  LS_ASSIGN_OR_RETURN(uint32_t dropped, ps_->Push(clock, quota, dense_grad_,
-                                                  sparse_ids_, sparse_grad_));
-  times->push_s = NowSeconds() - t;
-  if (dropped > 0) LS_LOG(Info) << dropped << " shards dropped a late push";
   return Status::Ok();
 }
 
@@ -105,21 +143,32 @@ Status WorkerRuntime::Evaluate(int64_t clock, bool final) {
   return Status::Ok();
 }
 
-Status WorkerRuntime::Finish(int64_t clock) {
-  if (rank_ != 0) {
-    LS_LOG(Info) << "job finished after " << clock << " clocks";
-    return Status::Ok();
+Status WorkerRuntime::Finish(Admission admission) {
+  LS_LOG(Info) << "training finished; waiting for the end of the job";
+  Message msg;
+  while (true) {
+    if (admission.evaluate) {
+      // The model after every committed clock: under BSP the servers
+      // answer a pull for max_clocks once max_clocks-1 is applied.
+      const int64_t clock = admission.clock;
+      if (spec_.kind != ModelKind::kSparseLr) {
+        LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, {}, {}));
+      }
+      LS_RETURN_IF_ERROR(Evaluate(clock, true));
+      if (!options_.dump_model.empty()) {
+        LS_RETURN_IF_ERROR(WriteModelFile(options_.dump_model, params_));
+      }
+      admission.evaluate = false;
+    }
+    // Returns an error (OK to Run() for "job finished") on Shutdown.
+    LS_ASSIGN_OR_RETURN(bool got, AwaitCoordinator(&msg, INT64_MAX));
+    if (!got || msg.envelope->body_type() != wire::Body::Admission) continue;
+    const auto* a = msg.envelope->body_as_Admission();
+    if (a->finished() && a->evaluate()) {
+      admission.evaluate = true;
+      admission.clock = a->clock();
+    }
   }
-  // The model after every committed clock: the servers answer a pull for
-  // `clock` once clock-1 is applied.
-  if (spec_.kind != ModelKind::kSparseLr) {
-    LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, {}, {}));
-  }
-  LS_RETURN_IF_ERROR(Evaluate(clock, true));
-  if (!options_.dump_model.empty()) {
-    LS_RETURN_IF_ERROR(WriteModelFile(options_.dump_model, params_));
-  }
-  return Status::Ok();
 }
 
 Status WriteModelFile(const std::string& path, std::span<const float> params) {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "common/logging.h"
+#include "common/zmq_socket.h"
 #include "worker/worker_runtime.h"
 
 namespace po = boost::program_options;
@@ -20,8 +21,11 @@ int main(int argc, char** argv) {
       "request-timeout-s", po::value<double>()->default_value(300),
       "longest wait for one admission, pull or push reply")(
       "dump-model", po::value<std::string>()->default_value(""),
-      "rank 0 writes the final dense model to this file")("verbose,v",
-                                                          "log debug lines");
+      "the worker running the final evaluation writes the final dense "
+      "model to this file")(
+      "hetero", po::value<std::string>()->default_value(""),
+      "heterogeneity emulation profile, e.g. 'linear=0.002+0.0004,x4@150' "
+      "(see README)")("verbose,v", "log debug lines");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -47,6 +51,7 @@ int main(int argc, char** argv) {
   opts.rank_hint = vm["rank"].as<int>();
   opts.request_timeout_s = vm["request-timeout-s"].as<double>();
   opts.dump_model = vm["dump-model"].as<std::string>();
+  opts.hetero = vm["hetero"].as<std::string>();
   auto worker = lockstep::WorkerRuntime::Create(opts);
   if (!worker.ok()) {
     std::cerr << "lockstep-worker: " << worker.status().message() << std::endl;
@@ -55,6 +60,8 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, [](int) { lockstep::WorkerRuntime::RequestStop(); });
   std::signal(SIGTERM, [](int) { lockstep::WorkerRuntime::RequestStop(); });
   lockstep::Status done = (*worker)->Run();
+  (*worker).reset();  // closes its sockets before the context
+  lockstep::CloseProcessContext();
   if (!done.ok()) {
     LS_LOG(Error) << "worker failed: " << done.ToString();
     return 1;

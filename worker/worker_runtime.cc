@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <fstream>
 
 #include "common/logging.h"
 #include "common/zmq_socket.h"
@@ -14,9 +15,23 @@ namespace {
 
 std::atomic<bool> g_stop_requested{false};
 
+// MemAvailable / MemTotal from /proc/meminfo; 1 when unreadable.
+double MemoryAvailable() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double value = 0, total = 0, available = -1;
+  std::string unit;
+  while (in >> key >> value >> unit) {
+    if (key == "MemTotal:") total = value;
+    if (key == "MemAvailable:") available = value;
+  }
+  return total > 0 && available >= 0 ? available / total : 1.0;
+}
+
 }  // namespace
 
 void WorkerRuntime::RequestStop() { g_stop_requested = true; }
+bool WorkerRuntime::StopRequested() { return g_stop_requested; }
 
 WorkerRuntime::WorkerRuntime(WorkerOptions options)
     : options_(std::move(options)) {}
@@ -32,6 +47,12 @@ StatusOr<std::unique_ptr<WorkerRuntime>> WorkerRuntime::Create(
     return InvalidArgument("--request-timeout-s must be > 0");
   }
   std::unique_ptr<WorkerRuntime> w(new WorkerRuntime(std::move(options)));
+  if (!w->options_.hetero.empty()) {
+    // Validated now (and its batch cap registered); re-seeded per rank in
+    // Setup so transient slowdowns differ between workers.
+    LS_ASSIGN_OR_RETURN(w->hetero_,
+                        HeteroProfile::Parse(w->options_.hetero, 0));
+  }
   LS_ASSIGN_OR_RETURN(w->coordinator_,
                       ConnectDealer(w->options_.coordinator, ""));
   return w;
@@ -48,13 +69,18 @@ Status WorkerRuntime::Train() {
   LS_RETURN_IF_ERROR(Register());
   for (int64_t clock = 0;; ++clock) {
     if (g_stop_requested) return Unavailable("interrupted by a signal");
-    SetLogClock(clock);
     const double wait_start = NowSeconds();
     LS_ASSIGN_OR_RETURN(Admission admission, RequestAdmission(clock));
-    if (admission.finished) return Finish(clock);
+    if (admission.finished) return Finish(admission);
+    if (admission.clock != clock) {
+      LS_LOG(Info) << "moved from clock " << clock << " to the current clock "
+                   << admission.clock;
+    }
+    clock = admission.clock;
+    SetLogClock(clock);
     ClockTimes times;
     times.wait_s = NowSeconds() - wait_start;
-    LS_RETURN_IF_ERROR(RunClock(clock, admission.quota, &times));
+    LS_RETURN_IF_ERROR(RunClock(admission, &times));
     SendClockDone(clock, admission.quota, times);
   }
 }
@@ -77,6 +103,7 @@ Status WorkerRuntime::Register() {
       return DeadlineExceeded("no welcome from the coordinator at " +
                               options_.coordinator);
     }
+    last_heard_ms_ = NowMillis();
     if (msg.envelope->body_type() == wire::Body::Welcome) {
       return Setup(*msg.envelope->body_as_Welcome());
     }
@@ -94,6 +121,17 @@ Status WorkerRuntime::Setup(const wire::Welcome& welcome) {
     return InvalidArgument("welcome assigns rank " + std::to_string(rank_) +
                            " of " + std::to_string(job_.workers));
   }
+  if (!options_.hetero.empty()) {
+    LS_ASSIGN_OR_RETURN(
+        hetero_,
+        HeteroProfile::Parse(options_.hetero, job_.seed * 1000003 + rank_));
+    LS_LOG(Info) << "emulating heterogeneity: " << hetero_.ToString();
+    if (hetero_.cpu_quota() > 0) {
+      Status quota = hetero_.ApplyCpuQuota(getpid());
+      if (!quota.ok())
+        LS_LOG(Warning) << "no real CPU quota: " << quota.message();
+    }
+  }
   const double t0 = NowSeconds();
   LS_ASSIGN_OR_RETURN(data_, LoadTrainingData(job_));
   LS_LOG(Info) << "loaded " << data_.train_size() << " training samples in "
@@ -106,8 +144,13 @@ Status WorkerRuntime::Setup(const wire::Welcome& welcome) {
     SparseLrModel::CollectIds(data_.sparse_test, all, &test_ids_);
   }
   params_.assign(layout_.dense_keys(), 0.0f);
-  stream_ = std::make_unique<SampleStream>(job_.train_samples, job_.workers,
-                                           rank_, job_.seed);
+  if (job_.data_order == "global") {
+    global_order_ = std::make_unique<GlobalBatchOrder>(
+        job_.train_samples, job_.GlobalBatch(), job_.seed);
+  } else {
+    stream_ = std::make_unique<SampleStream>(job_.train_samples, job_.workers,
+                                             rank_, job_.seed);
+  }
   LS_ASSIGN_OR_RETURN(
       ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s));
   return Status::Ok();
@@ -120,25 +163,27 @@ StatusOr<WorkerRuntime::Admission> WorkerRuntime::RequestAdmission(
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Admit, body.Union(),
                                    wire::Role::Worker,
                                    static_cast<int>(rank_)));
-  const int64_t deadline =
-      NowMillis() + static_cast<int64_t>(options_.request_timeout_s * 1000);
   Message msg;
   while (true) {
-    LS_ASSIGN_OR_RETURN(bool got, AwaitCoordinator(&msg, deadline));
-    if (!got) {
-      return DeadlineExceeded(
-          "no admission to clock " + std::to_string(clock) + " within " +
-          std::to_string(options_.request_timeout_s) + " s");
-    }
+    // Admission may take long (a policy waits for slow workers); only a
+    // silent coordinator ends the wait.
+    LS_ASSIGN_OR_RETURN(bool got, AwaitCoordinator(&msg, INT64_MAX));
+    if (!got) continue;
     if (msg.envelope->body_type() != wire::Body::Admission) continue;
     const auto* a = msg.envelope->body_as_Admission();
-    if (a->clock() != clock) continue;
-    if (a->finished()) return Admission{true, 0};
+    Admission admission;
+    admission.finished = a->finished();
+    admission.evaluate = a->evaluate();
+    admission.clock = a->clock();
+    if (admission.finished) return admission;
+    if (a->clock() < clock) continue;  // an answer to an older request
     if (!a->go() || a->batch_quota() == 0) {
       return FailedPrecondition("admission to clock " + std::to_string(clock) +
                                 " without a batch quota");
     }
-    return Admission{false, a->batch_quota()};
+    admission.quota = a->batch_quota();
+    admission.offset = a->batch_offset();
+    return admission;
   }
 }
 
@@ -167,6 +212,7 @@ StatusOr<bool> WorkerRuntime::AwaitCoordinator(Message* msg,
       continue;
     }
     const auto type = msg->envelope->body_type();
+    if (type == wire::Body::Heartbeat) continue;
     if (type == wire::Body::Shutdown) {
       const std::string reason =
           flatbuffers::GetString(msg->envelope->body_as_Shutdown()->reason());
@@ -183,6 +229,21 @@ StatusOr<bool> WorkerRuntime::AwaitCoordinator(Message* msg,
   return false;
 }
 
+void WorkerRuntime::SendHeartbeat() {
+  if (NowMillis() < next_heartbeat_ms_) return;
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateHeartbeat(fbb, 0);
+  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
+                                   wire::Role::Worker,
+                                   static_cast<int>(rank_)));
+  next_heartbeat_ms_ = NowMillis() + std::max<uint32_t>(job_.heartbeat_ms, 100);
+}
+
+int64_t WorkerRuntime::CoordinatorTimeoutMs() const {
+  // Matches the coordinator's own rule for declaring a peer dead.
+  return 10 * static_cast<int64_t>(std::max<uint32_t>(job_.heartbeat_ms, 100));
+}
+
 void WorkerRuntime::SendToCoordinator(zmq::message_t header) {
   Message out;
   out.header = std::move(header);
@@ -195,7 +256,8 @@ void WorkerRuntime::SendClockDone(int64_t clock, uint32_t batch,
                                   const ClockTimes& t) {
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreateClockDone(fbb, clock, batch, t.compute_s, t.push_s,
-                                    t.pull_s, t.wait_s, t.loss, 0, 0);
+                                    t.pull_s, t.wait_s, t.loss, t.cpu_available,
+                                    MemoryAvailable(), t.staleness, t.dropped);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::ClockDone, body.Union(),
                                    wire::Role::Worker,
                                    static_cast<int>(rank_)));

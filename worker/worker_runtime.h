@@ -18,6 +18,8 @@
 #include "common/model_spec.h"
 #include "common/status.h"
 #include "worker/dense_model.h"
+#include "worker/global_batch_order.h"
+#include "worker/hetero_profile.h"
 #include "worker/ps_client.h"
 #include "worker/sample_stream.h"
 #include "worker/training_data.h"
@@ -29,8 +31,11 @@ struct WorkerOptions {
   int rank_hint = -1;
   // Longest wait for any single reply (admission, pull, push).
   double request_timeout_s = 300;
-  // Rank 0 writes the final dense model here (see WriteModelFile).
+  // The worker that runs the final evaluation writes the final dense model
+  // here (see WriteModelFile).
   std::string dump_model;
+  // Heterogeneity emulation (HeteroProfile grammar); empty = none.
+  std::string hetero;
 };
 
 // Writes "LSMODEL1", a little-endian uint64 count, then count float32s.
@@ -45,11 +50,15 @@ class WorkerRuntime {
   // Trains until the coordinator says the job is finished (OK), or fails.
   Status Run();
   static void RequestStop();
+  static bool StopRequested();
 
  private:
   struct Admission {
     bool finished = false;
+    bool evaluate = false;
+    int64_t clock = 0;
     uint32_t quota = 0;
+    uint64_t offset = 0;
   };
   struct ClockTimes {
     double wait_s = 0;
@@ -57,6 +66,9 @@ class WorkerRuntime {
     double compute_s = 0;
     double push_s = 0;
     double loss = 0;
+    double cpu_available = 1;
+    int64_t staleness = 0;
+    uint32_t dropped = 0;
   };
 
   explicit WorkerRuntime(WorkerOptions options);
@@ -67,13 +79,23 @@ class WorkerRuntime {
   StatusOr<Admission> RequestAdmission(int64_t clock);
   // Waits for the next message from the coordinator; heartbeats meanwhile.
   StatusOr<bool> AwaitCoordinator(Message* msg, int64_t deadline_ms);
-  Status RunClock(int64_t clock, uint32_t quota, ClockTimes* times);
-  Status ComputeDense(int64_t clock, uint32_t quota, ClockTimes* times);
-  Status ComputeSparse(int64_t clock, uint32_t quota, ClockTimes* times);
+  Status RunClock(const Admission& admission, ClockTimes* times);
+  // Computes the gradient with `compute`, then waits out the emulated
+  // slowdown; fills compute_s and cpu_available.
+  template <typename Compute>
+  void TimedCompute(int64_t clock, uint32_t quota, ClockTimes* times,
+                    Compute compute);
+  // Sleeps `seconds`, heartbeating meanwhile.
+  void EmulatedWait(double seconds);
+  Status PushGradient(int64_t clock, uint32_t quota, ClockTimes* times);
   Status Evaluate(int64_t clock, bool final);
-  Status Finish(int64_t clock);
+  // Waits for the end of the job, running the final evaluation if asked.
+  Status Finish(Admission admission);
+  void SendHeartbeat();
   void SendToCoordinator(zmq::message_t header);
   void SendClockDone(int64_t clock, uint32_t batch, const ClockTimes& t);
+  // Coordinator silent for this long (ms) means it is gone.
+  int64_t CoordinatorTimeoutMs() const;
 
   WorkerOptions options_;
   zmq::socket_t coordinator_;
@@ -85,6 +107,8 @@ class WorkerRuntime {
   std::unique_ptr<DenseModel> dense_model_;
   std::unique_ptr<PsClient> ps_;
   std::unique_ptr<SampleStream> stream_;
+  std::unique_ptr<GlobalBatchOrder> global_order_;
+  HeteroProfile hetero_;
   std::vector<uint64_t> batch_;
   std::vector<float> params_;
   std::shared_ptr<std::vector<float>> dense_grad_;
@@ -94,6 +118,7 @@ class WorkerRuntime {
   std::vector<float> test_weights_;
   std::vector<uint64_t> test_ids_;
   int64_t next_heartbeat_ms_ = 0;
+  int64_t last_heard_ms_ = 0;
   uint64_t bad_messages_ = 0;
   bool shutdown_finished_ = false;
 };

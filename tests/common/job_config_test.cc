@@ -91,6 +91,7 @@ class JobConfigTest : public ::testing::Test {
     EXPECT_EQ(a.input_dim, b.input_dim);
     EXPECT_EQ(a.classes, b.classes);
     EXPECT_EQ(a.heartbeat_ms, b.heartbeat_ms);
+    EXPECT_EQ(a.data_order, b.data_order);
   }
 
   // Every flag away from its default; fractional values that need all 17
@@ -249,10 +250,15 @@ TEST_F(JobConfigTest, UnknownOptimizerListsTheKnownOnes) {
                     HasSubstr("momentum"), HasSubstr("adam")));
 }
 
-TEST_F(JobConfigTest, UnknownSyncListsBsp) {
-  EXPECT_THAT(
-      ParseError({"--sync", "ssp:3"}),
-      AllOf(HasSubstr("--sync"), HasSubstr("'ssp:3'"), HasSubstr("bsp")));
+// The sync spec's grammar belongs to the policy registry (its own tests);
+// the job config only resolves the data order it implies.
+TEST_F(JobConfigTest, DataOrderAutoIsGlobalForLbBspOnly) {
+  EXPECT_EQ(ParseOk({"--sync", "lbbsp"}).data_order, "global");
+  EXPECT_EQ(ParseOk({"--sync", "bsp"}).data_order, "partition");
+  EXPECT_EQ(ParseOk({"--sync", "bsp", "--data-order", "global"}).data_order,
+            "global");
+  EXPECT_THAT(ParseError({"--data-order", "random"}),
+              HasSubstr("--data-order"));
 }
 
 TEST_F(JobConfigTest, SparseLrDoesNotFitFashionMnist) {
@@ -357,13 +363,13 @@ TEST_F(JobConfigTest, WireRoundTripKeepsEveryField) {
 TEST_F(JobConfigTest, FromWireValidatesTheConfig) {
   EXPECT_FALSE(JobConfig::FromWire(nullptr).ok());
   JobConfig bad = ParseOk({});
-  bad.sync = "async";
+  bad.optimizer = "rmsprop";
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(bad.ToWire(fbb));
   auto back = JobConfig::FromWire(
       flatbuffers::GetRoot<wire::JobConfig>(fbb.GetBufferPointer()));
   ASSERT_FALSE(back.ok());
-  EXPECT_THAT(back.status().message(), HasSubstr("async"));
+  EXPECT_THAT(back.status().message(), HasSubstr("rmsprop"));
 }
 
 TEST_F(JobConfigTest, LibsvmHoldsOutTheLastTenthForTesting) {

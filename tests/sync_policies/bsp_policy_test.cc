@@ -31,7 +31,18 @@ class BspPolicyTest : public ::testing::Test {
   }
 
   static void JoinAll(BspPolicy* policy, uint32_t workers) {
-    for (uint32_t w = 0; w < workers; ++w) policy->OnWorkerJoined(w, 0);
+    for (uint32_t w = 0; w < workers; ++w) policy->OnWorkerJoined(w, 0, {});
+  }
+
+  // Whether `worker` asking for `clock` is admitted now.
+  static bool MayStart(BspPolicy* policy, uint32_t worker, int64_t clock) {
+    return policy->Admit(worker, clock).has_value();
+  }
+
+  // The batch `worker` is admitted with at the current clock.
+  static uint32_t Quota(BspPolicy* policy, uint32_t worker) {
+    const auto decision = policy->Admit(worker, policy->CurrentClock());
+    return decision.has_value() ? decision->batch : 0;
   }
 
   static std::vector<CommitDecision> Report(BspPolicy* policy, uint32_t worker,
@@ -105,17 +116,17 @@ TEST_F(BspPolicyTest, CommitsOnlyAfterAllLiveWorkersReport) {
 TEST_F(BspPolicyTest, MayStartWaitsForThePreviousClockToCommit) {
   BspPolicy policy({32});
   JoinAll(&policy, 2);
-  EXPECT_TRUE(policy.MayStart(0, 0));
-  EXPECT_TRUE(policy.MayStart(1, 0));
-  EXPECT_FALSE(policy.MayStart(0, 1));
+  EXPECT_TRUE(MayStart(&policy, 0, 0));
+  EXPECT_TRUE(MayStart(&policy, 1, 0));
+  EXPECT_FALSE(MayStart(&policy, 0, 1));
   for (int64_t c = 0; c < 5; ++c) {
     (void)Report(&policy, 0, c);
-    EXPECT_FALSE(policy.MayStart(0, c + 1)) << "clock " << c + 1;
-    EXPECT_FALSE(policy.MayStart(1, c + 1)) << "clock " << c + 1;
+    EXPECT_FALSE(MayStart(&policy, 0, c + 1)) << "clock " << c + 1;
+    EXPECT_FALSE(MayStart(&policy, 1, c + 1)) << "clock " << c + 1;
     ASSERT_THAT(Report(&policy, 1, c), ::testing::SizeIs(1));
-    EXPECT_TRUE(policy.MayStart(0, c + 1));
-    EXPECT_TRUE(policy.MayStart(1, c + 1));
-    EXPECT_FALSE(policy.MayStart(0, c + 2));
+    EXPECT_TRUE(MayStart(&policy, 0, c + 1));
+    EXPECT_TRUE(MayStart(&policy, 1, c + 1));
+    EXPECT_FALSE(MayStart(&policy, 0, c + 2));
   }
 }
 
@@ -130,13 +141,13 @@ TEST_F(BspPolicyTest, NeverCommitsAClockBeforeEveryWorkerReportedIt) {
     for (int64_t clock = 0; clock < 60; ++clock) {
       std::shuffle(order.begin(), order.end(), rng);
       for (uint32_t i = 0; i < workers; ++i) {
-        ASSERT_TRUE(policy.MayStart(order[i], clock));
+        ASSERT_TRUE(MayStart(&policy, order[i], clock));
         const auto commits = Report(&policy, order[i], clock);
         if (i + 1 < workers) {
           ASSERT_THAT(commits, IsEmpty())
               << "clock " << clock << " committed after " << i + 1 << " of "
               << workers << " reports";
-          ASSERT_FALSE(policy.MayStart(order[i], clock + 1));
+          ASSERT_FALSE(MayStart(&policy, order[i], clock + 1));
         } else {
           ASSERT_EQ(commits.size(), 1u) << "clock " << clock;
           EXPECT_EQ(commits[0].clock, clock);
@@ -199,7 +210,7 @@ TEST_F(BspPolicyTest, RandomDeparturesNeverBlockOrCorruptCommits) {
         const auto commits = policy.OnWorkerLeft(w);
         ASSERT_NO_FATAL_FAILURE(referee.Check(commits, policy))
             << "after worker " << w << " left";
-      } else if (live && policy.MayStart(w, next[w])) {
+      } else if (live && MayStart(&policy, w, next[w])) {
         referee.Report(w, next[w]);
         const auto commits = Report(&policy, w, next[w]);
         ++next[w];
@@ -231,12 +242,12 @@ TEST_F(BspPolicyTest, WorkerLeavingReleasesThePendingCommit) {
   JoinAll(&policy, 3);
   (void)Report(&policy, 0, 0);
   (void)Report(&policy, 1, 0);
-  EXPECT_FALSE(policy.MayStart(0, 1));
+  EXPECT_FALSE(MayStart(&policy, 0, 1));
   const auto commits = policy.OnWorkerLeft(2);
   ASSERT_EQ(commits.size(), 1u);
   EXPECT_EQ(commits[0].clock, 0);
   EXPECT_THAT(commits[0].workers, ElementsAre(0u, 1u));
-  EXPECT_TRUE(policy.MayStart(0, 1));
+  EXPECT_TRUE(MayStart(&policy, 0, 1));
 }
 
 TEST_F(BspPolicyTest, DepartedWorkerIsLeftOutOfTheCommit) {
@@ -288,7 +299,7 @@ TEST_F(BspPolicyTest, RejoinedWorkerIsWaitedForAgain) {
   BspPolicy policy({32});
   JoinAll(&policy, 2);
   EXPECT_THAT(policy.OnWorkerLeft(1), IsEmpty());
-  policy.OnWorkerJoined(1, 0);
+  policy.OnWorkerJoined(1, 0, {});
   EXPECT_THAT(Report(&policy, 0, 0), IsEmpty());
   const auto commits = Report(&policy, 1, 0);
   ASSERT_EQ(commits.size(), 1u);
@@ -341,18 +352,89 @@ TEST_F(BspPolicyTest, NothingCommitsWithoutLiveWorkers) {
 TEST_F(BspPolicyTest, QuotaFollowsThePerWorkerBatchList) {
   BspPolicy policy({16, 32, 64});
   JoinAll(&policy, 3);
-  EXPECT_EQ(policy.BatchQuota(0, 0), 16u);
-  EXPECT_EQ(policy.BatchQuota(1, 0), 32u);
-  EXPECT_EQ(policy.BatchQuota(2, 7), 64u);
-  EXPECT_EQ(policy.BatchQuota(5, 0), 64u) << "beyond the list: last entry";
+  policy.OnWorkerJoined(5, 0, {});
+  EXPECT_EQ(Quota(&policy, 0), 16u);
+  EXPECT_EQ(Quota(&policy, 1), 32u);
+  EXPECT_EQ(Quota(&policy, 2), 64u);
+  EXPECT_EQ(Quota(&policy, 5), 64u) << "beyond the list: last entry";
 }
 
 TEST_F(BspPolicyTest, SingleEntryBatchListAppliesToEveryWorker) {
   BspPolicy policy({48});
   JoinAll(&policy, 4);
   for (uint32_t w = 0; w < 4; ++w) {
-    EXPECT_EQ(policy.BatchQuota(w, 3), 48u) << "worker " << w;
+    EXPECT_EQ(Quota(&policy, w), 48u) << "worker " << w;
   }
+}
+
+TEST_F(BspPolicyTest, BatchOffsetIsTheSumOfLowerRankedLiveBatches) {
+  BspPolicy policy({16, 32, 64, 8});
+  JoinAll(&policy, 4);
+  EXPECT_EQ(policy.Admit(0, 0)->batch_offset, 0u);
+  EXPECT_EQ(policy.Admit(2, 0)->batch_offset, 48u);
+  EXPECT_EQ(policy.Admit(3, 0)->batch_offset, 112u);
+  EXPECT_THAT(policy.OnWorkerLeft(1), IsEmpty());
+  EXPECT_EQ(policy.Admit(3, 0)->batch_offset, 80u) << "w1 no longer counts";
+}
+
+TEST_F(BspPolicyTest, UnknownWorkerIsDeferred) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 2);
+  EXPECT_FALSE(policy.Admit(7, 0).has_value());
+  EXPECT_THAT(policy.OnWorkerLeft(1), IsEmpty());
+  EXPECT_FALSE(policy.Admit(1, 0).has_value()) << "departed";
+}
+
+TEST_F(BspPolicyTest, OldRequestJumpsToTheCurrentClock) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 2);
+  for (int64_t c = 0; c < 3; ++c) {
+    (void)Report(&policy, 0, c);
+    (void)Report(&policy, 1, c);
+  }
+  const auto decision = policy.Admit(1, 0);
+  ASSERT_TRUE(decision.has_value());
+  EXPECT_EQ(decision->clock, 3);
+  EXPECT_EQ(policy.CurrentClock(), 3);
+}
+
+TEST_F(BspPolicyTest, RejoiningWorkerIsAdmittedAtTheCurrentClock) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 3);
+  for (uint32_t w = 0; w < 3; ++w) (void)Report(&policy, w, 0);
+  EXPECT_THAT(policy.OnWorkerLeft(2), IsEmpty());
+  (void)Report(&policy, 0, 1);
+  policy.OnWorkerJoined(2, policy.CurrentClock(), {});
+  const auto decision = policy.Admit(2, 0);
+  ASSERT_TRUE(decision.has_value());
+  EXPECT_EQ(decision->clock, 1);
+  EXPECT_THAT(Report(&policy, 1, 1), IsEmpty()) << "clock 1 waits for w2";
+  EXPECT_THAT(Clocks(Report(&policy, 2, 1)), ElementsAre(1));
+}
+
+TEST_F(BspPolicyTest, WorkerBackWithinAClockMustReportItAgain) {
+  BspPolicy policy({32});
+  JoinAll(&policy, 2);
+  EXPECT_THAT(Report(&policy, 0, 0), IsEmpty());
+  EXPECT_THAT(policy.OnWorkerLeft(0), IsEmpty()) << "w1 still owes 0";
+  policy.OnWorkerJoined(0, policy.CurrentClock(), {});
+  ASSERT_EQ(policy.Admit(0, 0)->clock, 0);
+  EXPECT_THAT(Report(&policy, 1, 0), IsEmpty())
+      << "w0's report from before it left must not count";
+  const auto commits = Report(&policy, 0, 0);
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_THAT(commits[0].workers, ElementsAre(0u, 1u));
+}
+
+TEST_F(BspPolicyTest, MetricsShowTheCommittedClockAndQuotas) {
+  BspPolicy policy({16, 32});
+  JoinAll(&policy, 2);
+  (void)Report(&policy, 0, 0);
+  (void)Report(&policy, 1, 0);
+  const auto m = policy.Metrics();
+  EXPECT_EQ(m.at("lockstep_committed_clock"), 0);
+  EXPECT_EQ(m.at("lockstep_live_workers"), 2);
+  EXPECT_EQ(m.at("lockstep_quota{worker=\"1\"}"), 32);
 }
 
 TEST_F(BspPolicyTest, NameAndApplyMode) {

@@ -22,6 +22,16 @@ class PolicyRegistryTest : public ::testing::Test {
     config.batches = {8, 16, 24};
     return config;
   }
+
+  // A known form with its placeholders filled in.
+  static std::string Instantiate(std::string form) {
+    for (auto [placeholder, value] :
+         {std::pair{"S", "2"}, std::pair{"B", "1"}, std::pair{"N", "4"}}) {
+      const size_t at = form.find(placeholder);
+      if (at != std::string::npos) form.replace(at, 1, value);
+    }
+    return form;
+  }
 };
 
 TEST_F(PolicyRegistryTest, BspCreatesABspPolicyThatAppliesOnCommit) {
@@ -33,12 +43,27 @@ TEST_F(PolicyRegistryTest, BspCreatesABspPolicyThatAppliesOnCommit) {
 }
 
 TEST_F(PolicyRegistryTest, CreatedPolicyUsesTheConfiguredBatches) {
-  auto policy = CreateSyncPolicy(ConfigWithSync("bsp"));
+  for (const char* spec : {"bsp", "ssp:1", "asp", "backup:1"}) {
+    SCOPED_TRACE(spec);
+    auto policy = CreateSyncPolicy(ConfigWithSync(spec));
+    ASSERT_TRUE(policy.ok());
+    SyncPolicy& p = **policy;
+    for (uint32_t w = 0; w < 3; ++w) p.OnWorkerJoined(w, 0, {});
+    EXPECT_EQ(p.Admit(0, 0)->batch, 8u);
+    EXPECT_EQ(p.Admit(2, 0)->batch, 24u);
+    EXPECT_EQ(p.Admit(2, 0)->batch_offset, 24u);
+  }
+}
+
+TEST_F(PolicyRegistryTest, LbBspSplitsTheJobsGlobalBatch) {
+  auto policy = CreateSyncPolicy(ConfigWithSync("lbbsp"));
   ASSERT_TRUE(policy.ok());
   SyncPolicy& p = **policy;
-  for (uint32_t w = 0; w < 3; ++w) p.OnWorkerJoined(w, 0);
-  EXPECT_EQ(p.BatchQuota(0, 0), 8u);
-  EXPECT_EQ(p.BatchQuota(2, 0), 24u);
+  for (uint32_t w = 0; w < 3; ++w) p.OnWorkerJoined(w, 0, {});
+  uint32_t sum = 0;
+  for (uint32_t w = 0; w < 3; ++w) sum += p.Admit(w, 0)->batch;
+  EXPECT_EQ(sum, 48u) << "X = 8 + 16 + 24";
+  EXPECT_EQ(p.Admit(1, 0)->batch, 16u) << "equal split at first";
 }
 
 TEST_F(PolicyRegistryTest, CreatedPolicyIsFresh) {
@@ -46,34 +71,119 @@ TEST_F(PolicyRegistryTest, CreatedPolicyIsFresh) {
   auto second = CreateSyncPolicy(ConfigWithSync("bsp"));
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_NE(first->get(), second->get());
-  (*first)->OnWorkerJoined(0, 0);
+  (*first)->OnWorkerJoined(0, 0, {});
+  (*second)->OnWorkerJoined(0, 0, {});
   ClockReport report;
   ASSERT_EQ((*first)->OnClockDone(report).size(), 1u);
-  EXPECT_TRUE((*first)->MayStart(0, 1));
-  EXPECT_FALSE((*second)->MayStart(0, 1)) << "state must not be shared";
+  EXPECT_TRUE((*first)->Admit(0, 1).has_value());
+  EXPECT_FALSE((*second)->Admit(0, 1).has_value())
+      << "state must not be shared";
 }
 
 TEST_F(PolicyRegistryTest, UnknownNameErrorListsTheKnownPolicies) {
-  for (const char* name : {"ssp:3", "BSP", "", "asp"}) {
+  for (const char* name : {"BSP", "", "gossip", "bsp2", "sspx:1"}) {
     SCOPED_TRACE(std::string("'") + name + "'");
     auto policy = CreateSyncPolicy(ConfigWithSync(name));
     ASSERT_FALSE(policy.ok());
     EXPECT_EQ(policy.status().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(policy.status().message(),
                 AllOf(HasSubstr("'" + std::string(name) + "'"),
-                      HasSubstr("known: bsp")));
+                      HasSubstr("known: bsp, ssp:S, asp"),
+                      HasSubstr("backup:B"), HasSubstr("lbbsp:numerical")));
   }
 }
 
-TEST_F(PolicyRegistryTest, EveryKnownNameCreatesAPolicyOfThatName) {
+TEST_F(PolicyRegistryTest, EveryKnownFormCreatesAPolicyOfThatName) {
   const std::vector<std::string> known = KnownSyncPolicies();
   EXPECT_THAT(known, Contains("bsp"));
-  for (const auto& name : known) {
-    auto policy = CreateSyncPolicy(ConfigWithSync(name));
-    ASSERT_TRUE(policy.ok()) << name << ": " << policy.status().ToString();
-    EXPECT_EQ((*policy)->name().substr(0, name.find(':')),
-              name.substr(0, name.find(':')));
+  EXPECT_THAT(known, Contains("lbbsp:numerical"));
+  for (const auto& form : known) {
+    const std::string spec = Instantiate(form);
+    auto policy = CreateSyncPolicy(ConfigWithSync(spec));
+    ASSERT_TRUE(policy.ok()) << spec << ": " << policy.status().ToString();
+    const std::string expected =
+        spec == "lbbsp" ? "lbbsp:analytical:narx" : spec;
+    EXPECT_EQ((*policy)->name(), expected);
   }
+}
+
+TEST_F(PolicyRegistryTest, EachFamilyHasItsApplyModeAndStalenessRule) {
+  auto apply = [&](const std::string& spec) {
+    return (*CreateSyncPolicy(ConfigWithSync(spec)))->apply_mode();
+  };
+  EXPECT_EQ(apply("ssp:3"), wire::ApplyMode::OnArrival);
+  EXPECT_EQ(apply("asp"), wire::ApplyMode::OnArrival);
+  EXPECT_EQ(apply("backup:1"), wire::ApplyMode::OnCommit);
+  EXPECT_EQ(apply("lbbsp:numerical"), wire::ApplyMode::OnCommit);
+  const StalenessRule rule =
+      (*CreateSyncPolicy(ConfigWithSync("asp:drop=9:scale")))->staleness_rule();
+  EXPECT_TRUE(rule.scale_lr);
+  EXPECT_EQ(rule.max_staleness, 9);
+}
+
+TEST_F(PolicyRegistryTest, NamesAreCanonical) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"asp:drop=4:scale", "asp:scale:drop=4"},
+      {"lbbsp:analytical", "lbbsp:analytical:narx"},
+      {"lbbsp:max=64:min=2", "lbbsp:analytical:narx:min=2:max=64"},
+      {"lbbsp:numerical:max=40", "lbbsp:numerical:max=40"},
+      {"ssp:0", "ssp:0"}};
+  for (const auto& [spec, name] : cases) {
+    auto policy = CreateSyncPolicy(ConfigWithSync(spec));
+    ASSERT_TRUE(policy.ok()) << spec;
+    EXPECT_EQ((*policy)->name(), name);
+  }
+}
+
+TEST_F(PolicyRegistryTest, ValidateAcceptsEveryValidSpec) {
+  for (const char* spec :
+       {"bsp", "ssp:0", "ssp:100", "asp", "asp:scale", "asp:drop=0",
+        "asp:scale:drop=16", "backup:0", "backup:2", "lbbsp",
+        "lbbsp:analytical:last", "lbbsp:analytical:ema",
+        "lbbsp:analytical:narx", "lbbsp:numerical", "lbbsp:min=1",
+        "lbbsp:numerical:min=4:max=4", "lbbsp:analytical:ema:max=512"}) {
+    EXPECT_TRUE(ValidateSyncSpec(spec, 3).ok())
+        << spec << ": " << ValidateSyncSpec(spec, 3).ToString();
+  }
+}
+
+TEST_F(PolicyRegistryTest, ValidateNamesTheBadPart) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"ssp", "takes exactly one number"},
+      {"ssp:-1", "'-1' is not a valid staleness"},
+      {"ssp:x", "'x' is not a valid staleness"},
+      {"ssp:1:2", "takes exactly one number"},
+      {"ssp:99999999999999999999", "not a valid staleness"},
+      {"backup:3", "B=3 backup workers need more than B workers"},
+      {"backup:", "'' is not a valid backup count"},
+      {"bsp:1", "bsp takes no parameters"},
+      {"asp:fast", "unknown asp option 'fast'"},
+      {"asp:drop=", "'drop=': drop wants a non-negative integer"},
+      {"asp:drop=-2", "drop wants a non-negative integer"},
+      {"asp:scale:scale", "'scale' given twice"},
+      {"lbbsp:analytical:arima", "unknown predictor 'arima'"},
+      {"lbbsp:numerical:narx", "unexpected 'narx'"},
+      {"lbbsp:min=0", "'min=0': must be >= 1"},
+      {"lbbsp:min=9:max=8", "min=9 is above max=8"},
+      {"lbbsp:max=8:max=9", "'max' given twice"},
+      {"lbbsp:cap=3", "unexpected 'cap=3'"}};
+  for (const auto& [spec, problem] : cases) {
+    SCOPED_TRACE(spec);
+    const Status status = ValidateSyncSpec(spec, 3);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(),
+                AllOf(HasSubstr("'" + std::string(spec) + "'"),
+                      HasSubstr(problem), HasSubstr("known: bsp")));
+    EXPECT_FALSE(CreateSyncPolicy(ConfigWithSync(spec)).ok())
+        << "create must reject what validate rejects";
+  }
+}
+
+TEST_F(PolicyRegistryTest, BackupCountMustLeaveAWorkerToWaitFor) {
+  EXPECT_TRUE(ValidateSyncSpec("backup:3", 4).ok());
+  EXPECT_FALSE(ValidateSyncSpec("backup:4", 4).ok());
+  EXPECT_FALSE(ValidateSyncSpec("backup:0", 0).ok());
 }
 
 }  // namespace

@@ -65,6 +65,23 @@ TEST_F(LaunchOptionsTest, DefaultsAreQuietLoopbackAndNoTimeout) {
   EXPECT_EQ(o->timeout_s, 0);
   EXPECT_TRUE(o->run_dir.empty());
   EXPECT_TRUE(o->bin_dir.empty());
+  EXPECT_TRUE(o->hetero.empty());
+  EXPECT_TRUE(o->hetero_profiles.empty());
+  EXPECT_FALSE(o->stop_on_worker_failure);
+}
+
+TEST_F(LaunchOptionsTest, SplitsHeteroPerWorker) {
+  StatusOr<LaunchOptions> o =
+      Parse({"--workers", "4", "--hetero", "*:linear=0.002+0.0004;w3:x4@150",
+             "--stop-on-worker-failure"});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->hetero, "*:linear=0.002+0.0004;w3:x4@150");
+  ASSERT_EQ(o->hetero_profiles.size(), 4u);
+  EXPECT_EQ(o->hetero_profiles.at(0), "linear=0.002+0.0004");
+  EXPECT_EQ(o->hetero_profiles.at(3), "linear=0.002+0.0004,x4@150");
+  EXPECT_TRUE(o->stop_on_worker_failure);
+  EXPECT_NE(LaunchUsage().find("--hetero"), std::string::npos);
+  EXPECT_NE(LaunchUsage().find("--stop-on-worker-failure"), std::string::npos);
 }
 
 TEST_F(LaunchOptionsTest, HelpSkipsValidation) {
@@ -83,6 +100,8 @@ TEST_F(LaunchOptionsTest, RejectsBadInputWithOneLineReason) {
                                              {"--lr", "abc"},
                                              {"--timeout-s", "-1"},
                                              {"--host", ""},
+                                             {"--hetero", "w9:x2"},
+                                             {"--hetero", "w1:x2,bogus"},
                                              {"stray"}}) {
     StatusOr<LaunchOptions> o = Parse(args);
     ASSERT_FALSE(o.ok()) << args[0];

@@ -205,7 +205,7 @@ TEST_F(LaunchTest, VerboseShowsEveryRoleLine) {
   EXPECT_NE(r.out.find("--rank 1 -v"), std::string::npos) << r.out;
 }
 
-TEST_F(LaunchTest, FailingWorkerStopsTheJobAndIsNamed) {
+TEST_F(LaunchTest, FailingWorkerStopsTheJobWithStopOnWorkerFailure) {
   WriteRole("coordinator", "echo '@endpoint tcp://127.0.0.1:5555'\nhang\n");
   WriteRole("server", "hang\n");
   WriteRole("worker", R"sh(
@@ -217,7 +217,8 @@ if [ "$rank" = 1 ]; then
 fi
 hang
 )sh");
-  LaunchResult r = Launch({"--servers", "2", "--workers", "3"});
+  LaunchResult r =
+      Launch({"--servers", "2", "--workers", "3", "--stop-on-worker-failure"});
   EXPECT_FALSE(r.how.signaled);
   EXPECT_EQ(r.how.code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("lockstep-launch: worker 1 (pid "), std::string::npos)
@@ -231,6 +232,95 @@ hang
   // Coordinator, 2 servers and 3 workers, plus the helpers of the 5 that hang.
   EXPECT_EQ(RecordedPids().size(), 11u);
   // TearDown checks that none of them survived.
+}
+
+TEST_F(LaunchTest, FailingWorkerDoesNotStopTheJobByDefault) {
+  // The coordinator ends the job well after worker 1 is gone; everyone else
+  // leaves once it has.
+  WriteRole("coordinator", R"sh(
+echo "@endpoint tcp://127.0.0.1:5555"
+while [ ! -e "$FAKE_DIR/worker-1-dying" ]; do sleep 0.05; done
+sleep 1
+echo '@summary {"policy":"bsp","clocks":10,"wall_s":1.0,"samples_per_s":50.0,"test_accuracy":0.7,"time_to_target_s":null}'
+touch "$FAKE_DIR/done"
+)sh");
+  const std::string wait_for_done =
+      "while [ ! -e \"$FAKE_DIR/done\" ]; do sleep 0.05; done\n";
+  WriteRole("server", wait_for_done);
+  WriteRole("worker", R"sh(
+if [ "$rank" = 1 ]; then
+  sleep 0.2
+  touch "$FAKE_DIR/worker-1-dying"
+  kill -KILL $$
+fi
+)sh" + wait_for_done);
+  LaunchResult r = Launch({"--servers", "1", "--workers", "3"});
+  ASSERT_TRUE(r.how.ok()) << r.how.ToString() << "\n" << r.out << r.err;
+  EXPECT_NE(r.err.find("lockstep-launch: worker 1 (pid "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(") was killed by signal 9"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; the job goes on with the other workers\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("warning: 1 of 3 workers failed during the job"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("done: policy bsp  clocks 10"), std::string::npos)
+      << r.out;
+  EXPECT_NE(ReadFile(run_dir() / "logs" / "worker-1.log")
+                .find("# lockstep-launch: worker 1 (pid "),
+            std::string::npos);
+  EXPECT_LT(r.seconds, 10.0);  // the others left by themselves
+}
+
+TEST_F(LaunchTest, JobStopsWhenEveryWorkerHasFailed) {
+  WriteRole("coordinator", "echo '@endpoint tcp://127.0.0.1:5555'\nhang\n");
+  WriteRole("server", "hang\n");
+  WriteRole("worker", "sleep 0.2\nexit 3\n");
+  LaunchResult r = Launch({"--servers", "1", "--workers", "2"});
+  EXPECT_EQ(r.how.code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("the job goes on with the other workers"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("every worker has failed"), std::string::npos) << r.err;
+  EXPECT_LT(r.seconds, 10.0);
+}
+
+TEST_F(LaunchTest, HeteroProfilesReachTheWorkersAndTheConfig) {
+  WriteRole("coordinator", kGoodCoordinator);
+  WriteRole("server", "");
+  WriteRole("worker", "");
+  LaunchResult r = Launch({"--servers", "1", "--workers", "3", "--hetero",
+                           "*:linear=0.002+0.0004; w2: x4@150,x1@300"});
+  ASSERT_TRUE(r.how.ok()) << r.how.ToString() << "\n" << r.out << r.err;
+  const fs::path logs = run_dir() / "logs";
+  EXPECT_NE(ReadFile(logs / "worker-0.log")
+                .find("--rank 0 --hetero linear=0.002+0.0004\n"),
+            std::string::npos);
+  EXPECT_NE(ReadFile(logs / "worker-2.log")
+                .find("--rank 2 --hetero linear=0.002+0.0004,x4@150,x1@300"),
+            std::string::npos);
+  EXPECT_EQ(ReadFile(logs / "server-0.log").find("--hetero"),
+            std::string::npos);
+  const std::string config = ReadFile(run_dir() / "config.json");
+  EXPECT_NE(config.find("\"hetero\":{\"0\":\"linear=0.002+0.0004\","
+                        "\"1\":\"linear=0.002+0.0004\","
+                        "\"2\":\"linear=0.002+0.0004,x4@150,x1@300\"}"),
+            std::string::npos)
+      << config;
+  EXPECT_NE(config.find("\"stop_on_worker_failure\":false"), std::string::npos)
+      << config;
+}
+
+TEST_F(LaunchTest, BadHeteroExitsTwoBeforeStartingAnything) {
+  WriteRole("coordinator", "");
+  WriteRole("server", "");
+  WriteRole("worker", "");
+  LaunchResult r = Launch({"--workers", "2", "--hetero", "w2:x4"});
+  EXPECT_EQ(r.how.code, 2);
+  EXPECT_EQ(r.err.rfind("lockstep-launch: --hetero: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(run_dir()));
 }
 
 TEST_F(LaunchTest, CrashedServerIsReportedWithItsSignal) {

@@ -98,7 +98,8 @@ TEST_F(RunDirTest, WritesConfigJsonWithJobAndContext) {
   ASSERT_TRUE(
       WriteFileAtomically(
           path, ConfigJson(job, {"lockstep-launch", "--workers", "3"}, machine,
-                           "2024-05-01T12:00:00Z", "{\"host\":\"127.0.0.1\"}"))
+                           "2024-05-01T12:00:00Z", "{\"host\":\"127.0.0.1\"}",
+                           "{\"3\":\"x4@150\"}"))
           .ok());
   EXPECT_FALSE(fs::exists(path + ".tmp"));
   const std::string text = ReadFile(path);
@@ -123,6 +124,7 @@ TEST_F(RunDirTest, WritesConfigJsonWithJobAndContext) {
            std::string("\"compiler\":\"12.2.0\""),
            std::string("\"start_time_utc\":\"2024-05-01T12:00:00Z\""),
            std::string("\"launcher\":{\"host\":\"127.0.0.1\"}"),
+           std::string("\"hetero\":{\"3\":\"x4@150\"}"),
        }) {
     EXPECT_NE(text.find(want), std::string::npos) << want << " in " << text;
   }

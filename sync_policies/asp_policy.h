@@ -1,0 +1,59 @@
+// Asynchronous parallel: every admission request is granted at once and
+// servers apply each push on arrival. Optionally the step of a push is
+// scaled by 1 / (staleness + 1) (DynSGD-style) and pushes staler than
+// `max_staleness` server versions are dropped (TF's
+// DropStaleGradientOptimizer); the servers enforce both, reading
+// staleness_rule().
+// Thread-safety: not thread-safe (see SyncPolicy).
+#ifndef LOCKSTEP_SYNC_POLICIES_ASP_POLICY_H_
+#define LOCKSTEP_SYNC_POLICIES_ASP_POLICY_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sync_policies/clock_table.h"
+#include "sync_policies/sync_policy.h"
+
+namespace lockstep {
+
+class AspPolicy : public SyncPolicy {
+ public:
+  // `batches` as in BspPolicy. `rule.max_staleness` is -1 (never drop) or
+  // >= 0.
+  AspPolicy(std::vector<uint32_t> batches, StalenessRule rule);
+
+  // "asp", "asp:scale", "asp:drop=N" or "asp:scale:drop=N".
+  std::string name() const override;
+  wire::ApplyMode apply_mode() const override {
+    return wire::ApplyMode::OnArrival;
+  }
+  StalenessRule staleness_rule() const override { return rule_; }
+  // Joins at max(clock, CurrentClock()).
+  void OnWorkerJoined(uint32_t worker, int64_t clock,
+                      const WorkerCaps& caps) override;
+  std::vector<CommitDecision> OnWorkerLeft(uint32_t worker) override;
+  // Never defers: admits to max(clock, the worker's completed clocks); a
+  // worker the policy does not know (never joined) runs `clock`.
+  std::optional<AdmissionDecision> Admit(uint32_t worker,
+                                         int64_t clock) override;
+  // Records progress; never commits.
+  std::vector<CommitDecision> OnClockDone(const ClockReport& report) override;
+  // The slowest live worker's completed clocks.
+  int64_t CurrentClock() const override { return table_.MinCompleted(); }
+  // Per-worker clock, the clock gap, the staleness rule.
+  std::map<std::string, double> Metrics() const override;
+
+  const ClockTable& clock_table() const { return table_; }
+
+ private:
+  std::vector<uint32_t> batches_;
+  StalenessRule rule_;
+  ClockTable table_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SYNC_POLICIES_ASP_POLICY_H_

@@ -1,0 +1,114 @@
+#include "sync_policies/backup_policy.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "sync_policies/bsp_policy.h"
+#include "sync_policies/configured_batches.h"
+
+namespace lockstep {
+
+BackupPolicy::BackupPolicy(std::vector<uint32_t> batches, uint32_t backups)
+    : batches_(std::move(batches)), backups_(backups) {}
+
+std::string BackupPolicy::name() const {
+  return "backup:" + std::to_string(backups_);
+}
+
+void BackupPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
+                                  const WorkerCaps& /*caps*/) {
+  live_[worker] = std::max(clock, CurrentClock());
+}
+
+std::vector<CommitDecision> BackupPolicy::OnWorkerLeft(uint32_t worker) {
+  live_.erase(worker);
+  // A re-joined worker reports afresh from its join clock on.
+  last_report_.erase(worker);
+  for (auto& [clock, order] : reporters_) {
+    order.erase(std::remove(order.begin(), order.end(), worker), order.end());
+  }
+  return CommitReady();
+}
+
+std::optional<AdmissionDecision> BackupPolicy::Admit(uint32_t worker,
+                                                     int64_t clock) {
+  if (live_.count(worker) == 0 || clock > committed_ + 1) return std::nullopt;
+  AdmissionDecision decision;
+  decision.clock = committed_ + 1;
+  decision.batch = ConfiguredBatch(batches_, worker);
+  decision.batch_offset = OffsetAmong(
+      live_, worker, [&](uint32_t w) { return ConfiguredBatch(batches_, w); });
+  return decision;
+}
+
+std::vector<CommitDecision> BackupPolicy::OnClockDone(
+    const ClockReport& report) {
+  const uint32_t w = report.worker;
+  auto last = last_report_.find(w);
+  if (last != last_report_.end() && report.clock <= last->second) return {};
+  last_report_[w] = report.clock;
+  if (report.clock <= committed_) {
+    CountDrop(w);  // the clock was committed without this worker
+    return {};
+  }
+  if (live_.count(w) == 0) return {};
+  reporters_[report.clock].push_back(w);
+  return CommitReady();
+}
+
+size_t BackupPolicy::NeededFor(int64_t clock) const {
+  size_t n = 0;
+  for (const auto& [w, joined] : live_) {
+    if (joined <= clock) ++n;
+  }
+  return n > backups_ ? n - backups_ : 1;
+}
+
+std::vector<CommitDecision> BackupPolicy::CommitReady() {
+  std::vector<CommitDecision> out;
+  while (!live_.empty()) {
+    const int64_t clock = committed_ + 1;
+    auto it = reporters_.find(clock);
+    const size_t needed = NeededFor(clock);
+    if (it == reporters_.end() || it->second.size() < needed) break;
+    CommitDecision decision;
+    decision.clock = clock;
+    decision.workers.assign(it->second.begin(), it->second.begin() + needed);
+    // Reports beyond the first `needed` (possible only when reports ran
+    // ahead of commits) are as late as any other.
+    for (size_t i = needed; i < it->second.size(); ++i) {
+      CountDrop(it->second[i]);
+    }
+    std::sort(decision.workers.begin(), decision.workers.end());
+    committed_ = clock;
+    reporters_.erase(it);
+    out.push_back(std::move(decision));
+  }
+  return out;
+}
+
+void BackupPolicy::CountDrop(uint32_t worker) {
+  ++dropped_[worker];
+  ++dropped_total_;
+}
+
+std::map<std::string, double> BackupPolicy::Metrics() const {
+  std::map<std::string, double> m;
+  m["lockstep_committed_clock"] = static_cast<double>(committed_);
+  m["lockstep_live_workers"] = static_cast<double>(live_.size());
+  m["lockstep_backup_workers"] = static_cast<double>(backups_);
+  m["lockstep_dropped_pushes_total"] = static_cast<double>(dropped_total_);
+  std::map<uint32_t, uint64_t> dropped = dropped_;
+  for (const auto& [w, joined] : live_) dropped.try_emplace(w, 0);
+  for (const auto& [w, count] : dropped) {
+    m["lockstep_dropped_pushes{worker=\"" + std::to_string(w) + "\"}"] =
+        static_cast<double>(count);
+  }
+  for (const auto& [w, joined] : live_) {
+    m["lockstep_quota{worker=\"" + std::to_string(w) + "\"}"] =
+        ConfiguredBatch(batches_, w);
+  }
+  return m;
+}
+
+}  // namespace lockstep

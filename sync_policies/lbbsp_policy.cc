@@ -1,0 +1,216 @@
+#include "sync_policies/lbbsp_policy.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <utility>
+
+namespace lockstep {
+namespace {
+
+std::string WorkerLabel(const char* name, uint32_t worker) {
+  return std::string(name) + "{worker=\"" + std::to_string(worker) + "\"}";
+}
+
+}  // namespace
+
+LbBspPolicy::LbBspPolicy(uint64_t global_batch, LbBspOptions options)
+    : BspPolicy({}),
+      global_batch_(global_batch),
+      options_(options),
+      search_(global_batch, options.search) {
+  assert(options.max_batch == 0 || options.min_batch <= options.max_batch);
+}
+
+std::string LbBspPolicy::name() const {
+  std::string name = "lbbsp:";
+  if (options_.method == LbBspOptions::Method::kNumerical) {
+    name += "numerical";
+  } else {
+    name += "analytical:" + PredictorKindName(options_.predictor);
+  }
+  if (options_.min_batch != 1) {
+    name += ":min=" + std::to_string(options_.min_batch);
+  }
+  if (options_.max_batch != 0) {
+    name += ":max=" + std::to_string(options_.max_batch);
+  }
+  return name;
+}
+
+QuotaBounds LbBspPolicy::SpecBounds() const {
+  QuotaBounds b;
+  b.min = options_.min_batch;
+  if (options_.max_batch != 0) b.max = options_.max_batch;
+  return b;
+}
+
+QuotaBounds LbBspPolicy::bounds(uint32_t worker) const {
+  auto it = bounds_.find(worker);
+  return it != bounds_.end() ? it->second : SpecBounds();
+}
+
+std::optional<double> LbBspPolicy::PredictorRmse(uint32_t worker) const {
+  auto it = models_.find(worker);
+  if (it == models_.end() || it->second.rmse.count() == 0) return std::nullopt;
+  return it->second.rmse.rmse();
+}
+
+uint32_t LbBspPolicy::QuotaOf(uint32_t worker, int64_t /*clock*/) const {
+  auto it = quotas_.find(worker);
+  return it != quotas_.end() ? it->second : 0;
+}
+
+std::vector<uint32_t> LbBspPolicy::WorkersOfCurrentClock() const {
+  std::vector<uint32_t> out;
+  for (const auto& [w, joined] : live()) {
+    if (joined <= CurrentClock()) out.push_back(w);
+  }
+  return out;
+}
+
+void LbBspPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
+                                 const WorkerCaps& caps) {
+  QuotaBounds b = SpecBounds();
+  b.min = std::max(b.min, caps.min_batch);
+  if (caps.max_batch != 0) b.max = std::min(b.max, caps.max_batch);
+  bounds_[worker] = b;
+  if (live().count(worker) != 0) return;  // already in; keep its quota
+  WorkerModel model;
+  model.predictor =
+      MakeSpeedPredictor(options_.predictor, options_.seed * 1000003 + worker);
+  models_[worker] = std::move(model);
+  // Quotas of a clock under way are fixed: join at the next one.
+  const bool under_way = !admitted_.empty();
+  const int64_t at = under_way ? CurrentClock() + 1 : CurrentClock();
+  BspPolicy::OnWorkerJoined(worker, std::max(clock, at), caps);
+  membership_changed_ = true;
+  if (!under_way) Resplit();
+}
+
+std::vector<CommitDecision> LbBspPolicy::OnWorkerLeft(uint32_t worker) {
+  quotas_.erase(worker);
+  models_.erase(worker);
+  bounds_.erase(worker);
+  for (auto& [clock, reports] : reports_) reports.erase(worker);
+  admitted_.erase(worker);
+  membership_changed_ = true;
+  std::vector<CommitDecision> commits = BspPolicy::OnWorkerLeft(worker);
+  // No live worker runs the current clock: its quotas may still change.
+  if (admitted_.empty() && membership_changed_) Resplit();
+  return commits;
+}
+
+std::optional<AdmissionDecision> LbBspPolicy::Admit(uint32_t worker,
+                                                    int64_t clock) {
+  auto it = live().find(worker);
+  if (it == live().end() || it->second > CurrentClock()) return std::nullopt;
+  std::optional<AdmissionDecision> decision = BspPolicy::Admit(worker, clock);
+  if (decision.has_value()) admitted_.insert(worker);
+  return decision;
+}
+
+std::vector<CommitDecision> LbBspPolicy::OnClockDone(
+    const ClockReport& report) {
+  if (live().count(report.worker) != 0 && report.clock > committed_clock()) {
+    reports_[report.clock][report.worker] = report;
+  }
+  return BspPolicy::OnClockDone(report);
+}
+
+void LbBspPolicy::OnCommitted(int64_t clock) {
+  admitted_.clear();
+  std::map<uint32_t, ClockReport> reports = std::move(reports_[clock]);
+  reports_.erase(reports_.begin(), reports_.upper_bound(clock));
+  if (options_.method == LbBspOptions::Method::kAnalytical) {
+    ObserveSpeeds(reports);
+    Resplit();
+    return;
+  }
+  if (membership_changed_) {
+    Resplit();
+    return;
+  }
+  std::map<uint32_t, double> compute_s;
+  for (const auto& [w, report] : reports) compute_s[w] = report.compute_s;
+  search_.OnClock(compute_s, &quotas_, bounds_);
+}
+
+void LbBspPolicy::ObserveSpeeds(
+    const std::map<uint32_t, ClockReport>& reports) {
+  for (const auto& [w, report] : reports) {
+    auto it = models_.find(w);
+    if (it == models_.end()) continue;
+    WorkerModel& model = it->second;
+    model.cpu_available = report.cpu_available;
+    model.mem_available = report.mem_available;
+    if (report.batch == 0 || !(report.compute_s > 0)) continue;
+    const double speed = report.batch / report.compute_s;
+    if (model.predicted.has_value()) model.rmse.Add(*model.predicted, speed);
+    model.predicted.reset();
+    model.predictor->Observe(speed, report.cpu_available, report.mem_available);
+  }
+}
+
+std::map<uint32_t, double> LbBspPolicy::AnalyticalWeights() {
+  std::map<uint32_t, double> weights;
+  for (uint32_t w : WorkersOfCurrentClock()) {
+    WorkerModel& model = models_[w];
+    double speed = 0;  // unknown: SplitProportionally uses the mean
+    if (model.predictor != nullptr && model.predictor->observations() > 0) {
+      speed =
+          model.predictor->Predict(model.cpu_available, model.mem_available);
+      model.predicted = speed;
+    }
+    weights[w] = speed;
+  }
+  return weights;
+}
+
+std::map<uint32_t, double> LbBspPolicy::NumericalWeights() const {
+  std::map<uint32_t, double> weights;
+  for (uint32_t w : WorkersOfCurrentClock()) {
+    weights[w] = static_cast<double>(QuotaOf(w, CurrentClock()));
+  }
+  return weights;
+}
+
+void LbBspPolicy::Resplit() {
+  const bool numerical = options_.method == LbBspOptions::Method::kNumerical;
+  const std::map<uint32_t, double> weights =
+      numerical ? NumericalWeights() : AnalyticalWeights();
+  QuotaSplit split = SplitProportionally(weights, bounds_, global_batch_);
+  quotas_ = std::move(split.quotas);
+  feasible_ = split.feasible || weights.empty();
+  membership_changed_ = false;
+  ++resplits_;
+  if (numerical) search_.Reset(quotas_.size());
+}
+
+std::map<std::string, double> LbBspPolicy::Metrics() const {
+  std::map<std::string, double> m = BspPolicy::Metrics();
+  uint64_t sum = 0;
+  for (const auto& [w, quota] : quotas_) sum += quota;
+  m["lockstep_global_batch"] = static_cast<double>(global_batch_);
+  m["lockstep_quota_sum"] = static_cast<double>(sum);
+  m["lockstep_quota_infeasible"] = feasible_ ? 0 : 1;
+  m["lockstep_lbbsp_resplits_total"] = static_cast<double>(resplits_);
+  if (options_.method == LbBspOptions::Method::kNumerical) {
+    m["lockstep_lbbsp_phase"] = static_cast<double>(search_.phase());
+    m["lockstep_lbbsp_step"] = search_.step();
+    m["lockstep_lbbsp_window"] = search_.window();
+    m["lockstep_lbbsp_moves_total"] = static_cast<double>(search_.moves());
+    return m;
+  }
+  for (const auto& [w, model] : models_) {
+    if (model.rmse.count() > 0) {
+      m[WorkerLabel("lockstep_predictor_rmse", w)] = model.rmse.rmse();
+    }
+    if (model.predicted.has_value()) {
+      m[WorkerLabel("lockstep_predicted_speed", w)] = *model.predicted;
+    }
+  }
+  return m;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,108 @@
+#include "sync_policies/narx_predictor.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lockstep {
+namespace {
+
+// SplitMix64: a portable, seedable stream for the initial weights.
+uint64_t NextRandom(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [-0.5, 0.5).
+double NextWeight(uint64_t* state) {
+  return static_cast<double>(NextRandom(state) >> 11) * 0x1.0p-53 - 0.5;
+}
+
+}  // namespace
+
+NarxPredictor::NarxPredictor(uint64_t seed) {
+  uint64_t state = seed;
+  for (auto& row : w1_) {
+    for (double& w : row) w = NextWeight(&state);
+  }
+}
+
+NarxPredictor::Input NarxPredictor::MakeInput(double cpu_next,
+                                              double mem_next) const {
+  Input x{};
+  for (int i = 0; i < kLags; ++i) {
+    const double speed = speeds_[speeds_.size() - 1 - i];
+    x[i] = speed / scale_ - 1;
+  }
+  x[kLags + 0] = cpu_next - 0.5;
+  x[kLags + 1] = cpu_last_ - 0.5;
+  x[kLags + 2] = mem_next - 0.5;
+  x[kLags + 3] = mem_last_ - 0.5;
+  return x;
+}
+
+double NarxPredictor::Forward(const Input& x, Hidden* hidden) const {
+  double out = b2_;
+  for (int j = 0; j < kHidden; ++j) {
+    double pre = b1_[j];
+    for (int i = 0; i < kInputs; ++i) pre += w1_[j][i] * x[i];
+    const double h = std::tanh(pre);
+    if (hidden != nullptr) (*hidden)[j] = h;
+    out += w2_[j] * h;
+  }
+  return out;
+}
+
+void NarxPredictor::Step(const Example& example) {
+  Hidden h{};
+  const double out = Forward(example.input, &h);
+  // Clipped error: one wild clock must not wreck the weights.
+  const double err = std::clamp(out - example.target, -1.0, 1.0);
+  for (int j = 0; j < kHidden; ++j) {
+    const double grad_pre = err * w2_[j] * (1 - h[j] * h[j]);
+    w2_[j] -= kLearningRate * err * h[j];
+    b1_[j] -= kLearningRate * grad_pre;
+    for (int i = 0; i < kInputs; ++i) {
+      w1_[j][i] -= kLearningRate * grad_pre * example.input[i];
+    }
+  }
+  b2_ -= kLearningRate * err;
+}
+
+void NarxPredictor::Observe(double speed, double cpu_available,
+                            double mem_available) {
+  if (!std::isfinite(speed) || speed <= 0) return;
+  if (speeds_.size() == static_cast<size_t>(kLags)) {
+    Example example;
+    example.input = MakeInput(cpu_available, mem_available);
+    example.target = (speed - speeds_.back()) / scale_;
+    replay_.push_back(example);
+    if (replay_.size() > kReplay) replay_.pop_front();
+    for (int epoch = 0; epoch < kEpochs; ++epoch) {
+      for (const Example& e : replay_) Step(e);
+    }
+  }
+  fallback_.Observe(speed, cpu_available, mem_available);
+  speeds_.push_back(speed);
+  if (speeds_.size() > static_cast<size_t>(kLags)) speeds_.pop_front();
+  cpu_last_ = cpu_available;
+  mem_last_ = mem_available;
+  scale_ = observations_ == 0
+               ? speed
+               : (1 - kScaleAlpha) * scale_ + kScaleAlpha * speed;
+  ++observations_;
+}
+
+double NarxPredictor::Predict(double cpu_available,
+                              double mem_available) const {
+  if (observations_ < kWarmup) {
+    return fallback_.Predict(cpu_available, mem_available);
+  }
+  const double last = speeds_.back();
+  const double out = Forward(MakeInput(cpu_available, mem_available), nullptr);
+  // Keep a badly trained model within a plausible range of the last speed.
+  return std::clamp(last + scale_ * out, 0.1 * last, 10 * last);
+}
+
+}  // namespace lockstep

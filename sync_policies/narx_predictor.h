@@ -1,0 +1,80 @@
+// A small NARX model (nonlinear autoregressive with exogenous inputs), the
+// predictor the LB-BSP paper uses on CPU clusters: the next clock's speed
+// is predicted from the last kLags speeds and the worker's CPU and memory
+// availability (the next clock's and the last one's).
+//
+// Model: inputs are the last kLags speeds normalised by a running speed
+// scale s (as speed / s - 1) and the four availability readings centred
+// on 0.5; one hidden layer of kHidden tanh units; a linear output o read
+// as a correction to the last speed: prediction = last + s * o. The output
+// weights start at zero, so an untrained model predicts the last speed
+// and learning can only add what the history explains. Weights are drawn
+// from `seed` (deterministic) and trained online: each observation adds a
+// (inputs, target) example to a replay window of the last kReplay ones and
+// runs kEpochs of SGD over it, so the model follows regime changes.
+// Until kWarmup speeds have been observed it predicts like EmaPredictor.
+// Thread-safety: not thread-safe.
+#ifndef LOCKSTEP_SYNC_POLICIES_NARX_PREDICTOR_H_
+#define LOCKSTEP_SYNC_POLICIES_NARX_PREDICTOR_H_
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "sync_policies/ema_predictor.h"
+#include "sync_policies/speed_predictor.h"
+
+namespace lockstep {
+
+class NarxPredictor : public SpeedPredictor {
+ public:
+  static constexpr int kLags = 4;
+  static constexpr int kInputs = kLags + 4;  // + cpu, mem: next and last
+  static constexpr int kHidden = 8;
+  static constexpr uint64_t kWarmup = kLags + 4;
+  static constexpr size_t kReplay = 32;
+  static constexpr int kEpochs = 3;
+  static constexpr double kLearningRate = 0.05;
+  // Scale tracking: s <- (1 - a) s + a * speed.
+  static constexpr double kScaleAlpha = 0.1;
+
+  explicit NarxPredictor(uint64_t seed);
+
+  std::string name() const override { return "narx"; }
+  void Observe(double speed, double cpu_available,
+               double mem_available) override;
+  double Predict(double cpu_available, double mem_available) const override;
+  uint64_t observations() const override { return observations_; }
+
+ private:
+  using Input = std::array<double, kInputs>;
+  using Hidden = std::array<double, kHidden>;
+  struct Example {
+    Input input;
+    double target;  // (speed - last speed) / s
+  };
+
+  // The inputs for predicting the clock after the last observed one.
+  Input MakeInput(double cpu_next, double mem_next) const;
+  // The network's output o; fills `hidden` when non-null.
+  double Forward(const Input& x, Hidden* hidden) const;
+  void Step(const Example& example);
+
+  std::array<Input, kHidden> w1_{};
+  Hidden b1_{};
+  Hidden w2_{};
+  double b2_ = 0;
+
+  std::deque<double> speeds_;  // the last kLags speeds, newest last
+  double cpu_last_ = 1;
+  double mem_last_ = 1;
+  double scale_ = 0;
+  std::deque<Example> replay_;
+  EmaPredictor fallback_;
+  uint64_t observations_ = 0;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SYNC_POLICIES_NARX_PREDICTOR_H_

@@ -1,0 +1,135 @@
+#include "sync_policies/numerical_batch_search.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace lockstep {
+
+NumericalBatchSearch::NumericalBatchSearch(uint64_t global_batch,
+                                           Options options)
+    : global_batch_(global_batch), options_(options) {
+  Reset(1);
+}
+
+void NumericalBatchSearch::Reset(size_t workers) {
+  workers_ = std::max<size_t>(workers, 1);
+  const uint64_t n = workers_;
+  fast_step_ = static_cast<uint32_t>(std::max<uint64_t>(
+      1, std::min<uint64_t>(global_batch_ / (2 * n), UINT32_MAX)));
+  phase_ = Phase::kFastApproach;
+  step_ = fast_step_;
+  window_ = std::max<uint32_t>(options_.initial_window, 1);
+  samples_.clear();
+  last_move_.reset();
+  settled_gap_ = 0;
+}
+
+bool NumericalBatchSearch::OnClock(
+    const std::map<uint32_t, double>& compute_s,
+    std::map<uint32_t, uint32_t>* quotas,
+    const std::map<uint32_t, QuotaBounds>& bounds) {
+  for (const auto& [w, seconds] : compute_s) {
+    if (quotas->count(w) != 0) samples_[w].push_back(seconds);
+  }
+  const auto means = WindowMeans(*quotas);
+  if (!means.has_value() || means->size() < 2) return false;
+  samples_.clear();  // the next window starts now, moved or not
+  const std::optional<Move> move = PickMove(*means, *quotas, bounds);
+  if (!move.has_value()) {  // nobody can take more: nothing to do
+    phase_ = Phase::kBalanced;
+    last_gap_ = 0;
+    return false;
+  }
+  const double slowest = means->at(move->from);
+  last_gap_ = slowest > 0 ? (slowest - means->at(move->to)) / slowest : 0;
+  if (!UpdatePhase(last_gap_)) return false;
+  return MoveStep(*move, quotas, bounds);
+}
+
+std::optional<NumericalBatchSearch::Move> NumericalBatchSearch::PickMove(
+    const std::map<uint32_t, double>& means,
+    const std::map<uint32_t, uint32_t>& quotas,
+    const std::map<uint32_t, QuotaBounds>& bounds) {
+  // Straggler: the slowest (ties: the higher rank). Leader: the fastest
+  // with headroom (ties: the lower rank).
+  uint32_t straggler = means.begin()->first;
+  for (const auto& [w, mean] : means) {
+    if (mean >= means.at(straggler)) straggler = w;
+  }
+  std::optional<uint32_t> leader;
+  for (const auto& [w, mean] : means) {
+    if (w == straggler || quotas.at(w) >= BoundsOf(bounds, w).max) continue;
+    if (!leader.has_value() || mean < means.at(*leader)) leader = w;
+  }
+  if (!leader.has_value()) return std::nullopt;
+  return Move{straggler, *leader};
+}
+
+std::optional<std::map<uint32_t, double>> NumericalBatchSearch::WindowMeans(
+    const std::map<uint32_t, uint32_t>& quotas) const {
+  std::map<uint32_t, double> means;
+  for (const auto& [w, quota] : quotas) {
+    auto it = samples_.find(w);
+    if (it == samples_.end() || it->second.size() < window_) {
+      return std::nullopt;
+    }
+    const auto& s = it->second;
+    means[w] = std::accumulate(s.end() - window_, s.end(), 0.0) / window_;
+  }
+  return means;
+}
+
+bool NumericalBatchSearch::UpdatePhase(double gap) {
+  if (phase_ == Phase::kBalanced && gap < settled_gap_ + options_.tolerance) {
+    return false;
+  }
+  if (gap < options_.tolerance) {
+    phase_ = Phase::kBalanced;
+    settled_gap_ = 0;
+    return false;
+  }
+  if (phase_ == Phase::kBalanced) {
+    if (gap > options_.restart_gap) {
+      Reset(workers_);
+    } else {
+      phase_ = Phase::kFineTune;
+      last_move_.reset();  // a new imbalance, not an oscillation
+    }
+  }
+  return true;
+}
+
+bool NumericalBatchSearch::MoveStep(
+    const Move& move, std::map<uint32_t, uint32_t>* quotas,
+    const std::map<uint32_t, QuotaBounds>& bounds) {
+  if (last_move_.has_value() && last_move_->to == move.from) {
+    if (step_ == 1) {
+      // Oscillating by single samples: as balanced as integers allow.
+      phase_ = Phase::kBalanced;
+      settled_gap_ = last_gap_;
+      return false;
+    }
+    phase_ = Phase::kFineTune;
+    step_ = std::max<uint32_t>(1, step_ / 2);
+    window_ = std::min(window_ * 2, std::max(options_.max_window, 1u));
+  }
+  uint32_t& from = (*quotas)[move.from];
+  uint32_t& to = (*quotas)[move.to];
+  const uint32_t floor = std::min(BoundsOf(bounds, move.from).min, from);
+  const uint32_t delta =
+      std::min({step_, from - floor, BoundsOf(bounds, move.to).max - to});
+  if (delta == 0) return false;
+  from -= delta;
+  to += delta;
+  last_move_ = move;
+  ++moves_;
+  return true;
+}
+
+QuotaBounds NumericalBatchSearch::BoundsOf(
+    const std::map<uint32_t, QuotaBounds>& bounds, uint32_t worker) {
+  auto it = bounds.find(worker);
+  return it != bounds.end() ? it->second : QuotaBounds{};
+}
+
+}  // namespace lockstep

@@ -1,0 +1,63 @@
+// Per-worker speed predictors for LB-BSP's analytical quota method: each
+// learns one worker's sample-processing speed (samples/s) from the clocks
+// it finished and predicts the next clock's, so quotas can be set in
+// proportion before the clock starts.
+// Thread-safety: not thread-safe; one instance per worker.
+#ifndef LOCKSTEP_SYNC_POLICIES_SPEED_PREDICTOR_H_
+#define LOCKSTEP_SYNC_POLICIES_SPEED_PREDICTOR_H_
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace lockstep {
+
+class SpeedPredictor {
+ public:
+  virtual ~SpeedPredictor() = default;
+
+  // "last", "ema" or "narx".
+  virtual std::string name() const = 0;
+  // Records the speed measured over one clock (samples/s; non-positive or
+  // non-finite values are ignored) and the worker's CPU and memory
+  // availability during that clock (shares in [0, 1]).
+  virtual void Observe(double speed, double cpu_available,
+                       double mem_available) = 0;
+  // The predicted speed of the next clock, given the availability expected
+  // for it (the latest readings when nothing better is known). 0 before
+  // the first observation.
+  virtual double Predict(double cpu_available, double mem_available) const = 0;
+  // Number of speeds observed.
+  virtual uint64_t observations() const = 0;
+};
+
+enum class PredictorKind { kLast, kEma, kNarx };
+
+// "last", "ema", "narx".
+std::string PredictorKindName(PredictorKind kind);
+
+// A fresh predictor of `kind`; `seed` fixes NARX's initial weights.
+std::unique_ptr<SpeedPredictor> MakeSpeedPredictor(PredictorKind kind,
+                                                   uint64_t seed);
+
+// Root-mean-square error of predictions against what was then observed.
+class RmseTracker {
+ public:
+  void Add(double predicted, double observed) {
+    const double e = predicted - observed;
+    sum_sq_ += e * e;
+    ++count_;
+  }
+  // 0 before the first sample.
+  double rmse() const { return count_ == 0 ? 0 : std::sqrt(sum_sq_ / count_); }
+  uint64_t count() const { return count_; }
+
+ private:
+  double sum_sq_ = 0;
+  uint64_t count_ = 0;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SYNC_POLICIES_SPEED_PREDICTOR_H_

@@ -1,0 +1,214 @@
+// Every sync policy trains Fashion-MNIST across real processes with uneven
+// emulated workers; a worker SIGKILLed mid-run is removed after the
+// heartbeat timeout and no policy hangs. A replacement worker joins at the
+// current clock. The coordinator serves /metrics while training.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <regex>
+
+#include "tests/integration/test_cluster.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int kClocks = 400;
+
+std::vector<std::string> Job(const std::string& sync, const std::string& dir,
+                             int clocks) {
+  return {"--servers",      "2",    "--workers",    "3",
+          "--sync",         sync,   "--model",      "softmax",
+          "--batch",        "32",   "--clocks",     std::to_string(clocks),
+          "--train-limit",  "6000", "--test-limit", "2000",
+          "--eval-every",   "0",    "--lr",         "0.1",
+          "--heartbeat-ms", "100",  "--run-dir",    dir};
+}
+
+// Emulated costs: worker 2 is three times slower per sample.
+std::vector<std::string> Hetero(int rank) {
+  return {"--hetero",
+          rank == 2 ? "linear=0.0005+0.00006" : "linear=0.0005+0.00002"};
+}
+
+// Number of metrics.jsonl lines so far.
+size_t Reported(const std::string& dir) {
+  return ReadLines(dir + "/metrics.jsonl").size();
+}
+
+// Fetches http://HOST:PORT/metrics with a plain socket.
+std::string Scrape(const std::string& url) {
+  std::smatch m;
+  if (!std::regex_search(url, m, std::regex("http://([0-9.]+):([0-9]+)/"))) {
+    return "";
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(m[2])));
+  inet_pton(AF_INET, std::string(m[1]).c_str(), &addr.sin_addr);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    const std::string req = "GET /metrics HTTP/1.0\r\n\r\n";
+    (void)!write(fd, req.data(), req.size());
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, n);
+  }
+  close(fd);
+  return out;
+}
+
+class SyncPolicyTrainingTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SyncPolicyTrainingTest, TrainsAndSurvivesAKilledWorker) {
+  const std::string dir = MakeTempDir("lockstep-policy");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(Job(GetParam(), dir, kClocks)).ok());
+  for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
+  std::vector<pid_t> pids;
+  for (int w = 0; w < 3; ++w) {
+    auto pid = cluster.Start(
+        [&] {
+          std::vector<std::string> argv = {BinaryPath("lockstep-worker"),
+                                           "--coordinator", cluster.endpoint(),
+                                           "--rank", std::to_string(w)};
+          for (auto& a : Hetero(w)) argv.push_back(a);
+          return argv;
+        }(),
+        "worker " + std::to_string(w));
+    ASSERT_TRUE(pid.ok());
+    pids.push_back(*pid);
+  }
+  // Kill worker 1 once training is under way.
+  for (int i = 0; i < 600 && Reported(dir) < 150; ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(Reported(dir), 150u) << cluster.Output("coordinator");
+  std::string metrics_url;
+  for (const auto& line : cluster.Lines("coordinator")) {
+    if (line.rfind("@metrics ", 0) == 0) metrics_url = line.substr(9);
+  }
+  const std::string scraped = Scrape(metrics_url);
+  EXPECT_NE(scraped.find("lockstep_samples_total"), std::string::npos)
+      << metrics_url << "\n"
+      << scraped;
+  ASSERT_EQ(kill(pids[1], SIGKILL), 0);
+
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(120));
+  ASSERT_TRUE(exit.ok()) << GetParam() << " hung after a worker died\n"
+                         << cluster.Output("coordinator");
+  EXPECT_TRUE(exit->ok()) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(20)));
+  for (const std::string name :
+       {"server 0", "server 1", "worker 0", "worker 2"}) {
+    EXPECT_TRUE(cluster.ExitOf(name).ok()) << name << "\n"
+                                           << cluster.Output(name);
+  }
+  const std::string summary = ReadFile(dir + "/summary.json");
+  std::cout << GetParam() << ": " << summary << "\n";
+  EXPECT_EQ(JsonNumber(summary, "dead_workers"), 1) << summary;
+  EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0.6) << summary;
+  // Apply-on-arrival policies measure staleness: with three workers some
+  // pushes must have seen other workers' updates since their pull.
+  const bool on_arrival =
+      GetParam().rfind("asp", 0) == 0 || GetParam().rfind("ssp", 0) == 0;
+  double max_staleness = 0;
+  for (const auto& line : ReadLines(dir + "/metrics.jsonl")) {
+    max_staleness = std::max(max_staleness, JsonNumber(line, "staleness"));
+  }
+  if (on_arrival) {
+    EXPECT_GT(max_staleness, 0) << "staleness never measured";
+  } else {
+    EXPECT_EQ(max_staleness, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, SyncPolicyTrainingTest,
+                         ::testing::Values("bsp", "ssp:2", "asp",
+                                           "asp:scale:drop=8", "backup:1",
+                                           "lbbsp", "lbbsp:numerical"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) {
+                               c = '_';
+                             }
+                           }
+                           return name;
+                         });
+
+TEST(SyncPolicyRejoinTest, ReplacementWorkerJoinsAtTheCurrentClock) {
+  const std::string dir = MakeTempDir("lockstep-rejoin");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(Job("bsp", dir, kClocks)).ok());
+  for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
+  std::vector<pid_t> pids;
+  for (int w = 0; w < 3; ++w) {
+    ASSERT_TRUE(cluster.StartWorker(w, Hetero(w)).ok());
+  }
+  for (int i = 0; i < 600 && Reported(dir) < 150; ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  pid_t victim = 0;
+  for (pid_t pid : cluster.group().running_pids()) {
+    const std::string cmd =
+        ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+    if (cmd.find("lockstep-worker") != std::string::npos &&
+        cmd.find(std::string("--rank") + '\0' + "1") != std::string::npos) {
+      victim = pid;
+    }
+  }
+  ASSERT_NE(victim, 0);
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  // Wait until the coordinator removed it, then start a replacement.
+  bool removed = false;
+  for (int i = 0; i < 200 && !removed; ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+    for (const auto& line : cluster.Lines("coordinator")) {
+      if (line.find("worker 1 removed") != std::string::npos) removed = true;
+    }
+  }
+  ASSERT_TRUE(removed) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster
+                  .Start({BinaryPath("lockstep-worker"), "--coordinator",
+                          cluster.endpoint(), "--rank", "1", "--hetero",
+                          "linear=0.0005+0.00002"},
+                         "replacement")
+                  .ok());
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(120));
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(20)));
+  EXPECT_TRUE(cluster.ExitOf("replacement").ok())
+      << cluster.Output("replacement");
+  // It started at the clock the job had reached, not at 0.
+  int64_t joined_at = -1;
+  const std::regex moved("moved from clock 0 to the current clock ([0-9]+)");
+  for (const auto& line : cluster.Lines("replacement")) {
+    std::smatch m;
+    if (std::regex_search(line, m, moved)) joined_at = std::stoll(m[1]);
+  }
+  EXPECT_GT(joined_at, 50) << cluster.Output("replacement");
+  bool joined_logged = false;
+  for (const auto& line : cluster.Lines("coordinator")) {
+    if (line.find("joined the running job") != std::string::npos) {
+      joined_logged = true;
+    }
+  }
+  EXPECT_TRUE(joined_logged);
+  // The replacement's clocks count: it reported clocks after joining.
+  size_t replacement_reports = 0;
+  for (const auto& line : ReadLines(dir + "/metrics.jsonl")) {
+    if (JsonNumber(line, "worker") == 1 &&
+        JsonNumber(line, "clock") >= joined_at) {
+      ++replacement_reports;
+    }
+  }
+  EXPECT_GT(replacement_reports, 0u);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,178 @@
+#include "sync_policies/speed_predictor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "sync_policies/ema_predictor.h"
+#include "sync_policies/last_predictor.h"
+#include "sync_policies/narx_predictor.h"
+
+namespace lockstep {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// One clock of a synthetic worker: its speed and CPU availability.
+struct Sample {
+  double speed;
+  double cpu;
+};
+using Trace = std::function<Sample(int clock)>;
+
+class SpeedPredictorTest : public ::testing::Test {
+ protected:
+  static uint64_t Seed() {
+    const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
+    const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
+                                           : std::random_device{}();
+    std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
+    return seed;
+  }
+
+  // RMSE of each predictor's one-clock-ahead predictions over clocks
+  // [skip, clocks), given the coming clock's CPU availability; printed.
+  static std::map<std::string, double> Compare(const std::string& what,
+                                               const Trace& trace,
+                                               int clocks = 300,
+                                               int skip = 100) {
+    std::map<std::string, double> rmse;
+    for (PredictorKind kind :
+         {PredictorKind::kLast, PredictorKind::kEma, PredictorKind::kNarx}) {
+      auto predictor = MakeSpeedPredictor(kind, 42);
+      RmseTracker tracker;
+      for (int c = 0; c < clocks; ++c) {
+        const Sample s = trace(c);
+        if (c >= skip) tracker.Add(predictor->Predict(s.cpu, 1), s.speed);
+        predictor->Observe(s.speed, s.cpu, 1);
+      }
+      rmse[predictor->name()] = tracker.rmse();
+    }
+    std::cout << "[ RESULT   ] " << what << " RMSE (samples/s): last "
+              << rmse["last"] << ", ema " << rmse["ema"] << ", narx "
+              << rmse["narx"] << std::endl;
+    return rmse;
+  }
+};
+
+TEST_F(SpeedPredictorTest, LastPredictsTheLastSpeed) {
+  LastPredictor p;
+  EXPECT_EQ(p.Predict(1, 1), 0) << "nothing observed yet";
+  p.Observe(100, 1, 1);
+  p.Observe(250, 0.5, 1);
+  EXPECT_EQ(p.Predict(1, 1), 250);
+  EXPECT_EQ(p.observations(), 2u);
+}
+
+TEST_F(SpeedPredictorTest, EmaMovesHalfWayPerClock) {
+  EmaPredictor p;
+  p.Observe(100, 1, 1);
+  EXPECT_EQ(p.Predict(1, 1), 100) << "starts at the first speed";
+  p.Observe(200, 1, 1);
+  EXPECT_EQ(p.Predict(1, 1), 150);
+  p.Observe(200, 1, 1);
+  EXPECT_EQ(p.Predict(1, 1), 175);
+}
+
+TEST_F(SpeedPredictorTest, InvalidSpeedsAreIgnored) {
+  for (PredictorKind kind :
+       {PredictorKind::kLast, PredictorKind::kEma, PredictorKind::kNarx}) {
+    auto p = MakeSpeedPredictor(kind, 1);
+    p->Observe(100, 1, 1);
+    p->Observe(0, 1, 1);
+    p->Observe(-5, 1, 1);
+    p->Observe(std::nan(""), 1, 1);
+    p->Observe(INFINITY, 1, 1);
+    EXPECT_EQ(p->observations(), 1u) << p->name();
+    EXPECT_EQ(p->Predict(1, 1), 100) << p->name();
+  }
+}
+
+TEST_F(SpeedPredictorTest, FactoryMakesEachKind) {
+  EXPECT_EQ(MakeSpeedPredictor(PredictorKind::kLast, 0)->name(), "last");
+  EXPECT_EQ(MakeSpeedPredictor(PredictorKind::kEma, 0)->name(), "ema");
+  EXPECT_EQ(MakeSpeedPredictor(PredictorKind::kNarx, 0)->name(), "narx");
+  EXPECT_EQ(PredictorKindName(PredictorKind::kNarx), "narx");
+}
+
+TEST_F(SpeedPredictorTest, NarxPredictsLikeEmaUntilWarm) {
+  NarxPredictor narx(3);
+  EmaPredictor ema;
+  for (uint64_t c = 0; c + 1 < NarxPredictor::kWarmup; ++c) {
+    const double speed = 100 + 10 * (c % 3);
+    narx.Observe(speed, 1, 1);
+    ema.Observe(speed, 1, 1);
+    EXPECT_EQ(narx.Predict(1, 1), ema.Predict(1, 1)) << "clock " << c;
+  }
+}
+
+TEST_F(SpeedPredictorTest, NarxIsDeterministicForASeed) {
+  NarxPredictor a(9);
+  NarxPredictor b(9);
+  for (int c = 0; c < 50; ++c) {
+    const double speed = 500 + 100 * std::sin(c);
+    a.Observe(speed, 0.5 + 0.01 * c, 1);
+    b.Observe(speed, 0.5 + 0.01 * c, 1);
+  }
+  EXPECT_EQ(a.Predict(0.7, 1), b.Predict(0.7, 1));
+}
+
+TEST_F(SpeedPredictorTest, NarxHoldsAConstantSpeed) {
+  NarxPredictor p(5);
+  for (int c = 0; c < 100; ++c) p.Observe(800, 1, 1);
+  EXPECT_NEAR(p.Predict(1, 1), 800, 8);
+}
+
+TEST_F(SpeedPredictorTest, NarxLearnsAPeriodicSpeedBetterThanLast) {
+  const auto rmse = Compare("periodic speed (period 8)", [](int c) {
+    return Sample{1000 + 300 * std::sin(2 * kPi * c / 8), 1};
+  });
+  EXPECT_LT(rmse.at("narx"), 0.5 * rmse.at("last"));
+  EXPECT_LT(rmse.at("narx"), rmse.at("ema"));
+}
+
+TEST_F(SpeedPredictorTest, NarxLearnsACpuDrivenSpeedBetterThanLast) {
+  // Background load changes the CPU share every 5 clocks; the speed
+  // follows it, and the coming clock's share is known (as when the
+  // worker reports its readings before the clock).
+  std::mt19937_64 rng(Seed());
+  std::vector<double> cpu(300);
+  std::uniform_real_distribution<double> share(0.3, 1.0);
+  for (size_t c = 0; c < cpu.size(); ++c) {
+    cpu[c] = c % 5 == 0 ? share(rng) : cpu[c - 1];
+  }
+  const auto rmse = Compare("cpu-driven speed (load steps)", [&](int c) {
+    return Sample{1000 * cpu[c], cpu[c]};
+  });
+  EXPECT_LT(rmse.at("narx"), 0.5 * rmse.at("last"));
+}
+
+TEST_F(SpeedPredictorTest, NarxLearnsANoisyCpuCycleBetterThanLast) {
+  std::mt19937_64 rng(Seed());
+  std::normal_distribution<double> noise(0, 20);
+  const auto rmse = Compare("noisy cpu cycle (period 12)", [&](int c) {
+    const double cpu = 0.65 + 0.35 * std::sin(2 * kPi * c / 12);
+    return Sample{1200 * cpu + noise(rng), cpu};
+  });
+  EXPECT_LT(rmse.at("narx"), 0.5 * rmse.at("last"));
+}
+
+TEST_F(SpeedPredictorTest, RmseTrackerAveragesSquaredErrors) {
+  RmseTracker t;
+  EXPECT_EQ(t.rmse(), 0);
+  t.Add(3, 0);
+  t.Add(0, 4);
+  EXPECT_EQ(t.count(), 2u);
+  EXPECT_DOUBLE_EQ(t.rmse(), std::sqrt(12.5));
+}
+
+}  // namespace
+}  // namespace lockstep

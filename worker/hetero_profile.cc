@@ -1,0 +1,357 @@
+#include "worker/hetero_profile.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+namespace lockstep {
+namespace {
+
+constexpr char kCgroupRoot[] = "/sys/fs/cgroup";
+
+std::string Trim(const std::string& text) {
+  const size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  const size_t end = text.find_last_not_of(" \t\r\n");
+  return text.substr(begin, end - begin + 1);
+}
+
+std::vector<std::string> Split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t pos; (pos = text.find(separator, start)) != std::string::npos;
+       start = pos + 1) {
+    parts.push_back(text.substr(start, pos - start));
+  }
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+// A whole string as a finite double (locale-independent).
+bool ParseDouble(const std::string& text, double* out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, error] = std::from_chars(text.data(), end, *out);
+  return error == std::errc() && ptr == end && !text.empty() &&
+         std::isfinite(*out);
+}
+
+bool ParseInt(const std::string& text, int64_t* out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, error] = std::from_chars(text.data(), end, *out);
+  return error == std::errc() && ptr == end && !text.empty();
+}
+
+// "A+B": the '+' that splits two numbers (an exponent's '+' does not).
+bool ParseSum(const std::string& text, double* a, double* b) {
+  for (size_t pos = text.find('+'); pos != std::string::npos;
+       pos = text.find('+', pos + 1)) {
+    if (ParseDouble(text.substr(0, pos), a) &&
+        ParseDouble(text.substr(pos + 1), b)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The shortest text that reads back as exactly `value`.
+std::string Num(double value) {
+  char buf[64];
+  auto [ptr, error] = std::to_chars(buf, buf + sizeof(buf), value);
+  return error == std::errc() ? std::string(buf, ptr) : "nan";
+}
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// A uniform draw in [0, 1) that depends only on its arguments.
+double UnitDraw(uint64_t seed, size_t index, int64_t clock) {
+  uint64_t h = SplitMix64(seed ^ SplitMix64(index + 1));
+  h = SplitMix64(h ^ static_cast<uint64_t>(clock));
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+
+Status BadItem(const std::string& item, const std::string& why) {
+  return InvalidArgument("hetero profile: bad item '" + item + "': " + why +
+                         " (" + HeteroProfile::kGrammar + ")");
+}
+
+Status Unapplied(double quota, const std::string& why) {
+  return FailedPrecondition("cpu=" + Num(quota) + " not applied: " + why);
+}
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+// Writes `text` to a cgroup control file; the kernel reports a refused
+// value as the write's error, so every byte must be checked.
+Status WriteControlFile(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return IOError("cannot open " + path + ": " + ErrnoText());
+  const ssize_t written = write(fd, text.data(), text.size());
+  const std::string error = written < 0 ? ErrnoText() : "";
+  close(fd);
+  if (written != static_cast<ssize_t>(text.size())) {
+    return IOError("cannot write '" + text + "' to " + path + ": " +
+                   (error.empty() ? "short write" : error));
+  }
+  return Status::Ok();
+}
+
+bool HasWord(const std::string& path, const std::string& word) {
+  std::ifstream in(path);
+  for (std::string w; in >> w;) {
+    if (w == word) return true;
+  }
+  return false;
+}
+
+// The cpu controller must be enabled for the root's children before a
+// child cgroup has a cpu.max.
+Status EnableCpuController() {
+  const std::string root = kCgroupRoot;
+  if (!HasWord(root + "/cgroup.controllers", "cpu")) {
+    return IOError("the cpu controller is not available in " + root +
+                   "/cgroup.controllers");
+  }
+  if (HasWord(root + "/cgroup.subtree_control", "cpu")) return Status::Ok();
+  return WriteControlFile(root + "/cgroup.subtree_control", "+cpu");
+}
+
+}  // namespace
+
+StatusOr<HeteroProfile> HeteroProfile::Parse(const std::string& text,
+                                             uint64_t seed) {
+  HeteroProfile profile;
+  profile.seed_ = seed;
+  if (Trim(text).empty()) return profile;
+  profile.empty_ = false;
+  for (const std::string& raw : Split(text, ',')) {
+    LS_RETURN_IF_ERROR(profile.ParseItem(Trim(raw)));
+  }
+  // Same clock: the later item wins, so stable-sort and keep the last.
+  std::vector<FactorStep>& steps = profile.schedule_;
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const FactorStep& a, const FactorStep& b) {
+                     return a.from_clock < b.from_clock;
+                   });
+  std::vector<FactorStep> unique;
+  for (const FactorStep& step : steps) {
+    if (!unique.empty() && unique.back().from_clock == step.from_clock) {
+      unique.back() = step;
+    } else {
+      unique.push_back(step);
+    }
+  }
+  steps = std::move(unique);
+  return profile;
+}
+
+Status HeteroProfile::ParseItem(const std::string& item) {
+  if (item.empty()) return BadItem(item, "empty item");
+  if (item[0] == 'x') {
+    const std::vector<std::string> parts = Split(item.substr(1), '@');
+    FactorStep step;
+    if (parts.size() > 2 || !ParseDouble(parts[0], &step.factor) ||
+        step.factor <= 0 ||
+        (parts.size() == 2 &&
+         (!ParseInt(parts[1], &step.from_clock) || step.from_clock < 0))) {
+      return BadItem(item, "a factor is xF or xF@C with F > 0 and C >= 0");
+    }
+    schedule_.push_back(step);
+    return Status::Ok();
+  }
+  const size_t eq = item.find('=');
+  const std::string key = item.substr(0, eq);
+  const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+  if (key == "linear" || key == "gpu") {
+    if (model_ != Model::kNone) {
+      return BadItem(item, "only one cost model (linear= or gpu=) is allowed");
+    }
+    if (key == "linear") {
+      if (!ParseSum(value, &base_s_, &per_sample_s_) || base_s_ < 0 ||
+          per_sample_s_ <= 0) {
+        return BadItem(item, "linear=A+B needs A >= 0 and B > 0 (seconds)");
+      }
+      model_ = Model::kLinear;
+      return Status::Ok();
+    }
+    const std::vector<std::string> parts = Split(value, '/');
+    int64_t cap = 0;
+    if (parts.size() != 3 || !ParseDouble(parts[0], &base_s_) ||
+        !ParseDouble(parts[1], &per_sample_s_) || !ParseInt(parts[2], &cap) ||
+        base_s_ < 0 || per_sample_s_ <= 0 || cap < 1 || cap > UINT32_MAX) {
+      return BadItem(item,
+                     "gpu=TSAT/B/CAP needs TSAT >= 0, B > 0 (seconds) and "
+                     "an integer CAP >= 1");
+    }
+    max_batch_ = static_cast<uint32_t>(cap);
+    model_ = Model::kGpu;
+    return Status::Ok();
+  }
+  if (key == "transient") {
+    const std::vector<std::string> parts = Split(value, '/');
+    Transient t;
+    if (parts.size() != 3 || !ParseDouble(parts[0], &t.probability) ||
+        !ParseDouble(parts[1], &t.factor) || !ParseInt(parts[2], &t.length) ||
+        t.probability < 0 || t.probability > 1 || t.factor <= 0 ||
+        t.length < 1) {
+      return BadItem(item,
+                     "transient=P/K/L needs 0 <= P <= 1, K > 0 and an "
+                     "integer L >= 1");
+    }
+    transients_.push_back(t);
+    return Status::Ok();
+  }
+  if (key == "cpu") {
+    if (cpu_quota_ > 0) return BadItem(item, "only one cpu= is allowed");
+    if (!ParseDouble(value, &cpu_quota_) || cpu_quota_ <= 0 || cpu_quota_ > 1) {
+      cpu_quota_ = 0;
+      return BadItem(item, "cpu=Q needs 0 < Q <= 1 (a fraction of one CPU)");
+    }
+    return Status::Ok();
+  }
+  return BadItem(item, "unknown item");
+}
+
+bool HeteroProfile::TransientStarts(size_t index, int64_t clock) const {
+  return UnitDraw(seed_, index, clock) < transients_[index].probability;
+}
+
+double HeteroProfile::FactorAt(int64_t clock) const {
+  double factor = 1;
+  auto after = std::upper_bound(
+      schedule_.begin(), schedule_.end(), clock,
+      [](int64_t c, const FactorStep& step) { return c < step.from_clock; });
+  if (after != schedule_.begin()) factor = std::prev(after)->factor;
+  for (size_t i = 0; i < transients_.size(); ++i) {
+    const int64_t first =
+        std::max<int64_t>(0, clock - transients_[i].length + 1);
+    for (int64_t start = first; start <= clock; ++start) {
+      if (TransientStarts(i, start)) {
+        factor *= transients_[i].factor;
+        break;
+      }
+    }
+  }
+  return factor;
+}
+
+double HeteroProfile::ModelSeconds(uint32_t batch) const {
+  const double x = batch;
+  switch (model_) {
+    case Model::kLinear:
+      return base_s_ + per_sample_s_ * x;
+    case Model::kGpu:
+      return std::max(base_s_, per_sample_s_ * x);
+    case Model::kNone:
+      break;
+  }
+  return 0;
+}
+
+double HeteroProfile::TargetSeconds(int64_t clock, uint32_t batch) const {
+  if (!has_cost_model()) return 0;
+  return ModelSeconds(batch) * FactorAt(clock);
+}
+
+double HeteroProfile::ScaledSeconds(int64_t clock, uint32_t batch,
+                                    double real_seconds) const {
+  if (has_cost_model()) return TargetSeconds(clock, batch);
+  return empty() ? real_seconds : real_seconds * FactorAt(clock);
+}
+
+double HeteroProfile::WaitSeconds(int64_t clock, uint32_t batch,
+                                  double real_seconds) const {
+  return std::max(0.0, ScaledSeconds(clock, batch, real_seconds) -
+                           std::max(0.0, real_seconds));
+}
+
+std::string HeteroProfile::ToString() const {
+  std::vector<std::string> items;
+  if (model_ == Model::kLinear) {
+    items.push_back("linear=" + Num(base_s_) + "+" + Num(per_sample_s_));
+  } else if (model_ == Model::kGpu) {
+    items.push_back("gpu=" + Num(base_s_) + "/" + Num(per_sample_s_) + "/" +
+                    std::to_string(max_batch_));
+  }
+  for (const FactorStep& step : schedule_) {
+    items.push_back(
+        "x" + Num(step.factor) +
+        (step.from_clock == 0 ? "" : "@" + std::to_string(step.from_clock)));
+  }
+  for (const Transient& t : transients_) {
+    items.push_back("transient=" + Num(t.probability) + "/" + Num(t.factor) +
+                    "/" + std::to_string(t.length));
+  }
+  if (cpu_quota_ > 0) items.push_back("cpu=" + Num(cpu_quota_));
+  std::string text;
+  for (const std::string& item : items) {
+    text += (text.empty() ? "" : ",") + item;
+  }
+  return text;
+}
+
+std::string HeteroProfile::CpuQuotaGroupPath(pid_t pid) {
+  return std::string(kCgroupRoot) + "/lockstep-" + std::to_string(pid);
+}
+
+Status HeteroProfile::ApplyCpuQuota(pid_t pid) const {
+  if (cpu_quota_ <= 0) return Status::Ok();
+  if (geteuid() != 0) {
+    return Unapplied(cpu_quota_,
+                     "creating a cgroup needs root (running as uid " +
+                         std::to_string(geteuid()) + ")");
+  }
+  struct statfs fs {};
+  if (statfs(kCgroupRoot, &fs) != 0) {
+    return Unapplied(cpu_quota_, std::string("cannot stat ") + kCgroupRoot +
+                                     ": " + ErrnoText());
+  }
+  if (fs.f_type != CGROUP2_SUPER_MAGIC) {
+    return Unapplied(cpu_quota_, std::string(kCgroupRoot) +
+                                     " is not a cgroup v2 mount (cgroup v1 "
+                                     "or a hybrid layout)");
+  }
+  if (access(kCgroupRoot, W_OK) != 0) {
+    return Unapplied(cpu_quota_, std::string(kCgroupRoot) +
+                                     " is not writable: " + ErrnoText());
+  }
+  if (Status s = EnableCpuController(); !s.ok()) {
+    return Unapplied(cpu_quota_, s.message());
+  }
+  const std::string group = CpuQuotaGroupPath(pid);
+  if (mkdir(group.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Unapplied(cpu_quota_, "cannot create " + group + ": " + ErrnoText());
+  }
+  const int64_t quota_us = std::max(
+      kMinCpuQuotaUs, static_cast<int64_t>(std::llround(
+                          cpu_quota_ * static_cast<double>(kCpuPeriodUs))));
+  Status s =
+      WriteControlFile(group + "/cpu.max", std::to_string(quota_us) + " " +
+                                               std::to_string(kCpuPeriodUs));
+  if (s.ok())
+    s = WriteControlFile(group + "/cgroup.procs", std::to_string(pid));
+  if (!s.ok()) {
+    rmdir(group.c_str());
+    return Unapplied(cpu_quota_, s.message());
+  }
+  return Status::Ok();
+}
+
+void HeteroProfile::RemoveCpuQuotaGroup(pid_t pid) {
+  rmdir(CpuQuotaGroupPath(pid).c_str());
+}
+
+}  // namespace lockstep
