@@ -29,7 +29,8 @@ StatusOr<uint64_t> CountDataLines(const std::string& path) {
 }
 
 bool KnownOptimizer(const std::string& name) {
-  return name == "sgd" || name == "momentum" || name == "adam";
+  return name == "sgd" || name == "momentum" || name == "adam" ||
+         name == "adagrad";
 }
 
 }  // namespace
@@ -168,7 +169,7 @@ void AddJobFlags(po::options_description* options) {
       "batch", po::value<std::string>()->default_value("32"),
       "batch per worker: X, or X0,X1,... one per worker")(
       "optimizer", po::value<std::string>()->default_value("momentum"),
-      "sgd | momentum | adam (runs on the servers)")(
+      "sgd | momentum | adam | adagrad (runs on the servers)")(
       "lr", po::value<double>()->default_value(0.05), "learning rate")(
       "momentum", po::value<double>()->default_value(0.9), "momentum factor")(
       "beta1", po::value<double>()->default_value(0.9), "Adam beta1")(
@@ -370,7 +371,7 @@ Status ValidateJobConfig(const JobConfig& c) {
   }
   if (!KnownOptimizer(c.optimizer)) {
     return InvalidArgument("unknown --optimizer '" + c.optimizer +
-                           "' (known: sgd, momentum, adam)");
+                           "' (known: sgd, momentum, adam, adagrad)");
   }
   if (!(c.lr > 0) || !std::isfinite(c.lr)) {
     return InvalidArgument("--lr must be > 0");

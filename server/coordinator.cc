@@ -100,7 +100,7 @@ Status Coordinator::Run() {
       {"policy_decision_s", policy_seconds_},
       {"policy_overhead_share",
        policy_seconds_ / std::max(1e-9, recorder_->WallSeconds())}};
-  return recorder_->Finish(extra);
+  return recorder_->Finish(extra, policy_->Metrics());
 }
 
 void Coordinator::PublishMetrics(bool force) {

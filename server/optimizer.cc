@@ -74,6 +74,22 @@ inline void AdamChunk(float* __restrict w, const float* __restrict g,
   }
 }
 
+// AdaGrad: G += g'^2; w -= lr * g' / (sqrt(G) + eps).
+inline void AdagradChunk(float* __restrict w, const float* __restrict g,
+                         float* __restrict acc, size_t count, float lr,
+                         float eps, float wd) {
+  float grad[kBlock] = {};
+  float root[kBlock] = {};
+  for (size_t j = 0; j < count; ++j) {
+    grad[j] = g[j] + wd * w[j];
+    root[j] = acc[j] = acc[j] + grad[j] * grad[j];
+  }
+  SqrtBlock(root);
+  for (size_t j = 0; j < count; ++j) {
+    w[j] -= lr * grad[j] / (root[j] + eps);
+  }
+}
+
 class SgdOptimizer final : public Optimizer {
  public:
   explicit SgdOptimizer(const OptimizerConfig& config)
@@ -151,6 +167,28 @@ class AdamOptimizer final : public Optimizer {
   OptimizerConfig config_;
 };
 
+class AdagradOptimizer final : public Optimizer {
+ public:
+  explicit AdagradOptimizer(const OptimizerConfig& config)
+      : epsilon_(static_cast<float>(config.epsilon)),
+        weight_decay_(static_cast<float>(config.weight_decay)) {}
+  std::string_view name() const override { return "adagrad"; }
+  int state_slots() const override { return 1; }
+  void Apply(float* weights, const float* grad, float* const* slots, size_t n,
+             double lr, int64_t /*step*/) const override {
+    const float lr_f = static_cast<float>(lr);
+    float* acc = slots[0];
+    ForEachChunk(n, [&](size_t i, size_t count) {
+      AdagradChunk(weights + i, grad + i, acc + i, count, lr_f, epsilon_,
+                   weight_decay_);
+    });
+  }
+
+ private:
+  float epsilon_;
+  float weight_decay_;
+};
+
 bool InUnitInterval(double x) { return x >= 0.0 && x < 1.0; }
 
 Status ValidateConfig(const OptimizerConfig& config) {
@@ -173,7 +211,7 @@ Status ValidateConfig(const OptimizerConfig& config) {
 }  // namespace
 
 std::vector<std::string> Optimizer::KnownNames() {
-  return {"sgd", "momentum", "adam"};
+  return {"sgd", "momentum", "adam", "adagrad"};
 }
 
 StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(
@@ -185,6 +223,8 @@ StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(
     optimizer = std::make_unique<MomentumOptimizer>(config);
   } else if (config.name == "adam") {
     optimizer = std::make_unique<AdamOptimizer>(config);
+  } else if (config.name == "adagrad") {
+    optimizer = std::make_unique<AdagradOptimizer>(config);
   } else {
     std::ostringstream known;
     for (const std::string& name : KnownNames()) {

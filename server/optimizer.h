@@ -47,7 +47,8 @@ class Optimizer {
 
   virtual std::string_view name() const = 0;
   // Per-parameter state floats: sgd 0, momentum 1 (velocity), adam 2
-  // (slot 0: first moment m, slot 1: second moment v).
+  // (slot 0: first moment m, slot 1: second moment v), adagrad 1 (sum of
+  // squared gradients).
   virtual int state_slots() const = 0;
 
   // One update of n parameters with gradient `grad` and step size `lr`.

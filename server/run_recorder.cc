@@ -161,7 +161,9 @@ std::string RunRecorder::PrometheusText() const {
   return out;
 }
 
-Status RunRecorder::Finish(const std::map<std::string, double>& extra) {
+Status RunRecorder::Finish(
+    const std::map<std::string, double>& extra,
+    const std::map<std::string, double>& policy_metrics) {
   const double wall = WallSeconds();
   JsonObject o;
   o.Add("policy", policy_).Add("clocks", last_clock_ + 1);
@@ -187,6 +189,9 @@ Status RunRecorder::Finish(const std::map<std::string, double>& extra) {
   o.Add("mean_wait_s_per_clock",
         clocks_reported_ > 0 ? wait_total / clocks_reported_ : 0.0);
   for (const auto& [key, value] : extra) o.Add(key, value);
+  JsonObject policy;
+  for (const auto& [key, value] : policy_metrics) policy.Add(key, value);
+  o.AddRaw("policy_metrics", policy.str());
   MaybePrintProgress(true);
   std::cout << "@summary " << o.str() << std::endl;
   if (run_dir_.empty()) return Status::Ok();

@@ -42,7 +42,9 @@ class RunRecorder {
   void MaybePrintProgress(bool force);
   // Writes summary.json (with `extra` fields added) and prints the
   // @summary line.
-  Status Finish(const std::map<std::string, double>& extra);
+  // `policy_metrics` go into a nested "policy_metrics" object.
+  Status Finish(const std::map<std::string, double>& extra,
+                const std::map<std::string, double>& policy_metrics);
   // The run's counters in Prometheus text format (without the policy's).
   std::string PrometheusText() const;
 

@@ -75,7 +75,9 @@ class ServerShard {
   void ServeDeferredPulls();
   void HandlePush(Message& msg);
   Status ApplyCommit(const wire::Commit& commit);
-  Status ApplyPushes(const std::vector<const PendingPush*>& pushes, double lr);
+  // Applies the batch-weighted mean of `pushes`, times `grad_scale`.
+  Status ApplyPushes(const std::vector<const PendingPush*>& pushes, double lr,
+                     double grad_scale);
   // Apply-on-arrival: applies one push now, scaled or dropped by its
   // staleness. Returns the ack status; *staleness gets the staleness.
   wire::PushStatus ApplyOnArrival(PendingPush& record, int64_t clock,

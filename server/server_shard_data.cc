@@ -191,7 +191,13 @@ wire::PushStatus ServerShard::ApplyOnArrival(PendingPush& record, int64_t clock,
   }
   double lr = schedule_.RateAt(clock);
   if (scale_lr_by_staleness_) lr /= static_cast<double>(*staleness + 1);
-  Status applied = ApplyPushes({&record}, lr);
+  // One push is a share n_w / X of its clock's weighted mean gradient, so
+  // a clock's worth of pushes moves the model as far as one BSP step and
+  // the policies compare at the same learning rate.
+  const double share =
+      static_cast<double>(record.batch) /
+      static_cast<double>(std::max<uint64_t>(1, job_.GlobalBatch()));
+  Status applied = ApplyPushes({&record}, lr, share);
   if (!applied.ok()) {
     LS_LOG(Warning) << "push dropped: " << applied.message();
     ++dropped_pushes_;
@@ -217,7 +223,7 @@ Status ServerShard::ApplyCommit(const wire::Commit& commit) {
       }
     }
   }
-  LS_RETURN_IF_ERROR(ApplyPushes(pushes, commit.lr()));
+  LS_RETURN_IF_ERROR(ApplyPushes(pushes, commit.lr(), 1.0));
   applied_clock_ = clock;
   SetLogClock(clock);
   // Everything up to this clock is settled; late pushes get dropped.
@@ -232,7 +238,7 @@ Status ServerShard::ApplyCommit(const wire::Commit& commit) {
 }
 
 Status ServerShard::ApplyPushes(const std::vector<const PendingPush*>& pushes,
-                                double lr) {
+                                double lr, double grad_scale) {
   if (pushes.empty()) return Status::Ok();
   dense_acc_.Reset();
   sparse_acc_.Reset();
@@ -268,11 +274,17 @@ Status ServerShard::ApplyPushes(const std::vector<const PendingPush*>& pushes,
   }
   const int64_t step = dense_->step() + 1;
   dense_acc_.Finish(dense_grad_);
+  if (grad_scale != 1.0) {
+    for (float& g : dense_grad_) g *= static_cast<float>(grad_scale);
+  }
   LS_RETURN_IF_ERROR(dense_->ApplyGradient(dense_->range(), dense_grad_.data(),
                                            *optimizer_, lr, step));
   dense_->set_step(step);
   if (sparse_ != nullptr) {
     sparse_acc_.Finish(&sparse_ids_, &sparse_grad_);
+    if (grad_scale != 1.0) {
+      for (float& g : sparse_grad_) g *= static_cast<float>(grad_scale);
+    }
     sparse_->ApplyGradient(sparse_ids_, sparse_grad_.data(), *optimizer_, lr,
                            step);
   }

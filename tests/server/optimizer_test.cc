@@ -61,6 +61,17 @@ TEST_F(OptimizerTest, ReportsStateSlotsPerOptimizer) {
   EXPECT_EQ(Make({.name = "momentum"})->state_slots(), 1);
   EXPECT_EQ(Make({.name = "adam"})->state_slots(), 2);
   EXPECT_EQ(Make({.name = "adam"})->name(), "adam");
+  EXPECT_EQ(Make({.name = "adagrad"})->state_slots(), 1);
+}
+
+TEST_F(OptimizerTest, AdagradDividesByTheRootOfSummedSquares) {
+  // w0: G 0.25 -> 1 - 0.1*0.5/0.5 = 0.9; G 0.3125 -> 0.9 - 0.025/0.559017
+  // = 0.8552786; G 0.875 -> + 0.075/0.9354143 = 0.9354570.
+  // w1: G 1 -> -1.9; G 5 -> -1.9894427; G 5.25 -> -2.0112645.
+  // w2: gradient 0 throughout, unchanged.
+  Trained t = Train(*Make({.name = "adagrad"}), 0.1);
+  ExpectNear(t.weights, {0.9354570, -2.0112645, 0.5}, 1e-6);
+  ExpectNear(t.state, {0.875, 5.25, 0.0}, 1e-6);
 }
 
 TEST_F(OptimizerTest, UnknownNameIsInvalidArgumentListingKnownNames) {
@@ -161,7 +172,7 @@ TEST_F(OptimizerTest, SplittingAnUpdateGivesBitIdenticalResults) {
   constexpr size_t kSplit = 37;
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
-  for (const char* name : {"sgd", "momentum", "adam"}) {
+  for (const char* name : {"sgd", "momentum", "adam", "adagrad"}) {
     SCOPED_TRACE(name);
     std::unique_ptr<Optimizer> opt = Make({.name = name, .weight_decay = 0.01});
     const int slots_n = opt->state_slots();
