@@ -7,6 +7,7 @@
 #include "common/json.h"
 #include "common/lr_schedule.h"
 #include "common/model_spec.h"
+#include "common/strings.h"
 
 namespace po = boost::program_options;
 
@@ -200,20 +201,11 @@ void AddJobFlags(po::options_description* options) {
 }
 
 StatusOr<std::vector<uint32_t>> ParseBatchList(const std::string& text) {
-  std::vector<uint32_t> out;
-  std::stringstream ss(text);
-  std::string item;
   if (!text.empty() && text.back() == ',') {
     return InvalidArgument("--batch: trailing comma in '" + text + "'");
   }
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    unsigned long v = std::strtoul(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v == 0 || v > (1u << 24)) {
-      return InvalidArgument("--batch: bad batch size '" + item + "'");
-    }
-    out.push_back(static_cast<uint32_t>(v));
-  }
+  LS_ASSIGN_OR_RETURN(std::vector<uint32_t> out,
+                      ParseSizeList(text, "--batch: bad batch size"));
   if (out.empty()) return InvalidArgument("--batch is empty");
   return out;
 }

@@ -1,7 +1,8 @@
 #include "common/model_spec.h"
 
 #include <cmath>
-#include <sstream>
+
+#include "common/strings.h"
 
 namespace lockstep {
 namespace {
@@ -22,17 +23,8 @@ TensorInfo Bias(int layer, uint64_t out) {
 }
 
 StatusOr<std::vector<uint32_t>> ParseWidths(const std::string& list) {
-  std::vector<uint32_t> widths;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    unsigned long v = std::strtoul(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v == 0 || v > (1u << 24)) {
-      return InvalidArgument("bad hidden layer width '" + item + "'");
-    }
-    widths.push_back(static_cast<uint32_t>(v));
-  }
+  LS_ASSIGN_OR_RETURN(std::vector<uint32_t> widths,
+                      ParseSizeList(list, "bad hidden layer width"));
   if (widths.empty()) return InvalidArgument("mlp needs hidden layer widths");
   return widths;
 }

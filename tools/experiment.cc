@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/strings.h"
 #include "tools/process_group.h"
 #include "tools/progress.h"
 
@@ -17,13 +18,10 @@ namespace po = boost::program_options;
 namespace lockstep {
 namespace {
 
+// The non-empty comma-separated items of `text`, untrimmed.
 std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
+  std::vector<std::string> items = SplitString(text, ',');
+  std::erase(items, std::string());
   return items;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/json.h"
+#include "common/strings.h"
 
 namespace lockstep {
 namespace {
@@ -21,24 +22,6 @@ struct Spec {
   uint32_t rank = 0;
   std::string items;  // trimmed, comma-separated
 };
-
-std::string Trim(const std::string& text) {
-  const size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  const size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
-std::vector<std::string> Split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t pos; (pos = text.find(separator, start)) != std::string::npos;
-       start = pos + 1) {
-    parts.push_back(text.substr(start, pos - start));
-  }
-  parts.push_back(text.substr(start));
-  return parts;
-}
 
 bool IsNumber(const std::string& text) {
   double value = 0;
@@ -68,13 +51,13 @@ bool IsSum(const std::string& text) {
 
 // "N/N/I": two numbers and an integer.
 bool IsTwoNumbersAndCount(const std::string& text) {
-  const std::vector<std::string> parts = Split(text, '/');
+  const std::vector<std::string> parts = SplitString(text, '/');
   return parts.size() == 3 && IsNumber(parts[0]) && IsNumber(parts[1]) &&
          IsInteger(parts[2]);
 }
 
 bool IsFactor(const std::string& item) {
-  const std::vector<std::string> parts = Split(item.substr(1), '@');
+  const std::vector<std::string> parts = SplitString(item.substr(1), '@');
   return parts.size() <= 2 && IsNumber(parts[0]) &&
          (parts.size() == 1 || IsInteger(parts[1]));
 }
@@ -91,8 +74,8 @@ StatusOr<Spec> ParseSpec(const std::string& text, uint32_t workers,
     return BadSpec(where, "'" + text + "' is not wR:items or *:items");
   }
   Spec spec;
-  const std::string target = Trim(text.substr(0, colon));
-  spec.items = Trim(text.substr(colon + 1));
+  const std::string target = TrimWhitespace(text.substr(0, colon));
+  spec.items = TrimWhitespace(text.substr(colon + 1));
   if (target == "*") {
     spec.every_worker = true;
   } else {
@@ -114,8 +97,8 @@ StatusOr<Spec> ParseSpec(const std::string& text, uint32_t workers,
     return BadSpec(where, s.message());
   }
   std::string normalized;
-  for (const std::string& item : Split(spec.items, ',')) {
-    normalized += (normalized.empty() ? "" : ",") + Trim(item);
+  for (const std::string& item : SplitString(spec.items, ',')) {
+    normalized += (normalized.empty() ? "" : ",") + TrimWhitespace(item);
   }
   spec.items = normalized;
   return spec;
@@ -149,8 +132,8 @@ StatusOr<HeteroProfiles> Merge(const std::vector<Spec>& specs,
 Status CheckHeteroItems(const std::string& items) {
   int cost_models = 0;
   int cpus = 0;
-  for (const std::string& raw : Split(items, ',')) {
-    const std::string item = Trim(raw);
+  for (const std::string& raw : SplitString(items, ',')) {
+    const std::string item = TrimWhitespace(raw);
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
     const std::string value =
@@ -183,8 +166,8 @@ Status CheckHeteroItems(const std::string& items) {
 StatusOr<HeteroProfiles> SplitHeteroSpec(const std::string& text,
                                          uint32_t workers) {
   std::vector<Spec> specs;
-  for (const std::string& raw : Split(text, ';')) {
-    const std::string spec_text = Trim(raw);
+  for (const std::string& raw : SplitString(text, ';')) {
+    const std::string spec_text = TrimWhitespace(raw);
     if (spec_text.empty()) continue;
     LS_ASSIGN_OR_RETURN(Spec spec,
                         ParseSpec(spec_text, workers, "'" + spec_text + "'"));
@@ -201,7 +184,8 @@ StatusOr<HeteroProfiles> SplitHeteroFile(const std::string& content,
   int line_number = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_number;
-    const std::string spec_text = Trim(line.substr(0, line.find('#')));
+    const std::string spec_text =
+        TrimWhitespace(line.substr(0, line.find('#')));
     if (spec_text.empty()) continue;
     LS_ASSIGN_OR_RETURN(
         Spec spec, ParseSpec(spec_text, workers,
@@ -213,7 +197,7 @@ StatusOr<HeteroProfiles> SplitHeteroFile(const std::string& content,
 
 StatusOr<HeteroProfiles> ResolveHeteroFlag(const std::string& flag,
                                            uint32_t workers) {
-  if (Trim(flag).empty()) return HeteroProfiles();
+  if (TrimWhitespace(flag).empty()) return HeteroProfiles();
   std::error_code error;
   if (!fs::is_regular_file(flag, error)) {
     if (flag.find(':') == std::string::npos) {

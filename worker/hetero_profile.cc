@@ -13,28 +13,12 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/strings.h"
+
 namespace lockstep {
 namespace {
 
 constexpr char kCgroupRoot[] = "/sys/fs/cgroup";
-
-std::string Trim(const std::string& text) {
-  const size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  const size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
-std::vector<std::string> Split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t pos; (pos = text.find(separator, start)) != std::string::npos;
-       start = pos + 1) {
-    parts.push_back(text.substr(start, pos - start));
-  }
-  parts.push_back(text.substr(start));
-  return parts;
-}
 
 // A whole string as a finite double (locale-independent).
 bool ParseDouble(const std::string& text, double* out) {
@@ -135,10 +119,10 @@ StatusOr<HeteroProfile> HeteroProfile::Parse(const std::string& text,
                                              uint64_t seed) {
   HeteroProfile profile;
   profile.seed_ = seed;
-  if (Trim(text).empty()) return profile;
+  if (TrimWhitespace(text).empty()) return profile;
   profile.empty_ = false;
-  for (const std::string& raw : Split(text, ',')) {
-    LS_RETURN_IF_ERROR(profile.ParseItem(Trim(raw)));
+  for (const std::string& raw : SplitString(text, ',')) {
+    LS_RETURN_IF_ERROR(profile.ParseItem(TrimWhitespace(raw)));
   }
   // Same clock: the later item wins, so stable-sort and keep the last.
   std::vector<FactorStep>& steps = profile.schedule_;
@@ -161,7 +145,7 @@ StatusOr<HeteroProfile> HeteroProfile::Parse(const std::string& text,
 Status HeteroProfile::ParseItem(const std::string& item) {
   if (item.empty()) return BadItem(item, "empty item");
   if (item[0] == 'x') {
-    const std::vector<std::string> parts = Split(item.substr(1), '@');
+    const std::vector<std::string> parts = SplitString(item.substr(1), '@');
     FactorStep step;
     if (parts.size() > 2 || !ParseDouble(parts[0], &step.factor) ||
         step.factor <= 0 ||
@@ -187,7 +171,7 @@ Status HeteroProfile::ParseItem(const std::string& item) {
       model_ = Model::kLinear;
       return Status::Ok();
     }
-    const std::vector<std::string> parts = Split(value, '/');
+    const std::vector<std::string> parts = SplitString(value, '/');
     int64_t cap = 0;
     if (parts.size() != 3 || !ParseDouble(parts[0], &base_s_) ||
         !ParseDouble(parts[1], &per_sample_s_) || !ParseInt(parts[2], &cap) ||
@@ -201,7 +185,7 @@ Status HeteroProfile::ParseItem(const std::string& item) {
     return Status::Ok();
   }
   if (key == "transient") {
-    const std::vector<std::string> parts = Split(value, '/');
+    const std::vector<std::string> parts = SplitString(value, '/');
     Transient t;
     if (parts.size() != 3 || !ParseDouble(parts[0], &t.probability) ||
         !ParseDouble(parts[1], &t.factor) || !ParseInt(parts[2], &t.length) ||

@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <iostream>
 #include <limits>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "tests/test_seed.h"
 
 namespace lockstep {
 namespace {
@@ -23,15 +23,6 @@ constexpr uint64_t kMaxId = std::numeric_limits<uint64_t>::max();
 
 class KeyLayoutTest : public ::testing::Test {
  protected:
-  // A fresh seed, or LOCKSTEP_TEST_SEED to replay a failure; printed.
-  static uint64_t Seed() {
-    const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
-    const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
-                                           : std::random_device{}();
-    std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
-    return seed;
-  }
-
   // A layout with one tensor of `keys` keys split over `shards`.
   static KeyLayout Flat(uint64_t keys, uint32_t shards,
                         uint32_t sparse_dim = 0) {
@@ -192,7 +183,7 @@ TEST_F(KeyLayoutTest, DenseLookupAgreesWithRangesForEveryKey) {
 }
 
 TEST_F(KeyLayoutTest, DenseLookupAgreesWithRangesOnBigLayouts) {
-  const uint64_t seed = Seed();
+  const uint64_t seed = TestSeed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
   for (uint64_t keys :
@@ -215,7 +206,7 @@ TEST_F(KeyLayoutTest, DenseLookupAgreesWithRangesOnBigLayouts) {
 }
 
 TEST_F(KeyLayoutTest, SplitDenseCutsARangeAtShardBoundariesInKeyOrder) {
-  const uint64_t seed = Seed();
+  const uint64_t seed = TestSeed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
   for (uint32_t shards : {1u, 3u, 7u, 20u}) {
@@ -294,7 +285,7 @@ TEST_F(KeyLayoutTest, SparseLookupHonoursExactBoundariesAndExtremes) {
 }
 
 TEST_F(KeyLayoutTest, SparseLookupAgreesWithOwnershipOnRandomIds) {
-  const uint64_t seed = Seed();
+  const uint64_t seed = TestSeed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
   for (uint32_t shards : {3u, 6u, 1000u}) {
@@ -310,7 +301,7 @@ TEST_F(KeyLayoutTest, SparseLookupAgreesWithOwnershipOnRandomIds) {
 }
 
 TEST_F(KeyLayoutTest, SplitSortedIdsGivesOneOrderedPiecePerOwningShard) {
-  const uint64_t seed = Seed();
+  const uint64_t seed = TestSeed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
   for (uint32_t shards : {1u, 2u, 3u, 7u, 16u}) {

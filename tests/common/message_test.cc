@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <memory>
 #include <random>
 #include <string>
@@ -15,6 +13,7 @@
 
 #include "common/job_config.h"
 #include "common/layout.h"
+#include "tests/test_seed.h"
 
 namespace lockstep {
 namespace {
@@ -33,15 +32,6 @@ void DoNotFree(void* /*data*/, void* /*hint*/) {}
 
 class MessageTest : public ::testing::Test {
  protected:
-  // A fresh seed, or LOCKSTEP_TEST_SEED to replay a failure; printed.
-  static uint64_t Seed() {
-    const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
-    const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
-                                           : std::random_device{}();
-    std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
-    return seed;
-  }
-
   static Message FromBytes(const void* data, size_t size) {
     Message msg;
     msg.header = zmq::message_t(data, size);
@@ -227,7 +217,7 @@ TEST_F(MessageTest, RejectsAnEmptyFrame) {
 }
 
 TEST_F(MessageTest, RejectsRandomGarbage) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   std::uniform_int_distribution<size_t> length(1, 300);
   for (int i = 0; i < 20000; ++i) {
     std::vector<uint8_t> bytes(length(rng));

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "tests/test_seed.h"
 
 namespace lockstep {
 namespace {
@@ -20,14 +20,6 @@ using ::testing::SizeIs;
 
 class BackupPolicyTest : public ::testing::Test {
  protected:
-  static uint64_t Seed() {
-    const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
-    const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
-                                           : std::random_device{}();
-    std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
-    return seed;
-  }
-
   static void JoinAll(BackupPolicy* policy, uint32_t workers) {
     for (uint32_t w = 0; w < workers; ++w) policy->OnWorkerJoined(w, 0, {});
   }
@@ -167,7 +159,7 @@ TEST_F(BackupPolicyTest, WorkerBackWithinAClockReportsAfresh) {
 }
 
 TEST_F(BackupPolicyTest, RandomArrivalOrdersCommitTheFirstReporters) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   for (uint32_t backups = 0; backups < 3; ++backups) {
     BackupPolicy policy({32}, backups);
     JoinAll(&policy, 5);

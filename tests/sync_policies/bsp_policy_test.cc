@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <iostream>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "tests/test_seed.h"
 
 namespace lockstep {
 namespace {
@@ -21,15 +21,6 @@ using ::testing::IsEmpty;
 
 class BspPolicyTest : public ::testing::Test {
  protected:
-  // A fresh seed, or LOCKSTEP_TEST_SEED to replay a failure; printed.
-  static uint64_t Seed() {
-    const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
-    const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
-                                           : std::random_device{}();
-    std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
-    return seed;
-  }
-
   static void JoinAll(BspPolicy* policy, uint32_t workers) {
     for (uint32_t w = 0; w < workers; ++w) policy->OnWorkerJoined(w, 0, {});
   }
@@ -131,7 +122,7 @@ TEST_F(BspPolicyTest, MayStartWaitsForThePreviousClockToCommit) {
 }
 
 TEST_F(BspPolicyTest, NeverCommitsAClockBeforeEveryWorkerReportedIt) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   for (uint32_t workers = 1; workers <= 8; ++workers) {
     SCOPED_TRACE("workers=" + std::to_string(workers));
     BspPolicy policy({32});
@@ -160,7 +151,7 @@ TEST_F(BspPolicyTest, NeverCommitsAClockBeforeEveryWorkerReportedIt) {
 }
 
 TEST_F(BspPolicyTest, ShuffledReportsAcrossClocksCommitInOrderWhenComplete) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   for (int round = 0; round < 40; ++round) {
     const uint32_t workers = 1 + round % 8;
     const int64_t clocks = 25;
@@ -192,7 +183,7 @@ TEST_F(BspPolicyTest, ShuffledReportsAcrossClocksCommitInOrderWhenComplete) {
 }
 
 TEST_F(BspPolicyTest, RandomDeparturesNeverBlockOrCorruptCommits) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   for (int round = 0; round < 60; ++round) {
     const uint32_t workers = 2 + round % 7;
     SCOPED_TRACE("round=" + std::to_string(round) +

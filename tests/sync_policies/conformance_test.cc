@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <string>
 
 #include "common/job_config.h"
@@ -20,6 +19,7 @@
 #include "sync_policies/sync_spec.h"
 #include "tests/sync_policies/policy_referee.h"
 #include "tests/sync_policies/policy_simulator.h"
+#include "tests/test_seed.h"
 
 namespace lockstep {
 namespace {
@@ -186,10 +186,7 @@ TEST_P(ConformanceTest, GpuWorkersNeverExceedTheirCaps) {
 }
 
 TEST_P(ConformanceTest, RandomChurnNeverBreaksTheRule) {
-  const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
-  const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
-                                         : std::random_device{}();
-  std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
+  const uint64_t seed = TestSeed();
   for (uint64_t i = 0; i < 5; ++i) {
     SCOPED_TRACE("scenario seed " + std::to_string(seed + i));
     ASSERT_NO_FATAL_FAILURE(Run(sim::RandomChurnScenario(seed + i)));

@@ -5,10 +5,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <iostream>
 #include <map>
 #include <random>
+
+#include "tests/test_seed.h"
 
 namespace lockstep {
 namespace {
@@ -16,16 +16,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::Pair;
 
-class QuotaSplitTest : public ::testing::Test {
- protected:
-  static uint64_t Seed() {
-    const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
-    const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
-                                           : std::random_device{}();
-    std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
-    return seed;
-  }
-};
+class QuotaSplitTest : public ::testing::Test {};
 
 TEST_F(QuotaSplitTest, EqualWeightsSplitEvenlyWithRemainderToLowRanks) {
   const QuotaSplit s = SplitProportionally({{0, 1}, {1, 1}, {2, 1}}, {}, 10);
@@ -114,7 +105,7 @@ TEST_F(QuotaSplitTest, NoWorkers) {
 }
 
 TEST_F(QuotaSplitTest, RandomSplitsSumToTotalWithinBoundsAndNearProportion) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   std::uniform_real_distribution<double> weight(0.01, 100);
   for (int round = 0; round < 2000; ++round) {
     const uint32_t n = 1 + rng() % 12;

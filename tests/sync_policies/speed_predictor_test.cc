@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -15,6 +14,7 @@
 #include "sync_policies/ema_predictor.h"
 #include "sync_policies/last_predictor.h"
 #include "sync_policies/narx_predictor.h"
+#include "tests/test_seed.h"
 
 namespace lockstep {
 namespace {
@@ -30,14 +30,6 @@ using Trace = std::function<Sample(int clock)>;
 
 class SpeedPredictorTest : public ::testing::Test {
  protected:
-  static uint64_t Seed() {
-    const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
-    const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
-                                           : std::random_device{}();
-    std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
-    return seed;
-  }
-
   // RMSE of each predictor's one-clock-ahead predictions over clocks
   // [skip, clocks), given the coming clock's CPU availability; printed.
   static std::map<std::string, double> Compare(const std::string& what,
@@ -143,7 +135,7 @@ TEST_F(SpeedPredictorTest, NarxLearnsACpuDrivenSpeedBetterThanLast) {
   // Background load changes the CPU share every 5 clocks; the speed
   // follows it, and the coming clock's share is known (as when the
   // worker reports its readings before the clock).
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   std::vector<double> cpu(300);
   std::uniform_real_distribution<double> share(0.3, 1.0);
   for (size_t c = 0; c < cpu.size(); ++c) {
@@ -156,7 +148,7 @@ TEST_F(SpeedPredictorTest, NarxLearnsACpuDrivenSpeedBetterThanLast) {
 }
 
 TEST_F(SpeedPredictorTest, NarxLearnsANoisyCpuCycleBetterThanLast) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   std::normal_distribution<double> noise(0, 20);
   const auto rmse = Compare("noisy cpu cycle (period 12)", [&](int c) {
     const double cpu = 0.65 + 0.35 * std::sin(2 * kPi * c / 12);

@@ -5,13 +5,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "sync_policies/bsp_policy.h"
+#include "tests/test_seed.h"
 
 namespace lockstep {
 namespace {
@@ -20,14 +19,6 @@ using ::testing::IsEmpty;
 
 class SspPolicyTest : public ::testing::Test {
  protected:
-  static uint64_t Seed() {
-    const char* fixed = std::getenv("LOCKSTEP_TEST_SEED");
-    const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
-                                           : std::random_device{}();
-    std::cout << "[   SEED   ] LOCKSTEP_TEST_SEED=" << seed << std::endl;
-    return seed;
-  }
-
   static void JoinAll(SyncPolicy* policy, uint32_t workers) {
     for (uint32_t w = 0; w < workers; ++w) policy->OnWorkerJoined(w, 0, {});
   }
@@ -72,7 +63,7 @@ TEST_F(SspPolicyTest, ZeroStalenessIsLockstep) {
 }
 
 TEST_F(SspPolicyTest, ZeroStalenessAdmitsExactlyLikeBsp) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   for (int round = 0; round < 30; ++round) {
     const uint32_t workers = 1 + round % 6;
     SCOPED_TRACE("round " + std::to_string(round));
@@ -96,7 +87,7 @@ TEST_F(SspPolicyTest, ZeroStalenessAdmitsExactlyLikeBsp) {
 }
 
 TEST_F(SspPolicyTest, RandomRunsNeverExceedTheBound) {
-  std::mt19937_64 rng(Seed());
+  std::mt19937_64 rng(TestSeed());
   for (int64_t s : {0, 1, 3, 8}) {
     SspPolicy policy({32}, s);
     JoinAll(&policy, 5);
