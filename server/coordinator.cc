@@ -1,5 +1,6 @@
 #include "server/coordinator.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "common/logging.h"
@@ -138,6 +139,18 @@ void Coordinator::HandleMessage(Message& msg) {
     return;
   }
   auto it = peers_.find(msg.peer);
+  if (it == peers_.end() && env->body_type() == wire::Body::Heartbeat) {
+    // A worker's heartbeat thread has a socket of its own: match by rank.
+    it = std::find_if(peers_.begin(), peers_.end(), [&](const auto& p) {
+      return p.second.role == env->sender_role() &&
+             p.second.rank == env->sender_rank() && p.second.rank >= 0;
+    });
+    if (it != peers_.end()) {
+      it->second.last_seen_ms = NowMillis();
+      ReplyHeartbeat(msg.peer);
+      return;
+    }
+  }
   if (it == peers_.end()) {
     RejectBadMessage(
         msg.peer, FailedPrecondition(std::string(BodyName(env->body_type())) +
@@ -147,14 +160,8 @@ void Coordinator::HandleMessage(Message& msg) {
   Peer& peer = it->second;
   peer.last_seen_ms = NowMillis();
   switch (env->body_type()) {
-    case wire::Body::Heartbeat: {
-      // Heartbeats go both ways, so peers notice a dead coordinator.
-      flatbuffers::FlatBufferBuilder fbb(64);
-      auto body = wire::CreateHeartbeat(fbb, recorder_->last_committed());
-      Reply(msg.peer, FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                                     wire::Role::Coordinator, 0));
-      return;
-    }
+    case wire::Body::Heartbeat:
+      return ReplyHeartbeat(msg.peer);
     case wire::Body::Admit:
       if (peer.role != wire::Role::Worker) break;
       return HandleAdmit(msg.peer, peer, env->body_as_Admit()->clock());
@@ -358,6 +365,14 @@ void Coordinator::HandleEvaluation(const Peer& peer,
   if (eval.final() && peer.rank == final_evaluator_) {
     final_eval_received_ = true;
   }
+}
+
+void Coordinator::ReplyHeartbeat(const std::string& id) {
+  // Heartbeats go both ways, so peers notice a dead coordinator.
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateHeartbeat(fbb, recorder_->last_committed());
+  Reply(id, FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
+                           wire::Role::Coordinator, 0));
 }
 
 void Coordinator::Reply(const std::string& id, zmq::message_t header) {

@@ -104,6 +104,7 @@ class Coordinator {
   void SendWelcome(const std::string& id, const Peer& peer);
   void SendShutdown(const std::string& reason);
   void Reply(const std::string& id, zmq::message_t header);
+  void ReplyHeartbeat(const std::string& id);
   void RejectBadMessage(const std::string& id, const Status& why);
   Status CheckLiveness();
   // Removes a dead worker; the policy re-evaluates without it.

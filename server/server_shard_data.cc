@@ -1,5 +1,6 @@
 // ServerShard: the data plane — pulls, pushes and commits.
 #include <algorithm>
+#include <cstring>
 
 #include "common/logging.h"
 #include "server/server_shard.h"
@@ -72,14 +73,24 @@ void ServerShard::ServePull(Message& msg) {
   Status ok = CheckRequest(pull->ranges(), &ranges, &dense_values);
   std::vector<zmq::message_t> frames;
   if (ok.ok()) {
-    std::vector<float> values(dense_values);
-    float* out = values.data();
+    // The reply is a snapshot of the weights (they change after it is
+    // sent): one copy straight into an uninitialised transport buffer.
+    zmq::message_t values(dense_values * sizeof(float));
+    // Tiny messages keep their bytes inline, maybe not float-aligned.
+    std::vector<float> small;
+    const bool aligned =
+        reinterpret_cast<uintptr_t>(values.data()) % alignof(float) == 0;
+    if (!aligned) small.resize(dense_values);
+    float* out = aligned ? static_cast<float*>(values.data()) : small.data();
     for (const KeySpan& r : ranges) {
       ok = dense_->Read(r, out);
       if (!ok.ok()) break;
       out += r.size();
     }
-    frames.push_back(PayloadFromVector(std::move(values)));
+    if (!aligned && !small.empty()) {
+      std::memcpy(values.data(), small.data(), values.size());
+    }
+    frames.push_back(std::move(values));
   }
   if (ok.ok() && pull->sparse_count() > 0) {
     std::vector<uint64_t> scratch;

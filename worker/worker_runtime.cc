@@ -103,7 +103,6 @@ Status WorkerRuntime::Register() {
       return DeadlineExceeded("no welcome from the coordinator at " +
                               options_.coordinator);
     }
-    last_heard_ms_ = NowMillis();
     if (msg.envelope->body_type() == wire::Body::Welcome) {
       return Setup(*msg.envelope->body_as_Welcome());
     }
@@ -114,6 +113,11 @@ Status WorkerRuntime::Setup(const wire::Welcome& welcome) {
   rank_ = welcome.rank();
   SetLogRank(static_cast<int>(rank_));
   LS_ASSIGN_OR_RETURN(job_, JobConfig::FromWire(welcome.job()));
+  // From now on a thread heartbeats, even while data loads.
+  LS_ASSIGN_OR_RETURN(
+      heartbeats_,
+      HeartbeatThread::Start(options_.coordinator, rank_, job_.heartbeat_ms));
+  welcomed_ms_ = NowMillis();
   LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(welcome.layout()));
   LS_ASSIGN_OR_RETURN(spec_,
                       ParseModelSpec(job_.model, job_.input_dim, job_.classes));
@@ -191,19 +195,13 @@ StatusOr<bool> WorkerRuntime::AwaitCoordinator(Message* msg,
                                                int64_t deadline_ms) {
   while (NowMillis() < deadline_ms) {
     if (g_stop_requested) return Unavailable("interrupted by a signal");
-    if (NowMillis() >= next_heartbeat_ms_) {
-      flatbuffers::FlatBufferBuilder fbb(64);
-      auto body = wire::CreateHeartbeat(fbb, 0);
-      SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                                       wire::Role::Worker,
-                                       static_cast<int>(rank_)));
-      next_heartbeat_ms_ =
-          NowMillis() + std::max<uint32_t>(job_.heartbeat_ms, 100);
-    }
+    SendHeartbeat();
+    LS_RETURN_IF_ERROR(CheckCoordinatorAlive());
     zmq::pollitem_t item{static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, std::chrono::milliseconds(50));
     LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(coordinator_, false, msg));
     if (!got) continue;
+    last_heard_ms_ = NowMillis();
     Status ok = VerifyHeader(msg);
     if (!ok.ok()) {
       ++bad_messages_;
@@ -229,8 +227,19 @@ StatusOr<bool> WorkerRuntime::AwaitCoordinator(Message* msg,
   return false;
 }
 
+Status WorkerRuntime::CheckCoordinatorAlive() {
+  // Only once welcomed: before that the registration deadline applies.
+  if (heartbeats_ == nullptr) return Status::Ok();
+  const int64_t heard = std::max(last_heard_ms_, heartbeats_->last_reply_ms());
+  const int64_t silent = NowMillis() - std::max(heard, welcomed_ms_);
+  if (silent <= CoordinatorTimeoutMs()) return Status::Ok();
+  return Unavailable("the coordinator at " + options_.coordinator +
+                     " has been silent for " + std::to_string(silent) + " ms");
+}
+
 void WorkerRuntime::SendHeartbeat() {
-  if (NowMillis() < next_heartbeat_ms_) return;
+  // Once welcomed, the heartbeat thread does this.
+  if (heartbeats_ != nullptr || NowMillis() < next_heartbeat_ms_) return;
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateHeartbeat(fbb, 0);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),

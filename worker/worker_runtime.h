@@ -19,6 +19,7 @@
 #include "common/status.h"
 #include "worker/dense_model.h"
 #include "worker/global_batch_order.h"
+#include "worker/heartbeat_thread.h"
 #include "worker/hetero_profile.h"
 #include "worker/ps_client.h"
 #include "worker/sample_stream.h"
@@ -85,13 +86,15 @@ class WorkerRuntime {
   template <typename Compute>
   void TimedCompute(int64_t clock, uint32_t quota, ClockTimes* times,
                     Compute compute);
-  // Sleeps `seconds`, heartbeating meanwhile.
+  // Sleeps `seconds` (stops early on a stop request).
   void EmulatedWait(double seconds);
   Status PushGradient(int64_t clock, uint32_t quota, ClockTimes* times);
   Status Evaluate(int64_t clock, bool final);
   // Waits for the end of the job, running the final evaluation if asked.
   Status Finish(Admission admission);
   void SendHeartbeat();
+  // Unavailable once the coordinator has been silent too long.
+  Status CheckCoordinatorAlive();
   void SendToCoordinator(zmq::message_t header);
   void SendClockDone(int64_t clock, uint32_t batch, const ClockTimes& t);
   // Coordinator silent for this long (ms) means it is gone.
@@ -118,7 +121,10 @@ class WorkerRuntime {
   std::vector<float> test_weights_;
   std::vector<uint64_t> test_ids_;
   int64_t next_heartbeat_ms_ = 0;
+  // Heartbeats once the worker has its rank (from the Welcome on).
+  std::unique_ptr<HeartbeatThread> heartbeats_;
   int64_t last_heard_ms_ = 0;
+  int64_t welcomed_ms_ = 0;
   uint64_t bad_messages_ = 0;
   bool shutdown_finished_ = false;
 };

@@ -1,0 +1,75 @@
+// Liveness both ways: a worker blocked in long work for many heartbeat
+// intervals is not declared dead (its heartbeats come from a thread of
+// their own); a coordinator that dies makes every server and worker exit
+// with an error instead of waiting forever.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "tests/integration/test_cluster.h"
+
+namespace lockstep {
+namespace {
+
+std::vector<std::string> Job(const std::string& dir, int clocks) {
+  return {"--servers",      "1",
+          "--workers",      "2",
+          "--model",        "softmax",
+          "--batch",        "16",
+          "--clocks",       std::to_string(clocks),
+          "--train-limit",  "2000",
+          "--test-limit",   "500",
+          "--eval-every",   "0",
+          "--heartbeat-ms", "100",
+          "--run-dir",      dir};
+}
+
+TEST(LivenessTest, WorkerBusyForManyHeartbeatIntervalsIsNotDeclaredDead) {
+  const std::string dir = MakeTempDir("lockstep-busy");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(Job(dir, 3)).ok());
+  ASSERT_TRUE(cluster.StartServer(0).ok());
+  ASSERT_TRUE(cluster.StartWorker(0).ok());
+  // Each clock of worker 1 blocks for 1.5 s: 15 heartbeat intervals, more
+  // than the 10 after which a silent worker is removed.
+  ASSERT_TRUE(cluster.StartWorker(1, {"--hetero", "linear=1.5+0.0001"}).ok());
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(60));
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  const std::string summary = ReadFile(dir + "/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "dead_workers"), 0) << summary;
+  EXPECT_EQ(JsonNumber(summary, "clocks"), 3) << summary;
+  EXPECT_TRUE(cluster.ExitOf("worker 1").ok()) << cluster.Output("worker 1");
+}
+
+TEST(LivenessTest, DeadCoordinatorEndsEveryRole) {
+  const std::string dir = MakeTempDir("lockstep-nocoord");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(Job(dir, 1000000)).ok());
+  ASSERT_TRUE(cluster.StartServer(0).ok());
+  ASSERT_TRUE(cluster.StartWorker(0).ok());
+  ASSERT_TRUE(cluster.StartWorker(1).ok());
+  for (int i = 0; i < 200 && ReadLines(dir + "/metrics.jsonl").size() < 50;
+       ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  pid_t coordinator = 0;
+  for (pid_t pid : cluster.group().running_pids()) {
+    if (ReadFile("/proc/" + std::to_string(pid) + "/cmdline")
+            .find("lockstep-coordinator") != std::string::npos) {
+      coordinator = pid;
+    }
+  }
+  ASSERT_NE(coordinator, 0);
+  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
+  // 10 intervals of 100 ms, plus slack for a loaded machine.
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(30)))
+      << "roles kept waiting for a dead coordinator";
+  for (const std::string name : {"server 0", "worker 0", "worker 1"}) {
+    EXPECT_FALSE(cluster.ExitOf(name).ok()) << name;
+    EXPECT_NE(cluster.Output(name).find("silent"), std::string::npos)
+        << name << ": " << cluster.Output(name);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,58 @@
+#include "worker/heartbeat_thread.h"
+
+#include "common/logging.h"
+#include "common/message.h"
+#include "common/zmq_socket.h"
+
+namespace lockstep {
+
+HeartbeatThread::HeartbeatThread(std::string coordinator, uint32_t rank,
+                                 uint32_t interval_ms)
+    : coordinator_(std::move(coordinator)),
+      rank_(rank),
+      interval_ms_(interval_ms) {}
+
+StatusOr<std::unique_ptr<HeartbeatThread>> HeartbeatThread::Start(
+    const std::string& coordinator, uint32_t rank, uint32_t interval_ms) {
+  std::unique_ptr<HeartbeatThread> h(new HeartbeatThread(
+      coordinator, rank, std::max<uint32_t>(interval_ms, 10)));
+  // Fail early (on this thread) if the endpoint is unusable.
+  LS_RETURN_IF_ERROR(ConnectDealer(coordinator, "").status());
+  h->thread_ = std::thread([raw = h.get()] { raw->Loop(); });
+  return h;
+}
+
+HeartbeatThread::~HeartbeatThread() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void HeartbeatThread::Loop() {
+  auto socket = ConnectDealer(coordinator_, "");
+  if (!socket.ok()) return;
+  int64_t next = 0;
+  Message msg;
+  while (!stop_) {
+    if (NowMillis() >= next) {
+      flatbuffers::FlatBufferBuilder fbb(64);
+      auto body = wire::CreateHeartbeat(fbb, 0);
+      Message out;
+      out.header = FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
+                                  wire::Role::Worker, static_cast<int>(rank_));
+      (void)SendMessage(*socket, false, std::move(out));
+      next = NowMillis() + interval_ms_;
+    }
+    zmq::pollitem_t item{static_cast<void*>(*socket), 0, ZMQ_POLLIN, 0};
+    PollSockets(&item, 1, std::chrono::milliseconds(20));
+    while (true) {
+      auto got = ReceiveMessage(*socket, false, &msg);
+      if (!got.ok() || !*got) break;
+      if (VerifyHeader(&msg).ok() &&
+          msg.envelope->body_type() == wire::Body::Heartbeat) {
+        last_reply_ms_ = NowMillis();
+      }
+    }
+  }
+}
+
+}  // namespace lockstep

@@ -1,0 +1,48 @@
+// Sends the worker's heartbeats from a thread of its own, on its own DEALER
+// socket, so long blocking work (loading a data set, a large evaluation, a
+// big batch) never makes a healthy worker look dead. The coordinator matches
+// these heartbeats to the worker by role and rank and answers each one; the
+// time of the last answer tells the main thread the coordinator is alive.
+// Thread-safety: last_reply_ms() may be called from any thread; the socket
+// belongs to the internal thread.
+#ifndef LOCKSTEP_WORKER_HEARTBEAT_THREAD_H_
+#define LOCKSTEP_WORKER_HEARTBEAT_THREAD_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+
+namespace lockstep {
+
+class HeartbeatThread {
+ public:
+  // Connects to `coordinator` and starts heartbeating as worker `rank`
+  // every `interval_ms`.
+  static StatusOr<std::unique_ptr<HeartbeatThread>> Start(
+      const std::string& coordinator, uint32_t rank, uint32_t interval_ms);
+  ~HeartbeatThread();  // stops and joins the thread
+  HeartbeatThread(const HeartbeatThread&) = delete;
+  HeartbeatThread& operator=(const HeartbeatThread&) = delete;
+
+  // Monotonic milliseconds (NowMillis) of the last reply; 0 before any.
+  int64_t last_reply_ms() const { return last_reply_ms_; }
+
+ private:
+  HeartbeatThread(std::string coordinator, uint32_t rank, uint32_t interval_ms);
+  void Loop();
+
+  std::string coordinator_;
+  uint32_t rank_;
+  uint32_t interval_ms_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> last_reply_ms_{0};
+  std::thread thread_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_WORKER_HEARTBEAT_THREAD_H_
