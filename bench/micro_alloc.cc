@@ -1,0 +1,371 @@
+// Heap allocations and payload copies per push and pull on the message
+// layer's hot path ("no payload copy beyond what the transport needs").
+//
+// Counting: this file wraps glibc's malloc, calloc and realloc for the whole
+// binary (so libzmq's C allocations, e.g. a copied frame's buffer or a
+// zero-copy frame's small control block, are counted) and replaces the
+// global operator new/delete (counted separately as news_per_op; they
+// allocate through malloc, so allocs_per_op already includes them).
+// Counting is off except inside a measured op, so everything else in the
+// binary pays one relaxed atomic load per allocation. Aligned allocations
+// (aligned_alloc, posix_memalign) are not counted; nothing on this path
+// makes them. Under ASan/TSan the wrappers are compiled out and these
+// benchmarks skip.
+//
+// A payload byte counts as copied when the frame (or the view the receiver
+// reads) does not point into the buffer it was made from. Scenarios, each
+// for a 1 MiB dense gradient (262,144 floats) over 2 shards:
+//   push_build              PsClient::Push's frames: header + SharedPayload
+//   push_build_copy_baseline same header, payload via zmq::message_t(data,
+//                           size), which copies: the difference to avoid
+//   push_parse              server side: VerifyHeader + PayloadAs per shard
+//   push_parse_copy_baseline push_parse then copying the view to a vector
+//   pull_build              PsClient::Pull's request headers (no payload)
+//   pull_reply_build        ServerShard::ServePull: snapshot the weights
+//                           (DenseStore::Read, the one copy a reply needs,
+//                           as weights change after it is sent) and wrap
+//                           the snapshot with PayloadFromVector
+//   pull_reply_parse        worker side: VerifyHeader + PayloadAs per shard
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/layout.h"
+#include "common/message.h"
+#include "server/dense_store.h"
+
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
+#define LOCKSTEP_COUNT_ALLOCATIONS 1
+#else
+#define LOCKSTEP_COUNT_ALLOCATIONS 0
+#endif
+
+namespace lockstep {
+namespace {
+
+std::atomic<bool> g_counting{false};
+std::atomic<uint64_t> g_allocs{0};
+std::atomic<uint64_t> g_alloc_bytes{0};
+std::atomic<uint64_t> g_news{0};
+
+inline void CountAlloc(size_t bytes) {
+  if (g_counting.load(std::memory_order_relaxed)) {
+    g_allocs.fetch_add(1, std::memory_order_relaxed);
+    g_alloc_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  }
+}
+
+inline void CountNew() {
+  if (g_counting.load(std::memory_order_relaxed)) {
+    g_news.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
+
+#if LOCKSTEP_COUNT_ALLOCATIONS
+// glibc's own entry points, which its malloc family forwards to.
+// NOLINTBEGIN(bugprone-reserved-identifier): glibc's names.
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* ptr, size_t size);
+void __libc_free(void* ptr);
+}
+// NOLINTEND(bugprone-reserved-identifier)
+
+extern "C" void* malloc(size_t size) noexcept {
+  lockstep::CountAlloc(size);
+  return __libc_malloc(size);
+}
+
+extern "C" void* calloc(size_t count, size_t size) noexcept {
+  lockstep::CountAlloc(count * size);
+  return __libc_calloc(count, size);
+}
+
+extern "C" void* realloc(void* ptr, size_t size) noexcept {
+  lockstep::CountAlloc(size);
+  return __libc_realloc(ptr, size);
+}
+
+void* operator new(size_t size) {
+  lockstep::CountNew();
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t size) { return operator new(size); }
+// __libc_free rather than free: GCC would flag free() on memory from
+// operator new (-Wmismatched-new-delete) once the two are inlined together.
+void operator delete(void* p) noexcept { __libc_free(p); }
+void operator delete[](void* p) noexcept { __libc_free(p); }
+void operator delete(void* p, size_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, size_t) noexcept { __libc_free(p); }
+#endif  // LOCKSTEP_COUNT_ALLOCATIONS
+
+namespace lockstep {
+namespace {
+
+constexpr size_t kGradientFloats = (size_t{1} << 20) / sizeof(float);
+constexpr uint32_t kShards = 2;
+
+// What one op did besides allocating.
+struct OpStats {
+  uint64_t payload_bytes_copied = 0;
+  uint64_t header_bytes = 0;
+  uint64_t checksum = 0;  // keeps results alive
+};
+
+void CountCopy(const void* frame_data, const void* source, size_t bytes,
+               OpStats* stats) {
+  if (frame_data != source) stats->payload_bytes_copied += bytes;
+}
+
+// A received message as the transport hands it over: frames in buffers
+// libzmq allocated (so aligned), header verified by the op itself.
+Message Received(const zmq::message_t& header, size_t payload_bytes) {
+  Message msg;
+  msg.header = zmq::message_t(header.data(), header.size());
+  if (payload_bytes > 0) {
+    msg.payloads.emplace_back(payload_bytes);
+    std::memset(msg.payloads[0].data(), 0, payload_bytes);
+  }
+  return msg;
+}
+
+struct Fixture {
+  Fixture() {
+    TensorInfo tensor;
+    tensor.name = "w";
+    tensor.shape = {kGradientFloats};
+    auto built = KeyLayout::Build({tensor}, kShards, 0);
+    if (!built.ok()) {
+      error = built.status().message();
+      return;
+    }
+    layout = std::move(built).value();
+    dense = std::make_shared<std::vector<float>>(kGradientFloats, 0.25f);
+    for (const ShardInfo& s : layout.shards()) {
+      auto store = DenseStore::Create(s.dense, layout.tensors(), 1, 0);
+      if (!store.ok()) {
+        error = store.status().message();
+        return;
+      }
+      stores.push_back(std::move(store).value());
+      pushes.push_back(Received(PushHeader(s), s.dense.size() * 4));
+      replies.push_back(Received(ReplyHeader(s), s.dense.size() * 4));
+    }
+  }
+
+  static zmq::message_t PushHeader(const ShardInfo& s) {
+    flatbuffers::FlatBufferBuilder fbb(128);
+    std::vector<wire::KeyRange> ranges;
+    ranges.emplace_back(s.dense.begin, s.dense.end);
+    auto body = wire::CreatePush(fbb, 7, 42, 32,
+                                 fbb.CreateVectorOfStructs(ranges), 0, 41);
+    return FinishEnvelope(fbb, wire::Body::Push, body.Union(),
+                          wire::Role::Worker, 3);
+  }
+
+  static zmq::message_t PullHeader(const ShardInfo& s) {
+    flatbuffers::FlatBufferBuilder fbb(128);
+    std::vector<wire::KeyRange> ranges;
+    ranges.emplace_back(s.dense.begin, s.dense.end);
+    auto body =
+        wire::CreatePull(fbb, 7, 42, fbb.CreateVectorOfStructs(ranges), 0);
+    return FinishEnvelope(fbb, wire::Body::Pull, body.Union(),
+                          wire::Role::Worker, 3);
+  }
+
+  static zmq::message_t ReplyHeader(const ShardInfo& s) {
+    flatbuffers::FlatBufferBuilder fbb(128);
+    auto body = wire::CreatePullReply(fbb, 7, 42, 41, s.dense.size(), 41);
+    return FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
+                          wire::Role::Server, static_cast<int>(s.shard));
+  }
+
+  std::string error;
+  KeyLayout layout;
+  std::shared_ptr<std::vector<float>> dense;
+  std::vector<std::unique_ptr<DenseStore>> stores;
+  std::vector<Message> pushes;   // one received Push per shard
+  std::vector<Message> replies;  // one received PullReply per shard
+};
+
+// Builds each shard's Push; `copy` frames the payload with zmq's copying
+// constructor instead of SharedPayload. The messages die at the end, as
+// after the transport sent them.
+void BuildPush(Fixture& f, OpStats* stats, bool copy) {
+  for (const ShardInfo& s : f.layout.shards()) {
+    Message msg;
+    msg.header = Fixture::PushHeader(s);
+    const float* source = f.dense->data() + s.dense.begin;
+    if (copy) {
+      msg.payloads.emplace_back(source, s.dense.size() * sizeof(float));
+    } else {
+      msg.payloads.push_back(
+          SharedPayload(f.dense, s.dense.begin, s.dense.size()));
+    }
+    CountCopy(msg.payloads[0].data(), source, msg.payloads[0].size(), stats);
+    stats->header_bytes += msg.header.size();
+  }
+}
+
+// VerifyHeader + PayloadAs on each shard's received Push, as
+// ServerShard::HandlePush; `copy` then copies the view into a vector.
+bool ParsePush(Fixture& f, OpStats* stats, bool copy) {
+  for (Message& msg : f.pushes) {
+    if (!VerifyHeader(&msg).ok()) return false;
+    uint64_t values = 0;
+    for (const wire::KeyRange* r : *msg.envelope->body_as_Push()->ranges()) {
+      values += r->end() - r->begin();
+    }
+    std::vector<float> scratch;
+    auto view = PayloadAs<float>(msg.payloads[0], values, &scratch);
+    if (!view.ok()) return false;
+    CountCopy(view->data(), msg.payloads[0].data(), view->size_bytes(), stats);
+    if (copy) {
+      std::vector<float> owned(view->begin(), view->end());
+      stats->payload_bytes_copied += owned.size() * sizeof(float);
+      stats->checksum += static_cast<uint64_t>(owned.back());
+    } else {
+      stats->checksum += static_cast<uint64_t>(view->back());
+    }
+    stats->header_bytes += msg.header.size();
+  }
+  return true;
+}
+
+void BuildPull(Fixture& f, OpStats* stats) {
+  for (const ShardInfo& s : f.layout.shards()) {
+    Message msg;
+    msg.header = Fixture::PullHeader(s);
+    stats->header_bytes += msg.header.size();
+  }
+}
+
+// ServerShard::ServePull's reply for each shard.
+bool BuildPullReply(Fixture& f, OpStats* stats) {
+  for (uint32_t shard = 0; shard < kShards; ++shard) {
+    const DenseStore& store = *f.stores[shard];
+    std::vector<float> values(store.range().size());
+    if (!store.Read(store.range(), values.data()).ok()) return false;
+    Message msg;
+    msg.header = Fixture::ReplyHeader(f.layout.shards()[shard]);
+    msg.payloads.push_back(PayloadFromVector(std::move(values)));
+    CountCopy(msg.payloads[0].data(), store.weights().data(),
+              msg.payloads[0].size(), stats);
+    stats->header_bytes += msg.header.size();
+  }
+  return true;
+}
+
+bool ParsePullReply(Fixture& f, OpStats* stats) {
+  for (Message& msg : f.replies) {
+    if (!VerifyHeader(&msg).ok()) return false;
+    const uint64_t values = msg.envelope->body_as_PullReply()->value_count();
+    std::vector<float> scratch;
+    auto view = PayloadAs<float>(msg.payloads[0], values, &scratch);
+    if (!view.ok()) return false;
+    CountCopy(view->data(), msg.payloads[0].data(), view->size_bytes(), stats);
+    stats->checksum += static_cast<uint64_t>(view->front());
+    stats->header_bytes += msg.header.size();
+  }
+  return true;
+}
+
+enum class Scenario {
+  kPushBuild,
+  kPushBuildCopy,
+  kPushParse,
+  kPushParseCopy,
+  kPullBuild,
+  kPullReplyBuild,
+  kPullReplyParse,
+};
+
+bool RunOp(Scenario scenario, Fixture& f, OpStats* stats) {
+  switch (scenario) {
+    case Scenario::kPushBuild:
+      BuildPush(f, stats, /*copy=*/false);
+      return true;
+    case Scenario::kPushBuildCopy:
+      BuildPush(f, stats, /*copy=*/true);
+      return true;
+    case Scenario::kPushParse:
+      return ParsePush(f, stats, /*copy=*/false);
+    case Scenario::kPushParseCopy:
+      return ParsePush(f, stats, /*copy=*/true);
+    case Scenario::kPullBuild:
+      BuildPull(f, stats);
+      return true;
+    case Scenario::kPullReplyBuild:
+      return BuildPullReply(f, stats);
+    case Scenario::kPullReplyParse:
+      return ParsePullReply(f, stats);
+  }
+  return false;
+}
+
+// One op = one push (or pull) of the 1 MiB gradient to both shards.
+void BM_PushPathAllocations(benchmark::State& state, Scenario scenario) {
+  if (!LOCKSTEP_COUNT_ALLOCATIONS) {
+    state.SkipWithError("allocation counting is off in sanitizer builds");
+    return;
+  }
+  Fixture f;
+  if (!f.error.empty()) {
+    state.SkipWithError(f.error.c_str());
+    return;
+  }
+  OpStats stats;
+  const uint64_t allocs = g_allocs.load();
+  const uint64_t bytes = g_alloc_bytes.load();
+  const uint64_t news = g_news.load();
+  for (auto _ : state) {
+    g_counting.store(true, std::memory_order_relaxed);
+    const bool ok = RunOp(scenario, f, &stats);
+    g_counting.store(false, std::memory_order_relaxed);
+    if (!ok) {
+      state.SkipWithError("a message failed to verify or parse");
+      return;
+    }
+  }
+  benchmark::DoNotOptimize(stats.checksum);
+  const auto avg = [](uint64_t total) {
+    return benchmark::Counter(static_cast<double>(total),
+                              benchmark::Counter::kAvgIterations);
+  };
+  state.counters["allocs_per_op"] = avg(g_allocs.load() - allocs);
+  state.counters["news_per_op"] = avg(g_news.load() - news);
+  state.counters["bytes_allocated_per_op"] = avg(g_alloc_bytes.load() - bytes);
+  state.counters["payload_bytes_copied_per_op"] =
+      avg(stats.payload_bytes_copied);
+  state.counters["header_bytes_per_op"] = avg(stats.header_bytes);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_PushPathAllocations, push_build, Scenario::kPushBuild);
+BENCHMARK_CAPTURE(BM_PushPathAllocations, push_build_copy_baseline,
+                  Scenario::kPushBuildCopy);
+BENCHMARK_CAPTURE(BM_PushPathAllocations, push_parse, Scenario::kPushParse);
+BENCHMARK_CAPTURE(BM_PushPathAllocations, push_parse_copy_baseline,
+                  Scenario::kPushParseCopy);
+BENCHMARK_CAPTURE(BM_PushPathAllocations, pull_build, Scenario::kPullBuild);
+BENCHMARK_CAPTURE(BM_PushPathAllocations, pull_reply_build,
+                  Scenario::kPullReplyBuild);
+BENCHMARK_CAPTURE(BM_PushPathAllocations, pull_reply_parse,
+                  Scenario::kPullReplyParse);
+
+}  // namespace
+}  // namespace lockstep
