@@ -111,9 +111,7 @@ void Coordinator::PublishMetrics(bool force) {
   metrics_published_s_ = now;
   std::string text = recorder_->PrometheusText();
   auto line = [&](const std::string& name, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), " %.9g\n", v);
-    text += name + buf;
+    AppendMetricLine(&text, name, v);
   };
   line("lockstep_live_workers", static_cast<double>(worker_ids_.size()));
   line("lockstep_dead_workers_total", static_cast<double>(dead_workers_));

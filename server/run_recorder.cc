@@ -28,6 +28,13 @@ std::string Fixed(double v, int digits) {
 
 }  // namespace
 
+void AppendMetricLine(std::string* text, const std::string& name,
+                      double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), " %.9g\n", value);
+  *text += name + buf;
+}
+
 RunRecorder::RunRecorder(std::string run_dir, JobConfig job, std::string policy)
     : run_dir_(std::move(run_dir)),
       job_(std::move(job)),
@@ -66,6 +73,10 @@ void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
   dropped_pushes_ += dropped > 0 ? 1 : 0;
   wait_s_[r.worker] += r.wait_s;
   ++clocks_reported_;
+  compute_s_ += r.compute_s;
+  push_s_ += r.push_s;
+  pull_s_ += r.pull_s;
+  wait_total_s_ += r.wait_s;
   if (!metrics_.is_open()) return;
   JsonObject o;
   o.Add("worker", r.worker).Add("clock", r.clock).Add("batch", r.batch);
@@ -134,9 +145,7 @@ void RunRecorder::MaybePrintProgress(bool force) {
 std::string RunRecorder::PrometheusText() const {
   std::string out;
   auto line = [&](const std::string& name, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), " %.9g\n", v);
-    out += name + buf;
+    AppendMetricLine(&out, name, v);
   };
   line("lockstep_clock", static_cast<double>(last_clock_ + 1));
   line("lockstep_samples_total", static_cast<double>(samples_));
@@ -184,6 +193,13 @@ Status RunRecorder::Finish(
     o.AddNull("time_to_target_s");
   }
   o.Add("dropped_pushes", dropped_pushes_);
+  o.Add("clocks_per_s", wall > 0 ? (last_clock_ + 1) / wall : 0.0);
+  const double phases =
+      std::max(1e-12, compute_s_ + push_s_ + pull_s_ + wait_total_s_);
+  o.Add("compute_share", compute_s_ / phases);
+  o.Add("push_share", push_s_ / phases);
+  o.Add("pull_share", pull_s_ / phases);
+  o.Add("wait_share", wait_total_s_ / phases);
   double wait_total = 0;
   for (const auto& [w, s] : wait_s_) wait_total += s;
   o.Add("mean_wait_s_per_clock",

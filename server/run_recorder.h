@@ -18,6 +18,9 @@
 
 namespace lockstep {
 
+// Appends "name value\n" (Prometheus text format) to *text.
+void AppendMetricLine(std::string* text, const std::string& name, double value);
+
 class RunRecorder {
  public:
   // `run_dir` may be empty: then nothing is written to disk, but progress
@@ -77,6 +80,8 @@ class RunRecorder {
   uint64_t dropped_pushes_ = 0;
   std::map<uint32_t, double> wait_s_;  // per worker, total
   uint64_t clocks_reported_ = 0;
+  // Sums over every worker's clocks, for the share of time in each phase.
+  double compute_s_ = 0, push_s_ = 0, pull_s_ = 0, wait_total_s_ = 0;
 };
 
 }  // namespace lockstep

@@ -91,6 +91,11 @@ PolicyResult Summarize(const std::string& policy,
   r.clocks = median_of("clocks");
   r.mean_wait_s = median_of("mean_wait_s_per_clock");
   r.overhead_share = median_of("policy_overhead_share");
+  r.clocks_per_s = median_of("clocks_per_s");
+  r.compute_share = median_of("compute_share");
+  r.push_share = median_of("push_share");
+  r.pull_share = median_of("pull_share");
+  r.wait_share = median_of("wait_share");
   return r;
 }
 
@@ -195,9 +200,9 @@ std::string FormatResults(const std::vector<PolicyResult>& results,
                           const std::string& baseline) {
   std::string out =
       "| policy | time to target (s) | speedup vs " + baseline +
-      " | wall (s) | samples/s | final test acc | clocks | mean wait/clock "
-      "(s) | policy overhead | runs (failed) |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n";
+      " | wall (s) | clocks/s | samples/s | final test acc | clocks | "
+      "compute / push / pull / wait | policy overhead | runs (failed) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n";
   char buf[512];
   for (const auto& r : results) {
     std::string ttt = r.time_to_target_s
@@ -206,11 +211,12 @@ std::string FormatResults(const std::vector<PolicyResult>& results,
     std::string speedup =
         r.speedup ? std::to_string(*r.speedup).substr(0, 4) + "x" : "-";
     std::snprintf(buf, sizeof(buf),
-                  "| %s | %s | %s | %.1f | %.0f | %.4f | %.0f | %.4f | "
-                  "%.2f%% | %d (%d) |\n",
+                  "| %s | %s | %s | %.1f | %.1f | %.0f | %.4f | %.0f | "
+                  "%.0f%% / %.0f%% / %.0f%% / %.0f%% | %.2f%% | %d (%d) |\n",
                   r.policy.c_str(), ttt.c_str(), speedup.c_str(), r.wall_s,
-                  r.samples_per_s, r.test_accuracy, r.clocks, r.mean_wait_s,
-                  100 * r.overhead_share, r.runs, r.failed);
+                  r.clocks_per_s, r.samples_per_s, r.test_accuracy, r.clocks,
+                  100 * r.compute_share, 100 * r.push_share, 100 * r.pull_share,
+                  100 * r.wait_share, 100 * r.overhead_share, r.runs, r.failed);
     out += buf;
   }
   return out;

@@ -36,6 +36,9 @@ struct PolicyResult {
   double clocks = 0;
   double mean_wait_s = 0;
   double overhead_share = 0;
+  double clocks_per_s = 0;
+  // Share of the workers' time in each phase of a clock.
+  double compute_share = 0, push_share = 0, pull_share = 0, wait_share = 0;
   std::optional<double> speedup;  // baseline time-to-target / this one
 };
 
