@@ -197,6 +197,14 @@ const std::pair<PsRow, Report::Ratios>* Report::FindRow(
   return nullptr;
 }
 
+// "1.23x", or "n/a" when the baseline was not measured (--no-baselines).
+std::string RatioText(double ratio) {
+  if (!(ratio > 0)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2fx", ratio);
+  return buf;
+}
+
 void Report::SummaryLatency(uint64_t bytes) {
   for (const char* op : {"pull", "push"}) {
     for (const char* transport : {"tcp", "ipc"}) {
@@ -205,10 +213,9 @@ void Report::SummaryLatency(uint64_t bytes) {
       const auto& [row, r] = *found;
       out_ << Line(
           "#  %s %s K=1 round trip (dense S=1 W=1 %s): p50 %.1f us "
-          "= %.2fx raw TCP (target <= 1.5), %.2fx raw ZMQ (target "
-          "<= 1.0)\n",
-          SizeText(bytes).c_str(), op, transport, row.timing.p50_us, r.vs_tcp,
-          r.vs_zmq);
+          "= %s raw TCP (target <= 1.5), %s raw ZMQ (target <= 1.0)\n",
+          SizeText(bytes).c_str(), op, transport, row.timing.p50_us,
+          RatioText(r.vs_tcp).c_str(), RatioText(r.vs_zmq).c_str());
     }
   }
 }
@@ -229,10 +236,11 @@ void Report::SummaryThroughput() {
           row.timing.ops_per_s, row.timing.ops_per_s / kPsLiteSmallOpsTarget);
     } else {
       out_ << Line(
-          "#  %s %s K=%u S=%u %s: %.3f GB/s = %.2fx raw TCP "
+          "#  %s %s K=%u S=%u %s: %.3f GB/s = %s raw TCP "
           "streaming (target >= 0.75)\n",
           SizeText(row.bytes).c_str(), row.op.c_str(), row.outstanding,
-          row.servers, row.transport.c_str(), row.timing.gbps, r.bw_tcp);
+          row.servers, row.transport.c_str(), row.timing.gbps,
+          RatioText(r.bw_tcp).c_str());
     }
   }
 }

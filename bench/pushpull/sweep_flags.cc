@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bench/pushpull/sweep.h"
+#include "common/strings.h"
 
 #ifndef LOCKSTEP_BUILD_DIR
 #define LOCKSTEP_BUILD_DIR "."
@@ -18,13 +19,10 @@ namespace po = boost::program_options;
 namespace lockstep::bench {
 namespace {
 
+// Comma-separated items, empty ones dropped.
 std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
+  std::vector<std::string> items = SplitString(text, ',');
+  std::erase(items, std::string());
   return items;
 }
 
