@@ -13,7 +13,9 @@ Status VerifyHeader(Message* msg) {
   }
   for (const auto& frame : msg->payloads) {
     if (frame.size() > kMaxPayloadBytes) {
-      return InvalidArgument("payload frame exceeds 2 GiB");
+      return InvalidArgument(
+          "payload frame of " + std::to_string(frame.size()) +
+          " bytes exceeds the limit of " + std::to_string(kMaxPayloadBytes));
     }
   }
   const auto* data = static_cast<const uint8_t*>(msg->header.data());

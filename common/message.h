@@ -23,9 +23,10 @@ inline constexpr uint32_t kProtocolVersion = 1;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;
-// Payload frames carry tensors; one frame stays below 2 GiB so no transport
-// integer overflows (callers split larger requests by key range).
-inline constexpr size_t kMaxPayloadBytes = (size_t{1} << 31) - 4096;
+// Payload frames carry tensors. Sizes travel as 64-bit integers on both
+// transports, so a frame may exceed 2 GiB; the limit only rejects absurd
+// declared sizes before anything is allocated.
+inline constexpr size_t kMaxPayloadBytes = size_t{64} << 30;
 
 // A message on the wire. For ROUTER sockets `peer` is the routing id.
 struct Message {

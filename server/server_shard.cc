@@ -33,9 +33,8 @@ StatusOr<std::unique_ptr<ServerShard>> ServerShard::Create(
     return InvalidArgument("--coordinator is required");
   }
   std::unique_ptr<ServerShard> s(new ServerShard(std::move(options)));
-  std::string bound;
-  LS_ASSIGN_OR_RETURN(s->workers_, BindRouter(s->options_.listen, &bound));
-  s->endpoint_ = AdvertisedEndpoint(bound, s->options_.advertise);
+  LS_ASSIGN_OR_RETURN(s->data_, DataPort::Bind(s->options_.listen));
+  s->endpoint_ = AdvertisedEndpoint(s->data_->bound(), s->options_.advertise);
   LS_ASSIGN_OR_RETURN(s->coordinator_,
                       ConnectDealer(s->options_.coordinator, ""));
   return s;
@@ -132,11 +131,13 @@ Status ServerShard::Serve() {
   const int64_t silent_limit_ms =
       10 * static_cast<int64_t>(std::max<uint32_t>(job_.heartbeat_ms, 100));
   Message msg;
+  std::vector<zmq::pollitem_t> items;
   while (!g_stop_requested) {
-    zmq::pollitem_t items[] = {
-        {static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0},
-        {static_cast<void*>(workers_), 0, ZMQ_POLLIN, 0}};
-    PollSockets(items, 2, std::chrono::milliseconds(job_.heartbeat_ms / 2));
+    items.assign(1, {static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0});
+    data_->AddPollItems(&items);
+    PollSockets(items.data(), items.size(),
+                std::chrono::milliseconds(job_.heartbeat_ms / 2));
+    data_->Process(items.data() + 1);
     while (true) {
       auto got = ReceiveMessage(coordinator_, false, &msg);
       if (!got.ok() || !*got) break;
@@ -146,7 +147,7 @@ Status ServerShard::Serve() {
       if (stop) return Status::Ok();
     }
     while (true) {
-      auto got = ReceiveMessage(workers_, true, &msg);
+      auto got = data_->Receive(&msg);
       if (!got.ok()) {
         ++bad_messages_;
         continue;
@@ -242,7 +243,7 @@ void ServerShard::SendToWorker(const std::string& peer, zmq::message_t header,
   out.peer = peer;
   out.header = std::move(header);
   out.payloads = std::move(payloads);
-  Status sent = SendMessage(workers_, true, std::move(out));
+  Status sent = data_->Send(std::move(out));
   if (!sent.ok())
     LS_LOG(Warning) << "reply to a worker lost: " << sent.message();
 }

@@ -16,6 +16,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/data_port.h"
 #include "common/job_config.h"
 #include "common/layout.h"
 #include "common/lr_schedule.h"
@@ -31,7 +32,9 @@ namespace lockstep {
 struct ServerOptions {
   // The coordinator's endpoint, e.g. "tcp://10.0.0.1:7400".
   std::string coordinator;
-  // Where workers connect; port 0 picks a free port.
+  // Where workers connect (see common/data_port.h): "tcp://host:port" or
+  // "ipc:///path" for the direct transport, "zmq+tcp://..." for ZeroMQ.
+  // Port 0 picks a free port.
   std::string listen = "tcp://0.0.0.0:0";
   // Host name workers use when `listen` is a wildcard address.
   std::string advertise;
@@ -52,7 +55,9 @@ class ServerShard {
   static void RequestStop();
 
   // Counters, for tests and logs.
-  uint64_t bad_messages() const { return bad_messages_; }
+  uint64_t bad_messages() const {
+    return bad_messages_ + (data_ ? data_->bad_streams() : 0);
+  }
 
  private:
   // A worker's buffered push for one clock; frames stay in `msg` (no copy).
@@ -96,7 +101,7 @@ class ServerShard {
 
   ServerOptions options_;
   zmq::socket_t coordinator_;
-  zmq::socket_t workers_;
+  std::unique_ptr<DataPort> data_;
   std::string endpoint_;
 
   uint32_t shard_ = 0;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/buffer_pool.h"
 #include "common/logging.h"
 #include "server/server_shard.h"
 
@@ -75,7 +76,8 @@ void ServerShard::ServePull(Message& msg) {
   if (ok.ok()) {
     // The reply is a snapshot of the weights (they change after it is
     // sent): one copy straight into an uninitialised transport buffer.
-    zmq::message_t values(dense_values * sizeof(float));
+    zmq::message_t values =
+        BufferPool::Process().Frame(dense_values * sizeof(float));
     // Tiny messages keep their bytes inline, maybe not float-aligned.
     std::vector<float> small;
     const bool aligned =

@@ -29,6 +29,9 @@ po::options_description LaunchFlags() {
        "to lockstep-launch)")  //
       ("host", po::value<std::string>()->default_value("127.0.0.1"),
        "address the roles bind and connect on")  //
+      ("data-transport", po::value<std::string>()->default_value("auto"),
+       "how workers reach the servers: auto (= ipc: every role runs here), "
+       "ipc, tcp, zmq-ipc or zmq-tcp (the ZeroMQ data port)")  //
       ("timeout-s", po::value<double>()->default_value(0.0),
        "stop the job and exit 124 after this many seconds (0 = none)")  //
       ("hetero", po::value<std::string>()->default_value(""),
@@ -47,6 +50,12 @@ Status CheckLauncherFlags(const LaunchOptions& options) {
   if (options.host.empty() ||
       options.host.find_first_of(" \t/") != std::string::npos) {
     return InvalidArgument("--host '" + options.host + "' is not an address");
+  }
+  const std::string& t = options.data_transport;
+  if (t != "auto" && t != "ipc" && t != "tcp" && t != "zmq-ipc" &&
+      t != "zmq-tcp") {
+    return InvalidArgument("--data-transport '" + t +
+                           "' is not one of auto, ipc, tcp, zmq-ipc, zmq-tcp");
   }
   if (!std::isfinite(options.timeout_s) || options.timeout_s < 0) {
     return InvalidArgument("--timeout-s must be >= 0");
@@ -83,6 +92,7 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.bin_dir = vm["bin-dir"].as<std::string>();
     options.host = vm["host"].as<std::string>();
     options.timeout_s = vm["timeout-s"].as<double>();
+    options.data_transport = vm["data-transport"].as<std::string>();
     options.hetero = vm["hetero"].as<std::string>();
     options.stop_on_worker_failure = vm["stop-on-worker-failure"].as<bool>();
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));
@@ -107,6 +117,17 @@ std::string LaunchUsage() {
          "flags, 124 --timeout-s\nreached, 130 interrupted.\n\n"
       << LaunchFlags();
   return out.str();
+}
+
+std::string DataListenEndpoint(const std::string& data_transport,
+                               const std::string& host, int rank,
+                               int launcher_pid) {
+  const std::string t = data_transport == "auto" ? "ipc" : data_transport;
+  const bool zmq = t.rfind("zmq-", 0) == 0;
+  const std::string prefix = zmq ? "zmq+" : "";
+  if (t == "tcp" || t == "zmq-tcp") return prefix + "tcp://" + host + ":0";
+  return prefix + "ipc:///tmp/lockstep-" + std::to_string(launcher_pid) +
+         "-server-" + std::to_string(rank) + ".sock";
 }
 
 StatusOr<RoleBinaries> FindRoleBinaries(const std::string& bin_dir,

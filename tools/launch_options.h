@@ -25,6 +25,11 @@ struct LaunchOptions {
   // The address every role binds and connects on. Loopback by default: a
   // single-machine job must not listen on the network.
   std::string host = "127.0.0.1";
+  // How workers reach the server shards' data ports: "auto" (default) is
+  // "ipc" — every role runs on this machine, and a Unix-domain socket
+  // beats TCP loopback; "tcp" uses `host`; "zmq-tcp" / "zmq-ipc" use the
+  // ZeroMQ data port instead of Lockstep's direct transport.
+  std::string data_transport = "auto";
   // Wall-clock limit for the whole job; 0 = none.
   double timeout_s = 0;
   // --hetero as given: a profile file or inline "wR:items;*:items" (see
@@ -49,6 +54,13 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv);
 
 // The --help text: usage line and every flag with its default.
 std::string LaunchUsage();
+
+// The --listen endpoint of server `rank`'s data port for a launcher with
+// pid `launcher_pid` (ipc socket files go to /tmp, whose short path keeps
+// them under the 107-byte limit of a socket address).
+std::string DataListenEndpoint(const std::string& data_transport,
+                               const std::string& host, int rank,
+                               int launcher_pid);
 
 // The three role executables.
 struct RoleBinaries {

@@ -53,6 +53,10 @@ Launcher::Launcher(LaunchOptions options, RoleBinaries binaries,
       binaries_(std::move(binaries)),
       console_(console) {}
 
+Launcher::~Launcher() {
+  for (const std::string& path : ipc_files_) unlink(path.c_str());
+}
+
 int Launcher::Run() {
   start_ = std::chrono::steady_clock::now();
   g_stop_signal = 0;
@@ -81,6 +85,7 @@ Status Launcher::PrepareRunDir() {
   if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
   JsonObject launcher;
   launcher.Add("host", options_.host).Add("timeout_s", options_.timeout_s);
+  launcher.Add("data_transport", options_.data_transport);
   launcher.Add("verbose", options_.verbose);
   launcher.Add("stop_on_worker_failure", options_.stop_on_worker_failure);
   launcher.Add("coordinator_binary", binaries_.coordinator);
@@ -130,7 +135,13 @@ Launcher::Outcome Launcher::StartAll() {
     const int rank = static_cast<int>(server ? i : i - options_.job.servers);
     argv = {server ? binaries_.server : binaries_.worker, "--coordinator",
             endpoint_};
-    if (server) argv.insert(argv.end(), {"--listen", listen});
+    if (server) {
+      const std::string data = DataListenEndpoint(
+          options_.data_transport, options_.host, rank, getpid());
+      const auto ipc = data.find("ipc://");
+      if (ipc != std::string::npos) ipc_files_.push_back(data.substr(ipc + 6));
+      argv.insert(argv.end(), {"--listen", data});
+    }
     argv.insert(argv.end(), {"--rank", std::to_string(rank)});
     const auto hetero = options_.hetero_profiles.find(rank);
     if (!server && hetero != options_.hetero_profiles.end()) {

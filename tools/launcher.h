@@ -48,6 +48,7 @@ class Launcher {
 
   // `console` is not owned and must outlive the launcher.
   Launcher(LaunchOptions options, RoleBinaries binaries, Console* console);
+  ~Launcher();
 
   // Runs the job to its end and returns the launcher's exit code (above).
   int Run();
@@ -94,6 +95,9 @@ class Launcher {
   ProcessGroup group_;
   std::map<pid_t, Role> roles_;
   std::string run_dir_;
+  // Socket files of the servers' ipc data ports, removed at the end even
+  // when a server was killed.
+  std::vector<std::string> ipc_files_;
   std::chrono::steady_clock::time_point start_;
   pid_t coordinator_pid_ = 0;
   std::string endpoint_;

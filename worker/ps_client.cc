@@ -18,16 +18,16 @@ StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
       return InvalidArgument("shard " + std::to_string(shard.shard) +
                              " has no endpoint");
     }
-    LS_ASSIGN_OR_RETURN(zmq::socket_t socket,
-                        ConnectDealer(shard.endpoint, ""));
-    client->sockets_.push_back(std::move(socket));
+    LS_ASSIGN_OR_RETURN(auto channel,
+                        DataChannel::Connect(shard.endpoint, timeout_s));
+    client->channels_.push_back(std::move(channel));
   }
   client->versions_.assign(layout.num_shards(), 0);
   return client;
 }
 
 Status PsClient::Send(uint32_t shard, Message&& msg) {
-  Status sent = SendMessage(sockets_[shard], false, std::move(msg));
+  Status sent = channels_[shard]->Send(std::move(msg));
   return sent.WithContext("server " + std::to_string(shard) + " at " +
                           layout_.shards()[shard].endpoint);
 }
@@ -51,29 +51,40 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
     }
     std::vector<zmq::pollitem_t> items;
     for (uint32_t s : waiting) {
-      items.push_back({static_cast<void*>(sockets_[s]), 0, ZMQ_POLLIN, 0});
+      items.push_back(channels_[s]->PollItem());
     }
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
     for (size_t i = 0; i < items.size(); ++i) {
       if (!(items[i].revents & ZMQ_POLLIN)) continue;
       const uint32_t shard = waiting[i];
-      LS_ASSIGN_OR_RETURN(bool got,
-                          ReceiveMessage(sockets_[shard], false, &msg));
-      if (!got) continue;
-      Status ok = VerifyHeader(&msg);
-      if (!ok.ok()) {
-        return ok.WithContext("bad reply from server " + std::to_string(shard));
+      // Take everything queued: a direct channel may hold several staged
+      // messages that will not wake the next poll.
+      while (true) {
+        auto got = channels_[shard]->Receive(&msg);
+        if (!got.ok()) {
+          return got.status().WithContext("server " + std::to_string(shard) +
+                                          " at " +
+                                          layout_.shards()[shard].endpoint);
+        }
+        if (!*got) break;
+        Status ok = VerifyHeader(&msg);
+        if (!ok.ok()) {
+          return ok.WithContext("bad reply from server " +
+                                std::to_string(shard));
+        }
+        if (msg.envelope->body_type() == wire::Body::Error) {
+          const auto* err = msg.envelope->body_as_Error();
+          if (err->request_id() != 0 && err->request_id() != request_id) {
+            continue;
+          }
+          return FailedPrecondition("server " + std::to_string(shard) +
+                                    " refused the " + what + ": " +
+                                    flatbuffers::GetString(err->message()));
+        }
+        LS_ASSIGN_OR_RETURN(bool mine, on_reply(shard, msg));
+        if (mine) waiting[i] = UINT32_MAX;
       }
-      if (msg.envelope->body_type() == wire::Body::Error) {
-        const auto* err = msg.envelope->body_as_Error();
-        if (err->request_id() != 0 && err->request_id() != request_id) continue;
-        return FailedPrecondition("server " + std::to_string(shard) +
-                                  " refused the " + what + ": " +
-                                  flatbuffers::GetString(err->message()));
-      }
-      LS_ASSIGN_OR_RETURN(bool mine, on_reply(shard, msg));
-      if (mine) waiting[i] = UINT32_MAX;
     }
     std::erase(waiting, UINT32_MAX);
   }

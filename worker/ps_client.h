@@ -1,7 +1,7 @@
 // The worker's client for the server shards: splits a pull or push by
 // shard, sends all pieces at once, and waits for every shard's reply. Push
 // payload frames point into the caller's shared buffers (no copy).
-// Thread-safety: not thread-safe; owns one DEALER socket per shard.
+// Thread-safety: not thread-safe; owns one DataChannel per shard.
 #ifndef LOCKSTEP_WORKER_PS_CLIENT_H_
 #define LOCKSTEP_WORKER_PS_CLIENT_H_
 
@@ -12,6 +12,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/data_channel.h"
 #include "common/layout.h"
 #include "common/message.h"
 #include "common/status.h"
@@ -60,7 +61,7 @@ class PsClient {
   KeyLayout layout_;
   uint32_t rank_;
   double timeout_s_;
-  std::vector<zmq::socket_t> sockets_;
+  std::vector<std::unique_ptr<DataChannel>> channels_;
   uint64_t next_request_ = 1;
   std::vector<uint64_t> versions_;  // per shard, from the last pull
 };

@@ -50,14 +50,13 @@ bool Alive(pid_t pid) {
 TEST(LauncherTest, JobRunsToTheEndAndWritesTheRunDirectory) {
   const std::string run_dir = MakeTempDir("lockstep-launch") + "/run";
   TestCluster cluster;
-  ASSERT_TRUE(
-      cluster
-          .Start({BinaryPath("lockstep-launch"), "--servers", "2", "--workers",
-                  "2", "--model", "softmax", "--clocks", "120", "--train-limit",
-                  "3000", "--test-limit", "1000", "--eval-every", "50",
-                  "--run-dir", run_dir, "--timeout-s", "120"},
-                 "launch")
-          .ok());
+  auto launcher = cluster.Start(
+      {BinaryPath("lockstep-launch"), "--servers", "2", "--workers", "2",
+       "--model", "softmax", "--clocks", "120", "--train-limit", "3000",
+       "--test-limit", "1000", "--eval-every", "50", "--run-dir", run_dir,
+       "--timeout-s", "120"},
+      "launch");
+  ASSERT_TRUE(launcher.ok());
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(150));
   ASSERT_TRUE(exit.ok());
   EXPECT_TRUE(exit->ok()) << cluster.Output("launch");
@@ -71,7 +70,65 @@ TEST(LauncherTest, JobRunsToTheEndAndWritesTheRunDirectory) {
   EXPECT_NE(ReadFile(run_dir + "/config.json").find("\"model\":\"softmax\""),
             std::string::npos);
   EXPECT_EQ(JsonNumber(ReadFile(run_dir + "/summary.json"), "clocks"), 120);
+  // The default data transport on one machine: Unix-domain sockets, whose
+  // files are gone once the job ended.
+  EXPECT_NE(
+      ReadFile(run_dir + "/config.json").find("\"data_transport\":\"auto\""),
+      std::string::npos);
+  int ipc_servers = 0;
+  for (const std::string& line : ReadLines(run_dir + "/logs/server-0.log")) {
+    if (line.find(" on ipc:///tmp/lockstep-") != std::string::npos) {
+      ++ipc_servers;
+    }
+  }
+  EXPECT_EQ(ipc_servers, 1);
+  for (const auto& entry : std::filesystem::directory_iterator("/tmp")) {
+    EXPECT_EQ(entry.path().string().find(
+                  "/tmp/lockstep-" + std::to_string(*launcher) + "-server-"),
+              std::string::npos);
+  }
 }
+
+// Each data transport the launcher offers trains the same job.
+class LauncherTransportTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LauncherTransportTest, TrainsOverEachDataTransport) {
+  const std::string run_dir = MakeTempDir("lockstep-transport") + "/run";
+  TestCluster cluster;
+  ASSERT_TRUE(cluster
+                  .Start({BinaryPath("lockstep-launch"),
+                          "--servers",
+                          "2",
+                          "--workers",
+                          "2",
+                          "--model",
+                          "softmax",
+                          "--clocks",
+                          "60",
+                          "--train-limit",
+                          "2000",
+                          "--test-limit",
+                          "500",
+                          "--eval-every",
+                          "0",
+                          "--run-dir",
+                          run_dir,
+                          "--timeout-s",
+                          "90",
+                          "--data-transport",
+                          GetParam()},
+                         "launch")
+                  .ok());
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(120));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_TRUE(exit->ok()) << cluster.Output("launch");
+  EXPECT_EQ(JsonNumber(ReadFile(run_dir + "/summary.json"), "clocks"), 60);
+  EXPECT_GT(JsonNumber(ReadFile(run_dir + "/summary.json"), "test_accuracy"),
+            0.5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, LauncherTransportTest,
+                         ::testing::Values("tcp", "zmq-tcp", "zmq-ipc"));
 
 // Starts lockstep-launch, waits until training is under way, and SIGKILLs
 // worker 1 by its pid. Returns the launcher's children as they were.

@@ -2,9 +2,13 @@
 // rejected (answered with an Error or dropped and counted) and the role keeps
 // serving: the job still trains to its end.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <regex>
 
+#include "common/data_channel.h"
+#include "common/direct_transport.h"
 #include "common/message.h"
 #include "common/zmq_socket.h"
 #include "tests/integration/test_cluster.h"
@@ -42,27 +46,65 @@ zmq::message_t PushHeader(int sender_rank, uint64_t begin, uint64_t end) {
 }
 
 // Sends `frames` as one message and returns the Error reply's code.
-StatusOr<wire::ErrorCode> SendExpectError(zmq::socket_t& socket,
-                                          std::vector<zmq::message_t> frames,
-                                          std::string* text) {
+Message MessageOf(std::vector<zmq::message_t> frames) {
   Message msg;
   msg.header = std::move(frames[0]);
   for (size_t i = 1; i < frames.size(); ++i) {
     msg.payloads.push_back(std::move(frames[i]));
   }
-  LS_RETURN_IF_ERROR(SendMessage(socket, false, std::move(msg)));
-  zmq::pollitem_t item{static_cast<void*>(socket), 0, ZMQ_POLLIN, 0};
-  if (zmq::poll(&item, 1, std::chrono::milliseconds(5000)) == 0) {
-    return DeadlineExceeded("no reply");
+  return msg;
+}
+
+// Receives one message from `socket`, waiting at most 5 s.
+template <typename Socket>
+Status AwaitMessage(Socket& socket, Message* out) {
+  for (int i = 0; i < 50; ++i) {
+    LS_ASSIGN_OR_RETURN(bool got, socket.Receive(out));
+    if (got) return Status::Ok();
+    zmq::pollitem_t item = socket.PollItem();
+    zmq::poll(&item, 1, std::chrono::milliseconds(100));
   }
+  return DeadlineExceeded("no reply");
+}
+
+// Adapts a coordinator-side ZeroMQ DEALER to AwaitMessage.
+struct DealerSocket {
+  zmq::socket_t& socket;
+  StatusOr<bool> Receive(Message* out) {
+    return ReceiveMessage(socket, false, out);
+  }
+  zmq::pollitem_t PollItem() {
+    return {static_cast<void*>(socket), 0, ZMQ_POLLIN, 0};
+  }
+};
+
+// Awaits an Error reply and returns its code (*text: its message).
+template <typename Socket>
+StatusOr<wire::ErrorCode> ExpectError(Socket& socket, std::string* text) {
   Message reply;
-  LS_RETURN_IF_ERROR(ReceiveMessage(socket, false, &reply).status());
+  LS_RETURN_IF_ERROR(AwaitMessage(socket, &reply));
   LS_RETURN_IF_ERROR(VerifyHeader(&reply));
   if (reply.envelope->body_type() != wire::Body::Error) {
     return Internal("reply is not an Error");
   }
   *text = flatbuffers::GetString(reply.envelope->body_as_Error()->message());
   return reply.envelope->body_as_Error()->code();
+}
+
+// Sends `frames` as one message and returns the Error reply's code.
+StatusOr<wire::ErrorCode> SendExpectError(zmq::socket_t& socket,
+                                          std::vector<zmq::message_t> frames,
+                                          std::string* text) {
+  LS_RETURN_IF_ERROR(SendMessage(socket, false, MessageOf(std::move(frames))));
+  DealerSocket dealer{socket};
+  return ExpectError(dealer, text);
+}
+
+StatusOr<wire::ErrorCode> SendExpectError(DataChannel& channel,
+                                          std::vector<zmq::message_t> frames,
+                                          std::string* text) {
+  LS_RETURN_IF_ERROR(channel.Send(MessageOf(std::move(frames))));
+  return ExpectError(channel, text);
 }
 
 std::vector<std::string> SmallJob(const std::string& run_dir, int clocks) {
@@ -120,52 +162,126 @@ TEST(MalformedMessageTest, CoordinatorRejectsBadMessagesAndKeepsServing) {
   EXPECT_EQ(JsonNumber(ReadFile(run_dir + "/summary.json"), "bad_messages"), 4);
 }
 
-TEST(MalformedMessageTest, ServerRejectsBadMessagesAndKeepsServing) {
-  const std::string run_dir = MakeTempDir("lockstep-bad-server");
-  TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(SmallJob(run_dir, 3000)).ok());
-  ASSERT_TRUE(cluster.StartServer(0).ok());
-  ASSERT_TRUE(cluster.StartWorker(0).ok());
-  // The shard logs its data endpoint once the coordinator welcomed it.
-  std::string endpoint;
-  const std::regex on_endpoint(" on (tcp://[0-9.]+:[0-9]+) ");
-  for (int i = 0; i < 300 && endpoint.empty(); ++i) {
+// The shard logs its data endpoint once the coordinator welcomed it.
+std::string AwaitServerEndpoint(TestCluster& cluster) {
+  const std::regex on_endpoint(" on ((zmq\\+)?(tcp|ipc)://[^ ]+) ");
+  for (int i = 0; i < 300; ++i) {
     cluster.Pump(std::chrono::milliseconds(100));
     for (const auto& line : cluster.Lines("server 0")) {
       std::smatch m;
-      if (std::regex_search(line, m, on_endpoint)) endpoint = m[1];
+      if (std::regex_search(line, m, on_endpoint)) return m[1];
     }
   }
+  return "";
+}
+
+// Runs against each data transport: the listen endpoint given to the shard.
+class ServerMalformedTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ServerMalformedTest, RejectsBadMessagesAndKeepsServing) {
+  const std::string run_dir = MakeTempDir("lockstep-bad-server");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(SmallJob(run_dir, 3000)).ok());
+  ASSERT_TRUE(cluster.StartServer(0, {"--listen", GetParam()}).ok());
+  ASSERT_TRUE(cluster.StartWorker(0).ok());
+  const std::string endpoint = AwaitServerEndpoint(cluster);
   ASSERT_FALSE(endpoint.empty()) << cluster.Output("server 0");
-  auto socket = ConnectDealer(endpoint, "");
-  ASSERT_TRUE(socket.ok());
+  EXPECT_EQ(IsZmqDataEndpoint(endpoint), IsZmqDataEndpoint(GetParam()));
+  auto channel = DataChannel::Connect(endpoint, 10);
+  ASSERT_TRUE(channel.ok()) << channel.status().message();
+  DataChannel& socket = **channel;
   std::string text;
   std::vector<zmq::message_t> frames;
   frames.push_back(Bytes("\x01\x02garbage"));
-  EXPECT_EQ(*SendExpectError(*socket, std::move(frames), &text),
+  EXPECT_EQ(*SendExpectError(socket, std::move(frames), &text),
             wire::ErrorCode::Malformed);
   frames.clear();
   frames.push_back(Truncated(PushHeader(0, 0, 10)));
-  EXPECT_EQ(*SendExpectError(*socket, std::move(frames), &text),
+  EXPECT_EQ(*SendExpectError(socket, std::move(frames), &text),
             wire::ErrorCode::Malformed);
   frames.clear();
   frames.push_back(PushHeader(99, 0, 10));  // not a worker of this job
   frames.push_back(zmq::message_t(40));
-  EXPECT_EQ(*SendExpectError(*socket, std::move(frames), &text),
+  EXPECT_EQ(*SendExpectError(socket, std::move(frames), &text),
             wire::ErrorCode::Malformed);
   EXPECT_NE(text.find("99"), std::string::npos) << text;
   frames.clear();
   frames.push_back(PushHeader(0, 0, 1u << 30));  // outside the shard
   frames.push_back(zmq::message_t(40));
-  EXPECT_EQ(*SendExpectError(*socket, std::move(frames), &text),
+  EXPECT_EQ(*SendExpectError(socket, std::move(frames), &text),
             wire::ErrorCode::Malformed);
   frames.clear();
   frames.push_back(PushHeader(0, 0, 10));  // payload has 7 floats, not 10
   frames.push_back(zmq::message_t(28));
-  EXPECT_EQ(*SendExpectError(*socket, std::move(frames), &text),
+  EXPECT_EQ(*SendExpectError(socket, std::move(frames), &text),
             wire::ErrorCode::Malformed);
   EXPECT_NE(text.find("28 bytes"), std::string::npos) << text;
   ExpectJobFinishes(cluster);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, ServerMalformedTest,
+                         ::testing::Values("tcp://127.0.0.1:0",
+                                           "zmq+tcp://127.0.0.1:0"));
+
+// Writes `bytes` on a fresh direct connection and returns true when the
+// server closes it (it does so for anything that is not Lockstep framing).
+bool ServerClosesAfter(const std::string& endpoint, const std::string& bytes) {
+  auto fd = ConnectDirect(endpoint, 10);
+  if (!fd.ok()) return false;
+  (void)send(*fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  bool closed = false;
+  for (int i = 0; i < 100 && !closed; ++i) {
+    char buf[64];
+    const ssize_t n = recv(*fd, buf, sizeof(buf), 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) closed = true;
+    if (!closed) usleep(50 * 1000);
+  }
+  close(*fd);
+  return closed;
+}
+
+std::string Words(std::initializer_list<uint32_t> u32,
+                  std::initializer_list<uint64_t> u64) {
+  std::string out;
+  for (uint32_t w : u32) out.append(reinterpret_cast<const char*>(&w), 4);
+  for (uint64_t w : u64) out.append(reinterpret_cast<const char*>(&w), 8);
+  return out;
+}
+
+// Broken framing on the direct transport (wrong magic, absurd frame counts
+// or sizes, a header of 0 bytes) closes that connection only; nothing is
+// allocated for the declared sizes and the job trains on.
+TEST(MalformedMessageTest, DirectPortClosesBrokenStreamsAndKeepsServing) {
+  const std::string run_dir = MakeTempDir("lockstep-bad-stream");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(SmallJob(run_dir, 3000)).ok());
+  ASSERT_TRUE(
+      cluster.StartServer(0, {"--listen", "ipc://" + run_dir + "/s0"}).ok());
+  ASSERT_TRUE(cluster.StartWorker(0).ok());
+  const std::string endpoint = AwaitServerEndpoint(cluster);
+  ASSERT_EQ(endpoint, "ipc://" + run_dir + "/s0") << cluster.Output("server 0");
+  EXPECT_TRUE(ServerClosesAfter(endpoint, "GET / HTTP/1.1\r\n\r\n"));
+  EXPECT_TRUE(ServerClosesAfter(endpoint, Words({kDirectMagic, 0}, {})));
+  EXPECT_TRUE(ServerClosesAfter(endpoint, Words({kDirectMagic, 1000}, {})));
+  EXPECT_TRUE(ServerClosesAfter(endpoint, Words({kDirectMagic, 1}, {0})));
+  EXPECT_TRUE(ServerClosesAfter(endpoint,
+                                Words({kDirectMagic, 1}, {uint64_t{1} << 40})));
+  EXPECT_TRUE(ServerClosesAfter(
+      endpoint, Words({kDirectMagic, 2}, {100, uint64_t{1} << 60})));
+  // A well-framed message still gets its answer on a new connection.
+  auto channel = DataChannel::Connect(endpoint, 10);
+  ASSERT_TRUE(channel.ok());
+  std::vector<zmq::message_t> frames;
+  frames.push_back(Bytes("not flatbuffers"));
+  std::string text;
+  EXPECT_EQ(*SendExpectError(**channel, std::move(frames), &text),
+            wire::ErrorCode::Malformed);
+  ExpectJobFinishes(cluster);
+  int closed = 0;
+  for (const auto& line : cluster.Lines("server 0")) {
+    if (line.find("closed a data connection") != std::string::npos) ++closed;
+  }
+  EXPECT_EQ(closed, 6) << cluster.Output("server 0");
 }
 
 // The worker only talks to peers it connected to; the test plays its

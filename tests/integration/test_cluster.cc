@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -97,12 +98,12 @@ Status TestCluster::StartCoordinator(const std::vector<std::string>& flags) {
 Status TestCluster::StartServer(int rank,
                                 const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {BinaryPath("lockstep-server"),
-                                   "--coordinator",
-                                   endpoint_,
-                                   "--listen",
-                                   "tcp://127.0.0.1:0",
-                                   "--rank",
+                                   "--coordinator", endpoint_, "--rank",
                                    std::to_string(rank)};
+  // A test may choose the data port itself.
+  if (std::find(extra.begin(), extra.end(), "--listen") == extra.end()) {
+    argv.insert(argv.end(), {"--listen", "tcp://127.0.0.1:0"});
+  }
   argv.insert(argv.end(), extra.begin(), extra.end());
   return group_.Spawn(argv, "server " + std::to_string(rank)).status();
 }

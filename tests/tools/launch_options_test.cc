@@ -68,6 +68,22 @@ TEST_F(LaunchOptionsTest, DefaultsAreQuietLoopbackAndNoTimeout) {
   EXPECT_TRUE(o->hetero.empty());
   EXPECT_TRUE(o->hetero_profiles.empty());
   EXPECT_FALSE(o->stop_on_worker_failure);
+  EXPECT_EQ(o->data_transport, "auto");
+}
+
+TEST_F(LaunchOptionsTest, AutoTransportGivesServersUnixSockets) {
+  EXPECT_EQ(DataListenEndpoint("auto", "127.0.0.1", 3, 42),
+            "ipc:///tmp/lockstep-42-server-3.sock");
+  EXPECT_EQ(DataListenEndpoint("ipc", "127.0.0.1", 0, 42),
+            "ipc:///tmp/lockstep-42-server-0.sock");
+  EXPECT_EQ(DataListenEndpoint("tcp", "10.0.0.5", 1, 42), "tcp://10.0.0.5:0");
+  EXPECT_EQ(DataListenEndpoint("zmq-tcp", "127.0.0.1", 1, 42),
+            "zmq+tcp://127.0.0.1:0");
+  EXPECT_EQ(DataListenEndpoint("zmq-ipc", "127.0.0.1", 2, 7),
+            "zmq+ipc:///tmp/lockstep-7-server-2.sock");
+  StatusOr<LaunchOptions> o = Parse({"--data-transport", "zmq-tcp"});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->data_transport, "zmq-tcp");
 }
 
 TEST_F(LaunchOptionsTest, SplitsHeteroPerWorker) {
@@ -100,6 +116,7 @@ TEST_F(LaunchOptionsTest, RejectsBadInputWithOneLineReason) {
                                              {"--lr", "abc"},
                                              {"--timeout-s", "-1"},
                                              {"--host", ""},
+                                             {"--data-transport", "udp"},
                                              {"--hetero", "w9:x2"},
                                              {"--hetero", "w1:x2,bogus"},
                                              {"stray"}}) {

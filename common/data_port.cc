@@ -1,0 +1,179 @@
+#include "common/data_port.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "common/data_channel.h"
+#include "common/direct_transport.h"
+#include "common/logging.h"
+#include "common/zmq_socket.h"
+
+namespace lockstep {
+namespace {
+
+class ZmqPort : public DataPort {
+ public:
+  explicit ZmqPort(zmq::socket_t socket) : socket_(std::move(socket)) {}
+
+  size_t AddPollItems(std::vector<zmq::pollitem_t>* items) override {
+    items->push_back({static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0});
+    return 1;
+  }
+  void Process(const zmq::pollitem_t*) override {}
+  StatusOr<bool> Receive(Message* out) override {
+    return ReceiveMessage(socket_, true, out);
+  }
+  Status Send(Message&& msg) override {
+    return SendMessage(socket_, true, std::move(msg));
+  }
+
+ private:
+  zmq::socket_t socket_;
+};
+
+class DirectPort : public DataPort {
+ public:
+  DirectPort(int listener, std::string ipc_path)
+      : listener_(listener), ipc_path_(std::move(ipc_path)) {}
+  ~DirectPort() override {
+    for (auto& [id, c] : connections_) close(c.fd);
+    close(listener_);
+    if (!ipc_path_.empty()) unlink(ipc_path_.c_str());
+  }
+
+  size_t AddPollItems(std::vector<zmq::pollitem_t>* items) override {
+    polled_.clear();
+    items->push_back({nullptr, listener_, ZMQ_POLLIN, 0});
+    for (auto& [id, c] : connections_) {
+      const short events =
+          static_cast<short>(ZMQ_POLLIN | (c.writer.empty() ? 0 : ZMQ_POLLOUT));
+      items->push_back({nullptr, c.fd, events, 0});
+      polled_.push_back(id);
+    }
+    return 1 + polled_.size();
+  }
+
+  void Process(const zmq::pollitem_t* items) override {
+    for (size_t i = 0; i < polled_.size(); ++i) {
+      const short revents = items[1 + i].revents;
+      if (revents == 0) continue;
+      auto it = connections_.find(polled_[i]);
+      if (it == connections_.end()) continue;
+      if (revents & ZMQ_POLLOUT) Flush(it);
+      if (it != connections_.end() && (revents & (ZMQ_POLLIN | ZMQ_POLLERR))) {
+        ReadAll(it);
+      }
+    }
+    if (items[0].revents & ZMQ_POLLIN) {
+      for (int fd = AcceptDirect(listener_); fd >= 0;
+           fd = AcceptDirect(listener_)) {
+        const uint32_t id = next_id_++;
+        connections_[id].fd = fd;
+        // Data may already be waiting.
+        ReadAll(connections_.find(id));
+      }
+    }
+  }
+
+  StatusOr<bool> Receive(Message* out) override {
+    if (ready_.empty()) return false;
+    *out = std::move(ready_.front());
+    ready_.pop_front();
+    return true;
+  }
+
+  Status Send(Message&& msg) override {
+    auto it = connections_.find(PeerId(msg.peer));
+    if (msg.peer.size() != sizeof(uint32_t) + 1 || it == connections_.end()) {
+      return Unavailable("the worker connection is closed");
+    }
+    it->second.writer.Enqueue(std::move(msg));
+    Flush(it);
+    return Status::Ok();
+  }
+
+ private:
+  struct Connection {
+    int fd = -1;
+    FrameReader reader;
+    FrameWriter writer;
+  };
+  using Iter = std::map<uint32_t, Connection>::iterator;
+
+  static std::string PeerName(uint32_t id) {
+    std::string peer(1 + sizeof(id), '\0');
+    std::memcpy(peer.data() + 1, &id, sizeof(id));
+    return peer;
+  }
+  static uint32_t PeerId(const std::string& peer) {
+    uint32_t id = UINT32_MAX;
+    if (peer.size() == 1 + sizeof(id)) {
+      std::memcpy(&id, peer.data() + 1, sizeof(id));
+    }
+    return id;
+  }
+
+  void ReadAll(Iter it) {
+    Message msg;
+    while (true) {
+      auto r = it->second.reader.Read(it->second.fd, &msg);
+      if (!r.ok()) {
+        ++bad_streams_;
+        LS_LOG(Warning) << "closed a data connection: " << r.status().message();
+        Drop(it);
+        return;
+      }
+      if (*r == FrameReader::Result::kClosed) {
+        Drop(it);
+        return;
+      }
+      if (*r == FrameReader::Result::kWouldBlock) return;
+      msg.peer = PeerName(it->first);
+      ready_.push_back(std::move(msg));
+    }
+  }
+
+  void Flush(Iter& it) {
+    auto done = it->second.writer.Flush(it->second.fd);
+    if (!done.ok()) {
+      Drop(it);
+      it = connections_.end();
+    }
+  }
+
+  void Drop(Iter it) {
+    close(it->second.fd);
+    connections_.erase(it);
+  }
+
+  int listener_;
+  std::string ipc_path_;
+  uint32_t next_id_ = 1;
+  std::map<uint32_t, Connection> connections_;
+  std::vector<uint32_t> polled_;
+  std::deque<Message> ready_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<DataPort>> DataPort::Bind(const std::string& listen) {
+  std::unique_ptr<DataPort> port;
+  std::string bound;
+  if (IsZmqDataEndpoint(listen)) {
+    LS_ASSIGN_OR_RETURN(zmq::socket_t socket,
+                        BindRouter(ZmqAddress(listen), &bound));
+    port.reset(new ZmqPort(std::move(socket)));
+    port->bound_ = "zmq+" + bound;
+    return port;
+  }
+  LS_ASSIGN_OR_RETURN(DirectAddress address, ParseDirectEndpoint(listen));
+  LS_ASSIGN_OR_RETURN(int fd, ListenDirect(listen, &bound));
+  port.reset(new DirectPort(fd, address.ipc ? address.path : ""));
+  port->bound_ = bound;
+  return port;
+}
+
+}  // namespace lockstep

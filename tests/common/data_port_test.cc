@@ -1,0 +1,190 @@
+#include "common/data_port.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "common/data_channel.h"
+#include "common/zmq_socket.h"
+
+namespace lockstep {
+namespace {
+
+// A server thread that echoes every message back to its sender, as a
+// server shard's loop would (poll, Process, Receive, Send).
+class EchoServer {
+ public:
+  explicit EchoServer(std::unique_ptr<DataPort> port)
+      : port_(std::move(port)), thread_([this] { Loop(); }) {}
+  ~EchoServer() {
+    stop_ = true;
+    thread_.join();
+  }
+  uint64_t echoed() const { return echoed_; }
+
+ private:
+  void Loop() {
+    std::vector<zmq::pollitem_t> items;
+    Message msg;
+    while (!stop_) {
+      items.clear();
+      port_->AddPollItems(&items);
+      PollSockets(items.data(), items.size(), std::chrono::milliseconds(20));
+      port_->Process(items.data());
+      while (true) {
+        auto got = port_->Receive(&msg);
+        if (!got.ok() || !*got) break;
+        Message reply;
+        reply.peer = msg.peer;
+        reply.header = std::move(msg.header);
+        reply.payloads = std::move(msg.payloads);
+        if (port_->Send(std::move(reply)).ok()) ++echoed_;
+      }
+    }
+  }
+  std::unique_ptr<DataPort> port_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> echoed_{0};
+  std::thread thread_;
+};
+
+Message Numbered(uint32_t n, size_t payload_bytes) {
+  Message msg;
+  msg.header = zmq::message_t(&n, sizeof(n));
+  zmq::message_t payload(payload_bytes);
+  auto* bytes = static_cast<uint8_t*>(payload.data());
+  for (size_t i = 0; i < payload_bytes; ++i) {
+    bytes[i] = static_cast<uint8_t>(i * 7 + n);
+  }
+  msg.payloads.push_back(std::move(payload));
+  return msg;
+}
+
+// Receives `count` messages from `channel` within 60 s.
+std::vector<Message> ReceiveN(DataChannel& channel, size_t count) {
+  std::vector<Message> out;
+  for (int i = 0; i < 600 && out.size() < count; ++i) {
+    zmq::pollitem_t item = channel.PollItem();
+    PollSockets(&item, 1, std::chrono::milliseconds(100));
+    Message msg;
+    while (out.size() < count) {
+      auto got = channel.Receive(&msg);
+      if (!got.ok() || !*got) break;
+      out.push_back(std::move(msg));
+    }
+  }
+  return out;
+}
+
+void ExpectNumbered(const Message& msg, uint32_t n, size_t payload_bytes) {
+  Message want = Numbered(n, payload_bytes);
+  ASSERT_EQ(msg.header.size(), sizeof(n));
+  EXPECT_EQ(std::memcmp(msg.header.data(), &n, sizeof(n)), 0);
+  ASSERT_EQ(msg.payloads.size(), 1u);
+  ASSERT_EQ(msg.payloads[0].size(), payload_bytes);
+  EXPECT_EQ(std::memcmp(msg.payloads[0].data(), want.payloads[0].data(),
+                        payload_bytes),
+            0)
+      << "message " << n;
+}
+
+class DataPortTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string Listen() const {
+    std::string listen = GetParam();
+    const auto at = listen.find("@PID");
+    if (at != std::string::npos) {
+      listen.replace(at, 4, std::to_string(getpid()));
+    }
+    return listen;
+  }
+};
+
+TEST_P(DataPortTest, BindsInTheFormItWasGiven) {
+  auto port = DataPort::Bind(Listen());
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  EXPECT_EQ(IsZmqDataEndpoint((*port)->bound()), IsZmqDataEndpoint(Listen()));
+  if (Listen().find(":0") != std::string::npos) {
+    EXPECT_EQ((*port)->bound().find(":0"), std::string::npos);
+  }
+}
+
+// Several clients with many large requests in flight: the server's replies
+// queue while a client is still sending, so nobody deadlocks, and every
+// byte comes back to the client that sent it.
+TEST_P(DataPortTest, EchoesPipelinedLargeMessagesToEachClient) {
+  auto port = DataPort::Bind(Listen());
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  const std::string endpoint = (*port)->bound();
+  EchoServer server(std::move(*port));
+  constexpr size_t kBytes = 3 << 20;
+  constexpr uint32_t kInFlight = 8;
+  std::vector<std::unique_ptr<DataChannel>> clients;
+  for (int c = 0; c < 2; ++c) {
+    auto channel = DataChannel::Connect(endpoint, 10);
+    ASSERT_TRUE(channel.ok()) << channel.status().message();
+    clients.push_back(std::move(*channel));
+  }
+  for (uint32_t n = 0; n < kInFlight; ++n) {
+    for (uint32_t c = 0; c < clients.size(); ++c) {
+      ASSERT_TRUE(clients[c]->Send(Numbered(n + 100 * c, kBytes)).ok());
+    }
+  }
+  for (uint32_t c = 0; c < clients.size(); ++c) {
+    std::vector<Message> got = ReceiveN(*clients[c], kInFlight);
+    ASSERT_EQ(got.size(), kInFlight);
+    for (uint32_t n = 0; n < kInFlight; ++n) {
+      ExpectNumbered(got[n], n + 100 * c, kBytes);
+    }
+  }
+  // Small messages after large ones: nothing is left staged unseen.
+  for (uint32_t n = 0; n < 100; ++n) {
+    ASSERT_TRUE(clients[0]->Send(Numbered(n, 40)).ok());
+  }
+  std::vector<Message> small = ReceiveN(*clients[0], 100);
+  ASSERT_EQ(small.size(), 100u);
+  for (uint32_t n = 0; n < 100; ++n) ExpectNumbered(small[n], n, 40);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, DataPortTest,
+                         ::testing::Values("tcp://127.0.0.1:0",
+                                           "ipc:///tmp/lockstep-port-@PID.sock",
+                                           "zmq+tcp://127.0.0.1:0"));
+
+TEST(DataPortErrorTest, SendToAnUnknownPeerFails) {
+  auto port = DataPort::Bind("tcp://127.0.0.1:0");
+  ASSERT_TRUE(port.ok());
+  Message msg;
+  msg.peer = std::string("\0\x07\0\0\0", 5);
+  msg.header = zmq::message_t(8);
+  EXPECT_FALSE((*port)->Send(std::move(msg)).ok());
+}
+
+TEST(DataPortErrorTest, ADirectClientSeesTheServerGo) {
+  auto port = DataPort::Bind("tcp://127.0.0.1:0");
+  ASSERT_TRUE(port.ok());
+  const std::string endpoint = (*port)->bound();
+  auto channel = DataChannel::Connect(endpoint, 5);
+  ASSERT_TRUE(channel.ok());
+  port->reset();  // closes the listener and the accepted connection
+  Message msg;
+  bool failed = false;
+  for (int i = 0; i < 100 && !failed; ++i) {
+    failed = !(*channel)->Receive(&msg).ok();
+    if (!failed) usleep(10000);
+  }
+  EXPECT_TRUE(failed);
+}
+
+TEST(DataPortErrorTest, RejectsEndpointsOfNeitherForm) {
+  EXPECT_FALSE(DataPort::Bind("udp://127.0.0.1:0").ok());
+  EXPECT_FALSE(DataPort::Bind("zmq+bogus://x").ok());
+  EXPECT_FALSE(DataChannel::Connect("tcp://127.0.0.1", 0.1).ok());
+}
+
+}  // namespace
+}  // namespace lockstep
