@@ -83,10 +83,21 @@ class ServerShard {
   // Applies the batch-weighted mean of `pushes`, times `grad_scale`.
   Status ApplyPushes(const std::vector<const PendingPush*>& pushes, double lr,
                      double grad_scale);
-  // Apply-on-arrival: applies one push now, scaled or dropped by its
-  // staleness. Returns the ack status; *staleness gets the staleness.
-  wire::PushStatus ApplyOnArrival(PendingPush& record, int64_t clock,
-                                  uint64_t version_read, int64_t* staleness);
+  // ApplyPushes for one push that covers the whole dense range: its mean is
+  // its own gradient, so the optimizer reads it straight from the frame
+  // (one fused scaling pass when grad_scale != 1) instead of going
+  // through the accumulator's zero, add, divide and scale passes.
+  Status ApplySinglePush(const PendingPush& push, double lr, double grad_scale);
+  // Apply-on-arrival, first half: measures a push's staleness and decides
+  // (Applied or Dropped) before anything is applied, so the ack can leave
+  // first and the worker's next step overlaps the apply. Nothing observes
+  // the difference: this one thread applies before it serves any later
+  // request.
+  wire::PushStatus AdmitOnArrival(uint64_t version_read, int64_t* staleness);
+  // Second half: applies an admitted push, its learning rate scaled by its
+  // staleness where the policy asks for it.
+  void ApplyOnArrival(const PendingPush& record, int64_t clock,
+                      int64_t staleness);
   // Checks dense ranges and sparse ids of a request against this shard.
   Status CheckRequest(const flatbuffers::Vector<const wire::KeyRange*>* ranges,
                       std::vector<KeySpan>* out, uint64_t* dense_values) const;

@@ -169,11 +169,9 @@ void ServerShard::HandlePush(Message& msg) {
   const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
   auto status = wire::PushStatus::Buffered;
   int64_t staleness = 0;
-  if (apply_mode_ == wire::ApplyMode::OnArrival) {
-    std::string peer = msg.peer;
-    record.msg = std::move(msg);
-    status = ApplyOnArrival(record, clock, push->version_read(), &staleness);
-    msg.peer = std::move(peer);
+  const bool on_arrival = apply_mode_ == wire::ApplyMode::OnArrival;
+  if (on_arrival) {
+    status = AdmitOnArrival(push->version_read(), &staleness);
   } else if (clock <= applied_clock_) {
     status = wire::PushStatus::Dropped;  // its clock is already committed
     ++dropped_pushes_;
@@ -189,10 +187,13 @@ void ServerShard::HandlePush(Message& msg) {
   SendToWorker(msg.peer,
                FinishEnvelope(fbb, wire::Body::PushAck, body.Union(),
                               wire::Role::Server, static_cast<int>(shard_)));
+  if (on_arrival && status == wire::PushStatus::Applied) {
+    record.msg = std::move(msg);
+    ApplyOnArrival(record, clock, staleness);
+  }
 }
 
-wire::PushStatus ServerShard::ApplyOnArrival(PendingPush& record, int64_t clock,
-                                             uint64_t version_read,
+wire::PushStatus ServerShard::AdmitOnArrival(uint64_t version_read,
                                              int64_t* staleness) {
   const auto version = static_cast<uint64_t>(dense_->step());
   *staleness = version >= version_read
@@ -202,22 +203,28 @@ wire::PushStatus ServerShard::ApplyOnArrival(PendingPush& record, int64_t clock,
     ++dropped_pushes_;
     return wire::PushStatus::Dropped;
   }
+  return wire::PushStatus::Applied;
+}
+
+void ServerShard::ApplyOnArrival(const PendingPush& record, int64_t clock,
+                                 int64_t staleness) {
   double lr = schedule_.RateAt(clock);
-  if (scale_lr_by_staleness_) lr /= static_cast<double>(*staleness + 1);
+  if (scale_lr_by_staleness_) lr /= static_cast<double>(staleness + 1);
   // One push is a share n_w / X of its clock's weighted mean gradient, so
   // a clock's worth of pushes moves the model as far as one BSP step and
   // the policies compare at the same learning rate.
   const double share =
       static_cast<double>(record.batch) /
       static_cast<double>(std::max<uint64_t>(1, job_.GlobalBatch()));
+  // HandlePush checked every frame against the header, so this cannot
+  // fail short of a bug; the ack already said Applied.
   Status applied = ApplyPushes({&record}, lr, share);
   if (!applied.ok()) {
-    LS_LOG(Warning) << "push dropped: " << applied.message();
+    LS_LOG(Error) << "admitted push not applied: " << applied.message();
     ++dropped_pushes_;
-    return wire::PushStatus::Dropped;
+    return;
   }
   applied_clock_ = std::max(applied_clock_, clock);
-  return wire::PushStatus::Applied;
 }
 
 Status ServerShard::ApplyCommit(const wire::Commit& commit) {
@@ -253,6 +260,11 @@ Status ServerShard::ApplyCommit(const wire::Commit& commit) {
 Status ServerShard::ApplyPushes(const std::vector<const PendingPush*>& pushes,
                                 double lr, double grad_scale) {
   if (pushes.empty()) return Status::Ok();
+  if (pushes.size() == 1 && pushes[0]->ranges.size() == 1 &&
+      pushes[0]->ranges[0].begin == dense_->range().begin &&
+      pushes[0]->ranges[0].end == dense_->range().end) {
+    return ApplySinglePush(*pushes[0], lr, grad_scale);
+  }
   dense_acc_.Reset();
   sparse_acc_.Reset();
   const uint64_t base = dense_->range().begin;
@@ -300,6 +312,50 @@ Status ServerShard::ApplyPushes(const std::vector<const PendingPush*>& pushes,
     }
     sparse_->ApplyGradient(sparse_ids_, sparse_grad_.data(), *optimizer_, lr,
                            step);
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// `values` times `scale` into `out` (resized), or `values` itself when the
+// scale is 1: the gradient the optimizer reads.
+std::span<const float> Scaled(std::span<const float> values, double scale,
+                              std::vector<float>* out) {
+  if (scale == 1.0) return values;
+  out->resize(values.size());
+  const auto s = static_cast<float>(scale);
+  for (size_t i = 0; i < values.size(); ++i) (*out)[i] = values[i] * s;
+  return *out;
+}
+
+}  // namespace
+
+Status ServerShard::ApplySinglePush(const PendingPush& push, double lr,
+                                    double grad_scale) {
+  std::vector<float> f_scratch;
+  LS_ASSIGN_OR_RETURN(auto values,
+                      PayloadAs<float>(push.msg.payloads[0],
+                                       dense_->range().size(), &f_scratch));
+  const int64_t step = dense_->step() + 1;
+  const std::span<const float> grad = Scaled(values, grad_scale, &dense_grad_);
+  LS_RETURN_IF_ERROR(dense_->ApplyGradient(dense_->range(), grad.data(),
+                                           *optimizer_, lr, step));
+  dense_->set_step(step);
+  if (sparse_ != nullptr && push.sparse_count > 0) {
+    std::vector<uint64_t> id_scratch;
+    std::vector<float> g_scratch;
+    LS_ASSIGN_OR_RETURN(
+        auto ids, PayloadAs<uint64_t>(push.msg.payloads[1], push.sparse_count,
+                                      &id_scratch));
+    LS_ASSIGN_OR_RETURN(
+        auto grads,
+        PayloadAs<float>(push.msg.payloads[2],
+                         push.sparse_count * layout_.sparse_dim(), &g_scratch));
+    // Ids were checked sorted and unique on arrival, as the table needs.
+    const std::span<const float> sparse_grad =
+        Scaled(grads, grad_scale, &sparse_grad_);
+    sparse_->ApplyGradient(ids, sparse_grad.data(), *optimizer_, lr, step);
   }
   return Status::Ok();
 }
