@@ -34,8 +34,9 @@ struct BaselineOptions {
   std::string self_binary;  // this executable, for the echo servers
   std::vector<uint64_t> sizes;
   std::vector<uint32_t> outstanding;
-  std::vector<std::string> ops;         // pull, push
-  std::vector<std::string> transports;  // tcp, ipc (for raw ZeroMQ)
+  std::vector<std::string> ops;  // pull, push
+  // Media to run raw ZeroMQ over: tcp, ipc (see TransportMedium).
+  std::vector<std::string> transports;
   // Warm-up and timed-op rules, as for the PS rows (op, workers and
   // outstanding are ignored).
   LoadOptions plan;

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdio>
 
+#include "bench/pushpull/transports.h"
+#include "common/data_channel.h"
 #include "common/message.h"
 #include "common/model_spec.h"
 #include "common/zmq_socket.h"
@@ -21,12 +23,15 @@ constexpr size_t kKeptLines = 40;
 
 std::atomic<int> g_next_set{0};
 
+// The --listen endpoint for server i of set `set`: its form picks the
+// server's data port ("zmq+" for ZeroMQ, see common/data_channel.h).
 std::string DataEndpoint(const std::string& transport, int set, uint32_t i) {
-  if (transport == "ipc") {
-    return "ipc:///tmp/lockstep-bench-" + std::to_string(getpid()) + "-" +
-           std::to_string(set) + "-" + std::to_string(i) + ".sock";
+  const std::string prefix = IsZmqTransport(transport) ? "zmq+" : "";
+  if (TransportMedium(transport) == "ipc") {
+    return prefix + "ipc:///tmp/lockstep-bench-" + std::to_string(getpid()) +
+           "-" + std::to_string(set) + "-" + std::to_string(i) + ".sock";
   }
-  return "tcp://127.0.0.1:0";
+  return prefix + "tcp://127.0.0.1:0";
 }
 
 JobConfig BenchJob(const ServerSetOptions& o) {
@@ -94,8 +99,10 @@ Status FakeCoordinator::Spawn() {
                                      DataEndpoint(options_.transport, set, i),
                                      "--rank",
                                      std::to_string(i)};
-    const std::string& listen = argv[4];
-    if (listen.rfind("ipc://", 0) == 0) ipc_files_.push_back(listen.substr(6));
+    const std::string address = ZmqAddress(argv[4]);
+    if (address.rfind("ipc://", 0) == 0) {
+      ipc_files_.push_back(address.substr(6));
+    }
     auto pid = children_.Spawn(argv, "server " + std::to_string(i));
     if (!pid.ok()) return pid.status();
   }

@@ -28,7 +28,9 @@ struct ServerSetOptions {
   uint32_t servers = 1;
   // The job's worker count: clients use sender ranks [0, workers).
   uint32_t workers = 1;
-  // "tcp" (127.0.0.1, kernel-chosen ports) or "ipc" (/tmp sockets).
+  // The servers' data port (transports.h): "tcp" (127.0.0.1,
+  // kernel-chosen ports) or "ipc" (/tmp sockets) for the direct transport,
+  // "zmq-tcp" or "zmq-ipc" for ZeroMQ.
   std::string transport = "tcp";
   // Floats in the dense tensor "values" (at least 1).
   uint64_t dense_values = 1;
@@ -84,8 +86,8 @@ class FakeCoordinator {
   std::string endpoint_;
   ProcessGroup children_;
   std::vector<std::string> peers_;  // routing id of shard i
-  // ipc socket files this set's servers bind; removed after shutdown
-  // (ZeroMQ leaves them behind).
+  // ipc socket files this set's servers bind (direct or ZeroMQ); removed
+  // after shutdown, as ZeroMQ, or a killed server, leaves them behind.
   std::vector<std::string> ipc_files_;
   std::vector<std::string> log_;
   std::vector<std::string> exits_;  // "server 1 exited with status 1"

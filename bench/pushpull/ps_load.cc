@@ -4,9 +4,11 @@
 #include <barrier>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <zmq.hpp>
 
+#include "common/data_channel.h"
 #include "common/message.h"
 #include "common/zmq_socket.h"
 
@@ -35,7 +37,8 @@ uint64_t CountMismatches(const zmq::message_t& frame,
   return wrong;
 }
 
-// One worker: a DEALER per shard slice, K operations in flight.
+// One worker: a DataChannel per shard slice (direct or ZeroMQ, as the
+// shard's endpoint says), K operations in flight.
 // Thread-safety: used by one thread at a time.
 class LoadClient {
  public:
@@ -71,7 +74,7 @@ class LoadClient {
   const Workload& work_;
   const LoadOptions& options_;
   const uint32_t rank_;
-  std::vector<zmq::socket_t> sockets_;  // one per slice
+  std::vector<std::unique_ptr<DataChannel>> channels_;  // one per slice
   std::vector<zmq::pollitem_t> items_;
   std::vector<Slot> slots_;
   flatbuffers::FlatBufferBuilder fbb_{256};
@@ -84,12 +87,16 @@ Status LoadClient::Connect() {
   slots_.assign(options_.outstanding, Slot());
   for (const ShardSlice& slice : work_.slices()) {
     const std::string& endpoint = work_.layout().shards()[slice.shard].endpoint;
-    LS_ASSIGN_OR_RETURN(auto socket, ConnectDealer(endpoint, ""));
-    sockets_.push_back(std::move(socket));
+    // The stall limit also bounds a connect and a Send waiting for the
+    // socket to drain (a server busy applying large pushes reads late).
+    auto channel = DataChannel::Connect(endpoint, options_.stall_timeout_s);
+    if (!channel.ok()) {
+      return channel.status().WithContext("shard " +
+                                          std::to_string(slice.shard));
+    }
+    channels_.push_back(std::move(*channel));
   }
-  for (auto& socket : sockets_) {
-    items_.push_back({static_cast<void*>(socket), 0, ZMQ_POLLIN, 0});
-  }
+  for (auto& channel : channels_) items_.push_back(channel->PollItem());
   return Status::Ok();
 }
 
@@ -130,10 +137,10 @@ Status LoadClient::SendOp() {
   Slot* slot = FindSlot(0);
   if (slot == nullptr) return Internal("more ops in flight than K");
   const uint64_t id = next_id_++;
-  *slot = Slot{id, static_cast<uint32_t>(sockets_.size()), true, NowNanos()};
+  *slot = Slot{id, static_cast<uint32_t>(channels_.size()), true, NowNanos()};
   const auto& slices = work_.slices();
   for (size_t i = 0; i < slices.size(); ++i) {
-    Status sent = SendMessage(sockets_[i], false, BuildRequest(slices[i], id));
+    Status sent = channels_[i]->Send(BuildRequest(slices[i], id));
     if (!sent.ok()) return sent.WithContext("shard " + std::to_string(i));
   }
   ++sent_;
@@ -176,10 +183,14 @@ Status LoadClient::Run(uint64_t ops, bool check,
 Status LoadClient::Drain(bool check, std::vector<double>* latencies,
                          bool* progress) {
   Message msg;
-  for (size_t i = 0; i < sockets_.size(); ++i) {
+  // A direct channel may hold several staged messages that will not wake
+  // the next poll, so every channel is read until it has nothing more.
+  for (size_t i = 0; i < channels_.size(); ++i) {
     while (true) {
-      auto got = ReceiveMessage(sockets_[i], false, &msg);
-      if (!got.ok()) return got.status();
+      auto got = channels_[i]->Receive(&msg);
+      if (!got.ok()) {
+        return got.status().WithContext("shard " + std::to_string(i));
+      }
       if (!*got) break;
       *progress = true;
       Slot* completed = nullptr;
@@ -318,9 +329,12 @@ uint64_t TimedOps(const LoadOptions& o, double warmup_seconds) {
 void ScaleForSize(LoadOptions* o, uint64_t bytes) {
   const uint64_t extra =
       std::clamp<uint64_t>((16u << 20) / std::max<uint64_t>(bytes, 1), 1, 24);
-  // The first K ops go out together; two of them already show a full
-  // pipeline's rate, and big sizes need few ops to settle the allocators.
-  o->warmup_ops = std::min<uint64_t>(o->outstanding, 2) + extra;
+  // The first K ops go out together. All K of them warm up: the direct
+  // transport and the servers take large frames from a BufferPool, and a
+  // K-deep pipeline holds K of them, each paying first-touch page faults
+  // (tens of ms at 64 MiB) the first time it is used. Big sizes then need
+  // few more ops to settle the allocators.
+  o->warmup_ops = o->outstanding + extra;
   o->min_ops = std::max<uint64_t>(5, o->outstanding + 2);
 }
 

@@ -1,6 +1,7 @@
 // The benchmark's clients: W threads, each playing one worker (its own
-// DEALER per shard, sender rank = its index), each keeping K operations in
-// flight against real server shards. An operation is one Pull or Push of
+// DataChannel per shard, direct or ZeroMQ as the shard's endpoint says;
+// sender rank = its index), each keeping K operations in flight against
+// real server shards. An operation is one Pull or Push of
 // the whole workload, split into one request per shard (same request_id);
 // it completes when every shard has answered. Replies are matched by
 // request_id.
@@ -58,9 +59,10 @@ struct LoadResult {
 uint64_t TimedOps(const LoadOptions& options, double warmup_seconds);
 
 // Sets options->warmup_ops and min_ops for operations of `bytes` with
-// options->outstanding in flight: a short warm-up (more ops for small
-// sizes, which are cheap and noisier), and at least K + 2 timed ops so a
-// K-deep pipeline is measured beyond its fill.
+// options->outstanding in flight: a short warm-up of K ops plus a few
+// (more for small sizes, which are cheap and noisier; K so every pooled
+// buffer the pipeline holds is touched before timing), and at least K + 2
+// timed ops so a K-deep pipeline is measured beyond its fill.
 void ScaleForSize(LoadOptions* options, uint64_t bytes);
 
 // Runs one row against the servers in work.layout(). Fails if a client

@@ -4,6 +4,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "bench/pushpull/transports.h"
+
 namespace lockstep::bench {
 namespace {
 
@@ -22,6 +24,15 @@ std::string Fixed(double value, int decimals) {
   char text[64];
   std::snprintf(text, sizeof(text), "%.*f", decimals, value);
   return text;
+}
+
+// The median of `values` (mean of the middle two for an even count).
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  if (values.size() % 2 == 1) return values[mid];
+  return (values[mid - 1] + values[mid]) / 2;
 }
 
 std::string Line(const char* format, auto... args) {
@@ -97,8 +108,8 @@ Report::Ratios Report::RatiosOf(const PsRow& row) const {
     r.tcp_p50 = b->p50_us;
     if (b->p50_us > 0) r.vs_tcp = t.p50_us / b->p50_us;
   }
-  if (const Timing* b = FindBaseline(
-          {"zmq-" + row.transport, row.op, row.bytes, row.outstanding})) {
+  if (const Timing* b = FindBaseline({"zmq-" + TransportMedium(row.transport),
+                                      row.op, row.bytes, row.outstanding})) {
     r.zmq_p50 = b->p50_us;
     if (b->p50_us > 0) r.vs_zmq = t.p50_us / b->p50_us;
     if (b->gbps > 0) r.bw_zmq = t.gbps / b->gbps;
@@ -115,12 +126,15 @@ void Report::PrintRowHeader() {
   out_ << "# Baselines are measured right before each server set, same size, "
           "pattern (pull: 64 B request, reply of SIZE; push: the reverse) "
           "and K:\n"
-       << "#  tcp_us, zmq_us: p50 of raw TCP and raw ZeroMQ (same transport) "
-          "round trips; strm: raw TCP one-way streaming GB/s\n"
+       << "#  tr: tcp, ipc = Lockstep's direct transport; zmq-tcp, zmq-ipc = "
+          "the ZeroMQ data port\n"
+       << "#  tcp_us, zmq_us: p50 of raw TCP and raw ZeroMQ (ZeroMQ over the "
+          "row's medium, tcp or ipc) round trips; strm: raw TCP one-way "
+          "streaming GB/s\n"
        << "#  vs_tcp, vs_zmq: p50 / raw p50, lower is better; bw_tcp: GB/s / "
           "strm, bw_zmq: GB/s / raw ZeroMQ GB/s, higher is better\n"
        << Line(
-              "# %-4s %-6s %5s %1s %1s %1s %-3s | %9s %9s %7s %8s %5s | %7s "
+              "# %-4s %-6s %5s %1s %1s %1s %-7s | %9s %9s %7s %8s %5s | %7s "
               "%7s %5s | %6s %6s %6s %6s\n",
               "op", "mode", "size", "S", "W", "K", "tr", "p50_us", "p99_us",
               "GB/s", "ops/s", "wrong", "tcp_us", "zmq_us", "strm", "vs_tcp",
@@ -132,7 +146,7 @@ void Report::PrintRowText(const PsRow& row, const Ratios& r) {
   if (!header_printed_) PrintRowHeader();
   const Timing& t = row.timing;
   out_ << Line(
-      "  %-4s %-6s %5s %1u %1u %1u %-3s | %9.1f %9.1f %7s %8.0f "
+      "  %-4s %-6s %5s %1u %1u %1u %-7s | %9.1f %9.1f %7s %8.0f "
       "%5" PRIu64 " | %7s %7s %5s | %6s %6s %6s %6s",
       row.op.c_str(), row.mode.c_str(), SizeText(row.bytes).c_str(),
       row.servers, row.workers, row.outstanding, row.transport.c_str(),
@@ -207,14 +221,14 @@ std::string RatioText(double ratio) {
 
 void Report::SummaryLatency(uint64_t bytes) {
   for (const char* op : {"pull", "push"}) {
-    for (const char* transport : {"tcp", "ipc"}) {
+    for (const std::string& transport : KnownTransports()) {
       const auto* found = FindRow(op, bytes, 1, 1, 1, transport);
       if (found == nullptr) continue;
       const auto& [row, r] = *found;
       out_ << Line(
           "#  %s %s K=1 round trip (dense S=1 W=1 %s): p50 %.1f us "
           "= %s raw TCP (target <= 1.5), %s raw ZMQ (target <= 1.0)\n",
-          SizeText(bytes).c_str(), op, transport, row.timing.p50_us,
+          SizeText(bytes).c_str(), op, transport.c_str(), row.timing.p50_us,
           RatioText(r.vs_tcp).c_str(), RatioText(r.vs_zmq).c_str());
     }
   }
@@ -245,26 +259,26 @@ void Report::SummaryThroughput() {
   }
 }
 
-void Report::SummaryIpc() {
-  int compared = 0, ipc_faster = 0;
+void Report::SummaryCompare(const std::string& a, const std::string& b,
+                            const std::string& label) {
+  int a_faster = 0;
   std::vector<double> ratios;
   for (const auto& [row, r] : rows_) {
-    if (row.transport != "ipc" || row.mode != "dense" || !row.error.empty()) {
+    if (row.transport != a || row.mode != "dense" || !row.error.empty()) {
       continue;
     }
-    const auto* tcp = FindRow(row.op, row.bytes, row.servers, row.workers,
-                              row.outstanding, "tcp");
-    if (tcp == nullptr || tcp->first.timing.p50_us <= 0) continue;
-    ++compared;
-    ratios.push_back(row.timing.p50_us / tcp->first.timing.p50_us);
-    if (row.timing.p50_us < tcp->first.timing.p50_us) ++ipc_faster;
+    const auto* other = FindRow(row.op, row.bytes, row.servers, row.workers,
+                                row.outstanding, b);
+    if (other == nullptr || other->first.timing.p50_us <= 0) continue;
+    ratios.push_back(row.timing.p50_us / other->first.timing.p50_us);
+    if (row.timing.p50_us < other->first.timing.p50_us) ++a_faster;
   }
-  if (compared == 0) return;
-  std::sort(ratios.begin(), ratios.end());
+  if (ratios.empty()) return;
   out_ << Line(
-      "#  ipc vs tcp (dense rows): ipc p50 lower in %d of %d rows, "
-      "median ipc/tcp p50 = %.2f\n",
-      ipc_faster, compared, ratios[ratios.size() / 2]);
+      "#  %s (dense rows): %s p50 lower in %d of %zu rows, "
+      "median %s/%s p50 = %.2f\n",
+      label.c_str(), a.c_str(), a_faster, ratios.size(), a.c_str(), b.c_str(),
+      Median(ratios));
 }
 
 void Report::PrintSummary() {
@@ -272,7 +286,10 @@ void Report::PrintSummary() {
   out_ << "#\n# Summary against the targets\n";
   SummaryLatency(4096);
   SummaryThroughput();
-  SummaryIpc();
+  SummaryCompare("ipc", "tcp", "ipc vs tcp, direct transport");
+  // The new transport's effect in one number per medium.
+  SummaryCompare("tcp", "zmq-tcp", "direct vs zmq over tcp");
+  SummaryCompare("ipc", "zmq-ipc", "direct vs zmq over ipc");
   out_ << "#  rows with wrong values or errors: " << failed_rows_ << std::endl;
 }
 

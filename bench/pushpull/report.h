@@ -41,7 +41,8 @@ struct PsRow {
   uint32_t servers = 0;
   uint32_t workers = 0;
   uint32_t outstanding = 0;
-  std::string transport;  // tcp | ipc
+  // tcp | ipc (direct transport) | zmq-tcp | zmq-ipc (see transports.h)
+  std::string transport;
   Timing timing;
   // Values that differ from the exact expected floats, plus pushes the
   // server did not acknowledge as applied.
@@ -49,9 +50,10 @@ struct PsRow {
   std::string error;  // non-empty when the row could not be measured
 };
 
-// The baselines, keyed so every PS row finds its match.
+// The baselines, keyed so every PS row finds its match: raw TCP for every
+// row, raw ZeroMQ over the row's medium (TransportMedium of its transport).
 struct BaselineKey {
-  std::string kind;     // tcp | zmq-tcp | zmq-ipc
+  std::string kind;     // tcp | zmq-tcp | zmq-ipc (raw baselines)
   std::string pattern;  // pull (small request, big reply) | push (reverse)
   uint64_t bytes = 0;
   uint32_t outstanding = 0;
@@ -92,7 +94,11 @@ class Report {
                                           const std::string& transport) const;
   void SummaryLatency(uint64_t bytes);
   void SummaryThroughput();
-  void SummaryIpc();
+  // Over the error-free dense rows of transport `a` that have a match of
+  // transport `b`: prints in how many a's p50 is lower and the median of
+  // a's p50 / b's p50, under `label`.
+  void SummaryCompare(const std::string& a, const std::string& b,
+                      const std::string& label);
 
   std::ostream& out_;
   bool json_;

@@ -12,6 +12,7 @@
 #include "bench/pushpull/fake_coordinator.h"
 #include "bench/pushpull/ps_load.h"
 #include "bench/pushpull/report.h"
+#include "bench/pushpull/transports.h"
 #include "bench/pushpull/workload.h"
 #include "common/zmq_socket.h"
 
@@ -207,7 +208,7 @@ Status MeasureBaselinesFor(const SweepOptions& o, const SetSpec& set,
   b.sizes = {set.bytes};
   b.outstanding = o.outstanding;
   b.ops = o.ops;
-  b.transports = {set.transport};
+  b.transports = {TransportMedium(set.transport)};
   b.plan.fixed_ops = o.iters;
   b.plan.row_seconds = o.row_seconds;
   b.plan.max_ops = o.max_ops;

@@ -23,7 +23,9 @@ struct SweepOptions {
   std::vector<uint32_t> servers = {1, 2};
   std::vector<uint32_t> workers = {1, 2};
   std::vector<uint32_t> outstanding = {1, 8};
-  std::vector<std::string> transports = {"tcp", "ipc"};
+  // Data ports to measure (see transports.h): the direct transport over
+  // tcp and ipc, and the ZeroMQ one over tcp for comparison.
+  std::vector<std::string> transports = {"tcp", "ipc", "zmq-tcp"};
   std::vector<std::string> modes = {"dense", "sparse"};
   std::vector<std::string> ops = {"pull", "push"};
   // Sparse rows stop here by default: the servers apply a sparse push at

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bench/pushpull/sweep.h"
+#include "bench/pushpull/transports.h"
 #include "common/strings.h"
 
 #ifndef LOCKSTEP_BUILD_DIR
@@ -71,7 +72,12 @@ StatusOr<std::vector<std::string>> ParseChoices(
   std::vector<std::string> items = SplitList(text);
   for (const std::string& item : items) {
     if (std::find(allowed.begin(), allowed.end(), item) == allowed.end()) {
-      return InvalidArgument("--" + flag + ": unknown '" + item + "'");
+      std::string known;
+      for (const std::string& name : allowed) {
+        known += (known.empty() ? "" : ", ") + name;
+      }
+      return InvalidArgument("--" + flag + ": unknown '" + item +
+                             "' (known: " + known + ")");
     }
   }
   if (items.empty()) return InvalidArgument("--" + flag + " is empty");
@@ -95,10 +101,10 @@ po::options_description Flags() {
                          "client (worker) counts W")(
       "outstanding", po::value<std::string>()->default_value("1,8"),
       "ops in flight per worker K")(
-      "transport", po::value<std::string>()->default_value("tcp,ipc"),
-      "tcp and/or ipc")("mode",
-                        po::value<std::string>()->default_value("dense,sparse"),
-                        "dense and/or sparse")(
+      "transport", po::value<std::string>()->default_value("tcp,ipc,zmq-tcp"),
+      "data ports: tcp, ipc (direct transport), zmq-tcp, zmq-ipc (ZeroMQ)")(
+      "mode", po::value<std::string>()->default_value("dense,sparse"),
+      "dense and/or sparse")(
       "ops", po::value<std::string>()->default_value("pull,push"),
       "pull and/or push")("sparse-max",
                           po::value<std::string>()->default_value("256K"),
@@ -143,7 +149,7 @@ Status Fill(const po::variables_map& vm, SweepOptions* o) {
   LS_ASSIGN_OR_RETURN(
       o->transports,
       ParseChoices("transport", vm["transport"].as<std::string>(),
-                   {"tcp", "ipc"}));
+                   KnownTransports()));
   LS_ASSIGN_OR_RETURN(
       o->modes,
       ParseChoices("mode", vm["mode"].as<std::string>(), {"dense", "sparse"}));
