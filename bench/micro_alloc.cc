@@ -23,10 +23,19 @@
 //   pull_build              PsClient::Pull's request headers (no payload)
 //   pull_reply_build        ServerShard::ServePull: snapshot the weights
 //                           (DenseStore::Read, the one copy a reply needs,
-//                           as weights change after it is sent) and wrap
-//                           the snapshot with PayloadFromVector
+//                           as weights change after it is sent) into a
+//                           BufferPool frame
 //   pull_reply_parse        worker side: VerifyHeader + PayloadAs per shard
+//   direct_push_transfer    the direct transport end to end: FrameWriter
+//                           sends the 1 MiB push over a socketpair and
+//                           FrameReader receives it; copies are the bytes
+//                           the reader moved out of its staging buffer
+//                           (the kernel's own copies are the transport's)
+// pool_fresh_blocks_per_op counts BufferPool blocks taken from the system
+// (mmap or aligned_alloc, which the malloc count does not see).
 #include <benchmark/benchmark.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -38,6 +47,8 @@
 #include <string>
 #include <vector>
 
+#include "common/buffer_pool.h"
+#include "common/direct_transport.h"
 #include "common/layout.h"
 #include "common/message.h"
 #include "server/dense_store.h"
@@ -259,11 +270,14 @@ void BuildPull(Fixture& f, OpStats* stats) {
 bool BuildPullReply(Fixture& f, OpStats* stats) {
   for (uint32_t shard = 0; shard < kShards; ++shard) {
     const DenseStore& store = *f.stores[shard];
-    std::vector<float> values(store.range().size());
-    if (!store.Read(store.range(), values.data()).ok()) return false;
+    zmq::message_t values =
+        BufferPool::Process().Frame(store.range().size() * sizeof(float));
+    if (!store.Read(store.range(), static_cast<float*>(values.data())).ok()) {
+      return false;
+    }
     Message msg;
     msg.header = Fixture::ReplyHeader(f.layout.shards()[shard]);
-    msg.payloads.push_back(PayloadFromVector(std::move(values)));
+    msg.payloads.push_back(std::move(values));
     CountCopy(msg.payloads[0].data(), store.weights().data(),
               msg.payloads[0].size(), stats);
     stats->header_bytes += msg.header.size();
@@ -285,6 +299,50 @@ bool ParsePullReply(Fixture& f, OpStats* stats) {
   return true;
 }
 
+// A socketpair carrying the direct transport, for direct_push_transfer.
+struct DirectPair {
+  DirectPair() {
+    int fds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) != 0) return;
+    a = fds[0];
+    b = fds[1];
+    const int buffer = 4 << 20;
+    setsockopt(a, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof(buffer));
+    setsockopt(b, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer));
+  }
+  ~DirectPair() {
+    if (a >= 0) close(a);
+    if (b >= 0) close(b);
+  }
+  int a = -1, b = -1;
+  FrameWriter writer;
+  FrameReader reader;
+};
+
+// Sends shard 0's push (SharedPayload, as PsClient) and receives it whole.
+bool TransferPush(Fixture& f, DirectPair& pair, OpStats* stats) {
+  const ShardInfo& s = f.layout.shards()[0];
+  Message msg;
+  msg.header = Fixture::PushHeader(s);
+  msg.payloads.push_back(SharedPayload(f.dense, s.dense.begin, s.dense.size()));
+  pair.writer.Enqueue(std::move(msg));
+  const uint64_t staged = pair.reader.staged_copy_bytes();
+  Message got;
+  for (int round = 0; round < 100000; ++round) {
+    if (!pair.writer.Flush(pair.a).ok()) return false;
+    auto r = pair.reader.Read(pair.b, &got);
+    if (!r.ok() || *r == FrameReader::Result::kClosed) return false;
+    if (*r == FrameReader::Result::kMessage) {
+      stats->payload_bytes_copied +=
+          pair.reader.staged_copy_bytes() - staged - got.header.size();
+      stats->header_bytes += got.header.size();
+      stats->checksum += got.payloads[0].size();
+      return true;
+    }
+  }
+  return false;
+}
+
 enum class Scenario {
   kPushBuild,
   kPushBuildCopy,
@@ -293,9 +351,10 @@ enum class Scenario {
   kPullBuild,
   kPullReplyBuild,
   kPullReplyParse,
+  kDirectPushTransfer,
 };
 
-bool RunOp(Scenario scenario, Fixture& f, OpStats* stats) {
+bool RunOp(Scenario scenario, Fixture& f, DirectPair& pair, OpStats* stats) {
   switch (scenario) {
     case Scenario::kPushBuild:
       BuildPush(f, stats, /*copy=*/false);
@@ -314,6 +373,8 @@ bool RunOp(Scenario scenario, Fixture& f, OpStats* stats) {
       return BuildPullReply(f, stats);
     case Scenario::kPullReplyParse:
       return ParsePullReply(f, stats);
+    case Scenario::kDirectPushTransfer:
+      return TransferPush(f, pair, stats);
   }
   return false;
 }
@@ -329,13 +390,25 @@ void BM_PushPathAllocations(benchmark::State& state, Scenario scenario) {
     state.SkipWithError(f.error.c_str());
     return;
   }
+  DirectPair pair;
+  if (pair.a < 0) {
+    state.SkipWithError("socketpair failed");
+    return;
+  }
+  // One untimed op first, so pooled buffers exist as in a running job.
+  OpStats warm;
+  if (!RunOp(scenario, f, pair, &warm)) {
+    state.SkipWithError("the warm-up op failed");
+    return;
+  }
   OpStats stats;
+  const uint64_t fresh = BufferPool::Process().stats().fresh_blocks;
   const uint64_t allocs = g_allocs.load();
   const uint64_t bytes = g_alloc_bytes.load();
   const uint64_t news = g_news.load();
   for (auto _ : state) {
     g_counting.store(true, std::memory_order_relaxed);
-    const bool ok = RunOp(scenario, f, &stats);
+    const bool ok = RunOp(scenario, f, pair, &stats);
     g_counting.store(false, std::memory_order_relaxed);
     if (!ok) {
       state.SkipWithError("a message failed to verify or parse");
@@ -353,6 +426,8 @@ void BM_PushPathAllocations(benchmark::State& state, Scenario scenario) {
   state.counters["payload_bytes_copied_per_op"] =
       avg(stats.payload_bytes_copied);
   state.counters["header_bytes_per_op"] = avg(stats.header_bytes);
+  state.counters["pool_fresh_blocks_per_op"] =
+      avg(BufferPool::Process().stats().fresh_blocks - fresh);
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK_CAPTURE(BM_PushPathAllocations, push_build, Scenario::kPushBuild);
@@ -366,6 +441,8 @@ BENCHMARK_CAPTURE(BM_PushPathAllocations, pull_reply_build,
                   Scenario::kPullReplyBuild);
 BENCHMARK_CAPTURE(BM_PushPathAllocations, pull_reply_parse,
                   Scenario::kPullReplyParse);
+BENCHMARK_CAPTURE(BM_PushPathAllocations, direct_push_transfer,
+                  Scenario::kDirectPushTransfer);
 
 }  // namespace
 }  // namespace lockstep

@@ -317,6 +317,7 @@ StatusOr<FrameReader::Result> FrameReader::Read(int fd, Message* out) {
                     stage_.get() + begin_, take);
         begin_ += take;
         filled_ += take;
+        staged_copy_bytes_ += take;
         if (filled_ == sizes_[index_]) FinishFrame();
         continue;
       }

@@ -71,8 +71,12 @@ class FrameReader {
   // poll. Errors: bad framing or a socket error; close the connection.
   StatusOr<Result> Read(int fd, Message* out);
 
-  // Bytes of an incomplete message held (0 between messages).
+  // True while part of a message (or staged bytes) is held.
   bool mid_message() const;
+  // Frame bytes copied out of the staging buffer so far (headers, small
+  // frames, and the head of a large frame that arrived with its header);
+  // the rest of each frame was received straight into place.
+  uint64_t staged_copy_bytes() const { return staged_copy_bytes_; }
 
  private:
   enum class State { kPrefix, kSizes, kFrames };
@@ -98,6 +102,7 @@ class FrameReader {
   size_t filled_ = 0;
   bool complete_ = false;
   Message building_;
+  uint64_t staged_copy_bytes_ = 0;
 };
 
 // A connection's queue of outgoing messages, written without blocking.
