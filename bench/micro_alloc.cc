@@ -325,7 +325,7 @@ bool TransferPush(Fixture& f, DirectPair& pair, OpStats* stats) {
   Message msg;
   msg.header = Fixture::PushHeader(s);
   msg.payloads.push_back(SharedPayload(f.dense, s.dense.begin, s.dense.size()));
-  pair.writer.Enqueue(std::move(msg));
+  if (!pair.writer.Enqueue(std::move(msg)).ok()) return false;
   const uint64_t staged = pair.reader.staged_copy_bytes();
   Message got;
   for (int round = 0; round < 100000; ++round) {

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdlib>
 #include <new>
+#include <string>
 
 namespace lockstep {
 namespace {
@@ -98,6 +99,15 @@ void BufferPool::Release(void*, void* hint) {
   }
   FreeBlock(block->data, block->capacity);
   delete block;
+}
+
+StatusOr<zmq::message_t> BufferPool::TryFrame(size_t size) {
+  try {
+    return Frame(size);
+  } catch (const std::bad_alloc&) {
+    return Unavailable("no memory for a frame of " + std::to_string(size) +
+                       " bytes");
+  }
 }
 
 BufferPool::Stats BufferPool::stats() const {

@@ -16,6 +16,8 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/status.h"
+
 namespace lockstep {
 
 class BufferPool {
@@ -42,7 +44,11 @@ class BufferPool {
 
   // A frame of exactly `size` bytes, contents unspecified, 64-byte aligned
   // when pooled. Its storage returns to this pool when the frame is freed.
+  // Throws std::bad_alloc when the system has no memory for it.
   zmq::message_t Frame(size_t size);
+  // Frame, with running out of memory as Unavailable instead of an
+  // exception (for sizes a peer declared).
+  StatusOr<zmq::message_t> TryFrame(size_t size);
 
   Stats stats() const;
 

@@ -37,7 +37,7 @@ class DirectChannel : public DataChannel {
 
   Status Send(Message&& msg) override {
     if (closed_) return Unavailable("the server closed the connection");
-    writer_.Enqueue(std::move(msg));
+    LS_RETURN_IF_ERROR(writer_.Enqueue(std::move(msg)));
     // The server never blocks on its own writes, so it keeps reading and
     // this completes; waiting here keeps the client single-threaded.
     return FlushBlocking(fd_, writer_, timeout_s_);

@@ -1,10 +1,12 @@
 #include "common/data_port.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "common/data_channel.h"
 #include "common/direct_transport.h"
@@ -23,6 +25,7 @@ class ZmqPort : public DataPort {
     return 1;
   }
   void Process(const zmq::pollitem_t*) override {}
+  bool Backlogged() const override { return false; }
   StatusOr<bool> Receive(Message* out) override {
     return ReceiveMessage(socket_, true, out);
   }
@@ -37,11 +40,21 @@ class ZmqPort : public DataPort {
 class DirectPort : public DataPort {
  public:
   DirectPort(int listener, std::string ipc_path)
-      : listener_(listener), ipc_path_(std::move(ipc_path)) {}
+      : listener_(listener), ipc_path_(std::move(ipc_path)) {
+    struct stat st {};
+    if (!ipc_path_.empty() && stat(ipc_path_.c_str(), &st) == 0) {
+      ipc_inode_ = st.st_ino;
+    }
+  }
   ~DirectPort() override {
     for (auto& [id, c] : connections_) close(c.fd);
     close(listener_);
-    if (!ipc_path_.empty()) unlink(ipc_path_.c_str());
+    // Only our own socket file: a successor may have bound the path since.
+    struct stat st {};
+    if (!ipc_path_.empty() && stat(ipc_path_.c_str(), &st) == 0 &&
+        st.st_ino == ipc_inode_) {
+      unlink(ipc_path_.c_str());
+    }
   }
 
   size_t AddPollItems(std::vector<zmq::pollitem_t>* items) override {
@@ -57,13 +70,17 @@ class DirectPort : public DataPort {
   }
 
   void Process(const zmq::pollitem_t* items) override {
+    std::set<uint32_t> backlog;
+    backlog.swap(backlog_);
     for (size_t i = 0; i < polled_.size(); ++i) {
       const short revents = items[1 + i].revents;
-      if (revents == 0) continue;
+      const bool behind = backlog.count(polled_[i]) > 0;
+      if (revents == 0 && !behind) continue;
       auto it = connections_.find(polled_[i]);
       if (it == connections_.end()) continue;
       if (revents & ZMQ_POLLOUT) Flush(it);
-      if (it != connections_.end() && (revents & (ZMQ_POLLIN | ZMQ_POLLERR))) {
+      if (it != connections_.end() &&
+          (behind || (revents & (ZMQ_POLLIN | ZMQ_POLLERR)))) {
         ReadAll(it);
       }
     }
@@ -78,6 +95,8 @@ class DirectPort : public DataPort {
     }
   }
 
+  bool Backlogged() const override { return !backlog_.empty(); }
+
   StatusOr<bool> Receive(Message* out) override {
     if (ready_.empty()) return false;
     *out = std::move(ready_.front());
@@ -90,8 +109,15 @@ class DirectPort : public DataPort {
     if (msg.peer.size() != sizeof(uint32_t) + 1 || it == connections_.end()) {
       return Unavailable("the worker connection is closed");
     }
-    it->second.writer.Enqueue(std::move(msg));
+    LS_RETURN_IF_ERROR(it->second.writer.Enqueue(std::move(msg)));
     Flush(it);
+    if (it != connections_.end() &&
+        it->second.writer.queued_bytes() > kMaxQueuedReplyBytes) {
+      LS_LOG(Warning) << "closed a data connection that left "
+                      << it->second.writer.queued_bytes()
+                      << " bytes of replies unread";
+      Drop(it);
+    }
     return Status::Ok();
   }
 
@@ -118,7 +144,11 @@ class DirectPort : public DataPort {
 
   void ReadAll(Iter it) {
     Message msg;
-    while (true) {
+    for (int taken = 0;; ++taken) {
+      if (taken == kMaxMessagesPerRead) {
+        backlog_.insert(it->first);
+        return;
+      }
       auto r = it->second.reader.Read(it->second.fd, &msg);
       if (!r.ok()) {
         ++bad_streams_;
@@ -146,12 +176,15 @@ class DirectPort : public DataPort {
 
   void Drop(Iter it) {
     close(it->second.fd);
+    backlog_.erase(it->first);
     connections_.erase(it);
   }
 
   int listener_;
   std::string ipc_path_;
+  ino_t ipc_inode_ = 0;
   uint32_t next_id_ = 1;
+  std::set<uint32_t> backlog_;  // connections Process must read again
   std::map<uint32_t, Connection> connections_;
   std::vector<uint32_t> polled_;
   std::deque<Message> ready_;

@@ -37,8 +37,18 @@ class DataPort {
   // The next received message (peer set), without blocking; false when
   // none. Errors: a malformed message (counted; the caller may reply).
   virtual StatusOr<bool> Receive(Message* out) = 0;
-  // Queues `msg` to msg.peer. Errors: no such peer (it disconnected).
+  // Queues `msg` to msg.peer. Errors: no such peer (it disconnected, or
+  // was dropped for leaving more than kMaxQueuedReplyBytes unread).
   virtual Status Send(Message&& msg) = 0;
+  // True when received messages wait beyond what one Process call takes in
+  // (a peer sending faster than they are handled): poll without waiting.
+  virtual bool Backlogged() const = 0;
+
+  // Process takes at most this many messages from one connection per call,
+  // so one busy peer cannot starve the others or the coordinator.
+  static constexpr int kMaxMessagesPerRead = 64;
+  // Replies a peer leaves unread beyond this drop its connection.
+  static constexpr uint64_t kMaxQueuedReplyBytes = uint64_t{4} << 30;
 
   // Connections closed because their byte stream was not Lockstep framing.
   uint64_t bad_streams() const { return bad_streams_; }

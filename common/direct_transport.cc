@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -19,6 +20,10 @@
 #include "common/buffer_pool.h"
 
 namespace lockstep {
+
+static_assert(std::endian::native == std::endian::little,
+              "the direct transport writes sizes in host order");
+
 namespace {
 
 std::string Errno(const std::string& what) {
@@ -119,7 +124,18 @@ StatusOr<int> ListenDirect(const std::string& endpoint, std::string* bound) {
     LS_ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(a.path));
     const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return Unavailable(Errno("socket"));
-    // A socket file left by a crashed process blocks bind; replace it.
+    // A socket file left by a crashed process blocks bind: replace it, but
+    // never one a live process still serves.
+    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool live =
+        probe >= 0 &&
+        connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (probe >= 0) close(probe);
+    if (live) {
+      close(fd);
+      return Unavailable("cannot bind " + endpoint +
+                         ": a running process serves that socket");
+    }
     unlink(a.path.c_str());
     if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
         listen(fd, 128) != 0) {
@@ -217,7 +233,13 @@ int AcceptDirect(int listener) {
   }
 }
 
-FrameReader::FrameReader() : stage_(new char[kStageBytes]) {}
+FrameReader::FrameReader(Allocator allocate)
+    : allocate_(
+          allocate
+              ? std::move(allocate)
+              : [](size_t
+                       size) { return BufferPool::Process().TryFrame(size); }),
+      stage_(new char[kStageBytes]) {}
 
 bool FrameReader::mid_message() const {
   return state_ != State::kPrefix || staged() > 0;
@@ -260,11 +282,10 @@ Status FrameReader::ParseSizes() {
   building_ = Message();
   index_ = 0;
   state_ = State::kFrames;
-  StartFrame();
-  return Status::Ok();
+  return StartFrame();
 }
 
-void FrameReader::StartFrame() {
+Status FrameReader::StartFrame() {
   filled_ = 0;
   // Zero-sized frames complete at once.
   while (index_ < frames_ && sizes_[index_] == 0) {
@@ -273,19 +294,20 @@ void FrameReader::StartFrame() {
   }
   if (index_ == frames_) {
     complete_ = true;
-    return;
+    return Status::Ok();
   }
-  frame_ = BufferPool::Process().Frame(sizes_[index_]);
+  LS_ASSIGN_OR_RETURN(frame_, allocate_(sizes_[index_]));
+  return Status::Ok();
 }
 
-void FrameReader::FinishFrame() {
+Status FrameReader::FinishFrame() {
   if (index_ == 0) {
     building_.header = std::move(frame_);
   } else {
     building_.payloads.push_back(std::move(frame_));
   }
   ++index_;
-  StartFrame();
+  return StartFrame();
 }
 
 StatusOr<FrameReader::Result> FrameReader::Read(int fd, Message* out) {
@@ -318,7 +340,7 @@ StatusOr<FrameReader::Result> FrameReader::Read(int fd, Message* out) {
         begin_ += take;
         filled_ += take;
         staged_copy_bytes_ += take;
-        if (filled_ == sizes_[index_]) FinishFrame();
+        if (filled_ == sizes_[index_]) LS_RETURN_IF_ERROR(FinishFrame());
         continue;
       }
     }
@@ -344,7 +366,7 @@ StatusOr<FrameReader::Result> FrameReader::Read(int fd, Message* out) {
     if (n > 0) {
       if (direct) {
         filled_ += static_cast<size_t>(n);
-        if (filled_ == sizes_[index_]) FinishFrame();
+        if (filled_ == sizes_[index_]) LS_RETURN_IF_ERROR(FinishFrame());
       } else {
         end_ += static_cast<size_t>(n);
       }
@@ -358,7 +380,12 @@ StatusOr<FrameReader::Result> FrameReader::Read(int fd, Message* out) {
   }
 }
 
-void FrameWriter::Enqueue(Message&& msg) {
+Status FrameWriter::Enqueue(Message&& msg) {
+  if (1 + msg.payloads.size() > kMaxDirectFrames) {
+    return InvalidArgument(
+        "a message of " + std::to_string(1 + msg.payloads.size()) +
+        " frames exceeds the limit of " + std::to_string(kMaxDirectFrames));
+  }
   Pending p;
   p.prefix.reserve(2 + msg.payloads.size());
   const auto frames = static_cast<uint32_t>(1 + msg.payloads.size());
@@ -371,7 +398,9 @@ void FrameWriter::Enqueue(Message&& msg) {
   }
   p.total += p.prefix.size() * sizeof(uint64_t);
   p.msg = std::move(msg);
+  queued_bytes_ += p.total;
   queue_.push_back(std::move(p));
+  return Status::Ok();
 }
 
 StatusOr<bool> FrameWriter::Flush(int fd) {
@@ -411,6 +440,7 @@ StatusOr<bool> FrameWriter::Flush(int fd) {
       Pending& p = queue_.front();
       const size_t take = std::min(left, p.total - p.written);
       p.written += take;
+      queued_bytes_ -= take;
       left -= take;
       if (p.written == p.total) queue_.pop_front();
     }

@@ -8,8 +8,12 @@
 // On the wire each message is
 //   u32 magic "LSD1" | u32 frame count n (1..kMaxDirectFrames) |
 //   u64 size of each of the n frames | the frames' bytes,
-// all little-endian. Frame 0 is the FlatBuffers header (1..kMaxHeaderBytes
-// bytes); payload frames may be larger than 2 GiB (kMaxPayloadBytes).
+// all little-endian (host order; only little-endian hosts are supported,
+// checked at compile time). Frame 0 is the FlatBuffers header
+// (1..kMaxHeaderBytes bytes); payload frames may be larger than 2 GiB
+// (kMaxPayloadBytes). A frame's buffer is reserved when its size arrives
+// and filled as its bytes do; a size the machine cannot reserve closes
+// that connection (pages are only committed as data is written).
 //
 // Endpoints: "tcp://host:port" (port 0 picks a free port when binding;
 // host "*" or "0.0.0.0" binds every interface) and "ipc:///path" (a
@@ -20,6 +24,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,8 +66,11 @@ int AcceptDirect(int listener);
 class FrameReader {
  public:
   enum class Result { kMessage, kWouldBlock, kClosed };
+  // Where frames are reserved; errors close the connection.
+  using Allocator = std::function<StatusOr<zmq::message_t>(size_t)>;
 
-  FrameReader();
+  // Frames come from BufferPool::Process() unless `allocate` is given.
+  explicit FrameReader(Allocator allocate = nullptr);
 
   // Reads until one whole message is available (kMessage: *out holds it,
   // peer untouched, envelope unset — VerifyHeader next), the socket has
@@ -87,11 +95,12 @@ class FrameReader {
   Status ParsePrefix();
   Status ParseSizes();
   // Starts frame index_ (or completes the message when none is left).
-  void StartFrame();
+  Status StartFrame();
   // Files the filled frame and starts the next.
-  void FinishFrame();
+  Status FinishFrame();
   size_t staged() const { return end_ - begin_; }
 
+  Allocator allocate_;
   std::unique_ptr<char[]> stage_;
   size_t begin_ = 0, end_ = 0;
   State state_ = State::kPrefix;
@@ -108,12 +117,16 @@ class FrameReader {
 // A connection's queue of outgoing messages, written without blocking.
 class FrameWriter {
  public:
-  void Enqueue(Message&& msg);
+  // Queues `msg`. Errors: more than kMaxDirectFrames frames (nothing is
+  // queued).
+  Status Enqueue(Message&& msg);
   // Writes what the socket accepts. Returns true once the queue is empty.
   // Errors: the peer is gone (the queue is kept; drop the connection).
   StatusOr<bool> Flush(int fd);
   bool empty() const { return queue_.empty(); }
   size_t queued() const { return queue_.size(); }
+  // Bytes queued and not yet written.
+  uint64_t queued_bytes() const { return queued_bytes_; }
 
  private:
   struct Pending {
@@ -123,6 +136,7 @@ class FrameWriter {
     size_t written = 0;  // bytes already sent
   };
   std::deque<Pending> queue_;
+  uint64_t queued_bytes_ = 0;
 };
 
 // Writes everything queued in `writer` to `fd`, waiting for the socket to

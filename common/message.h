@@ -90,7 +90,8 @@ zmq::message_t SharedPayload(const std::shared_ptr<std::vector<T>>& buffer,
 template <typename T>
 StatusOr<std::span<const T>> PayloadAs(const zmq::message_t& frame,
                                        size_t count, std::vector<T>* scratch) {
-  if (frame.size() != count * sizeof(T)) {
+  // count comes off the wire: count * sizeof(T) must not wrap around.
+  if (count > frame.size() / sizeof(T) || frame.size() != count * sizeof(T)) {
     return InvalidArgument("payload has " + std::to_string(frame.size()) +
                            " bytes, header declares " + std::to_string(count) +
                            " values of " + std::to_string(sizeof(T)) +

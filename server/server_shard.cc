@@ -135,8 +135,10 @@ Status ServerShard::Serve() {
   while (!g_stop_requested) {
     items.assign(1, {static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0});
     data_->AddPollItems(&items);
+    // Messages left waiting by Process's per-connection cap go first.
     PollSockets(items.data(), items.size(),
-                std::chrono::milliseconds(job_.heartbeat_ms / 2));
+                std::chrono::milliseconds(
+                    data_->Backlogged() ? 0 : job_.heartbeat_ms / 2));
     data_->Process(items.data() + 1);
     while (true) {
       auto got = ReceiveMessage(coordinator_, false, &msg);

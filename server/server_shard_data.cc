@@ -67,6 +67,27 @@ void ServerShard::HandlePull(Message& msg) {
   ServePull(msg);
 }
 
+namespace {
+
+// A reply frame of `count` floats that `fill` writes: a snapshot of the
+// weights (they change after it is sent), copied once straight into a
+// pooled transport buffer. Tiny frames keep their bytes inline, maybe not
+// float-aligned, so those are filled through a vector. Errors: fill's.
+template <typename Fill>
+StatusOr<zmq::message_t> SnapshotFrame(size_t count, Fill fill) {
+  zmq::message_t frame = BufferPool::Process().Frame(count * sizeof(float));
+  if (reinterpret_cast<uintptr_t>(frame.data()) % alignof(float) == 0) {
+    LS_RETURN_IF_ERROR(fill(static_cast<float*>(frame.data())));
+    return frame;
+  }
+  std::vector<float> small(count);
+  LS_RETURN_IF_ERROR(fill(small.data()));
+  std::memcpy(frame.data(), small.data(), frame.size());
+  return frame;
+}
+
+}  // namespace
+
 void ServerShard::ServePull(Message& msg) {
   const wire::Pull* pull = msg.envelope->body_as_Pull();
   std::vector<KeySpan> ranges;
@@ -74,34 +95,28 @@ void ServerShard::ServePull(Message& msg) {
   Status ok = CheckRequest(pull->ranges(), &ranges, &dense_values);
   std::vector<zmq::message_t> frames;
   if (ok.ok()) {
-    // The reply is a snapshot of the weights (they change after it is
-    // sent): one copy straight into an uninitialised transport buffer.
-    zmq::message_t values =
-        BufferPool::Process().Frame(dense_values * sizeof(float));
-    // Tiny messages keep their bytes inline, maybe not float-aligned.
-    std::vector<float> small;
-    const bool aligned =
-        reinterpret_cast<uintptr_t>(values.data()) % alignof(float) == 0;
-    if (!aligned) small.resize(dense_values);
-    float* out = aligned ? static_cast<float*>(values.data()) : small.data();
-    for (const KeySpan& r : ranges) {
-      ok = dense_->Read(r, out);
-      if (!ok.ok()) break;
-      out += r.size();
-    }
-    if (!aligned && !small.empty()) {
-      std::memcpy(values.data(), small.data(), values.size());
-    }
-    frames.push_back(std::move(values));
+    auto values = SnapshotFrame(dense_values, [&](float* out) -> Status {
+      for (const KeySpan& r : ranges) {
+        LS_RETURN_IF_ERROR(dense_->Read(r, out));
+        out += r.size();
+      }
+      return Status::Ok();
+    });
+    ok = values.status();
+    if (ok.ok()) frames.push_back(std::move(values).value());
   }
   if (ok.ok() && pull->sparse_count() > 0) {
     std::vector<uint64_t> scratch;
     auto ids = CheckSparseIds(msg.payloads[0], pull->sparse_count(), &scratch);
     ok = ids.status();
     if (ok.ok()) {
-      std::vector<float> values(ids->size() * layout_.sparse_dim());
-      sparse_->Read(*ids, values.data());
-      frames.push_back(PayloadFromVector(std::move(values)));
+      auto values = SnapshotFrame(ids->size() * layout_.sparse_dim(),
+                                  [&](float* out) -> Status {
+                                    sparse_->Read(*ids, out);
+                                    return Status::Ok();
+                                  });
+      ok = values.status();
+      if (ok.ok()) frames.push_back(std::move(values).value());
     }
   }
   if (!ok.ok()) {

@@ -56,7 +56,7 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
     for (size_t i = 0; i < items.size(); ++i) {
-      if (!(items[i].revents & ZMQ_POLLIN)) continue;
+      if (!(items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) continue;
       const uint32_t shard = waiting[i];
       // Take everything queued: a direct channel may hold several staged
       // messages that will not wake the next poll.
@@ -83,7 +83,12 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
                                     flatbuffers::GetString(err->message()));
         }
         LS_ASSIGN_OR_RETURN(bool mine, on_reply(shard, msg));
-        if (mine) waiting[i] = UINT32_MAX;
+        if (mine) {
+          // This shard is done; a close right after its reply (shutdown)
+          // is not this request's failure.
+          waiting[i] = UINT32_MAX;
+          break;
+        }
       }
     }
     std::erase(waiting, UINT32_MAX);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace lockstep {
@@ -49,6 +50,14 @@ TEST(BufferPoolTest, KeepsNoMoreIdleBytesThanItsLimit) {
     for (int i = 0; i < 4; ++i) frames.push_back(pool.Frame(1 << 20));
   }
   EXPECT_EQ(pool.stats().held_bytes, size_t{3} << 20);
+}
+
+TEST(BufferPoolTest, AnImpossibleReservationIsAnErrorNotAnException) {
+  BufferPool pool(size_t{1} << 30);
+  auto frame = pool.TryFrame(size_t{1} << 62);
+  ASSERT_FALSE(frame.ok());
+  EXPECT_NE(frame.status().message().find("no memory"), std::string::npos);
+  EXPECT_TRUE(pool.TryFrame(1 << 20).ok());
 }
 
 TEST(BufferPoolTest, SmallFramesAreNotPooled) {

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
 
 #include "common/data_channel.h"
+#include "common/direct_transport.h"
 #include "common/zmq_socket.h"
 
 namespace lockstep {
@@ -178,6 +180,62 @@ TEST(DataPortErrorTest, ADirectClientSeesTheServerGo) {
     if (!failed) usleep(10000);
   }
   EXPECT_TRUE(failed);
+}
+
+// One Process call takes a bounded number of a peer's messages and says
+// more are waiting; the rest come with the next calls, in order.
+TEST(DataPortBacklogTest, TakesAFloodInBoundedBites) {
+  auto port = DataPort::Bind("tcp://127.0.0.1:0");
+  ASSERT_TRUE(port.ok());
+  DataPort& p = **port;
+  auto channel = DataChannel::Connect(p.bound(), 5);
+  ASSERT_TRUE(channel.ok());
+  constexpr uint32_t kFlood = 3 * DataPort::kMaxMessagesPerRead + 5;
+  for (uint32_t n = 0; n < kFlood; ++n) {
+    ASSERT_TRUE((*channel)->Send(Numbered(n, 16)).ok());
+  }
+  std::vector<Message> got;
+  size_t most_per_call = 0;
+  for (int call = 0; call < 200 && got.size() < kFlood; ++call) {
+    std::vector<zmq::pollitem_t> items;
+    p.AddPollItems(&items);
+    PollSockets(items.data(), items.size(),
+                std::chrono::milliseconds(p.Backlogged() ? 0 : 50));
+    p.Process(items.data());
+    size_t this_call = 0;
+    Message msg;
+    while (*p.Receive(&msg)) {
+      got.push_back(std::move(msg));
+      ++this_call;
+    }
+    most_per_call = std::max(most_per_call, this_call);
+  }
+  ASSERT_EQ(got.size(), kFlood);
+  EXPECT_LE(most_per_call, size_t{DataPort::kMaxMessagesPerRead});
+  EXPECT_FALSE(p.Backlogged());
+  for (uint32_t n = 0; n < kFlood; ++n) ExpectNumbered(got[n], n, 16);
+}
+
+TEST(DataPortIpcTest, NeverTakesOverALiveSocketButReplacesAStaleOne) {
+  const std::string path =
+      "/tmp/lockstep-port-live-" + std::to_string(getpid()) + ".sock";
+  {
+    auto first = DataPort::Bind("ipc://" + path);
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    auto second = DataPort::Bind("ipc://" + path);
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.status().message().find("running process"),
+              std::string::npos);
+  }
+  EXPECT_NE(access(path.c_str(), F_OK), 0);  // the owner removed its file
+  // A file left behind by a process that died without cleaning up.
+  std::string bound;
+  auto stale = ListenDirect("ipc://" + path, &bound);
+  ASSERT_TRUE(stale.ok());
+  close(*stale);
+  ASSERT_EQ(access(path.c_str(), F_OK), 0);
+  auto again = DataPort::Bind("ipc://" + path);
+  EXPECT_TRUE(again.ok()) << again.status().message();
 }
 
 TEST(DataPortErrorTest, RejectsEndpointsOfNeitherForm) {

@@ -91,7 +91,9 @@ TEST_F(DirectTransportTest, RoundTripsFramesOfEverySize) {
   FrameReader reader;
   size_t received = 0;
   for (size_t m = 0; m < messages.size(); ++m) {
-    writer.Enqueue(MakeMessage(messages[m], static_cast<uint32_t>(m)));
+    ASSERT_TRUE(
+        writer.Enqueue(MakeMessage(messages[m], static_cast<uint32_t>(m)))
+            .ok());
   }
   // Alternate writing and reading on one thread: the socket buffer is far
   // smaller than the messages, so both sides see partial progress.
@@ -116,8 +118,10 @@ TEST_F(DirectTransportTest, ReassemblesAStreamDeliveredOneByteAtATime) {
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, pair), 0);
   FrameWriter encoder;
   const std::vector<size_t> sizes = {40, 20000, 5};
-  encoder.Enqueue(MakeMessage(sizes, 9));
-  encoder.Enqueue(MakeMessage({12}, 10));
+  ASSERT_TRUE(encoder.Enqueue(MakeMessage(sizes, 9)).ok());
+  ASSERT_TRUE(encoder.Enqueue(MakeMessage({12}, 10)).ok());
+  const int big = 1 << 20;  // the whole stream in one non-blocking write
+  setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
   ASSERT_TRUE(*encoder.Flush(pair[0]));
   std::string bytes(1 << 20, '\0');
   const ssize_t n = read(pair[1], bytes.data(), bytes.size());
@@ -142,8 +146,14 @@ TEST_F(DirectTransportTest, ReassemblesAStreamDeliveredOneByteAtATime) {
 
 TEST_F(DirectTransportTest, ManySmallMessagesInOneWriteComeOutOneByOne) {
   FrameWriter writer;
-  for (uint32_t i = 0; i < 20; ++i) writer.Enqueue(MakeMessage({64, 4096}, i));
+  for (uint32_t i = 0; i < 20; ++i) {
+    ASSERT_TRUE(writer.Enqueue(MakeMessage({64, 4096}, i)).ok());
+  }
+  EXPECT_EQ(writer.queued_bytes(), 20u * (3 * 8 + 64 + 4096));
+  const int big = 1 << 20;  // all 20 in one non-blocking write
+  setsockopt(a_, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
   ASSERT_TRUE(*writer.Flush(a_));
+  EXPECT_EQ(writer.queued_bytes(), 0u);
   FrameReader reader;
   for (uint32_t i = 0; i < 20; ++i) {
     Message msg;
@@ -191,9 +201,35 @@ TEST_F(DirectTransportTest, RejectsBrokenFramingBeforeAllocating) {
   }
 }
 
+// A size the machine cannot reserve is the connection's error, not the
+// process's: the reader reports it instead of throwing.
+TEST_F(DirectTransportTest, AFrameThatCannotBeReservedFailsTheConnection) {
+  FrameReader reader([](size_t size) -> StatusOr<zmq::message_t> {
+    if (size > (1u << 20)) return Unavailable("no memory for it");
+    return zmq::message_t(size);
+  });
+  WriteRaw(Words({kDirectMagic, 2}, {8, uint64_t{32} << 30}));
+  WriteRaw(std::string(8, 'h'));
+  Message msg;
+  auto r = reader.Read(b_, &msg);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("no memory"));
+  // The real pool reports an impossible reservation the same way.
+  EXPECT_FALSE(BufferPool::Process().TryFrame(size_t{1} << 62).ok());
+}
+
+TEST_F(DirectTransportTest, RefusesToQueueMoreFramesThanTheReaderAccepts) {
+  FrameWriter writer;
+  std::vector<size_t> sizes(kMaxDirectFrames + 1, 4);
+  EXPECT_FALSE(writer.Enqueue(MakeMessage(sizes, 1)).ok());
+  EXPECT_TRUE(writer.empty());
+  sizes.pop_back();
+  EXPECT_TRUE(writer.Enqueue(MakeMessage(sizes, 1)).ok());
+}
+
 TEST_F(DirectTransportTest, ReportsAClosedPeerEvenMidMessage) {
   FrameWriter writer;
-  writer.Enqueue(MakeMessage({10, 100}, 1));
+  ASSERT_TRUE(writer.Enqueue(MakeMessage({10, 100}, 1)).ok());
   ASSERT_TRUE(*writer.Flush(a_));
   WriteRaw(Words({kDirectMagic, 2}, {10}));  // half of a second prefix
   close(a_);
@@ -209,7 +245,7 @@ TEST_F(DirectTransportTest, FlushFailsWhenThePeerIsGone) {
   close(b_);
   b_ = -1;
   FrameWriter writer;
-  writer.Enqueue(MakeMessage({10}, 1));
+  ASSERT_TRUE(writer.Enqueue(MakeMessage({10}, 1)).ok());
   EXPECT_FALSE(writer.Flush(a_).ok());
 }
 
@@ -232,7 +268,7 @@ TEST_F(DirectTransportTest, CarriesAFrameLargerThanTwoGiB) {
   setsockopt(b_, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer));
   std::thread sender([&] {
     FrameWriter writer;
-    writer.Enqueue(std::move(msg));
+    ASSERT_TRUE(writer.Enqueue(std::move(msg)).ok());
     EXPECT_TRUE(FlushBlocking(a_, writer, 120).ok());
   });
   FrameReader reader;

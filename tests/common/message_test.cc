@@ -361,6 +361,18 @@ TEST_F(MessageTest, PayloadAsRejectsASizeMismatch) {
   EXPECT_THAT(view.status().message(), HasSubstr("3 values"));
 }
 
+// A count off the wire whose byte size wraps around to the frame's size
+// (2^61 uint64 values = 2^64 bytes = 0) must not pass as a valid view.
+TEST_F(MessageTest, PayloadAsRejectsACountWhoseByteSizeWraps) {
+  zmq::message_t empty;
+  std::vector<uint64_t> scratch;
+  EXPECT_FALSE(PayloadAs<uint64_t>(empty, uint64_t{1} << 61, &scratch).ok());
+  zmq::message_t eight(8);
+  EXPECT_FALSE(
+      PayloadAs<uint64_t>(eight, (uint64_t{1} << 61) + 1, &scratch).ok());
+  EXPECT_TRUE(PayloadAs<uint64_t>(eight, 1, &scratch).ok());
+}
+
 TEST_F(MessageTest, PayloadAsViewsAnAlignedFrameInPlace) {
   zmq::message_t frame = PayloadFromVector(std::vector<double>{1.0, -2.5, 8});
   std::vector<double> scratch;

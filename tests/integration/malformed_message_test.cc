@@ -253,13 +253,15 @@ std::string Words(std::initializer_list<uint32_t> u32,
 // allocated for the declared sizes and the job trains on.
 TEST(MalformedMessageTest, DirectPortClosesBrokenStreamsAndKeepsServing) {
   const std::string run_dir = MakeTempDir("lockstep-bad-stream");
+  // Short, under /tmp: a socket path is limited to 107 bytes.
+  const std::string ipc =
+      "ipc:///tmp/lockstep-bad-stream-" + std::to_string(getpid()) + ".sock";
   TestCluster cluster;
   ASSERT_TRUE(cluster.StartCoordinator(SmallJob(run_dir, 3000)).ok());
-  ASSERT_TRUE(
-      cluster.StartServer(0, {"--listen", "ipc://" + run_dir + "/s0"}).ok());
+  ASSERT_TRUE(cluster.StartServer(0, {"--listen", ipc}).ok());
   ASSERT_TRUE(cluster.StartWorker(0).ok());
   const std::string endpoint = AwaitServerEndpoint(cluster);
-  ASSERT_EQ(endpoint, "ipc://" + run_dir + "/s0") << cluster.Output("server 0");
+  ASSERT_EQ(endpoint, ipc) << cluster.Output("server 0");
   EXPECT_TRUE(ServerClosesAfter(endpoint, "GET / HTTP/1.1\r\n\r\n"));
   EXPECT_TRUE(ServerClosesAfter(endpoint, Words({kDirectMagic, 0}, {})));
   EXPECT_TRUE(ServerClosesAfter(endpoint, Words({kDirectMagic, 1000}, {})));
@@ -268,6 +270,19 @@ TEST(MalformedMessageTest, DirectPortClosesBrokenStreamsAndKeepsServing) {
                                 Words({kDirectMagic, 1}, {uint64_t{1} << 40})));
   EXPECT_TRUE(ServerClosesAfter(
       endpoint, Words({kDirectMagic, 2}, {100, uint64_t{1} << 60})));
+  // A well-formed prefix declaring 32 GiB: either the reservation fails
+  // (closing the connection) or it is reserved lazily until the peer
+  // goes away; the server survives both.
+  {
+    auto fd = ConnectDirect(endpoint, 10);
+    ASSERT_TRUE(fd.ok());
+    const std::string huge = Words({kDirectMagic, 2}, {8, uint64_t{32} << 30});
+    ASSERT_EQ(send(*fd, huge.data(), huge.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(huge.size()));
+    ASSERT_EQ(send(*fd, "12345678", 8, MSG_NOSIGNAL), 8);
+    usleep(200 * 1000);
+    close(*fd);
+  }
   // A well-framed message still gets its answer on a new connection.
   auto channel = DataChannel::Connect(endpoint, 10);
   ASSERT_TRUE(channel.ok());
@@ -281,7 +296,7 @@ TEST(MalformedMessageTest, DirectPortClosesBrokenStreamsAndKeepsServing) {
   for (const auto& line : cluster.Lines("server 0")) {
     if (line.find("closed a data connection") != std::string::npos) ++closed;
   }
-  EXPECT_EQ(closed, 6) << cluster.Output("server 0");
+  EXPECT_GE(closed, 6) << cluster.Output("server 0");
 }
 
 // The worker only talks to peers it connected to; the test plays its

@@ -187,10 +187,15 @@ TEST_F(LaunchTest, NormalRunExitsZeroAndWritesTheRunDir) {
   EXPECT_NE(ReadFile(logs / "worker-2.log")
                 .find("args --coordinator tcp://127.0.0.1:5555 --rank 2"),
             std::string::npos);
-  EXPECT_NE(ReadFile(logs / "server-1.log")
-                .find("--coordinator tcp://127.0.0.1:5555 --listen "
-                      "tcp://127.0.0.1:0 --rank 1"),
-            std::string::npos);
+  // Same-machine servers get a Unix-socket data port (--data-transport
+  // auto), named after the launcher's pid and the server's rank.
+  const std::string server_log = ReadFile(logs / "server-1.log");
+  EXPECT_NE(server_log.find("--coordinator tcp://127.0.0.1:5555 --listen "
+                            "ipc:///tmp/lockstep-"),
+            std::string::npos)
+      << server_log;
+  EXPECT_NE(server_log.find("-server-1.sock --rank 1"), std::string::npos)
+      << server_log;
 }
 
 TEST_F(LaunchTest, VerboseShowsEveryRoleLine) {
