@@ -163,6 +163,7 @@ Status ServerShard::Serve() {
                          std::to_string(NowMillis() - last_heard) + " ms");
     }
     if (NowMillis() >= next_heartbeat) {
+      background_.Wait();  // reads applied_clock_
       flatbuffers::FlatBufferBuilder fbb(64);
       auto body = wire::CreateHeartbeat(fbb, applied_clock_);
       SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
@@ -175,6 +176,7 @@ Status ServerShard::Serve() {
 }
 
 Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
+  background_.Wait();
   Status ok = VerifyHeader(&msg);
   if (!ok.ok()) {
     ++bad_messages_;
@@ -212,6 +214,8 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
 }
 
 void ServerShard::HandleWorkerMessage(Message& msg) {
+  background_.Wait();
+  background_push_ = PendingPush();  // frees its frames on this thread
   Status ok = VerifyHeader(&msg);
   if (!ok.ok()) {
     RejectBadMessage(msg.peer, ok, 0);

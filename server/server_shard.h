@@ -22,6 +22,7 @@
 #include "common/lr_schedule.h"
 #include "common/message.h"
 #include "common/status.h"
+#include "server/background_apply.h"
 #include "server/dense_store.h"
 #include "server/optimizer.h"
 #include "server/push_aggregator.h"
@@ -137,6 +138,15 @@ class ServerShard {
   uint64_t bad_messages_ = 0;
   uint64_t dropped_pushes_ = 0;
   int64_t bad_log_budget_ = 20;
+
+  // On-arrival pushes of at least this many dense bytes are applied on
+  // background_ while this thread receives the next message; smaller ones
+  // are not worth a thread hand-off.
+  static constexpr uint64_t kBackgroundApplyBytes = 1u << 20;
+  // Every handler that touches the model calls background_.Wait() first.
+  // Declared last: destroyed (joined) before the state its work uses.
+  PendingPush background_push_;  // the push background_ is applying
+  BackgroundApply background_;
 };
 
 }  // namespace lockstep

@@ -204,7 +204,15 @@ void ServerShard::HandlePush(Message& msg) {
                               wire::Role::Server, static_cast<int>(shard_)));
   if (on_arrival && status == wire::PushStatus::Applied) {
     record.msg = std::move(msg);
-    ApplyOnArrival(record, clock, staleness);
+    if (dense_->range().size() * sizeof(float) < kBackgroundApplyBytes) {
+      ApplyOnArrival(record, clock, staleness);
+      return;
+    }
+    // Overlaps the next message's transfer; HandleWorkerMessage waits.
+    background_push_ = std::move(record);
+    background_.Start([this, clock, staleness] {
+      ApplyOnArrival(background_push_, clock, staleness);
+    });
   }
 }
 
