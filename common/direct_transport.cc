@@ -177,10 +177,49 @@ StatusOr<int> ListenDirect(const std::string& endpoint, std::string* bound) {
   return Unavailable("cannot bind " + endpoint + ": " + last_error);
 }
 
+namespace {
+
+// One non-blocking connect attempt, waiting until `deadline` at most.
+// Returns the connected fd (non-blocking) or -1 with *error set.
+int TryConnect(const sockaddr* addr, socklen_t len, int family,
+               std::chrono::steady_clock::time_point deadline,
+               std::string* error) {
+  const int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return -1;
+  }
+  int rc = connect(fd, addr, len);
+  if (rc != 0 && errno == EINPROGRESS) {
+    // An unreachable host must not hold us past the deadline.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLOUT, 0};
+    int so_error = ETIMEDOUT;
+    if (poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) > 0) {
+      socklen_t size = sizeof(so_error);
+      getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &size);
+    }
+    errno = so_error;
+    rc = so_error == 0 ? 0 : -1;
+  }
+  if (rc == 0) {
+    if (family != AF_UNIX) SetNoDelay(fd);
+    return fd;
+  }
+  *error = std::strerror(errno);
+  close(fd);
+  return -1;
+}
+
+}  // namespace
+
 StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s) {
   LS_ASSIGN_OR_RETURN(DirectAddress a, ParseDirectEndpoint(endpoint));
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(timeout_s);
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(timeout_s));
   std::vector<sockaddr_storage> addrs;
   sockaddr_un unix_addr{};
   if (a.ipc) {
@@ -191,27 +230,16 @@ StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s) {
   std::string last_error;
   while (true) {
     if (a.ipc) {
-      const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (fd < 0) return Unavailable(Errno("socket"));
-      if (connect(fd, reinterpret_cast<sockaddr*>(&unix_addr),
-                  sizeof(unix_addr)) == 0) {
-        SetNonBlocking(fd);
-        return fd;
-      }
-      last_error = std::strerror(errno);
-      close(fd);
+      const int fd =
+          TryConnect(reinterpret_cast<const sockaddr*>(&unix_addr),
+                     sizeof(unix_addr), AF_UNIX, deadline, &last_error);
+      if (fd >= 0) return fd;
     } else {
       for (const sockaddr_storage& s : addrs) {
-        const int fd = socket(s.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) return Unavailable(Errno("socket"));
-        if (connect(fd, reinterpret_cast<const sockaddr*>(&s),
-                    AddressLength(s)) == 0) {
-          SetNoDelay(fd);
-          SetNonBlocking(fd);
-          return fd;
-        }
-        last_error = std::strerror(errno);
-        close(fd);
+        const int fd =
+            TryConnect(reinterpret_cast<const sockaddr*>(&s), AddressLength(s),
+                       s.ss_family, deadline, &last_error);
+        if (fd >= 0) return fd;
       }
     }
     if (std::chrono::steady_clock::now() >= deadline) break;

@@ -52,8 +52,9 @@ StatusOr<DirectAddress> ParseDirectEndpoint(const std::string& endpoint);
 // replaced.
 StatusOr<int> ListenDirect(const std::string& endpoint, std::string* bound);
 
-// Connects (retrying refused connections until `timeout_s` passes) and
-// returns a non-blocking fd with TCP_NODELAY set.
+// Connects, retrying until `timeout_s` passes (a server may still be
+// starting; an unreachable host cannot hold it longer), and returns a
+// non-blocking fd with TCP_NODELAY set.
 StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s);
 
 // Accepts one pending connection of `listener`: a non-blocking fd, or -1

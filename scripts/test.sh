@@ -13,7 +13,8 @@ echo "== tests"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
 
 echo "== ASan+UBSan build (unit tests)"
-BUILD_DIR=build-asan scripts/build.sh -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BUILD_BENCH=OFF
+BUILD_DIR=build-asan scripts/build.sh -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BUILD_BENCH=OFF \
+  -DLOCKSTEP_BUILD_INTEGRATION_TESTS=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 \
   --label-exclude integration
