@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "common/direct_endpoint.h"
 #include "common/direct_transport.h"
 #include "common/zmq_socket.h"
 
@@ -72,6 +73,11 @@ bool IsZmqDataEndpoint(const std::string& endpoint) {
 std::string ZmqAddress(const std::string& endpoint) {
   return IsZmqDataEndpoint(endpoint) ? endpoint.substr(sizeof(kZmqPrefix) - 1)
                                      : endpoint;
+}
+
+std::string IpcSocketPath(const std::string& endpoint) {
+  const std::string address = ZmqAddress(endpoint);
+  return address.rfind("ipc://", 0) == 0 ? address.substr(6) : "";
 }
 
 StatusOr<std::unique_ptr<DataChannel>> DataChannel::Connect(

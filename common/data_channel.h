@@ -19,6 +19,9 @@ namespace lockstep {
 bool IsZmqDataEndpoint(const std::string& endpoint);
 // The endpoint without its "zmq+" prefix (what ZeroMQ itself understands).
 std::string ZmqAddress(const std::string& endpoint);
+// The socket file of an ipc endpoint of either transport ("ipc:///p" or
+// "zmq+ipc:///p" -> "/p"); empty for any other endpoint.
+std::string IpcSocketPath(const std::string& endpoint);
 
 class DataChannel {
  public:

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/data_channel.h"
+#include "common/direct_endpoint.h"
 #include "common/direct_transport.h"
 #include "common/logging.h"
 #include "common/zmq_socket.h"
@@ -105,8 +106,8 @@ class DirectPort : public DataPort {
   }
 
   Status Send(Message&& msg) override {
-    auto it = connections_.find(PeerId(msg.peer));
-    if (msg.peer.size() != sizeof(uint32_t) + 1 || it == connections_.end()) {
+    auto it = connections_.find(PeerId(msg.peer));  // no id: UINT32_MAX
+    if (it == connections_.end()) {
       return Unavailable("the worker connection is closed");
     }
     LS_RETURN_IF_ERROR(it->second.writer.Enqueue(std::move(msg)));

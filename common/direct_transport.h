@@ -14,10 +14,7 @@
 // (kMaxPayloadBytes). A frame's buffer is reserved when its size arrives
 // and filled as its bytes do; a size the machine cannot reserve closes
 // that connection (pages are only committed as data is written).
-//
-// Endpoints: "tcp://host:port" (port 0 picks a free port when binding;
-// host "*" or "0.0.0.0" binds every interface) and "ipc:///path" (a
-// Unix-domain socket file).
+// Sockets come from direct_endpoint.h.
 // Thread-safety: FrameReader and FrameWriter belong to one thread each.
 #ifndef LOCKSTEP_COMMON_DIRECT_TRANSPORT_H_
 #define LOCKSTEP_COMMON_DIRECT_TRANSPORT_H_
@@ -36,30 +33,6 @@ namespace lockstep {
 
 inline constexpr uint32_t kDirectMagic = 0x3144534c;  // "LSD1"
 inline constexpr uint32_t kMaxDirectFrames = 64;
-
-struct DirectAddress {
-  bool ipc = false;
-  std::string host;  // tcp
-  int port = 0;      // tcp
-  std::string path;  // ipc
-};
-
-// Parses "tcp://host:port" or "ipc:///path". Errors name the endpoint.
-StatusOr<DirectAddress> ParseDirectEndpoint(const std::string& endpoint);
-
-// Binds and listens; *bound gets the endpoint with the real port. The fd
-// is non-blocking and close-on-exec. An ipc path left by a dead process is
-// replaced.
-StatusOr<int> ListenDirect(const std::string& endpoint, std::string* bound);
-
-// Connects, retrying until `timeout_s` passes (a server may still be
-// starting; an unreachable host cannot hold it longer), and returns a
-// non-blocking fd with TCP_NODELAY set.
-StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s);
-
-// Accepts one pending connection of `listener`: a non-blocking fd, or -1
-// when none is pending.
-int AcceptDirect(int listener);
 
 // Reassembles messages from a non-blocking stream socket. Keeps partial
 // messages between calls; large frames are read straight into pooled

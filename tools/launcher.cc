@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "common/data_channel.h"
 #include "common/json.h"
 #include "tools/hetero_spec.h"
 #include "tools/progress.h"
@@ -138,8 +139,9 @@ Launcher::Outcome Launcher::StartAll() {
     if (server) {
       const std::string data = DataListenEndpoint(
           options_.data_transport, options_.host, rank, getpid());
-      const auto ipc = data.find("ipc://");
-      if (ipc != std::string::npos) ipc_files_.push_back(data.substr(ipc + 6));
+      if (std::string path = IpcSocketPath(data); !path.empty()) {
+        ipc_files_.push_back(std::move(path));
+      }
       argv.insert(argv.end(), {"--listen", data});
     }
     argv.insert(argv.end(), {"--rank", std::to_string(rank)});

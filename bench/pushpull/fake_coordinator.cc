@@ -99,9 +99,8 @@ Status FakeCoordinator::Spawn() {
                                      DataEndpoint(options_.transport, set, i),
                                      "--rank",
                                      std::to_string(i)};
-    const std::string address = ZmqAddress(argv[4]);
-    if (address.rfind("ipc://", 0) == 0) {
-      ipc_files_.push_back(address.substr(6));
+    if (std::string path = IpcSocketPath(argv[4]); !path.empty()) {
+      ipc_files_.push_back(std::move(path));
     }
     auto pid = children_.Spawn(argv, "server " + std::to_string(i));
     if (!pid.ok()) return pid.status();

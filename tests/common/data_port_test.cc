@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "common/data_channel.h"
-#include "common/direct_transport.h"
+#include "common/direct_endpoint.h"
 #include "common/zmq_socket.h"
 
 namespace lockstep {
@@ -236,6 +236,13 @@ TEST(DataPortIpcTest, NeverTakesOverALiveSocketButReplacesAStaleOne) {
   ASSERT_EQ(access(path.c_str(), F_OK), 0);
   auto again = DataPort::Bind("ipc://" + path);
   EXPECT_TRUE(again.ok()) << again.status().message();
+}
+
+TEST(DataPortErrorTest, NamesTheSocketFileOfIpcEndpointsOnly) {
+  EXPECT_EQ(IpcSocketPath("ipc:///tmp/a.sock"), "/tmp/a.sock");
+  EXPECT_EQ(IpcSocketPath("zmq+ipc:///tmp/b.sock"), "/tmp/b.sock");
+  EXPECT_EQ(IpcSocketPath("tcp://127.0.0.1:0"), "");
+  EXPECT_EQ(IpcSocketPath("zmq+tcp://127.0.0.1:0"), "");
 }
 
 TEST(DataPortErrorTest, RejectsEndpointsOfNeitherForm) {

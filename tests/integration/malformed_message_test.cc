@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "common/data_channel.h"
+#include "common/direct_endpoint.h"
 #include "common/direct_transport.h"
 #include "common/message.h"
 #include "common/zmq_socket.h"
