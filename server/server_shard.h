@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -89,6 +90,15 @@ class ServerShard {
   // (one fused scaling pass when grad_scale != 1) instead of going
   // through the accumulator's zero, add, divide and scale passes.
   Status ApplySinglePush(const PendingPush& push, double lr, double grad_scale);
+  // Typed views of a push's sparse ids and gradient rows (empty when it
+  // has none), copied into the scratch vectors only when misaligned.
+  struct SparseView {
+    std::span<const uint64_t> ids;
+    std::span<const float> grads;
+  };
+  StatusOr<SparseView> SparseRows(const PendingPush& push,
+                                  std::vector<uint64_t>* id_scratch,
+                                  std::vector<float>* grad_scratch) const;
   // Apply-on-arrival, first half: measures a push's staleness and decides
   // (Applied or Dropped) before anything is applied, so the ack can leave
   // first and the worker's next step overlaps the apply. Nothing observes

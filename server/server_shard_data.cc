@@ -280,6 +280,21 @@ Status ServerShard::ApplyCommit(const wire::Commit& commit) {
   return Status::Ok();
 }
 
+StatusOr<ServerShard::SparseView> ServerShard::SparseRows(
+    const PendingPush& push, std::vector<uint64_t>* id_scratch,
+    std::vector<float>* grad_scratch) const {
+  SparseView rows;
+  if (push.sparse_count == 0) return rows;
+  LS_ASSIGN_OR_RETURN(
+      rows.ids,
+      PayloadAs<uint64_t>(push.msg.payloads[1], push.sparse_count, id_scratch));
+  LS_ASSIGN_OR_RETURN(
+      rows.grads,
+      PayloadAs<float>(push.msg.payloads[2],
+                       push.sparse_count * layout_.sparse_dim(), grad_scratch));
+  return rows;
+}
+
 Status ServerShard::ApplyPushes(const std::vector<const PendingPush*>& pushes,
                                 double lr, double grad_scale) {
   if (pushes.empty()) return Status::Ok();
@@ -305,19 +320,9 @@ Status ServerShard::ApplyPushes(const std::vector<const PendingPush*>& pushes,
       values = values.subspan(r.size());
     }
     if (sparse_ != nullptr) {
-      std::span<const uint64_t> ids;
-      std::span<const float> grads;
-      if (p->sparse_count > 0) {
-        LS_ASSIGN_OR_RETURN(
-            ids, PayloadAs<uint64_t>(p->msg.payloads[1], p->sparse_count,
-                                     &id_scratch));
-        LS_ASSIGN_OR_RETURN(
-            grads, PayloadAs<float>(p->msg.payloads[2],
-                                    p->sparse_count * layout_.sparse_dim(),
-                                    &f_scratch));
-      }
-      LS_RETURN_IF_ERROR(
-          sparse_acc_.Add(ids, grads, layout_.sparse_dim(), p->batch));
+      LS_ASSIGN_OR_RETURN(auto rows, SparseRows(*p, &id_scratch, &f_scratch));
+      LS_RETURN_IF_ERROR(sparse_acc_.Add(rows.ids, rows.grads,
+                                         layout_.sparse_dim(), p->batch));
     }
   }
   const int64_t step = dense_->step() + 1;
@@ -356,29 +361,23 @@ std::span<const float> Scaled(std::span<const float> values, double scale,
 
 Status ServerShard::ApplySinglePush(const PendingPush& push, double lr,
                                     double grad_scale) {
-  std::vector<float> f_scratch;
+  std::vector<float> f_scratch, g_scratch;
+  std::vector<uint64_t> id_scratch;
   LS_ASSIGN_OR_RETURN(auto values,
                       PayloadAs<float>(push.msg.payloads[0],
                                        dense_->range().size(), &f_scratch));
+  // Every view first, so nothing is applied unless all of it can be.
+  LS_ASSIGN_OR_RETURN(auto rows, SparseRows(push, &id_scratch, &g_scratch));
   const int64_t step = dense_->step() + 1;
   const std::span<const float> grad = Scaled(values, grad_scale, &dense_grad_);
   LS_RETURN_IF_ERROR(dense_->ApplyGradient(dense_->range(), grad.data(),
                                            *optimizer_, lr, step));
   dense_->set_step(step);
-  if (sparse_ != nullptr && push.sparse_count > 0) {
-    std::vector<uint64_t> id_scratch;
-    std::vector<float> g_scratch;
-    LS_ASSIGN_OR_RETURN(
-        auto ids, PayloadAs<uint64_t>(push.msg.payloads[1], push.sparse_count,
-                                      &id_scratch));
-    LS_ASSIGN_OR_RETURN(
-        auto grads,
-        PayloadAs<float>(push.msg.payloads[2],
-                         push.sparse_count * layout_.sparse_dim(), &g_scratch));
+  if (sparse_ != nullptr && !rows.ids.empty()) {
     // Ids were checked sorted and unique on arrival, as the table needs.
     const std::span<const float> sparse_grad =
-        Scaled(grads, grad_scale, &sparse_grad_);
-    sparse_->ApplyGradient(ids, sparse_grad.data(), *optimizer_, lr, step);
+        Scaled(rows.grads, grad_scale, &sparse_grad_);
+    sparse_->ApplyGradient(rows.ids, sparse_grad.data(), *optimizer_, lr, step);
   }
   return Status::Ok();
 }
