@@ -16,7 +16,7 @@ for model in mlp:256,128 mlp:4096,2048; do
   for transport in $transports; do
     name="${model//[:,]/-}-$transport"
     echo "== $model over $transport"
-    build/tools/lockstep-experiment --policies bsp --out-dir "$out/$name" -- \
+    build/bin/lockstep-experiment --policies bsp --out-dir "$out/$name" -- \
       --servers 2 --workers 4 --model "$model" --batch 32 --clocks "$clocks" \
       --eval-every 0 --test-limit 1000 --data-transport "$transport"
   done

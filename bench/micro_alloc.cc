@@ -47,10 +47,10 @@
 #include <string>
 #include <vector>
 
-#include "common/buffer_pool.h"
-#include "common/direct_transport.h"
 #include "common/layout.h"
 #include "common/message.h"
+#include "common/transport/buffer_pool.h"
+#include "common/transport/stream/framing.h"
 #include "server/dense_store.h"
 
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && \

@@ -12,7 +12,7 @@ out="runs/bench-policies-$(date -u +%Y%m%dT%H%M%SZ)"
 # Per-sample emulated cost 0.4 ms (worker 3: 1.6 ms) plus 2 ms per clock:
 # compute dominates, as on a CPU cluster, and it grows with the batch, so
 # re-sizing batches has something to balance.
-exec build/tools/lockstep-experiment --repeat "$repeat" --out-dir "$out" \
+exec build/bin/lockstep-experiment --repeat "$repeat" --out-dir "$out" \
   --policies bsp,ssp:3,asp,backup:1,lbbsp:analytical:narx,lbbsp:numerical \
   -- --servers 2 --workers 4 --model mlp:128 --batch 32 \
   --optimizer momentum --lr 0.05 --epochs 6 --eval-every 25 \

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Configures and builds Lockstep into BUILD_DIR (default: build).
-# Extra arguments go to CMake, e.g. -DLOCKSTEP_SANITIZE=ON.
+# Configures and builds one preset of CMakePresets.json (default: release,
+# into build/): release, demo (the roles and the launcher only), asan or
+# tsan. Extra arguments go to CMake's configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_dir="${BUILD_DIR:-build}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-ninja -C "$build_dir"
+preset="${1:-release}"
+shift || true
+cmake --preset "$preset" "$@" >/dev/null
+cmake --build --preset "$preset"

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Lockstep builds and runs with. Skips apt
-# entirely when everything is already installed.
+# Installs the Debian 12 packages Lockstep needs: `demo` for building and
+# running a job, `test` (the default) adds the test, benchmark and lint
+# tools. Skips apt entirely when everything is already installed.
 set -euo pipefail
+profile="${1:-test}"
 packages=(
   build-essential cmake ninja-build pkg-config
   libzmq3-dev cppzmq-dev flatbuffers-compiler libflatbuffers-dev
-  libboost-program-options-dev librocksdb-dev libopenblas-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  dataset-fashion-mnist clang-format
+  libboost-program-options-dev libopenblas-dev zlib1g-dev
+  dataset-fashion-mnist
 )
+case "$profile" in
+  demo) ;;
+  test) packages+=(libgtest-dev libgmock-dev libbenchmark-dev clang-format
+                   clang-tidy) ;;
+  *) echo "usage: $0 [demo|test]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -4,17 +4,16 @@
 # in an AddressSanitizer + UndefinedBehaviorSanitizer build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh test
 jobs="$(nproc)"
 
 echo "== build"
-BUILD_DIR=build scripts/build.sh
+scripts/build.sh release
 echo "== tests"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
 
 echo "== ASan+UBSan build (unit tests)"
-BUILD_DIR=build-asan scripts/build.sh -DLOCKSTEP_SANITIZE=ON -DLOCKSTEP_BUILD_BENCH=OFF \
-  -DLOCKSTEP_BUILD_INTEGRATION_TESTS=OFF
+scripts/build.sh asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 \
   --label-exclude integration

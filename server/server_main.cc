@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "common/logging.h"
-#include "common/zmq_socket.h"
+#include "common/transport/zmq/zmq_socket.h"
 #include "server/server_shard.h"
 
 namespace po = boost::program_options;

@@ -4,8 +4,9 @@
 
 #include <atomic>
 
+#include "common/clock.h"
 #include "common/logging.h"
-#include "common/zmq_socket.h"
+#include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep {
 namespace {

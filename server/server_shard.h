@@ -17,12 +17,12 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/data_port.h"
 #include "common/job_config.h"
 #include "common/layout.h"
 #include "common/lr_schedule.h"
 #include "common/message.h"
 #include "common/status.h"
+#include "common/transport/data_port.h"
 #include "server/background_apply.h"
 #include "server/dense_store.h"
 #include "server/optimizer.h"
@@ -34,9 +34,9 @@ namespace lockstep {
 struct ServerOptions {
   // The coordinator's endpoint, e.g. "tcp://10.0.0.1:7400".
   std::string coordinator;
-  // Where workers connect (see common/data_port.h): "tcp://host:port" or
-  // "ipc:///path" for the direct transport, "zmq+tcp://..." for ZeroMQ.
-  // Port 0 picks a free port.
+  // Where workers connect (see common/transport/endpoint.h): "tcp://host:port"
+  // or "ipc:///path" for the direct transport, "zmq+tcp://..." for ZeroMQ. Port
+  // 0 picks a free port.
   std::string listen = "tcp://0.0.0.0:0";
   // Host name workers use when `listen` is a wildcard address.
   std::string advertise;

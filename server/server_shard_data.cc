@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/buffer_pool.h"
 #include "common/logging.h"
+#include "common/transport/buffer_pool.h"
 #include "server/server_shard.h"
 
 namespace lockstep {

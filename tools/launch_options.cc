@@ -132,42 +132,22 @@ std::string DataListenEndpoint(const std::string& data_transport,
 
 StatusOr<RoleBinaries> FindRoleBinaries(const std::string& bin_dir,
                                         const std::string& launcher_dir) {
-  struct Wanted {
-    const char* name;
-    const char* build_subdir;  // where the build tree puts it
-    std::string* found;
-  };
+  const fs::path dir(bin_dir.empty() ? launcher_dir : bin_dir);
   RoleBinaries binaries;
-  const Wanted wanted[] = {
-      {"lockstep-coordinator", "server", &binaries.coordinator},
-      {"lockstep-server", "server", &binaries.server},
-      {"lockstep-worker", "worker", &binaries.worker},
+  const std::pair<const char*, std::string*> wanted[] = {
+      {"lockstep-coordinator", &binaries.coordinator},
+      {"lockstep-server", &binaries.server},
+      {"lockstep-worker", &binaries.worker},
   };
-  for (const Wanted& w : wanted) {
-    std::vector<fs::path> candidates;
-    if (!bin_dir.empty()) {
-      candidates.push_back(fs::path(bin_dir) / w.name);
-    } else {
-      candidates.push_back(fs::path(launcher_dir) / w.name);
-      candidates.push_back(
-          (fs::path(launcher_dir) / ".." / w.build_subdir / w.name)
-              .lexically_normal());
+  for (const auto& [name, found] : wanted) {
+    const fs::path candidate = dir / name;
+    if (!IsExecutable(candidate)) {
+      return NotFound(std::string("no executable ") + name + " in " +
+                      dir.string() + " (set --bin-dir)");
     }
-    for (const fs::path& candidate : candidates) {
-      if (!IsExecutable(candidate)) continue;
-      std::error_code error;
-      const fs::path absolute = fs::weakly_canonical(candidate, error);
-      *w.found = error ? candidate.string() : absolute.string();
-      break;
-    }
-    if (w.found->empty()) {
-      std::string where;
-      for (const fs::path& c : candidates) {
-        where += (where.empty() ? "" : ", ") + c.parent_path().string();
-      }
-      return NotFound(std::string("no executable ") + w.name + " in " + where +
-                      " (set --bin-dir)");
-    }
+    std::error_code error;
+    const fs::path absolute = fs::weakly_canonical(candidate, error);
+    *found = error ? candidate.string() : absolute.string();
   }
   return binaries;
 }

@@ -69,10 +69,10 @@ struct RoleBinaries {
   std::string worker;       // lockstep-worker
 };
 
-// Finds the role binaries. With an explicit `bin_dir`, only there. Without
-// one, in `launcher_dir` (an install puts all binaries together) and then
-// in the build tree's layout: `launcher_dir`/../server and ../worker.
-// Returns NotFound naming the missing binary and where it was looked for.
+// Finds the role binaries in `bin_dir`, or when it is empty in
+// `launcher_dir` (the build puts every binary in build/bin, and an install
+// puts them together too). Returns NotFound naming the missing binary and
+// where it was looked for.
 StatusOr<RoleBinaries> FindRoleBinaries(const std::string& bin_dir,
                                         const std::string& launcher_dir);
 

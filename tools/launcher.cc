@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <utility>
 
-#include "common/data_channel.h"
 #include "common/json.h"
+#include "common/transport/data_channel.h"
 #include "tools/hetero_spec.h"
 #include "tools/progress.h"
 #include "tools/run_dir.h"

@@ -1,8 +1,9 @@
 #include "worker/heartbeat_thread.h"
 
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/message.h"
-#include "common/zmq_socket.h"
+#include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep {
 

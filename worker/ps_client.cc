@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "common/zmq_socket.h"
+#include "common/clock.h"
+#include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep {
 

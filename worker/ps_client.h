@@ -12,10 +12,10 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/data_channel.h"
 #include "common/layout.h"
 #include "common/message.h"
 #include "common/status.h"
+#include "common/transport/data_channel.h"
 
 namespace lockstep {
 

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/logging.h"
-#include "common/zmq_socket.h"
-#include "worker/sparse_lr_model.h"
+#include "worker/models/sparse_lr_model.h"
 #include "worker/worker_runtime.h"
 
 namespace lockstep {

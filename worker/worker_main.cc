@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "common/logging.h"
-#include "common/zmq_socket.h"
+#include "common/transport/zmq/zmq_socket.h"
 #include "worker/worker_runtime.h"
 
 namespace po = boost::program_options;

@@ -6,9 +6,10 @@
 #include <cmath>
 #include <fstream>
 
+#include "common/clock.h"
 #include "common/logging.h"
-#include "common/zmq_socket.h"
-#include "worker/sparse_lr_model.h"
+#include "common/transport/zmq/zmq_socket.h"
+#include "worker/models/sparse_lr_model.h"
 
 namespace lockstep {
 namespace {

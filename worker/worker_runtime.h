@@ -17,13 +17,13 @@
 #include "common/message.h"
 #include "common/model_spec.h"
 #include "common/status.h"
-#include "worker/dense_model.h"
+#include "worker/data/training_data.h"
 #include "worker/global_batch_order.h"
 #include "worker/heartbeat_thread.h"
 #include "worker/hetero_profile.h"
+#include "worker/models/dense_model.h"
 #include "worker/ps_client.h"
 #include "worker/sample_stream.h"
-#include "worker/training_data.h"
 
 namespace lockstep {
 

@@ -7,7 +7,7 @@
 
 #include "bench/pushpull/raw_tcp.h"
 #include "bench/pushpull/raw_zmq.h"
-#include "common/zmq_socket.h"
+#include "common/clock.h"
 #include "tools/process_group.h"
 
 namespace lockstep::bench {

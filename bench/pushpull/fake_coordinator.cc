@@ -6,10 +6,11 @@
 #include <cstdio>
 
 #include "bench/pushpull/transports.h"
-#include "common/data_channel.h"
+#include "common/clock.h"
 #include "common/message.h"
 #include "common/model_spec.h"
-#include "common/zmq_socket.h"
+#include "common/transport/data_channel.h"
+#include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep::bench {
 namespace {
@@ -24,7 +25,7 @@ constexpr size_t kKeptLines = 40;
 std::atomic<int> g_next_set{0};
 
 // The --listen endpoint for server i of set `set`: its form picks the
-// server's data port ("zmq+" for ZeroMQ, see common/data_channel.h).
+// server's data port ("zmq+" for ZeroMQ, see common/transport/endpoint.h).
 std::string DataEndpoint(const std::string& transport, int set, uint32_t i) {
   const std::string prefix = IsZmqTransport(transport) ? "zmq+" : "";
   if (TransportMedium(transport) == "ipc") {

@@ -8,9 +8,9 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "common/data_channel.h"
 #include "common/message.h"
-#include "common/zmq_socket.h"
+#include "common/transport/data_channel.h"
+#include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep::bench {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "bench/pushpull/baselines.h"
 #include "common/message.h"
-#include "common/zmq_socket.h"
+#include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep::bench {
 namespace {

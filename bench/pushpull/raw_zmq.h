@@ -3,9 +3,9 @@
 // bytes, padding} plus, for the push pattern, a zero-copy payload frame of
 // SIZE; the reply is the header frame plus, for the pull pattern, a
 // zero-copy payload frame of SIZE. Sockets carry the project's options
-// (common/zmq_socket.h) and the client runs the same drain-then-poll loop
-// as the PS clients, so the difference to a PS row is the PS logic.
-// Thread-safety: one thread uses a client (it owns its socket).
+// (common/transport/zmq/zmq_socket.h) and the client runs the same
+// drain-then-poll loop as the PS clients, so the difference to a PS row is the
+// PS logic. Thread-safety: one thread uses a client (it owns its socket).
 #ifndef LOCKSTEP_BENCH_PUSHPULL_RAW_ZMQ_H_
 #define LOCKSTEP_BENCH_PUSHPULL_RAW_ZMQ_H_
 

@@ -14,7 +14,8 @@
 #include "bench/pushpull/report.h"
 #include "bench/pushpull/transports.h"
 #include "bench/pushpull/workload.h"
-#include "common/zmq_socket.h"
+#include "common/clock.h"
+#include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep::bench {
 namespace {

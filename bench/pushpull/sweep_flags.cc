@@ -11,8 +11,8 @@
 #include "bench/pushpull/transports.h"
 #include "common/strings.h"
 
-#ifndef LOCKSTEP_BUILD_DIR
-#define LOCKSTEP_BUILD_DIR "."
+#ifndef LOCKSTEP_BIN_DIR
+#define LOCKSTEP_BIN_DIR "."
 #endif
 
 namespace po = boost::program_options;
@@ -119,8 +119,8 @@ po::options_description Flags() {
       "json", "print JSON lines instead of tables")(
       "seed", po::value<uint64_t>()->default_value(1), "weight seed")(
       "server-binary",
-      po::value<std::string>()->default_value(std::string(LOCKSTEP_BUILD_DIR) +
-                                              "/server/lockstep-server"),
+      po::value<std::string>()->default_value(std::string(LOCKSTEP_BIN_DIR) +
+                                              "/lockstep-server"),
       "the lockstep-server to measure")(
       "smoke", "short sweep for the test suite (< 30 s on 2 cores)");
   return flags;

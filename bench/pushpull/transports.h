@@ -1,6 +1,6 @@
 // The data-plane stacks `lockstep-bench pushpull --transport` measures, and
 // the medium each runs over:
-//   tcp, ipc          Lockstep's direct transport (common/direct_transport.h)
+//   tcp, ipc          Lockstep's direct transport (common/transport/stream/)
 //                     over TCP loopback / a Unix-domain socket
 //   zmq-tcp, zmq-ipc  the ZeroMQ data port (ROUTER/DEALER) over the same
 // Baselines (raw TCP, raw ZeroMQ, raw streaming) are keyed by the medium,

@@ -10,8 +10,8 @@
 #include "common/model_spec.h"
 #include "server/optimizer.h"
 #include "tests/integration/test_cluster.h"
-#include "worker/dense_model.h"
-#include "worker/idx_loader.h"
+#include "worker/data/idx_loader.h"
+#include "worker/models/dense_model.h"
 #include "worker/sample_stream.h"
 #include "worker/worker_runtime.h"
 

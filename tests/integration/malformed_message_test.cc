@@ -7,11 +7,11 @@
 
 #include <regex>
 
-#include "common/data_channel.h"
-#include "common/direct_endpoint.h"
-#include "common/direct_transport.h"
 #include "common/message.h"
-#include "common/zmq_socket.h"
+#include "common/transport/data_channel.h"
+#include "common/transport/stream/framing.h"
+#include "common/transport/stream/socket.h"
+#include "common/transport/zmq/zmq_socket.h"
 #include "tests/integration/test_cluster.h"
 
 namespace lockstep {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/test_cluster.h"
-#include "worker/libsvm_loader.h"
+#include "worker/data/libsvm_loader.h"
 
 namespace lockstep {
 namespace {

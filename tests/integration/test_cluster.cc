@@ -12,15 +12,7 @@
 namespace lockstep {
 
 std::string BinaryPath(const std::string& name) {
-  static const std::map<std::string, std::string> kFolders = {
-      {"lockstep-coordinator", "server"},
-      {"lockstep-server", "server"},
-      {"lockstep-worker", "worker"},
-      {"lockstep-gen-sparse", "worker"},
-      {"lockstep-launch", "tools"}};
-  auto it = kFolders.find(name);
-  const std::string folder = it == kFolders.end() ? "" : it->second + "/";
-  return std::string(LOCKSTEP_BUILD_DIR) + "/" + folder + name;
+  return std::string(LOCKSTEP_BIN_DIR) + "/" + name;
 }
 
 std::string MakeTempDir(const std::string& prefix) {

@@ -140,16 +140,16 @@ TEST_F(LaunchOptionsTest, FindsBinariesInAnExplicitBinDir) {
   EXPECT_EQ(found->worker, dir + "/bin/lockstep-worker");
 }
 
-TEST_F(LaunchOptionsTest, FallsBackToTheBuildTreeLayout) {
+TEST_F(LaunchOptionsTest, FindsBinariesNextToTheLauncherByDefault) {
   const std::string dir = MakeTmp();
-  MakeExecutable(fs::path(dir) / "server" / "lockstep-coordinator");
-  MakeExecutable(fs::path(dir) / "server" / "lockstep-server");
-  MakeExecutable(fs::path(dir) / "worker" / "lockstep-worker");
-  fs::create_directories(fs::path(dir) / "tools");
-  StatusOr<RoleBinaries> found = FindRoleBinaries("", dir + "/tools");
+  for (const char* name :
+       {"lockstep-coordinator", "lockstep-server", "lockstep-worker"}) {
+    MakeExecutable(fs::path(dir) / name);
+  }
+  StatusOr<RoleBinaries> found = FindRoleBinaries("", dir);
   ASSERT_TRUE(found.ok()) << found.status().ToString();
-  EXPECT_EQ(found->server, dir + "/server/lockstep-server");
-  EXPECT_EQ(found->worker, dir + "/worker/lockstep-worker");
+  EXPECT_EQ(found->server, dir + "/lockstep-server");
+  EXPECT_EQ(found->worker, dir + "/lockstep-worker");
 }
 
 TEST_F(LaunchOptionsTest, NamesAMissingBinary) {

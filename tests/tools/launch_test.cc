@@ -38,12 +38,10 @@ bool Alive(pid_t pid) {
   return state != "Z" && state != "X";  // a zombie is dead
 }
 
-// The launcher sits in the same build tree: build/tests/tools/<test> and
-// build/tools/lockstep-launch.
+// Every binary of the build, tests included, sits in build/bin.
 fs::path LauncherPath() {
   const fs::path self = fs::read_symlink("/proc/self/exe");
-  return (self.parent_path() / ".." / ".." / "tools" / "lockstep-launch")
-      .lexically_normal();
+  return self.parent_path() / "lockstep-launch";
 }
 
 // Common start of every fake role: record its pid, read its --rank.

@@ -1,0 +1,89 @@
+# Build helpers: every Lockstep target gets its flags from lockstep_flags
+# (warnings, sanitizers) and its include root per target, never globally.
+
+# The flags of every Lockstep target; link it PRIVATE.
+add_library(lockstep_flags INTERFACE)
+target_compile_options(lockstep_flags INTERFACE -Wall -Wextra
+                       $<$<BOOL:${LOCKSTEP_WERROR}>:-Werror>)
+if(LOCKSTEP_SANITIZER STREQUAL "address")
+  target_compile_options(lockstep_flags INTERFACE
+    -fsanitize=address,undefined -fno-omit-frame-pointer
+    -fno-sanitize-recover=undefined
+    # GCC 12 reports false maybe-uninitialized warnings inside libstdc++'s
+    # std::regex and std::function once sanitizers instrument them.
+    -Wno-maybe-uninitialized)
+  target_link_options(lockstep_flags INTERFACE -fsanitize=address,undefined)
+elseif(LOCKSTEP_SANITIZER STREQUAL "thread")
+  target_compile_options(lockstep_flags INTERFACE -fsanitize=thread
+                         -fno-omit-frame-pointer -Wno-maybe-uninitialized
+                         # GCC warns that TSan does not model fences.
+                         -Wno-tsan)
+  target_link_options(lockstep_flags INTERFACE -fsanitize=thread)
+elseif(NOT LOCKSTEP_SANITIZER STREQUAL "")
+  message(FATAL_ERROR "LOCKSTEP_SANITIZER must be empty, address or thread, "
+                      "not '${LOCKSTEP_SANITIZER}'")
+endif()
+
+# lockstep_library(NAME [SOURCES files...] [SUBDIRS dirs...] [DEPS ...]):
+# the static library lockstep_NAME (alias lockstep::NAME). SOURCES default
+# to the folder's .cc files (plus those of SUBDIRS, for a component with
+# backends in subfolders) minus the *_main.cc entry points of binaries.
+function(lockstep_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;SUBDIRS;DEPS" ${ARGN})
+  set(sources ${ARG_SOURCES})
+  if(NOT sources)
+    file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+    foreach(sub ${ARG_SUBDIRS})
+      file(GLOB more CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${sub}/*.cc)
+      list(APPEND sources ${more})
+    endforeach()
+    list(FILTER sources EXCLUDE REGEX "_main\\.cc$")
+  endif()
+  add_library(lockstep_${name} STATIC ${sources})
+  add_library(lockstep::${name} ALIAS lockstep_${name})
+  # Includes are written from the repository root.
+  target_include_directories(lockstep_${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(lockstep_${name} PUBLIC ${ARG_DEPS}
+                        PRIVATE lockstep_flags)
+endfunction()
+
+# lockstep_binary(NAME SOURCES files... DEPS targets...): an executable in
+# build/bin.
+function(lockstep_binary name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} lockstep_flags)
+endfunction()
+
+# lockstep_test_suite(NAME DEPS targets... [LABEL l] [TIMEOUT s]
+# [SUBDIRS dirs...] [SOURCES files...]): one GoogleTest binary NAME_tests in
+# build/bin from the *_test.cc files of the folder and of SUBDIRS (the tests
+# of a component's backends), or SOURCES; each test case is its own
+# CTest test "NAME.Suite.Case", labelled LABEL (default NAME). Discovery
+# runs at test time, so a build never runs a test binary.
+function(lockstep_test_suite name)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;SUBDIRS;DEPS" ${ARGN})
+  set(sources ${ARG_SOURCES})
+  if(NOT sources)
+    file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
+    foreach(sub ${ARG_SUBDIRS})
+      file(GLOB more CONFIGURE_DEPENDS
+           ${CMAKE_CURRENT_SOURCE_DIR}/${sub}/*_test.cc)
+      list(APPEND sources ${more})
+    endforeach()
+  endif()
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL ${name})
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${name}_tests ${sources})
+  target_link_libraries(${name}_tests PRIVATE ${ARG_DEPS} GTest::gtest
+                        GTest::gmock GTest::gtest_main lockstep_flags)
+  target_include_directories(${name}_tests PRIVATE ${PROJECT_SOURCE_DIR})
+  gtest_discover_tests(${name}_tests TEST_PREFIX "${name}."
+                       DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+                       PROPERTIES LABELS "${ARG_LABEL}"
+                                  TIMEOUT ${ARG_TIMEOUT})
+endfunction()

@@ -1,0 +1,17 @@
+// Monotonic time for timeouts, heartbeats and measured durations.
+// Thread-safety: free functions; safe concurrently.
+#ifndef LOCKSTEP_COMMON_CLOCK_H_
+#define LOCKSTEP_COMMON_CLOCK_H_
+
+#include <cstdint>
+
+namespace lockstep {
+
+// Milliseconds on a monotonic clock.
+int64_t NowMillis();
+// Seconds (fractional) on a monotonic clock.
+double NowSeconds();
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMMON_CLOCK_H_

@@ -1,0 +1,54 @@
+#include "common/transport/stream/data_channel.h"
+
+#include <unistd.h>
+
+#include "common/transport/stream/framing.h"
+#include "common/transport/stream/socket.h"
+
+namespace lockstep {
+namespace {
+
+class StreamDataChannel : public DataChannel {
+ public:
+  StreamDataChannel(std::string endpoint, int fd, double timeout_s)
+      : DataChannel(std::move(endpoint)), fd_(fd), timeout_s_(timeout_s) {}
+  ~StreamDataChannel() override { close(fd_); }
+
+  Status Send(Message&& msg) override {
+    if (closed_) return Unavailable("the server closed the connection");
+    LS_RETURN_IF_ERROR(writer_.Enqueue(std::move(msg)));
+    // The server never blocks on its own writes, so it keeps reading and
+    // this completes; waiting here keeps the client single-threaded.
+    return FlushBlocking(fd_, writer_, timeout_s_);
+  }
+
+  StatusOr<bool> Receive(Message* out) override {
+    if (closed_) return Unavailable("the server closed the connection");
+    LS_ASSIGN_OR_RETURN(FrameReader::Result r, reader_.Read(fd_, out));
+    if (r == FrameReader::Result::kClosed) {
+      closed_ = true;
+      return Unavailable("the server closed the connection");
+    }
+    return r == FrameReader::Result::kMessage;
+  }
+
+  zmq::pollitem_t PollItem() override { return {nullptr, fd_, ZMQ_POLLIN, 0}; }
+
+ private:
+  int fd_;
+  double timeout_s_;
+  bool closed_ = false;
+  FrameReader reader_;
+  FrameWriter writer_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<DataChannel>> ConnectStreamChannel(
+    const std::string& endpoint, double timeout_s) {
+  LS_ASSIGN_OR_RETURN(int fd, ConnectDirect(endpoint, timeout_s));
+  return std::unique_ptr<DataChannel>(
+      new StreamDataChannel(endpoint, fd, timeout_s));
+}
+
+}  // namespace lockstep

@@ -1,0 +1,183 @@
+#include "common/transport/stream/data_port.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "common/logging.h"
+#include "common/transport/stream/framing.h"
+#include "common/transport/stream/socket.h"
+
+namespace lockstep {
+namespace {
+
+class StreamDataPort : public DataPort {
+ public:
+  StreamDataPort(std::string bound, int listener, std::string ipc_path)
+      : DataPort(std::move(bound)),
+        listener_(listener),
+        ipc_path_(std::move(ipc_path)) {
+    struct stat st {};
+    if (!ipc_path_.empty() && stat(ipc_path_.c_str(), &st) == 0) {
+      ipc_inode_ = st.st_ino;
+    }
+  }
+  ~StreamDataPort() override {
+    for (auto& [id, c] : connections_) close(c.fd);
+    close(listener_);
+    // Only our own socket file: a successor may have bound the path since.
+    struct stat st {};
+    if (!ipc_path_.empty() && stat(ipc_path_.c_str(), &st) == 0 &&
+        st.st_ino == ipc_inode_) {
+      unlink(ipc_path_.c_str());
+    }
+  }
+
+  size_t AddPollItems(std::vector<zmq::pollitem_t>* items) override {
+    polled_.clear();
+    items->push_back({nullptr, listener_, ZMQ_POLLIN, 0});
+    for (auto& [id, c] : connections_) {
+      const short events =
+          static_cast<short>(ZMQ_POLLIN | (c.writer.empty() ? 0 : ZMQ_POLLOUT));
+      items->push_back({nullptr, c.fd, events, 0});
+      polled_.push_back(id);
+    }
+    return 1 + polled_.size();
+  }
+
+  void Process(const zmq::pollitem_t* items) override {
+    std::set<uint32_t> backlog;
+    backlog.swap(backlog_);
+    for (size_t i = 0; i < polled_.size(); ++i) {
+      const short revents = items[1 + i].revents;
+      const bool behind = backlog.count(polled_[i]) > 0;
+      if (revents == 0 && !behind) continue;
+      auto it = connections_.find(polled_[i]);
+      if (it == connections_.end()) continue;
+      if (revents & ZMQ_POLLOUT) Flush(it);
+      if (it != connections_.end() &&
+          (behind || (revents & (ZMQ_POLLIN | ZMQ_POLLERR)))) {
+        ReadAll(it);
+      }
+    }
+    if (items[0].revents & ZMQ_POLLIN) {
+      for (int fd = AcceptDirect(listener_); fd >= 0;
+           fd = AcceptDirect(listener_)) {
+        const uint32_t id = next_id_++;
+        connections_[id].fd = fd;
+        // Data may already be waiting.
+        ReadAll(connections_.find(id));
+      }
+    }
+  }
+
+  bool Backlogged() const override { return !backlog_.empty(); }
+
+  StatusOr<bool> Receive(Message* out) override {
+    if (ready_.empty()) return false;
+    *out = std::move(ready_.front());
+    ready_.pop_front();
+    return true;
+  }
+
+  Status Send(Message&& msg) override {
+    auto it = connections_.find(PeerId(msg.peer));  // no id: UINT32_MAX
+    if (it == connections_.end()) {
+      return Unavailable("the worker connection is closed");
+    }
+    LS_RETURN_IF_ERROR(it->second.writer.Enqueue(std::move(msg)));
+    Flush(it);
+    if (it != connections_.end() &&
+        it->second.writer.queued_bytes() > kMaxQueuedReplyBytes) {
+      LS_LOG(Warning) << "closed a data connection that left "
+                      << it->second.writer.queued_bytes()
+                      << " bytes of replies unread";
+      Drop(it);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Connection {
+    int fd = -1;
+    FrameReader reader;
+    FrameWriter writer;
+  };
+  using Iter = std::map<uint32_t, Connection>::iterator;
+
+  static std::string PeerName(uint32_t id) {
+    std::string peer(1 + sizeof(id), '\0');
+    std::memcpy(peer.data() + 1, &id, sizeof(id));
+    return peer;
+  }
+  static uint32_t PeerId(const std::string& peer) {
+    uint32_t id = UINT32_MAX;
+    if (peer.size() == 1 + sizeof(id)) {
+      std::memcpy(&id, peer.data() + 1, sizeof(id));
+    }
+    return id;
+  }
+
+  void ReadAll(Iter it) {
+    Message msg;
+    for (int taken = 0;; ++taken) {
+      if (taken == kMaxMessagesPerRead) {
+        backlog_.insert(it->first);
+        return;
+      }
+      auto r = it->second.reader.Read(it->second.fd, &msg);
+      if (!r.ok()) {
+        ++bad_streams_;
+        LS_LOG(Warning) << "closed a data connection: " << r.status().message();
+        Drop(it);
+        return;
+      }
+      if (*r == FrameReader::Result::kClosed) {
+        Drop(it);
+        return;
+      }
+      if (*r == FrameReader::Result::kWouldBlock) return;
+      msg.peer = PeerName(it->first);
+      ready_.push_back(std::move(msg));
+    }
+  }
+
+  void Flush(Iter& it) {
+    auto done = it->second.writer.Flush(it->second.fd);
+    if (!done.ok()) {
+      Drop(it);
+      it = connections_.end();
+    }
+  }
+
+  void Drop(Iter it) {
+    close(it->second.fd);
+    backlog_.erase(it->first);
+    connections_.erase(it);
+  }
+
+  int listener_;
+  std::string ipc_path_;
+  ino_t ipc_inode_ = 0;
+  uint32_t next_id_ = 1;
+  std::set<uint32_t> backlog_;  // connections Process must read again
+  std::map<uint32_t, Connection> connections_;
+  std::vector<uint32_t> polled_;
+  std::deque<Message> ready_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<DataPort>> BindStreamPort(const std::string& listen) {
+  LS_ASSIGN_OR_RETURN(DirectAddress address, ParseDirectEndpoint(listen));
+  std::string bound;
+  LS_ASSIGN_OR_RETURN(int fd, ListenDirect(listen, &bound));
+  return std::unique_ptr<DataPort>(
+      new StreamDataPort(bound, fd, address.ipc ? address.path : ""));
+}
+
+}  // namespace lockstep

@@ -1,0 +1,255 @@
+#include "common/transport/stream/framing.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "common/transport/buffer_pool.h"
+
+namespace lockstep {
+
+static_assert(std::endian::native == std::endian::little,
+              "the direct transport writes sizes in host order");
+
+FrameReader::FrameReader(Allocator allocate)
+    : allocate_(
+          allocate
+              ? std::move(allocate)
+              : [](size_t
+                       size) { return BufferPool::Process().TryFrame(size); }),
+      stage_(new char[kStageBytes]) {}
+
+bool FrameReader::mid_message() const {
+  return state_ != State::kPrefix || staged() > 0;
+}
+
+Status FrameReader::ParsePrefix() {
+  uint32_t word[2];
+  std::memcpy(word, stage_.get() + begin_, sizeof(word));
+  begin_ += sizeof(word);
+  if (word[0] != kDirectMagic) {
+    return InvalidArgument("not a Lockstep direct-transport stream (magic " +
+                           std::to_string(word[0]) + ")");
+  }
+  if (word[1] == 0 || word[1] > kMaxDirectFrames) {
+    return InvalidArgument("message declares " + std::to_string(word[1]) +
+                           " frames (1.." + std::to_string(kMaxDirectFrames) +
+                           " allowed)");
+  }
+  frames_ = word[1];
+  state_ = State::kSizes;
+  return Status::Ok();
+}
+
+Status FrameReader::ParseSizes() {
+  sizes_.resize(frames_);
+  std::memcpy(sizes_.data(), stage_.get() + begin_, frames_ * sizeof(uint64_t));
+  begin_ += frames_ * sizeof(uint64_t);
+  if (sizes_[0] == 0 || sizes_[0] > kMaxHeaderBytes) {
+    return InvalidArgument("header frame of " + std::to_string(sizes_[0]) +
+                           " bytes (1.." + std::to_string(kMaxHeaderBytes) +
+                           " allowed)");
+  }
+  for (size_t i = 1; i < frames_; ++i) {
+    if (sizes_[i] > kMaxPayloadBytes) {
+      return InvalidArgument("payload frame of " + std::to_string(sizes_[i]) +
+                             " bytes exceeds the limit of " +
+                             std::to_string(kMaxPayloadBytes));
+    }
+  }
+  building_ = Message();
+  index_ = 0;
+  state_ = State::kFrames;
+  return StartFrame();
+}
+
+Status FrameReader::StartFrame() {
+  filled_ = 0;
+  // Zero-sized frames complete at once.
+  while (index_ < frames_ && sizes_[index_] == 0) {
+    building_.payloads.emplace_back();
+    ++index_;
+  }
+  if (index_ == frames_) {
+    complete_ = true;
+    return Status::Ok();
+  }
+  LS_ASSIGN_OR_RETURN(frame_, allocate_(sizes_[index_]));
+  return Status::Ok();
+}
+
+Status FrameReader::FinishFrame() {
+  if (index_ == 0) {
+    building_.header = std::move(frame_);
+  } else {
+    building_.payloads.push_back(std::move(frame_));
+  }
+  ++index_;
+  return StartFrame();
+}
+
+StatusOr<FrameReader::Result> FrameReader::Read(int fd, Message* out) {
+  while (true) {
+    if (complete_) {
+      complete_ = false;
+      state_ = State::kPrefix;
+      out->header = std::move(building_.header);
+      out->payloads = std::move(building_.payloads);
+      out->envelope = nullptr;
+      building_ = Message();
+      return Result::kMessage;
+    }
+    // Progress from staged bytes.
+    if (state_ == State::kPrefix && staged() >= 8) {
+      LS_RETURN_IF_ERROR(ParsePrefix());
+      continue;
+    }
+    if (state_ == State::kSizes && staged() >= frames_ * sizeof(uint64_t)) {
+      LS_RETURN_IF_ERROR(ParseSizes());
+      continue;
+    }
+    size_t want = 0;  // bytes the current frame still needs
+    if (state_ == State::kFrames) {
+      want = sizes_[index_] - filled_;
+      if (staged() > 0) {
+        const size_t take = std::min(staged(), want);
+        std::memcpy(static_cast<char*>(frame_.data()) + filled_,
+                    stage_.get() + begin_, take);
+        begin_ += take;
+        filled_ += take;
+        staged_copy_bytes_ += take;
+        if (filled_ == sizes_[index_]) LS_RETURN_IF_ERROR(FinishFrame());
+        continue;
+      }
+    }
+    // Nothing usable staged: read more.
+    char* into;
+    size_t room;
+    const bool direct = state_ == State::kFrames && want >= kDirectReadBytes;
+    if (direct) {
+      into = static_cast<char*>(frame_.data()) + filled_;
+      room = want;
+    } else {
+      if (begin_ == end_) {
+        begin_ = end_ = 0;
+      } else if (begin_ > 0) {
+        std::memmove(stage_.get(), stage_.get() + begin_, staged());
+        end_ -= begin_;
+        begin_ = 0;
+      }
+      into = stage_.get() + end_;
+      room = kStageBytes - end_;
+    }
+    const ssize_t n = recv(fd, into, room, 0);
+    if (n > 0) {
+      if (direct) {
+        filled_ += static_cast<size_t>(n);
+        if (filled_ == sizes_[index_]) LS_RETURN_IF_ERROR(FinishFrame());
+      } else {
+        end_ += static_cast<size_t>(n);
+      }
+      continue;
+    }
+    if (n == 0) return Result::kClosed;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Result::kWouldBlock;
+    if (errno == ECONNRESET) return Result::kClosed;
+    return Unavailable(std::string("receive failed: ") + std::strerror(errno));
+  }
+}
+
+Status FrameWriter::Enqueue(Message&& msg) {
+  if (1 + msg.payloads.size() > kMaxDirectFrames) {
+    return InvalidArgument(
+        "a message of " + std::to_string(1 + msg.payloads.size()) +
+        " frames exceeds the limit of " + std::to_string(kMaxDirectFrames));
+  }
+  Pending p;
+  p.prefix.reserve(2 + msg.payloads.size());
+  const auto frames = static_cast<uint32_t>(1 + msg.payloads.size());
+  p.prefix.push_back(uint64_t{kDirectMagic} | (uint64_t{frames} << 32));
+  p.prefix.push_back(msg.header.size());
+  p.total = msg.header.size();
+  for (const auto& f : msg.payloads) {
+    p.prefix.push_back(f.size());
+    p.total += f.size();
+  }
+  p.total += p.prefix.size() * sizeof(uint64_t);
+  p.msg = std::move(msg);
+  queued_bytes_ += p.total;
+  queue_.push_back(std::move(p));
+  return Status::Ok();
+}
+
+StatusOr<bool> FrameWriter::Flush(int fd) {
+  constexpr size_t kMaxIov = 128;
+  iovec iov[kMaxIov];
+  while (!queue_.empty()) {
+    // Gather the unsent bytes of as many queued messages as fit.
+    size_t n = 0;
+    for (const Pending& p : queue_) {
+      if (n + 2 + p.msg.payloads.size() > kMaxIov) break;
+      size_t skip = p.written;
+      auto add = [&](const void* data, size_t size) {
+        if (skip >= size) {
+          skip -= size;
+          return;
+        }
+        iov[n].iov_base = static_cast<char*>(const_cast<void*>(data)) + skip;
+        iov[n].iov_len = size - skip;
+        skip = 0;
+        ++n;
+      };
+      add(p.prefix.data(), p.prefix.size() * sizeof(uint64_t));
+      add(p.msg.header.data(), p.msg.header.size());
+      for (const auto& f : p.msg.payloads) add(f.data(), f.size());
+    }
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = n;
+    const ssize_t sent = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+      return Unavailable(std::string("send failed: ") + std::strerror(errno));
+    }
+    auto left = static_cast<size_t>(sent);
+    while (left > 0 && !queue_.empty()) {
+      Pending& p = queue_.front();
+      const size_t take = std::min(left, p.total - p.written);
+      p.written += take;
+      queued_bytes_ -= take;
+      left -= take;
+      if (p.written == p.total) queue_.pop_front();
+    }
+  }
+  return true;
+}
+
+Status FlushBlocking(int fd, FrameWriter& writer, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(timeout_s);
+  while (true) {
+    LS_ASSIGN_OR_RETURN(bool done, writer.Flush(fd));
+    if (done) return Status::Ok();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return DeadlineExceeded("the peer did not take a message within " +
+                              std::to_string(timeout_s) + " s");
+    }
+    pollfd p{fd, POLLOUT, 0};
+    const int rc =
+        poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (rc > 0 && (p.revents & (POLLERR | POLLHUP)) && !(p.revents & POLLOUT)) {
+      return Unavailable("the peer closed the connection");
+    }
+  }
+}
+
+}  // namespace lockstep

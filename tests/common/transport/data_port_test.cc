@@ -1,0 +1,256 @@
+#include "common/transport/data_port.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "common/transport/data_channel.h"
+#include "common/transport/stream/socket.h"
+#include "common/transport/zmq/zmq_socket.h"
+
+namespace lockstep {
+namespace {
+
+// A server thread that echoes every message back to its sender, as a
+// server shard's loop would (poll, Process, Receive, Send).
+class EchoServer {
+ public:
+  explicit EchoServer(std::unique_ptr<DataPort> port)
+      : port_(std::move(port)), thread_([this] { Loop(); }) {}
+  ~EchoServer() {
+    stop_ = true;
+    thread_.join();
+  }
+  uint64_t echoed() const { return echoed_; }
+
+ private:
+  void Loop() {
+    std::vector<zmq::pollitem_t> items;
+    Message msg;
+    while (!stop_) {
+      items.clear();
+      port_->AddPollItems(&items);
+      PollSockets(items.data(), items.size(), std::chrono::milliseconds(20));
+      port_->Process(items.data());
+      while (true) {
+        auto got = port_->Receive(&msg);
+        if (!got.ok() || !*got) break;
+        Message reply;
+        reply.peer = msg.peer;
+        reply.header = std::move(msg.header);
+        reply.payloads = std::move(msg.payloads);
+        if (port_->Send(std::move(reply)).ok()) ++echoed_;
+      }
+    }
+  }
+  std::unique_ptr<DataPort> port_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> echoed_{0};
+  std::thread thread_;
+};
+
+Message Numbered(uint32_t n, size_t payload_bytes) {
+  Message msg;
+  msg.header = zmq::message_t(&n, sizeof(n));
+  zmq::message_t payload(payload_bytes);
+  auto* bytes = static_cast<uint8_t*>(payload.data());
+  for (size_t i = 0; i < payload_bytes; ++i) {
+    bytes[i] = static_cast<uint8_t>(i * 7 + n);
+  }
+  msg.payloads.push_back(std::move(payload));
+  return msg;
+}
+
+// Receives `count` messages from `channel` within 60 s.
+std::vector<Message> ReceiveN(DataChannel& channel, size_t count) {
+  std::vector<Message> out;
+  for (int i = 0; i < 600 && out.size() < count; ++i) {
+    zmq::pollitem_t item = channel.PollItem();
+    PollSockets(&item, 1, std::chrono::milliseconds(100));
+    Message msg;
+    while (out.size() < count) {
+      auto got = channel.Receive(&msg);
+      if (!got.ok() || !*got) break;
+      out.push_back(std::move(msg));
+    }
+  }
+  return out;
+}
+
+void ExpectNumbered(const Message& msg, uint32_t n, size_t payload_bytes) {
+  Message want = Numbered(n, payload_bytes);
+  ASSERT_EQ(msg.header.size(), sizeof(n));
+  EXPECT_EQ(std::memcmp(msg.header.data(), &n, sizeof(n)), 0);
+  ASSERT_EQ(msg.payloads.size(), 1u);
+  ASSERT_EQ(msg.payloads[0].size(), payload_bytes);
+  EXPECT_EQ(std::memcmp(msg.payloads[0].data(), want.payloads[0].data(),
+                        payload_bytes),
+            0)
+      << "message " << n;
+}
+
+class DataPortTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string Listen() const {
+    std::string listen = GetParam();
+    const auto at = listen.find("@PID");
+    if (at != std::string::npos) {
+      listen.replace(at, 4, std::to_string(getpid()));
+    }
+    return listen;
+  }
+};
+
+TEST_P(DataPortTest, BindsInTheFormItWasGiven) {
+  auto port = DataPort::Bind(Listen());
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  EXPECT_EQ(IsZmqDataEndpoint((*port)->bound()), IsZmqDataEndpoint(Listen()));
+  if (Listen().find(":0") != std::string::npos) {
+    EXPECT_EQ((*port)->bound().find(":0"), std::string::npos);
+  }
+}
+
+// Several clients with many large requests in flight: the server's replies
+// queue while a client is still sending, so nobody deadlocks, and every
+// byte comes back to the client that sent it.
+TEST_P(DataPortTest, EchoesPipelinedLargeMessagesToEachClient) {
+  auto port = DataPort::Bind(Listen());
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  const std::string endpoint = (*port)->bound();
+  EchoServer server(std::move(*port));
+  constexpr size_t kBytes = 3 << 20;
+  constexpr uint32_t kInFlight = 8;
+  std::vector<std::unique_ptr<DataChannel>> clients;
+  for (int c = 0; c < 2; ++c) {
+    auto channel = DataChannel::Connect(endpoint, 10);
+    ASSERT_TRUE(channel.ok()) << channel.status().message();
+    clients.push_back(std::move(*channel));
+  }
+  for (uint32_t n = 0; n < kInFlight; ++n) {
+    for (uint32_t c = 0; c < clients.size(); ++c) {
+      ASSERT_TRUE(clients[c]->Send(Numbered(n + 100 * c, kBytes)).ok());
+    }
+  }
+  for (uint32_t c = 0; c < clients.size(); ++c) {
+    std::vector<Message> got = ReceiveN(*clients[c], kInFlight);
+    ASSERT_EQ(got.size(), kInFlight);
+    for (uint32_t n = 0; n < kInFlight; ++n) {
+      ExpectNumbered(got[n], n + 100 * c, kBytes);
+    }
+  }
+  // Small messages after large ones: nothing is left staged unseen.
+  for (uint32_t n = 0; n < 100; ++n) {
+    ASSERT_TRUE(clients[0]->Send(Numbered(n, 40)).ok());
+  }
+  std::vector<Message> small = ReceiveN(*clients[0], 100);
+  ASSERT_EQ(small.size(), 100u);
+  for (uint32_t n = 0; n < 100; ++n) ExpectNumbered(small[n], n, 40);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, DataPortTest,
+                         ::testing::Values("tcp://127.0.0.1:0",
+                                           "ipc:///tmp/lockstep-port-@PID.sock",
+                                           "zmq+tcp://127.0.0.1:0",
+                                           "inproc://echo:0"));
+
+TEST(DataPortErrorTest, SendToAnUnknownPeerFails) {
+  auto port = DataPort::Bind("tcp://127.0.0.1:0");
+  ASSERT_TRUE(port.ok());
+  Message msg;
+  msg.peer = std::string("\0\x07\0\0\0", 5);
+  msg.header = zmq::message_t(8);
+  EXPECT_FALSE((*port)->Send(std::move(msg)).ok());
+}
+
+TEST(DataPortErrorTest, ADirectClientSeesTheServerGo) {
+  auto port = DataPort::Bind("tcp://127.0.0.1:0");
+  ASSERT_TRUE(port.ok());
+  const std::string endpoint = (*port)->bound();
+  auto channel = DataChannel::Connect(endpoint, 5);
+  ASSERT_TRUE(channel.ok());
+  port->reset();  // closes the listener and the accepted connection
+  Message msg;
+  bool failed = false;
+  for (int i = 0; i < 100 && !failed; ++i) {
+    failed = !(*channel)->Receive(&msg).ok();
+    if (!failed) usleep(10000);
+  }
+  EXPECT_TRUE(failed);
+}
+
+// One Process call takes a bounded number of a peer's messages and says
+// more are waiting; the rest come with the next calls, in order.
+TEST(DataPortBacklogTest, TakesAFloodInBoundedBites) {
+  auto port = DataPort::Bind("tcp://127.0.0.1:0");
+  ASSERT_TRUE(port.ok());
+  DataPort& p = **port;
+  auto channel = DataChannel::Connect(p.bound(), 5);
+  ASSERT_TRUE(channel.ok());
+  constexpr uint32_t kFlood = 3 * DataPort::kMaxMessagesPerRead + 5;
+  for (uint32_t n = 0; n < kFlood; ++n) {
+    ASSERT_TRUE((*channel)->Send(Numbered(n, 16)).ok());
+  }
+  std::vector<Message> got;
+  size_t most_per_call = 0;
+  for (int call = 0; call < 200 && got.size() < kFlood; ++call) {
+    std::vector<zmq::pollitem_t> items;
+    p.AddPollItems(&items);
+    PollSockets(items.data(), items.size(),
+                std::chrono::milliseconds(p.Backlogged() ? 0 : 50));
+    p.Process(items.data());
+    size_t this_call = 0;
+    Message msg;
+    while (*p.Receive(&msg)) {
+      got.push_back(std::move(msg));
+      ++this_call;
+    }
+    most_per_call = std::max(most_per_call, this_call);
+  }
+  ASSERT_EQ(got.size(), kFlood);
+  EXPECT_LE(most_per_call, size_t{DataPort::kMaxMessagesPerRead});
+  EXPECT_FALSE(p.Backlogged());
+  for (uint32_t n = 0; n < kFlood; ++n) ExpectNumbered(got[n], n, 16);
+}
+
+TEST(DataPortIpcTest, NeverTakesOverALiveSocketButReplacesAStaleOne) {
+  const std::string path =
+      "/tmp/lockstep-port-live-" + std::to_string(getpid()) + ".sock";
+  {
+    auto first = DataPort::Bind("ipc://" + path);
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    auto second = DataPort::Bind("ipc://" + path);
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.status().message().find("running process"),
+              std::string::npos);
+  }
+  EXPECT_NE(access(path.c_str(), F_OK), 0);  // the owner removed its file
+  // A file left behind by a process that died without cleaning up.
+  std::string bound;
+  auto stale = ListenDirect("ipc://" + path, &bound);
+  ASSERT_TRUE(stale.ok());
+  close(*stale);
+  ASSERT_EQ(access(path.c_str(), F_OK), 0);
+  auto again = DataPort::Bind("ipc://" + path);
+  EXPECT_TRUE(again.ok()) << again.status().message();
+}
+
+TEST(DataPortErrorTest, NamesTheSocketFileOfIpcEndpointsOnly) {
+  EXPECT_EQ(IpcSocketPath("ipc:///tmp/a.sock"), "/tmp/a.sock");
+  EXPECT_EQ(IpcSocketPath("zmq+ipc:///tmp/b.sock"), "/tmp/b.sock");
+  EXPECT_EQ(IpcSocketPath("tcp://127.0.0.1:0"), "");
+  EXPECT_EQ(IpcSocketPath("zmq+tcp://127.0.0.1:0"), "");
+}
+
+TEST(DataPortErrorTest, RejectsEndpointsOfNoBackend) {
+  EXPECT_FALSE(DataPort::Bind("udp://127.0.0.1:0").ok());
+  EXPECT_FALSE(DataPort::Bind("zmq+bogus://x").ok());
+  EXPECT_FALSE(DataChannel::Connect("tcp://127.0.0.1", 0.1).ok());
+}
+
+}  // namespace
+}  // namespace lockstep

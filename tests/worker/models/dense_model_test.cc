@@ -1,0 +1,346 @@
+#include "worker/models/dense_model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace lockstep {
+namespace {
+
+class DenseModelTest : public ::testing::Test {
+ protected:
+  static ModelSpec Spec(std::vector<uint32_t> hidden, uint64_t input_dim,
+                        uint32_t classes) {
+    ModelSpec spec;
+    spec.kind = hidden.empty() ? ModelKind::kSoftmax : ModelKind::kMlp;
+    spec.hidden = std::move(hidden);
+    spec.input_dim = input_dim;
+    spec.classes = classes;
+    return spec;
+  }
+
+  static std::unique_ptr<DenseModel> MakeModel(const ModelSpec& spec) {
+    auto model = DenseModel::Create(spec);
+    EXPECT_TRUE(model.ok()) << model.status().ToString();
+    return std::move(model).value();
+  }
+
+  // Features uniform in [0, 1), labels uniform over the classes.
+  static DenseDataset RandomData(uint64_t size, uint64_t dim, uint32_t classes,
+                                 uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    DenseDataset data;
+    data.size = size;
+    data.dim = dim;
+    data.classes = classes;
+    for (uint64_t i = 0; i < size * dim; ++i)
+      data.features.push_back(unit(rng));
+    for (uint64_t i = 0; i < size; ++i) {
+      data.labels.push_back(static_cast<int32_t>(rng() % classes));
+    }
+    return data;
+  }
+
+  static std::vector<float> RandomParams(uint64_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-0.7f, 0.7f);
+    std::vector<float> params(n);
+    for (float& p : params) p = dist(rng);
+    return params;
+  }
+
+  // A plain double-precision forward pass, independent of the model's BLAS
+  // code: returns the mean cross-entropy and the smallest |pre-activation|
+  // of any hidden unit (how close the point is to a ReLU kink).
+  static double ReferenceLoss(const ModelSpec& spec,
+                              const std::vector<float>& params,
+                              const DenseDataset& data,
+                              const std::vector<uint64_t>& samples,
+                              double* min_abs_hidden) {
+    *min_abs_hidden = std::numeric_limits<double>::infinity();
+    const std::vector<TensorInfo> tensors = spec.Tensors();
+    double loss = 0;
+    for (uint64_t s : samples) {
+      std::vector<double> act(data.Row(s), data.Row(s) + data.dim);
+      const float* p = params.data();
+      for (size_t t = 0; t < tensors.size(); t += 2) {
+        const uint64_t out = tensors[t].shape[0], in = tensors[t].shape[1];
+        std::vector<double> next(out);
+        for (uint64_t o = 0; o < out; ++o) {
+          double z = p[out * in + o];
+          for (uint64_t i = 0; i < in; ++i) z += p[o * in + i] * act[i];
+          const bool hidden = t + 2 < tensors.size();
+          if (hidden) *min_abs_hidden = std::min(*min_abs_hidden, std::abs(z));
+          next[o] = hidden ? std::max(z, 0.0) : z;
+        }
+        p += out * in + out;
+        act = std::move(next);
+      }
+      double sum = 0;
+      for (double z : act) sum += std::exp(z);
+      loss += std::log(sum) - act[data.labels[s]];
+    }
+    return loss / static_cast<double>(samples.size());
+  }
+
+  // Compares every analytic partial derivative with a central difference,
+  // at a random point whose hidden units are all at least 0.05 away from
+  // the ReLU kink (a difference across the kink is not a derivative).
+  static void ExpectGradientMatchesFiniteDifferences(const ModelSpec& spec,
+                                                     uint32_t seed) {
+    auto model = MakeModel(spec);
+    const std::vector<uint64_t> samples = {0, 1, 2, 3, 4, 5};
+    DenseDataset data;
+    std::vector<float> params;
+    double margin = 0;
+    for (;; ++seed) {
+      data = RandomData(6, spec.input_dim, spec.classes, seed);
+      params = RandomParams(model->num_params(), seed + 1000);
+      ReferenceLoss(spec, params, data, samples, &margin);
+      if (margin > 0.05) break;
+    }
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::cout << "gradient check seed " << seed << "\n";
+    std::vector<float> grad(model->num_params());
+    std::vector<float> scratch(model->num_params());
+    const double loss = model->LossAndGradient(params, data, samples, grad);
+    EXPECT_NEAR(loss, ReferenceLoss(spec, params, data, samples, &margin),
+                1e-5 * loss);
+    const float eps = 1e-3f;
+    double worst = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const float original = params[i];
+      const float up = original + eps;
+      const float down = original - eps;
+      params[i] = up;
+      const double loss_up =
+          model->LossAndGradient(params, data, samples, scratch);
+      params[i] = down;
+      const double loss_down =
+          model->LossAndGradient(params, data, samples, scratch);
+      params[i] = original;
+      // Divide by the step actually taken after rounding to float.
+      const double numeric =
+          (loss_up - loss_down) / (static_cast<double>(up) - down);
+      const double analytic = grad[i];
+      const double scale = std::max(std::abs(numeric), std::abs(analytic));
+      // 1e-4 absorbs float rounding of the loss (~1e-7 / 2e-3) for
+      // near-zero partials; everything else must agree to 1%.
+      const double error = std::abs(numeric - analytic) / (scale + 1e-2);
+      worst = std::max(worst, error);
+      EXPECT_LT(error, 1e-2) << "param " << i << " analytic " << analytic
+                             << " numeric " << numeric;
+    }
+    std::cout << "worst relative gradient error " << worst << "\n";
+  }
+};
+
+TEST_F(DenseModelTest, CreateRejectsSparseLr) {
+  ModelSpec spec;
+  spec.kind = ModelKind::kSparseLr;
+  spec.sparse_dim = 1;
+  EXPECT_FALSE(DenseModel::Create(spec).ok());
+}
+
+TEST_F(DenseModelTest, CreateRejectsMissingDimensions) {
+  EXPECT_FALSE(DenseModel::Create(Spec({}, 0, 3)).ok());
+  EXPECT_FALSE(DenseModel::Create(Spec({}, 5, 1)).ok());
+}
+
+TEST_F(DenseModelTest, NumParamsEqualsSumOfTensorSizes) {
+  for (const ModelSpec& spec : {Spec({}, 7, 4), Spec({4, 3}, 5, 3)}) {
+    uint64_t total = 0;
+    for (const TensorInfo& t : spec.Tensors()) {
+      total += std::accumulate(t.shape.begin(), t.shape.end(), uint64_t{1},
+                               std::multiplies<uint64_t>());
+    }
+    EXPECT_EQ(MakeModel(spec)->num_params(), total);
+  }
+  EXPECT_EQ(MakeModel(Spec({4, 3}, 5, 3))->num_params(),
+            5u * 4 + 4 + 4 * 3 + 3 + 3 * 3 + 3);
+}
+
+TEST_F(DenseModelTest, MlpGradientMatchesFiniteDifferences) {
+  ExpectGradientMatchesFiniteDifferences(Spec({4, 3}, 5, 3), 11);
+}
+
+TEST_F(DenseModelTest, SoftmaxGradientMatchesFiniteDifferences) {
+  ExpectGradientMatchesFiniteDifferences(Spec({}, 5, 3), 23);
+}
+
+TEST_F(DenseModelTest, ZeroParamsGiveLogClassesLossAndUniformGradient) {
+  const uint32_t classes = 4;
+  auto model = MakeModel(Spec({}, 3, classes));
+  DenseDataset data = RandomData(2, 3, classes, 5);
+  data.labels = {1, 3};
+  std::vector<float> params(model->num_params(), 0.0f);
+  std::vector<float> grad(model->num_params());
+  const std::vector<uint64_t> samples = {0, 1};
+  const double loss = model->LossAndGradient(params, data, samples, grad);
+  EXPECT_NEAR(loss, std::log(4.0), 1e-6);
+  // Bias gradient = mean(p - onehot) with p = 1/4 for every class.
+  const float* bias_grad = grad.data() + 3 * classes;
+  EXPECT_NEAR(bias_grad[0], 0.25, 1e-6);
+  EXPECT_NEAR(bias_grad[1], 0.25 - 0.5, 1e-6);
+  EXPECT_NEAR(bias_grad[2], 0.25, 1e-6);
+  EXPECT_NEAR(bias_grad[3], 0.25 - 0.5, 1e-6);
+  // Weight gradient row c = mean over samples of (p_c - y_c) * x.
+  for (uint64_t d = 0; d < 3; ++d) {
+    const double expected =
+        (0.25 * data.Row(0)[d] + (0.25 - 1.0) * data.Row(1)[d]) / 2.0;
+    EXPECT_NEAR(grad[3 * classes - 3 + d], expected, 1e-6) << "dim " << d;
+  }
+}
+
+TEST_F(DenseModelTest, GradientIsMeanOverSamples) {
+  auto model = MakeModel(Spec({4, 3}, 5, 3));
+  const DenseDataset data = RandomData(4, 5, 3, 7);
+  const std::vector<float> params = RandomParams(model->num_params(), 8);
+  const uint64_t n = model->num_params();
+  std::vector<float> both(n), first(n), second(n);
+  const std::vector<uint64_t> ab = {1, 3}, a = {1}, b = {3};
+  const double loss_ab = model->LossAndGradient(params, data, ab, both);
+  const double loss_a = model->LossAndGradient(params, data, a, first);
+  const double loss_b = model->LossAndGradient(params, data, b, second);
+  EXPECT_NEAR(loss_ab, (loss_a + loss_b) / 2.0, 1e-5);
+  for (uint64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(both[i], (first[i] + second[i]) / 2.0f, 1e-5) << "param " << i;
+  }
+}
+
+TEST_F(DenseModelTest, ReusedModelMatchesFreshModelAcrossBatchSizes) {
+  const ModelSpec spec = Spec({4, 3}, 5, 3);
+  auto reused = MakeModel(spec);
+  const DenseDataset data = RandomData(30, 5, 3, 19);
+  const std::vector<float> params = RandomParams(reused->num_params(), 20);
+  const uint64_t n = reused->num_params();
+  std::vector<uint64_t> large(30);
+  std::iota(large.begin(), large.end(), 0);
+  const std::vector<uint64_t> small = {4, 9, 2};
+  std::vector<float> grad(n), fresh_grad(n);
+  reused->LossAndGradient(params, data, large, grad);
+  reused->Evaluate(params, data, 0);
+  const double loss = reused->LossAndGradient(params, data, small, grad);
+  const double fresh_loss =
+      MakeModel(spec)->LossAndGradient(params, data, small, fresh_grad);
+  EXPECT_EQ(loss, fresh_loss);
+  EXPECT_EQ(grad, fresh_grad);
+}
+
+TEST_F(DenseModelTest, EmptyBatchGivesZeroLossAndGradient) {
+  auto model = MakeModel(Spec({}, 5, 3));
+  const DenseDataset data = RandomData(3, 5, 3, 21);
+  const std::vector<float> params = RandomParams(model->num_params(), 22);
+  std::vector<float> grad(model->num_params(), 7.0f);
+  EXPECT_EQ(model->LossAndGradient(params, data, {}, grad), 0.0);
+  for (float g : grad) EXPECT_EQ(g, 0.0f);
+}
+
+TEST_F(DenseModelTest, LossStaysFiniteForHugeLogits) {
+  auto model = MakeModel(Spec({}, 2, 2));
+  DenseDataset data;
+  data.size = 1;
+  data.dim = 2;
+  data.classes = 2;
+  data.features = {1.0f, 1.0f};
+  data.labels = {1};
+  // Logits (2000, -2000) for a sample of class 1: loss = 4000.
+  std::vector<float> params = {1000, 1000, -1000, -1000, 0, 0};
+  std::vector<float> grad(params.size());
+  const std::vector<uint64_t> samples = {0};
+  const double loss = model->LossAndGradient(params, data, samples, grad);
+  EXPECT_NEAR(loss, 4000.0, 1e-3);
+  for (float g : grad) EXPECT_TRUE(std::isfinite(g));
+  EXPECT_NEAR(grad[4], 1.0, 1e-6);
+  EXPECT_NEAR(grad[5], -1.0, 1e-6);
+}
+
+TEST_F(DenseModelTest, SgdReachesFullAccuracyOnSeparableData) {
+  // Class c has feature c set high; the rest is small noise.
+  const uint32_t classes = 3;
+  DenseDataset data = RandomData(60, 6, classes, 3);
+  for (uint64_t i = 0; i < data.size; ++i) {
+    float* row = data.features.data() + i * data.dim;
+    for (uint64_t d = 0; d < data.dim; ++d) row[d] *= 0.2f;
+    row[data.labels[i]] += 1.0f;
+  }
+  const ModelSpec spec = Spec({8}, 6, classes);
+  auto model = MakeModel(spec);
+  std::vector<float> params(model->num_params());
+  DenseModel::InitParams(spec, 42, params);
+  std::vector<float> grad(params.size());
+  std::vector<uint64_t> all(data.size);
+  std::iota(all.begin(), all.end(), 0);
+  const double initial_loss = model->Evaluate(params, data, 0).loss;
+  for (int step = 0; step < 300; ++step) {
+    const std::span<const uint64_t> batch(all.data() + (step % 6) * 10, 10);
+    model->LossAndGradient(params, data, batch, grad);
+    for (size_t i = 0; i < params.size(); ++i) params[i] -= 0.5f * grad[i];
+  }
+  const EvalResult result = model->Evaluate(params, data, 0);
+  EXPECT_EQ(result.samples, data.size);
+  EXPECT_DOUBLE_EQ(result.accuracy, 1.0);
+  EXPECT_LT(result.loss, initial_loss / 4);
+  EXPECT_TRUE(std::isnan(result.auc));
+}
+
+TEST_F(DenseModelTest, InitParamsIsDeterministicAndMatchesInitialValue) {
+  const ModelSpec spec = Spec({4, 3}, 5, 3);
+  const uint64_t n = MakeModel(spec)->num_params();
+  std::vector<float> a(n), b(n), other_seed(n);
+  DenseModel::InitParams(spec, 9, a);
+  DenseModel::InitParams(spec, 9, b);
+  DenseModel::InitParams(spec, 10, other_seed);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, other_seed);
+  uint64_t key = 0;
+  for (const TensorInfo& t : spec.Tensors()) {
+    const uint64_t size =
+        std::accumulate(t.shape.begin(), t.shape.end(), uint64_t{1},
+                        std::multiplies<uint64_t>());
+    for (uint64_t k = 0; k < size; ++k, ++key) {
+      EXPECT_EQ(a[key], InitialValue(9, key, t.init_scale))
+          << t.name << " key " << key;
+    }
+  }
+  EXPECT_EQ(key, n);
+  // Weights are random, biases start at zero.
+  EXPECT_NE(a[0], 0.0f);
+  EXPECT_EQ(a[5 * 4], 0.0f);
+}
+
+TEST_F(DenseModelTest, EvaluateChunkingMatchesSingleChunk) {
+  auto model = MakeModel(Spec({4, 3}, 5, 3));
+  const DenseDataset data = RandomData(50, 5, 3, 13);
+  const std::vector<float> params = RandomParams(model->num_params(), 14);
+  const EvalResult whole = model->Evaluate(params, data, 0, 1000);
+  const EvalResult chunked = model->Evaluate(params, data, 0, 7);
+  EXPECT_EQ(whole.samples, 50u);
+  EXPECT_EQ(chunked.samples, 50u);
+  EXPECT_NEAR(chunked.loss, whole.loss, 1e-6);
+  EXPECT_DOUBLE_EQ(chunked.accuracy, whole.accuracy);
+  EXPECT_GT(whole.loss, 0.0);
+}
+
+TEST_F(DenseModelTest, EvaluateLimitUsesFirstSamples) {
+  auto model = MakeModel(Spec({}, 5, 3));
+  const DenseDataset data = RandomData(50, 5, 3, 17);
+  const std::vector<float> params = RandomParams(model->num_params(), 18);
+  std::vector<uint64_t> first(20);
+  std::iota(first.begin(), first.end(), 0);
+  std::vector<float> grad(model->num_params());
+  const double loss = model->LossAndGradient(params, data, first, grad);
+  const EvalResult limited = model->Evaluate(params, data, 20, 6);
+  EXPECT_EQ(limited.samples, 20u);
+  EXPECT_NEAR(limited.loss, loss, 1e-6);
+  EXPECT_EQ(model->Evaluate(params, data, 500).samples, 50u);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,206 @@
+#include "worker/models/dense_model.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+namespace lockstep {
+namespace {
+
+blasint Int(uint64_t v) { return static_cast<blasint>(v); }
+
+uint64_t TensorSize(const TensorInfo& t) {
+  uint64_t size = 1;
+  for (uint64_t d : t.shape) size *= d;
+  return size;
+}
+
+}  // namespace
+
+DenseModel::DenseModel(std::vector<Layer> layers, uint64_t num_params)
+    : layers_(std::move(layers)),
+      num_params_(num_params),
+      activations_(layers_.size()) {}
+
+StatusOr<std::unique_ptr<DenseModel>> DenseModel::Create(
+    const ModelSpec& spec) {
+  if (spec.kind == ModelKind::kSparseLr) {
+    return InvalidArgument("DenseModel cannot run model sparse-lr");
+  }
+  if (spec.input_dim == 0 || spec.classes < 2) {
+    return InvalidArgument("dense model needs input_dim > 0 and classes >= 2");
+  }
+  if (std::find(spec.hidden.begin(), spec.hidden.end(), 0u) !=
+      spec.hidden.end()) {
+    return InvalidArgument("dense model has a hidden layer of width 0");
+  }
+  const std::vector<TensorInfo> tensors = spec.Tensors();
+  std::vector<Layer> layers;
+  uint64_t offset = 0;
+  // Tensors() lists each layer as (weight [out, in], bias [out]).
+  for (size_t i = 0; i + 1 < tensors.size(); i += 2) {
+    Layer layer;
+    layer.out = tensors[i].shape[0];
+    layer.in = tensors[i].shape[1];
+    layer.weight_offset = offset;
+    layer.bias_offset = offset + TensorSize(tensors[i]);
+    offset = layer.bias_offset + TensorSize(tensors[i + 1]);
+    layers.push_back(layer);
+  }
+  return std::unique_ptr<DenseModel>(new DenseModel(std::move(layers), offset));
+}
+
+void DenseModel::InitParams(const ModelSpec& spec, uint64_t seed,
+                            std::span<float> params) {
+  uint64_t key = 0;
+  for (const TensorInfo& t : spec.Tensors()) {
+    const uint64_t end = key + TensorSize(t);
+    assert(end <= params.size());
+    for (; key < end; ++key)
+      params[key] = InitialValue(seed, key, t.init_scale);
+  }
+  assert(key == params.size());
+}
+
+void DenseModel::Forward(std::span<const float> params, const float* input,
+                         uint64_t rows) {
+  const float* in = input;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& layer = layers_[l];
+    std::vector<float>& out = activations_[l];
+    out.resize(rows * layer.out);
+    const float* bias = params.data() + layer.bias_offset;
+    for (uint64_t r = 0; r < rows; ++r) {
+      std::memcpy(out.data() + r * layer.out, bias, layer.out * sizeof(float));
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int(rows),
+                Int(layer.out), Int(layer.in), 1.0f, in, Int(layer.in),
+                params.data() + layer.weight_offset, Int(layer.in), 1.0f,
+                out.data(), Int(layer.out));
+    if (l + 1 < layers_.size()) {
+      for (float& v : out) v = std::max(v, 0.0f);
+    }
+    in = out.data();
+  }
+}
+
+double DenseModel::SoftmaxLoss(uint64_t rows, const int32_t* labels,
+                               uint64_t* correct) {
+  const uint64_t classes = layers_.back().out;
+  float* logits = activations_.back().data();
+  double loss = 0;
+  for (uint64_t r = 0; r < rows; ++r) {
+    float* z = logits + r * classes;
+    const uint64_t argmax = std::max_element(z, z + classes) - z;
+    const float max = z[argmax];
+    const float label_logit = z[labels[r]];
+    double sum = 0;
+    for (uint64_t c = 0; c < classes; ++c) {
+      z[c] = std::exp(z[c] - max);
+      sum += z[c];
+    }
+    // log-sum-exp with the max factored out: never overflows, and sum >= 1.
+    loss += std::log(sum) + static_cast<double>(max) - label_logit;
+    const float inv = static_cast<float>(1.0 / sum);
+    for (uint64_t c = 0; c < classes; ++c) z[c] *= inv;
+    if (correct != nullptr && argmax == static_cast<uint64_t>(labels[r])) {
+      ++*correct;
+    }
+  }
+  return loss;
+}
+
+void DenseModel::Backward(std::span<const float> params, const float* input,
+                          uint64_t rows, const int32_t* labels,
+                          std::span<float> grad) {
+  const float scale = 1.0f / static_cast<float>(rows);
+  // dLoss/dlogits = (p - onehot) / rows, written over the probabilities.
+  float* delta = activations_.back().data();
+  const uint64_t classes = layers_.back().out;
+  for (uint64_t r = 0; r < rows; ++r) {
+    float* d = delta + r * classes;
+    d[labels[r]] -= 1.0f;
+    for (uint64_t c = 0; c < classes; ++c) d[c] *= scale;
+  }
+  ones_.assign(rows, 1.0f);
+  for (size_t l = layers_.size(); l-- > 0;) {
+    const Layer& layer = layers_[l];
+    const float* in = l == 0 ? input : activations_[l - 1].data();
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Int(layer.out),
+                Int(layer.in), Int(rows), 1.0f, delta, Int(layer.out), in,
+                Int(layer.in), 0.0f, grad.data() + layer.weight_offset,
+                Int(layer.in));
+    cblas_sgemv(CblasRowMajor, CblasTrans, Int(rows), Int(layer.out), 1.0f,
+                delta, Int(layer.out), ones_.data(), 1, 0.0f,
+                grad.data() + layer.bias_offset, 1);
+    if (l == 0) break;
+    delta_.resize(rows * layer.in);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Int(rows),
+                Int(layer.in), Int(layer.out), 1.0f, delta, Int(layer.out),
+                params.data() + layer.weight_offset, Int(layer.in), 0.0f,
+                delta_.data(), Int(layer.in));
+    // The previous layer's ReLU output is no longer needed once masked, so
+    // its buffer becomes that layer's delta.
+    std::vector<float>& prev = activations_[l - 1];
+    for (size_t k = 0; k < prev.size(); ++k) {
+      prev[k] = prev[k] > 0.0f ? delta_[k] : 0.0f;
+    }
+    delta = prev.data();
+  }
+}
+
+double DenseModel::LossAndGradient(std::span<const float> params,
+                                   const DenseDataset& data,
+                                   std::span<const uint64_t> samples,
+                                   std::span<float> grad) {
+  assert(params.size() == num_params_ && grad.size() == num_params_);
+  assert(data.dim == layers_.front().in);
+  const uint64_t rows = samples.size();
+  if (rows == 0) {
+    std::fill(grad.begin(), grad.end(), 0.0f);
+    return 0.0;
+  }
+  const uint64_t dim = data.dim;
+  inputs_.resize(rows * dim);
+  labels_.resize(rows);
+  for (uint64_t r = 0; r < rows; ++r) {
+    assert(samples[r] < data.size);
+    std::memcpy(inputs_.data() + r * dim, data.Row(samples[r]),
+                dim * sizeof(float));
+    labels_[r] = data.labels[samples[r]];
+  }
+  Forward(params, inputs_.data(), rows);
+  const double loss = SoftmaxLoss(rows, labels_.data(), nullptr);
+  Backward(params, inputs_.data(), rows, labels_.data(), grad);
+  return loss / static_cast<double>(rows);
+}
+
+EvalResult DenseModel::Evaluate(std::span<const float> params,
+                                const DenseDataset& data, uint64_t limit,
+                                uint64_t chunk_rows) {
+  assert(params.size() == num_params_ && chunk_rows >= 1);
+  assert(data.dim == layers_.front().in);
+  const uint64_t total = limit == 0 ? data.size : std::min(limit, data.size);
+  double loss = 0;
+  uint64_t correct = 0;
+  for (uint64_t start = 0; start < total; start += chunk_rows) {
+    const uint64_t rows = std::min(chunk_rows, total - start);
+    Forward(params, data.Row(start), rows);
+    loss += SoftmaxLoss(rows, data.labels.data() + start, &correct);
+  }
+  EvalResult result;
+  result.samples = total;
+  result.auc = std::numeric_limits<double>::quiet_NaN();
+  if (total > 0) {
+    result.loss = loss / static_cast<double>(total);
+    result.accuracy = static_cast<double>(correct) / static_cast<double>(total);
+  }
+  return result;
+}
+
+}  // namespace lockstep
