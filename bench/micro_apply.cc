@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "server/optimizer.h"
+#include "server/optimizers/optimizer.h"
 
 namespace lockstep {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "common/layout.h"
 #include "common/status.h"
-#include "server/optimizer.h"
+#include "server/optimizers/optimizer.h"
 
 namespace lockstep {
 

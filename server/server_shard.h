@@ -25,7 +25,7 @@
 #include "common/transport/data_port.h"
 #include "server/background_apply.h"
 #include "server/dense_store.h"
-#include "server/optimizer.h"
+#include "server/optimizers/optimizer.h"
 #include "server/push_aggregator.h"
 #include "server/sparse_table.h"
 

@@ -1,6 +1,7 @@
 #include "sync_policies/asp_policy.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "sync_policies/configured_batches.h"
@@ -54,6 +55,27 @@ std::map<std::string, double> AspPolicy::Metrics() const {
   m["lockstep_asp_scale_lr"] = rule_.scale_lr ? 1 : 0;
   m["lockstep_asp_max_staleness"] = static_cast<double>(rule_.max_staleness);
   return m;
+}
+
+StatusOr<std::unique_ptr<SyncPolicy>> AspPolicy::Create(const PolicySpec& spec,
+                                                        const PolicyJob& job) {
+  StalenessRule rule;
+  std::set<std::string> seen;
+  for (const std::string& param : spec.params()) {
+    const bool drop = PolicySpec::HasKey(param, "drop");
+    const std::string key = drop ? "drop" : param;
+    if (!seen.insert(key).second)
+      return spec.Error("'" + key + "' given twice");
+    if (param == "scale") {
+      rule.scale_lr = true;
+    } else if (drop) {
+      LS_ASSIGN_OR_RETURN(uint64_t n, spec.KeyNumber(param, "drop"));
+      rule.max_staleness = static_cast<int64_t>(n);
+    } else {
+      return spec.Error("unknown asp option '" + param + "'");
+    }
+  }
+  return std::unique_ptr<SyncPolicy>(new AspPolicy(job.batches, rule));
 }
 
 }  // namespace lockstep

@@ -10,26 +10,35 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "sync_policies/clock_table.h"
+#include "sync_policies/policy_spec.h"
 #include "sync_policies/sync_policy.h"
 
 namespace lockstep {
 
 class AspPolicy : public SyncPolicy {
  public:
+  // Parses "asp[:scale][:drop=N]": scale the step by 1/(staleness+1);
+  // drop pushes staler than N versions; `job` gives the batches (and seed).
+  static StatusOr<std::unique_ptr<SyncPolicy>> Create(const PolicySpec& spec,
+                                                      const PolicyJob& job);
+  static std::vector<std::string> Forms() {
+    return {"asp", "asp:scale", "asp:drop=N", "asp:scale:drop=N"};
+  }
+
   // `batches` as in BspPolicy. `rule.max_staleness` is -1 (never drop) or
   // >= 0.
   AspPolicy(std::vector<uint32_t> batches, StalenessRule rule);
 
   // "asp", "asp:scale", "asp:drop=N" or "asp:scale:drop=N".
   std::string name() const override;
-  wire::ApplyMode apply_mode() const override {
-    return wire::ApplyMode::OnArrival;
-  }
+  ApplyMode apply_mode() const override { return ApplyMode::kOnArrival; }
   StalenessRule staleness_rule() const override { return rule_; }
   // Joins at max(clock, CurrentClock()).
   void OnWorkerJoined(uint32_t worker, int64_t clock,

@@ -111,4 +111,16 @@ std::map<std::string, double> BackupPolicy::Metrics() const {
   return m;
 }
 
+StatusOr<std::unique_ptr<SyncPolicy>> BackupPolicy::Create(
+    const PolicySpec& spec, const PolicyJob& job) {
+  LS_ASSIGN_OR_RETURN(uint64_t backups, spec.SingleNumber("backup count B"));
+  if (backups >= job.workers) {
+    return spec.Error("B=" + std::to_string(backups) +
+                      " backup workers need more than B workers (the job has " +
+                      std::to_string(job.workers) + ")");
+  }
+  return std::unique_ptr<SyncPolicy>(
+      new BackupPolicy(job.batches, static_cast<uint32_t>(backups)));
+}
+
 }  // namespace lockstep

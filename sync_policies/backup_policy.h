@@ -12,24 +12,31 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+#include "sync_policies/policy_spec.h"
 #include "sync_policies/sync_policy.h"
 
 namespace lockstep {
 
 class BackupPolicy : public SyncPolicy {
  public:
+  // Parses "backup:B" (B backup workers, B < workers); `job` gives the batches
+  // (and seed).
+  static StatusOr<std::unique_ptr<SyncPolicy>> Create(const PolicySpec& spec,
+                                                      const PolicyJob& job);
+  static std::vector<std::string> Forms() { return {"backup:B"}; }
+
   // `batches` as in BspPolicy; `backups` is B (0 behaves like BSP).
   BackupPolicy(std::vector<uint32_t> batches, uint32_t backups);
 
   // "backup:B".
   std::string name() const override;
-  wire::ApplyMode apply_mode() const override {
-    return wire::ApplyMode::OnCommit;
-  }
+  ApplyMode apply_mode() const override { return ApplyMode::kOnCommit; }
   // Joins at max(clock, CurrentClock()); from then on it counts in N.
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;

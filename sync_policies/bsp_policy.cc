@@ -80,4 +80,10 @@ std::map<std::string, double> BspPolicy::Metrics() const {
   return m;
 }
 
+StatusOr<std::unique_ptr<SyncPolicy>> BspPolicy::Create(const PolicySpec& spec,
+                                                        const PolicyJob& job) {
+  LS_RETURN_IF_ERROR(spec.ExpectNoParams());
+  return std::unique_ptr<SyncPolicy>(new BspPolicy(job.batches));
+}
+
 }  // namespace lockstep

@@ -9,23 +9,29 @@
 #define LOCKSTEP_SYNC_POLICIES_BSP_POLICY_H_
 
 #include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
+#include "common/status.h"
+#include "sync_policies/policy_spec.h"
 #include "sync_policies/sync_policy.h"
 
 namespace lockstep {
 
 class BspPolicy : public SyncPolicy {
  public:
+  // Parses "bsp" (no parameters); `job` gives the batches (and seed).
+  static StatusOr<std::unique_ptr<SyncPolicy>> Create(const PolicySpec& spec,
+                                                      const PolicyJob& job);
+  static std::vector<std::string> Forms() { return {"bsp"}; }
+
   // `batches[w]` is worker w's batch; workers beyond the list use the last
   // entry (a one-entry list means the same batch everywhere).
   explicit BspPolicy(std::vector<uint32_t> batches);
 
   std::string name() const override { return "bsp"; }
-  wire::ApplyMode apply_mode() const override {
-    return wire::ApplyMode::OnCommit;
-  }
+  ApplyMode apply_mode() const override { return ApplyMode::kOnCommit; }
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;
   std::vector<CommitDecision> OnWorkerLeft(uint32_t worker) override;

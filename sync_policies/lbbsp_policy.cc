@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <set>
 #include <utility>
 
 namespace lockstep {
@@ -10,6 +11,56 @@ namespace {
 
 std::string WorkerLabel(const char* name, uint32_t worker) {
   return std::string(name) + "{worker=\"" + std::to_string(worker) + "\"}";
+}
+
+// Parses the method part at params[*i], if any; advances *i past it.
+Status ParseMethod(const PolicySpec& spec, size_t* i, LbBspOptions* options) {
+  const auto& params = spec.params();
+  if (*i < params.size() && params[*i] == "numerical") {
+    options->method = LbBspOptions::Method::kNumerical;
+    ++*i;
+  } else if (*i < params.size() && params[*i] == "analytical") {
+    ++*i;
+    if (*i >= params.size() || params[*i].find('=') != std::string::npos) {
+      return Status::Ok();  // the default predictor
+    }
+    const std::string& name = params[*i];
+    if (name == "last") {
+      options->predictor = PredictorKind::kLast;
+    } else if (name == "ema") {
+      options->predictor = PredictorKind::kEma;
+    } else if (name == "narx") {
+      options->predictor = PredictorKind::kNarx;
+    } else {
+      return spec.Error("unknown predictor '" + name +
+                        "' (want last, ema or narx)");
+    }
+    ++*i;
+  }
+  return Status::Ok();
+}
+
+// Parses the ":min=N" and ":max=N" bounds from params[i] on.
+Status ParseBounds(const PolicySpec& spec, size_t i, LbBspOptions* options) {
+  std::set<std::string> seen;
+  for (; i < spec.params().size(); ++i) {
+    const std::string& param = spec.params()[i];
+    const std::string key = param.substr(0, param.find('='));
+    if ((key != "min" && key != "max") || !PolicySpec::HasKey(param, key)) {
+      return spec.Error("unexpected '" + param + "'");
+    }
+    if (!seen.insert(key).second)
+      return spec.Error("'" + key + "' given twice");
+    LS_ASSIGN_OR_RETURN(uint64_t n, spec.KeyNumber(param, key));
+    if (n == 0) return spec.Error("'" + param + "': must be >= 1");
+    (key == "min" ? options->min_batch : options->max_batch) =
+        static_cast<uint32_t>(n);
+  }
+  if (options->max_batch != 0 && options->min_batch > options->max_batch) {
+    return spec.Error("min=" + std::to_string(options->min_batch) +
+                      " is above max=" + std::to_string(options->max_batch));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -211,6 +262,17 @@ std::map<std::string, double> LbBspPolicy::Metrics() const {
     }
   }
   return m;
+}
+
+StatusOr<std::unique_ptr<SyncPolicy>> LbBspPolicy::Create(
+    const PolicySpec& spec, const PolicyJob& job) {
+  LbBspOptions options;
+  size_t i = 0;
+  LS_RETURN_IF_ERROR(ParseMethod(spec, &i, &options));
+  LS_RETURN_IF_ERROR(ParseBounds(spec, i, &options));
+  options.seed = job.seed;
+  return std::unique_ptr<SyncPolicy>(
+      new LbBspPolicy(job.global_batch, options));
 }
 
 }  // namespace lockstep

@@ -35,8 +35,10 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "sync_policies/bsp_policy.h"
 #include "sync_policies/numerical_batch_search.h"
+#include "sync_policies/policy_spec.h"
 #include "sync_policies/quota_split.h"
 #include "sync_policies/speed_predictor.h"
 
@@ -58,6 +60,16 @@ struct LbBspOptions {
 
 class LbBspPolicy : public BspPolicy {
  public:
+  // Parses "lbbsp[:analytical[:last|ema|narx] | :numerical][:min=N][:max=N]"
+  // (default analytical:narx; per-worker quota bounds 1 <= min <= max); `job`
+  // gives the batches (and seed).
+  static StatusOr<std::unique_ptr<SyncPolicy>> Create(const PolicySpec& spec,
+                                                      const PolicyJob& job);
+  static std::vector<std::string> Forms() {
+    return {"lbbsp", "lbbsp:analytical:last", "lbbsp:analytical:ema",
+            "lbbsp:analytical:narx", "lbbsp:numerical"};
+  }
+
   // `global_batch` is X. REQUIRES: options.max_batch == 0 or
   // options.min_batch <= options.max_batch.
   LbBspPolicy(uint64_t global_batch, LbBspOptions options);
@@ -81,8 +93,11 @@ class LbBspPolicy : public BspPolicy {
   // (0 fast approach, 1 fine tune, 2 balanced), lockstep_lbbsp_step,
   // lockstep_lbbsp_window, lockstep_lbbsp_moves_total.
   std::map<std::string, double> Metrics() const override;
+  // Quotas change every clock, so workers draw from one global order.
+  bool prefers_global_order() const override { return true; }
 
   uint64_t global_batch() const { return global_batch_; }
+  const LbBspOptions& options() const { return options_; }
   // The quotas of the current clock (CurrentClock()).
   const std::map<uint32_t, uint32_t>& quotas() const { return quotas_; }
   // The bounds in force for `worker` (defaults if unknown).

@@ -5,50 +5,71 @@
 #include "sync_policies/bsp_policy.h"
 #include "sync_policies/lbbsp_policy.h"
 #include "sync_policies/ssp_policy.h"
-#include "sync_policies/sync_spec.h"
 
 namespace lockstep {
 namespace {
 
-StatusOr<SyncSpec> ParseAndCheck(const std::string& text, uint32_t workers) {
-  LS_ASSIGN_OR_RETURN(SyncSpec spec, ParseSyncSpec(text));
-  LS_RETURN_IF_ERROR(CheckSyncSpec(spec, text, workers));
-  return spec;
-}
-
-std::unique_ptr<SyncPolicy> Build(const SyncSpec& spec,
-                                  const JobConfig& config) {
-  switch (spec.kind) {
-    case SyncSpec::Kind::kBsp:
-      return std::make_unique<BspPolicy>(config.batches);
-    case SyncSpec::Kind::kSsp:
-      return std::make_unique<SspPolicy>(config.batches, spec.staleness);
-    case SyncSpec::Kind::kAsp:
-      return std::make_unique<AspPolicy>(config.batches, spec.asp);
-    case SyncSpec::Kind::kBackup:
-      return std::make_unique<BackupPolicy>(config.batches, spec.backups);
-    case SyncSpec::Kind::kLbBsp: {
-      LbBspOptions options = spec.lbbsp;
-      options.seed = config.seed;
-      return std::make_unique<LbBspPolicy>(config.GlobalBatch(), options);
-    }
+std::string KnownForms() {
+  std::string known;
+  for (const auto& form : KnownSyncPolicies()) {
+    known += (known.empty() ? "" : ", ") + form;
   }
-  return nullptr;
+  return "(known: " + known + "; lbbsp forms take optional :min=N, :max=N)";
 }
 
 }  // namespace
 
-std::vector<std::string> KnownSyncPolicies() { return SyncSpecForms(); }
+const std::vector<PolicyFactory>& PolicyFactories() {
+  static const auto* factories = new std::vector<PolicyFactory>{
+      {"bsp", &BspPolicy::Create, &BspPolicy::Forms},
+      {"ssp", &SspPolicy::Create, &SspPolicy::Forms},
+      {"asp", &AspPolicy::Create, &AspPolicy::Forms},
+      {"backup", &BackupPolicy::Create, &BackupPolicy::Forms},
+      {"lbbsp", &LbBspPolicy::Create, &LbBspPolicy::Forms},
+  };
+  return *factories;
+}
 
-Status ValidateSyncSpec(const std::string& spec, uint32_t workers) {
-  return ParseAndCheck(spec, workers).status();
+std::vector<std::string> KnownSyncPolicies() {
+  std::vector<std::string> known;
+  for (const PolicyFactory& f : PolicyFactories()) {
+    for (std::string& form : f.forms()) known.push_back(std::move(form));
+  }
+  return known;
+}
+
+PolicyJob PolicyJobOf(const JobConfig& config) {
+  PolicyJob job;
+  job.batches = config.batches;
+  job.workers = config.workers;
+  job.global_batch = config.GlobalBatch();
+  job.seed = config.seed;
+  return job;
 }
 
 StatusOr<std::unique_ptr<SyncPolicy>> CreateSyncPolicy(
     const JobConfig& config) {
-  LS_ASSIGN_OR_RETURN(SyncSpec spec,
-                      ParseAndCheck(config.sync, config.workers));
-  return Build(spec, config);
+  const PolicySpec spec(config.sync);
+  for (const PolicyFactory& f : PolicyFactories()) {
+    if (spec.name() != f.name) continue;
+    auto policy = f.create(spec, PolicyJobOf(config));
+    if (policy.ok()) return policy;
+    return InvalidArgument(policy.status().message() + " " + KnownForms());
+  }
+  return InvalidArgument("unknown sync policy '" + config.sync + "' " +
+                         KnownForms());
+}
+
+Status ValidateSyncPolicy(const JobConfig& config) {
+  return CreateSyncPolicy(config).status();
+}
+
+Status ResolveAutoDataOrder(JobConfig* config) {
+  if (config->data_order != "auto") return Status::Ok();
+  LS_ASSIGN_OR_RETURN(std::unique_ptr<SyncPolicy> policy,
+                      CreateSyncPolicy(*config));
+  config->data_order = policy->prefers_global_order() ? "global" : "partition";
+  return Status::Ok();
 }
 
 }  // namespace lockstep

@@ -62,4 +62,11 @@ std::map<std::string, double> SspPolicy::Metrics() const {
   return m;
 }
 
+StatusOr<std::unique_ptr<SyncPolicy>> SspPolicy::Create(const PolicySpec& spec,
+                                                        const PolicyJob& job) {
+  LS_ASSIGN_OR_RETURN(uint64_t staleness, spec.SingleNumber("staleness S"));
+  return std::unique_ptr<SyncPolicy>(
+      new SspPolicy(job.batches, static_cast<int64_t>(staleness)));
+}
+
 }  // namespace lockstep

@@ -10,26 +10,33 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "sync_policies/clock_table.h"
+#include "sync_policies/policy_spec.h"
 #include "sync_policies/sync_policy.h"
 
 namespace lockstep {
 
 class SspPolicy : public SyncPolicy {
  public:
+  // Parses "ssp:S" (S >= 0, the staleness bound); `job` gives the batches (and
+  // seed).
+  static StatusOr<std::unique_ptr<SyncPolicy>> Create(const PolicySpec& spec,
+                                                      const PolicyJob& job);
+  static std::vector<std::string> Forms() { return {"ssp:S"}; }
+
   // `batches` as in BspPolicy (the last entry covers workers beyond the
   // list). REQUIRES: staleness >= 0.
   SspPolicy(std::vector<uint32_t> batches, int64_t staleness);
 
   // "ssp:S".
   std::string name() const override;
-  wire::ApplyMode apply_mode() const override {
-    return wire::ApplyMode::OnArrival;
-  }
+  ApplyMode apply_mode() const override { return ApplyMode::kOnArrival; }
   // Joins at max(clock, CurrentClock()).
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;

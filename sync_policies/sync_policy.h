@@ -13,9 +13,23 @@
 #include <string>
 #include <vector>
 
-#include "schemas/lockstep_generated.h"
-
 namespace lockstep {
+
+// How servers apply pushes under a policy: buffered per clock until the
+// coordinator commits that clock for a set of workers, or on arrival.
+// (The coordinator maps it to the wire's enum when it welcomes a server.)
+enum class ApplyMode { kOnCommit, kOnArrival };
+
+// The job as a policy sees it.
+struct PolicyJob {
+  // Per-worker configured batches; a one-entry list means the same batch
+  // for every worker.
+  std::vector<uint32_t> batches;
+  uint32_t workers = 0;
+  // X: the sum of the workers' configured batches.
+  uint64_t global_batch = 0;
+  uint64_t seed = 1;
+};
 
 // What a worker reports when it finishes a clock. Times in seconds.
 struct ClockReport {
@@ -70,8 +84,13 @@ class SyncPolicy {
   // The policy's name with its parameters, e.g. "ssp:3".
   virtual std::string name() const = 0;
   // How servers apply pushes under this policy.
-  virtual wire::ApplyMode apply_mode() const = 0;
+  virtual ApplyMode apply_mode() const = 0;
   virtual StalenessRule staleness_rule() const { return {}; }
+  // True when workers should draw samples in one global order (clock c's
+  // global batch is the next X samples; each worker takes its quota at its
+  // offset): for policies whose quotas change, where per-worker partitions
+  // would bias the sample order. Resolves --data-order auto.
+  virtual bool prefers_global_order() const { return false; }
 
   // Worker `worker` joined (or re-joined) and may start at `clock`.
   virtual void OnWorkerJoined(uint32_t worker, int64_t clock,

@@ -97,7 +97,7 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.stop_on_worker_failure = vm["stop-on-worker-failure"].as<bool>();
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));
     LS_ASSIGN_OR_RETURN(options.job, JobConfigFromFlags(vm));
-    LS_RETURN_IF_ERROR(ValidateSyncSpec(options.job.sync, options.job.workers));
+    LS_RETURN_IF_ERROR(ValidateSyncPolicy(options.job));
     LS_ASSIGN_OR_RETURN(options.hetero_profiles,
                         ResolveHeteroFlag(options.hetero, options.job.workers));
   } catch (const std::exception& e) {

@@ -295,7 +295,7 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
   report.cpu_available = done.cpu_available();
   report.mem_available = done.mem_available();
   recorder_->RecordClock(report, done.staleness(), done.dropped());
-  if (policy_->apply_mode() == wire::ApplyMode::OnArrival) {
+  if (policy_->apply_mode() == ApplyMode::kOnArrival) {
     // Applied on arrival: the clock's samples count now (unless dropped).
     if (done.dropped() == 0) {
       recorder_->RecordCommit(report.clock, report.batch, report.loss);

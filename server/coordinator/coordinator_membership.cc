@@ -9,6 +9,14 @@
 #include "server/coordinator/coordinator.h"
 
 namespace lockstep {
+namespace {
+
+wire::ApplyMode WireApplyMode(ApplyMode mode) {
+  return mode == ApplyMode::kOnArrival ? wire::ApplyMode::OnArrival
+                                       : wire::ApplyMode::OnCommit;
+}
+
+}  // namespace
 
 void Coordinator::AssignRanks(std::vector<std::string>& ids) {
   const int n = static_cast<int>(ids.size());
@@ -60,8 +68,8 @@ void Coordinator::SendWelcome(const std::string& id, const Peer& peer) {
   auto layout = layout_.ToWire(fbb);
   const StalenessRule rule = policy_->staleness_rule();
   auto body = wire::CreateWelcome(fbb, static_cast<uint32_t>(peer.rank), job,
-                                  layout, policy_->apply_mode(), rule.scale_lr,
-                                  rule.max_staleness);
+                                  layout, WireApplyMode(policy_->apply_mode()),
+                                  rule.scale_lr, rule.max_staleness);
   Reply(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                            wire::Role::Coordinator, 0));
 }

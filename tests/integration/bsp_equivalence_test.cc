@@ -8,7 +8,7 @@
 
 #include "common/job_config.h"
 #include "common/model_spec.h"
-#include "server/optimizer.h"
+#include "server/optimizers/optimizer.h"
 #include "tests/integration/test_cluster.h"
 #include "worker/data/idx_loader.h"
 #include "worker/models/dense_model.h"

@@ -67,7 +67,7 @@ TEST_F(AspPolicyTest, NameReflectsTheRule) {
   EXPECT_EQ(AspPolicy({32}, {true, -1}).name(), "asp:scale");
   EXPECT_EQ(AspPolicy({32}, {false, 0}).name(), "asp:drop=0");
   EXPECT_EQ(AspPolicy({32}, {true, 8}).name(), "asp:scale:drop=8");
-  EXPECT_EQ(AspPolicy({32}, {}).apply_mode(), wire::ApplyMode::OnArrival);
+  EXPECT_EQ(AspPolicy({32}, {}).apply_mode(), ApplyMode::kOnArrival);
 }
 
 TEST_F(AspPolicyTest, MetricsShowPerWorkerClocks) {

@@ -190,7 +190,7 @@ TEST_F(BackupPolicyTest, RandomArrivalOrdersCommitTheFirstReporters) {
 TEST_F(BackupPolicyTest, NameAndApplyMode) {
   BackupPolicy policy({32}, 2);
   EXPECT_EQ(policy.name(), "backup:2");
-  EXPECT_EQ(policy.apply_mode(), wire::ApplyMode::OnCommit);
+  EXPECT_EQ(policy.apply_mode(), ApplyMode::kOnCommit);
 }
 
 }  // namespace

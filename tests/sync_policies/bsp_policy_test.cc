@@ -431,7 +431,7 @@ TEST_F(BspPolicyTest, MetricsShowTheCommittedClockAndQuotas) {
 TEST_F(BspPolicyTest, NameAndApplyMode) {
   BspPolicy policy({32});
   EXPECT_EQ(policy.name(), "bsp");
-  EXPECT_EQ(policy.apply_mode(), wire::ApplyMode::OnCommit);
+  EXPECT_EQ(policy.apply_mode(), ApplyMode::kOnCommit);
 }
 
 }  // namespace

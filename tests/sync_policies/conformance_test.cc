@@ -16,7 +16,6 @@
 
 #include "common/job_config.h"
 #include "sync_policies/policy_registry.h"
-#include "sync_policies/sync_spec.h"
 #include "tests/sync_policies/policy_referee.h"
 #include "tests/sync_policies/policy_simulator.h"
 #include "tests/test_seed.h"
@@ -26,6 +25,7 @@ namespace {
 
 using sim::PolicyReferee;
 using sim::PolicySimulator;
+using sim::RefereeSpec;
 using sim::SimScenario;
 
 // Analytical quotas count as proportional within this share (or 1 sample).
@@ -36,12 +36,17 @@ constexpr double kBalanceTolerance = 0.10;
 
 class ConformanceTest : public ::testing::TestWithParam<std::string> {
  protected:
-  SyncSpec Spec() const {
-    auto spec = ParseSyncSpec(GetParam());
-    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
-    return spec.ok() ? *spec : SyncSpec{};
+  // The family and parameters of GetParam(), read off a policy built
+  // through the registry.
+  RefereeSpec Spec() const {
+    JobConfig config;
+    config.sync = GetParam();
+    config.workers = 8;
+    auto policy = CreateSyncPolicy(config);
+    EXPECT_TRUE(policy.ok()) << policy.status().ToString();
+    return policy.ok() ? RefereeSpec::Of(**policy) : RefereeSpec{};
   }
-  bool IsLbBsp() const { return Spec().kind == SyncSpec::Kind::kLbBsp; }
+  bool IsLbBsp() const { return Spec().kind == RefereeSpec::Kind::kLbBsp; }
   bool IsNumerical() const {
     return IsLbBsp() && Spec().lbbsp.method == LbBspOptions::Method::kNumerical;
   }
@@ -60,12 +65,12 @@ class ConformanceTest : public ::testing::TestWithParam<std::string> {
     auto policy = CreateSyncPolicy(config);
     ASSERT_TRUE(policy.ok()) << policy.status().ToString();
     policy_ = std::move(*policy);
-    referee_ = std::make_unique<PolicyReferee>(policy_.get(), Spec(), scenario,
-                                               global_batch_);
+    referee_ = std::make_unique<PolicyReferee>(
+        policy_.get(), RefereeSpec::Of(*policy_), scenario, global_batch_);
     PolicySimulator simulator(policy_.get(), scenario, referee_.get());
     ASSERT_TRUE(simulator.Run());
-    if (Spec().kind != SyncSpec::Kind::kSsp &&
-        Spec().kind != SyncSpec::Kind::kAsp) {
+    if (Spec().kind != RefereeSpec::Kind::kSsp &&
+        Spec().kind != RefereeSpec::Kind::kAsp) {
       EXPECT_EQ(referee_->committed(), scenario.clocks - 1);
     }
   }

@@ -294,7 +294,7 @@ TEST_F(LbBspPolicyTest, NameApplyModeAndCurrentClock) {
   options.max_batch = 50;
   LbBspPolicy policy(64, options);
   EXPECT_EQ(policy.name(), "lbbsp:numerical:min=2:max=50");
-  EXPECT_EQ(policy.apply_mode(), wire::ApplyMode::OnCommit);
+  EXPECT_EQ(policy.apply_mode(), ApplyMode::kOnCommit);
   EXPECT_EQ(policy.CurrentClock(), 0);
   EXPECT_EQ(policy.global_batch(), 64u);
 }

@@ -1,7 +1,7 @@
 // The conformance suite's referee: follows a PolicySimulator run through
 // its observer hooks, keeps its own account of membership, reports and
 // commits, and checks every decision of the policy against the rule of
-// the policy's family (sync_policies/sync_spec.h names the families):
+// the policy's family (RefereeSpec reads it off the policy):
 //  - BSP and LB-BSP: admission only to the current clock (committed + 1);
 //    commits consecutive, each listing exactly the live reporters, never
 //    before every live worker admitted to the clock reported it, and never
@@ -30,19 +30,50 @@
 #include <string>
 #include <vector>
 
+#include "sync_policies/asp_policy.h"
+#include "sync_policies/backup_policy.h"
 #include "sync_policies/configured_batches.h"
-#include "sync_policies/sync_spec.h"
+#include "sync_policies/lbbsp_policy.h"
+#include "sync_policies/ssp_policy.h"
 #include "tests/sync_policies/policy_simulator.h"
 
 namespace lockstep {
 namespace sim {
 
+// What the referee needs to know of the policy under test: its family and
+// parameters, read off the policy itself.
+struct RefereeSpec {
+  enum class Kind { kBsp, kSsp, kAsp, kBackup, kLbBsp };
+  Kind kind = Kind::kBsp;
+  int64_t staleness = 0;  // ssp
+  uint32_t backups = 0;   // backup
+  LbBspOptions lbbsp;     // lbbsp
+
+  static RefereeSpec Of(const SyncPolicy& policy) {
+    RefereeSpec spec;
+    // LbBspPolicy derives from BspPolicy, so it is asked first.
+    if (const auto* p = dynamic_cast<const LbBspPolicy*>(&policy)) {
+      spec.kind = Kind::kLbBsp;
+      spec.lbbsp = p->options();
+    } else if (const auto* p = dynamic_cast<const SspPolicy*>(&policy)) {
+      spec.kind = Kind::kSsp;
+      spec.staleness = p->staleness();
+    } else if (dynamic_cast<const AspPolicy*>(&policy) != nullptr) {
+      spec.kind = Kind::kAsp;
+    } else if (const auto* p = dynamic_cast<const BackupPolicy*>(&policy)) {
+      spec.kind = Kind::kBackup;
+      spec.backups = p->backups();
+    }
+    return spec;
+  }
+};
+
 class PolicyReferee : public SimObserver {
  public:
-  using Kind = SyncSpec::Kind;
+  using Kind = RefereeSpec::Kind;
 
   // Does not own `policy`.
-  PolicyReferee(const SyncPolicy* policy, const SyncSpec& spec,
+  PolicyReferee(const SyncPolicy* policy, const RefereeSpec& spec,
                 const SimScenario& scenario, uint64_t global_batch)
       : policy_(policy),
         spec_(spec),
@@ -253,7 +284,7 @@ class PolicyReferee : public SimObserver {
   }
 
   const SyncPolicy* policy_;
-  SyncSpec spec_;
+  RefereeSpec spec_;
   SimScenario scenario_;
   uint64_t global_batch_;
   std::map<uint32_t, int64_t> joined_;     // live workers: join clock

@@ -23,6 +23,14 @@ class PolicyRegistryTest : public ::testing::Test {
     return config;
   }
 
+  // What the registry says of `sync` for a job of `workers` workers.
+  static Status Validate(const std::string& sync, uint32_t workers) {
+    JobConfig config;
+    config.sync = sync;
+    config.workers = workers;
+    return ValidateSyncPolicy(config);
+  }
+
   // A known form with its placeholders filled in.
   static std::string Instantiate(std::string form) {
     for (auto [placeholder, value] :
@@ -39,7 +47,7 @@ TEST_F(PolicyRegistryTest, BspCreatesABspPolicyThatAppliesOnCommit) {
   ASSERT_TRUE(policy.ok()) << policy.status().ToString();
   ASSERT_NE(*policy, nullptr);
   EXPECT_EQ((*policy)->name(), "bsp");
-  EXPECT_EQ((*policy)->apply_mode(), wire::ApplyMode::OnCommit);
+  EXPECT_EQ((*policy)->apply_mode(), ApplyMode::kOnCommit);
 }
 
 TEST_F(PolicyRegistryTest, CreatedPolicyUsesTheConfiguredBatches) {
@@ -111,10 +119,10 @@ TEST_F(PolicyRegistryTest, EachFamilyHasItsApplyModeAndStalenessRule) {
   auto apply = [&](const std::string& spec) {
     return (*CreateSyncPolicy(ConfigWithSync(spec)))->apply_mode();
   };
-  EXPECT_EQ(apply("ssp:3"), wire::ApplyMode::OnArrival);
-  EXPECT_EQ(apply("asp"), wire::ApplyMode::OnArrival);
-  EXPECT_EQ(apply("backup:1"), wire::ApplyMode::OnCommit);
-  EXPECT_EQ(apply("lbbsp:numerical"), wire::ApplyMode::OnCommit);
+  EXPECT_EQ(apply("ssp:3"), ApplyMode::kOnArrival);
+  EXPECT_EQ(apply("asp"), ApplyMode::kOnArrival);
+  EXPECT_EQ(apply("backup:1"), ApplyMode::kOnCommit);
+  EXPECT_EQ(apply("lbbsp:numerical"), ApplyMode::kOnCommit);
   const StalenessRule rule =
       (*CreateSyncPolicy(ConfigWithSync("asp:drop=9:scale")))->staleness_rule();
   EXPECT_TRUE(rule.scale_lr);
@@ -142,8 +150,8 @@ TEST_F(PolicyRegistryTest, ValidateAcceptsEveryValidSpec) {
         "lbbsp:analytical:last", "lbbsp:analytical:ema",
         "lbbsp:analytical:narx", "lbbsp:numerical", "lbbsp:min=1",
         "lbbsp:numerical:min=4:max=4", "lbbsp:analytical:ema:max=512"}) {
-    EXPECT_TRUE(ValidateSyncSpec(spec, 3).ok())
-        << spec << ": " << ValidateSyncSpec(spec, 3).ToString();
+    EXPECT_TRUE(Validate(spec, 3).ok())
+        << spec << ": " << Validate(spec, 3).ToString();
   }
 }
 
@@ -169,7 +177,7 @@ TEST_F(PolicyRegistryTest, ValidateNamesTheBadPart) {
       {"lbbsp:cap=3", "unexpected 'cap=3'"}};
   for (const auto& [spec, problem] : cases) {
     SCOPED_TRACE(spec);
-    const Status status = ValidateSyncSpec(spec, 3);
+    const Status status = Validate(spec, 3);
     ASSERT_FALSE(status.ok());
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(status.message(),
@@ -181,9 +189,9 @@ TEST_F(PolicyRegistryTest, ValidateNamesTheBadPart) {
 }
 
 TEST_F(PolicyRegistryTest, BackupCountMustLeaveAWorkerToWaitFor) {
-  EXPECT_TRUE(ValidateSyncSpec("backup:3", 4).ok());
-  EXPECT_FALSE(ValidateSyncSpec("backup:4", 4).ok());
-  EXPECT_FALSE(ValidateSyncSpec("backup:0", 0).ok());
+  EXPECT_TRUE(Validate("backup:3", 4).ok());
+  EXPECT_FALSE(Validate("backup:4", 4).ok());
+  EXPECT_FALSE(Validate("backup:0", 0).ok());
 }
 
 }  // namespace

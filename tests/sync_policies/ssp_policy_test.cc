@@ -183,7 +183,7 @@ TEST_F(SspPolicyTest, BatchesAndOffsetsFollowTheConfiguredList) {
 TEST_F(SspPolicyTest, NameAndApplyMode) {
   SspPolicy policy({32}, 3);
   EXPECT_EQ(policy.name(), "ssp:3");
-  EXPECT_EQ(policy.apply_mode(), wire::ApplyMode::OnArrival);
+  EXPECT_EQ(policy.apply_mode(), ApplyMode::kOnArrival);
   EXPECT_FALSE(policy.Admit(0, 0).has_value()) << "unknown worker";
 }
 

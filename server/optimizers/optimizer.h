@@ -1,9 +1,11 @@
 // Server-side optimizers: the update rule a shard applies to its parameters
-// once a clock's aggregated gradient is known.
+// once a clock's aggregated gradient is known. One optimizer per file pair
+// in this folder (sgd_optimizer.h, ...), registered by name in
+// optimizer_registry.cc.
 // Thread-safety: an Optimizer is immutable after Create; Apply is const and
 // may run concurrently on disjoint parameter ranges.
-#ifndef LOCKSTEP_SERVER_OPTIMIZER_H_
-#define LOCKSTEP_SERVER_OPTIMIZER_H_
+#ifndef LOCKSTEP_SERVER_OPTIMIZERS_OPTIMIZER_H_
+#define LOCKSTEP_SERVER_OPTIMIZERS_OPTIMIZER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +25,7 @@ inline constexpr int kMaxOptimizerSlots = 4;
 // Options of every optimizer; each uses only the fields it names. Defaults
 // are PyTorch's, so results compare with a single-process baseline.
 struct OptimizerConfig {
-  std::string name;  // "sgd", "momentum" or "adam"
+  std::string name;  // a registered name: "sgd", "momentum", "adam", ...
   double momentum = 0.9;
   double beta1 = 0.9;
   double beta2 = 0.999;
@@ -37,12 +39,13 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
 
-  // The optimizer `config.name` names. InvalidArgument for an unknown name
+  // The registered optimizer `config.name` names (optimizer_registry.cc).
+  // InvalidArgument for an unknown name
   // (the message lists the known ones) or an out-of-range option:
   // momentum, beta1, beta2 in [0, 1), epsilon > 0, weight_decay >= 0.
   static StatusOr<std::unique_ptr<Optimizer>> Create(
       const OptimizerConfig& config);
-  // The names Create accepts.
+  // The registered names, in registration order.
   static std::vector<std::string> KnownNames();
 
   virtual std::string_view name() const = 0;
@@ -66,4 +69,4 @@ class Optimizer {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_SERVER_OPTIMIZER_H_
+#endif  // LOCKSTEP_SERVER_OPTIMIZERS_OPTIMIZER_H_

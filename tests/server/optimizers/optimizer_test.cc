@@ -1,4 +1,4 @@
-#include "server/optimizer.h"
+#include "server/optimizers/optimizer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
