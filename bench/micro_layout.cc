@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/layout.h"
-#include "common/model_spec.h"
+#include "worker/models/mlp_model.h"
 
 namespace lockstep {
 namespace {
@@ -20,14 +20,14 @@ constexpr size_t kLookups = 4096;
 constexpr size_t kSparseIds = 16384;
 
 std::optional<KeyLayout> MakeLayout(benchmark::State& state) {
-  auto spec = ParseModelSpec("mlp:256,128", 784, 10);
-  if (!spec.ok()) {
-    state.SkipWithError(spec.status().message().c_str());
+  auto model = MlpModel::Create({256, 128}, 784, 10);
+  if (!model.ok()) {
+    state.SkipWithError(model.status().message().c_str());
     return std::nullopt;
   }
-  auto layout =
-      KeyLayout::Build(spec->Tensors(), static_cast<uint32_t>(state.range(0)),
-                       /*sparse_dim=*/1);
+  auto layout = KeyLayout::Build((*model)->shape().tensors,
+                                 static_cast<uint32_t>(state.range(0)),
+                                 /*sparse_dim=*/1);
   if (!layout.ok()) {
     state.SkipWithError(layout.status().message().c_str());
     return std::nullopt;

@@ -183,4 +183,12 @@ uint64_t SparseKeyOf(uint64_t feature) {
   return z ^ (z >> 31);
 }
 
+float InitialValue(uint64_t seed, uint64_t key, float scale) {
+  if (scale == 0.0f) return 0.0f;
+  uint64_t z = SparseKeyOf(seed * 0x9e3779b97f4a7c15ULL ^ key);
+  // 24 random bits -> uniform in [0, 1).
+  const double unit = static_cast<double>(z >> 40) / 16777216.0;
+  return static_cast<float>((2.0 * unit - 1.0) * scale);
+}
+
 }  // namespace lockstep

@@ -92,6 +92,11 @@ class KeyLayout {
 // so distinct features never collide).
 uint64_t SparseKeyOf(uint64_t feature);
 
+// The deterministic initial value of dense key `key`: uniform in
+// [-scale, scale] from a counter-based hash of (seed, key), so it does not
+// depend on how keys are sharded. scale 0 gives 0.
+float InitialValue(uint64_t seed, uint64_t key, float scale);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMMON_LAYOUT_H_

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "common/model_spec.h"
+#include "common/layout.h"
 
 namespace lockstep {
 namespace {

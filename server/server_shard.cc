@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "common/clock.h"
+#include "common/job_fields.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
 
@@ -88,7 +89,7 @@ Status ServerShard::AwaitWelcome() {
 }
 
 Status ServerShard::Setup(const wire::Welcome& welcome) {
-  LS_ASSIGN_OR_RETURN(job_, JobConfig::FromWire(welcome.job()));
+  LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
   LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(welcome.layout()));
   shard_ = welcome.rank();
   if (shard_ >= layout_.num_shards()) {
@@ -101,14 +102,7 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   max_staleness_ = welcome.max_staleness();
   LS_ASSIGN_OR_RETURN(
       schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
-  OptimizerConfig opt;
-  opt.name = job_.optimizer;
-  opt.momentum = job_.momentum;
-  opt.beta1 = job_.beta1;
-  opt.beta2 = job_.beta2;
-  opt.epsilon = job_.epsilon;
-  opt.weight_decay = job_.weight_decay;
-  LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(opt));
+  LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job_)));
   const ShardInfo& own = layout_.shards()[shard_];
   LS_ASSIGN_OR_RETURN(
       dense_, DenseStore::Create(own.dense, layout_.tensors(), job_.seed,

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "sync_policies/policy_registry.h"
+#include "tools/job_check.h"
 
 namespace lockstep {
 namespace {
@@ -96,8 +96,8 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.hetero = vm["hetero"].as<std::string>();
     options.stop_on_worker_failure = vm["stop-on-worker-failure"].as<bool>();
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));
-    LS_ASSIGN_OR_RETURN(options.job, JobConfigFromFlags(vm));
-    LS_RETURN_IF_ERROR(ValidateSyncPolicy(options.job));
+    LS_ASSIGN_OR_RETURN(JobConfig job, JobConfigFromFlags(vm));
+    LS_ASSIGN_OR_RETURN(options.job, CheckJob(std::move(job)));
     LS_ASSIGN_OR_RETURN(options.hetero_profiles,
                         ResolveHeteroFlag(options.hetero, options.job.workers));
   } catch (const std::exception& e) {

@@ -127,7 +127,7 @@ std::string ConfigJson(const JobConfig& job,
                        const std::string& launcher_json,
                        const std::string& hetero_json) {
   JsonObject o;
-  o.AddRaw("job", job.ToJson());
+  o.AddRaw("job", JobConfigToJson(job));
   o.AddRaw("command", JsonStringArray(command));
   o.Add("lockstep_version", kLockstepVersion);
   o.Add("protocol_version", kProtocolVersion);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/job_config.h"
+#include "common/job_fields.h"
 #include "common/status.h"
 
 namespace lockstep {

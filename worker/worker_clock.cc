@@ -2,13 +2,13 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <thread>
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "worker/models/sparse_lr_model.h"
 #include "worker/worker_runtime.h"
 
 namespace lockstep {
@@ -42,32 +42,21 @@ Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
   } else {
     stream_->Next(admission.quota, &batch_);
   }
-  const bool sparse = spec_.kind == ModelKind::kSparseLr;
-  if (sparse) {
-    ReclaimBuffer(&sparse_ids_, 0);
-    SparseLrModel::CollectIds(data_.sparse_train, batch_, sparse_ids_.get());
-    sparse_weights_.resize(sparse_ids_->size());
-  }
+  const uint32_t sparse_dim = layout_.sparse_dim();
+  ReclaimBuffer(&sparse_ids_, 0);
+  model_->SparseIds(*data_, Split::kTrain, batch_, sparse_ids_.get());
+  sparse_rows_.resize(sparse_ids_->size() * sparse_dim);
   double t = NowSeconds();
-  LS_RETURN_IF_ERROR(
-      sparse ? ps_->Pull(clock, params_, *sparse_ids_, sparse_weights_)
-             : ps_->Pull(clock, params_, {}, {}));
+  LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, *sparse_ids_, sparse_rows_));
   times->pull_s = NowSeconds() - t;
-  if (admission.evaluate) LS_RETURN_IF_ERROR(Evaluate(clock, false));
+  if (admission.evaluate) LS_RETURN_IF_ERROR(Evaluate(clock, false, true));
   ReclaimBuffer(&dense_grad_, params_.size());
-  if (sparse) {
-    ReclaimBuffer(&sparse_grad_, sparse_ids_->size());
-    TimedCompute(clock, admission.quota, times, [&] {
-      return SparseLrModel::LossAndGradient(
-          data_.sparse_train, batch_, params_[0], *sparse_ids_, sparse_weights_,
-          dense_grad_->data(), *sparse_grad_);
-    });
-  } else {
-    TimedCompute(clock, admission.quota, times, [&] {
-      return dense_model_->LossAndGradient(params_, data_.dense_train, batch_,
-                                           *dense_grad_);
-    });
-  }
+  ReclaimBuffer(&sparse_grad_, sparse_rows_.size());
+  TimedCompute(clock, admission.quota, times, [&] {
+    return model_->LossAndGradient(*data_, batch_,
+                                   {params_, *sparse_ids_, sparse_rows_},
+                                   {*dense_grad_, *sparse_grad_});
+  });
   return PushGradient(clock, admission.quota, times);
 }
 
@@ -105,11 +94,11 @@ void WorkerRuntime::EmulatedWait(double seconds) {
 Status WorkerRuntime::PushGradient(int64_t clock, uint32_t quota,
                                    ClockTimes* times) {
   const double t = NowSeconds();
+  const bool sparse = layout_.sparse_dim() > 0;
   LS_ASSIGN_OR_RETURN(
       PsClient::PushResult result,
-      ps_->Push(clock, quota, dense_grad_,
-                spec_.kind == ModelKind::kSparseLr ? sparse_ids_ : nullptr,
-                spec_.kind == ModelKind::kSparseLr ? sparse_grad_ : nullptr));
+      ps_->Push(clock, quota, dense_grad_, sparse ? sparse_ids_ : nullptr,
+                sparse ? sparse_grad_ : nullptr));
   times->push_s = NowSeconds() - t;
   times->staleness = result.max_staleness;
   times->dropped = result.dropped;
@@ -120,16 +109,19 @@ Status WorkerRuntime::PushGradient(int64_t clock, uint32_t quota,
   return Status::Ok();
 }
 
-Status WorkerRuntime::Evaluate(int64_t clock, bool final) {
-  EvalResult result;
-  if (spec_.kind == ModelKind::kSparseLr) {
-    test_weights_.resize(test_ids_.size());
-    LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, test_ids_, test_weights_));
-    result = SparseLrModel::Evaluate(data_.sparse_test, params_[0], test_ids_,
-                                     test_weights_);
-  } else {
-    result = dense_model_->Evaluate(params_, data_.dense_test, 0);
+Status WorkerRuntime::Evaluate(int64_t clock, bool final, bool pulled) {
+  if (!test_ids_ready_) {
+    std::vector<uint64_t> all(data_->shape().test_samples);
+    for (uint64_t i = 0; i < all.size(); ++i) all[i] = i;
+    model_->SparseIds(*data_, Split::kTest, all, &test_ids_);
+    test_rows_.resize(test_ids_.size() * layout_.sparse_dim());
+    test_ids_ready_ = true;
   }
+  if (!pulled || !test_ids_.empty()) {
+    LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, test_ids_, test_rows_));
+  }
+  const EvalResult result =
+      model_->Evaluate(*data_, {params_, test_ids_, test_rows_});
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreateEvaluation(fbb, clock, result.loss, result.accuracy,
                                      result.samples, final);
@@ -138,9 +130,9 @@ Status WorkerRuntime::Evaluate(int64_t clock, bool final) {
                                    static_cast<int>(rank_)));
   LS_LOG(Info) << (final ? "final " : "") << "test accuracy " << result.accuracy
                << ", loss " << result.loss
-               << (spec_.kind == ModelKind::kSparseLr
-                       ? ", auc " + std::to_string(result.auc)
-                       : std::string());
+               << (std::isnan(result.auc)
+                       ? std::string()
+                       : ", auc " + std::to_string(result.auc));
   return Status::Ok();
 }
 
@@ -151,11 +143,7 @@ Status WorkerRuntime::Finish(Admission admission) {
     if (admission.evaluate) {
       // The model after every committed clock: under BSP the servers
       // answer a pull for max_clocks once max_clocks-1 is applied.
-      const int64_t clock = admission.clock;
-      if (spec_.kind != ModelKind::kSparseLr) {
-        LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, {}, {}));
-      }
-      LS_RETURN_IF_ERROR(Evaluate(clock, true));
+      LS_RETURN_IF_ERROR(Evaluate(admission.clock, true, false));
       if (!options_.dump_model.empty()) {
         LS_RETURN_IF_ERROR(WriteModelFile(options_.dump_model, params_));
       }

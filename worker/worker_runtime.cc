@@ -9,7 +9,6 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
-#include "worker/models/sparse_lr_model.h"
 
 namespace lockstep {
 namespace {
@@ -84,81 +83,6 @@ Status WorkerRuntime::Train() {
     LS_RETURN_IF_ERROR(RunClock(admission, &times));
     SendClockDone(clock, admission.quota, times);
   }
-}
-
-Status WorkerRuntime::Register() {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  flatbuffers::FlatBufferBuilder fbb(256);
-  auto body = wire::CreateRegister(
-      fbb, wire::Role::Worker, fbb.CreateString(host),
-      static_cast<uint32_t>(getpid()), 0, options_.rank_hint);
-  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
-                                   wire::Role::Worker, options_.rank_hint));
-  Message msg;
-  const int64_t deadline =
-      NowMillis() + static_cast<int64_t>(options_.request_timeout_s * 1000);
-  while (true) {
-    LS_ASSIGN_OR_RETURN(bool got, AwaitCoordinator(&msg, deadline));
-    if (!got) {
-      return DeadlineExceeded("no welcome from the coordinator at " +
-                              options_.coordinator);
-    }
-    if (msg.envelope->body_type() == wire::Body::Welcome) {
-      return Setup(*msg.envelope->body_as_Welcome());
-    }
-  }
-}
-
-Status WorkerRuntime::Setup(const wire::Welcome& welcome) {
-  rank_ = welcome.rank();
-  SetLogRank(static_cast<int>(rank_));
-  LS_ASSIGN_OR_RETURN(job_, JobConfig::FromWire(welcome.job()));
-  // From now on a thread heartbeats, even while data loads.
-  LS_ASSIGN_OR_RETURN(
-      heartbeats_,
-      HeartbeatThread::Start(options_.coordinator, rank_, job_.heartbeat_ms));
-  welcomed_ms_ = NowMillis();
-  LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(welcome.layout()));
-  LS_ASSIGN_OR_RETURN(spec_,
-                      ParseModelSpec(job_.model, job_.input_dim, job_.classes));
-  if (rank_ >= job_.workers) {
-    return InvalidArgument("welcome assigns rank " + std::to_string(rank_) +
-                           " of " + std::to_string(job_.workers));
-  }
-  if (!options_.hetero.empty()) {
-    LS_ASSIGN_OR_RETURN(
-        hetero_,
-        HeteroProfile::Parse(options_.hetero, job_.seed * 1000003 + rank_));
-    LS_LOG(Info) << "emulating heterogeneity: " << hetero_.ToString();
-    if (hetero_.cpu_quota() > 0) {
-      Status quota = hetero_.ApplyCpuQuota(getpid());
-      if (!quota.ok())
-        LS_LOG(Warning) << "no real CPU quota: " << quota.message();
-    }
-  }
-  const double t0 = NowSeconds();
-  LS_ASSIGN_OR_RETURN(data_, LoadTrainingData(job_));
-  LS_LOG(Info) << "loaded " << data_.train_size() << " training samples in "
-               << NowSeconds() - t0 << " s";
-  if (spec_.kind != ModelKind::kSparseLr) {
-    LS_ASSIGN_OR_RETURN(dense_model_, DenseModel::Create(spec_));
-  } else if (rank_ == 0) {
-    std::vector<uint64_t> all(data_.sparse_test.size);
-    for (uint64_t i = 0; i < all.size(); ++i) all[i] = i;
-    SparseLrModel::CollectIds(data_.sparse_test, all, &test_ids_);
-  }
-  params_.assign(layout_.dense_keys(), 0.0f);
-  if (job_.data_order == "global") {
-    global_order_ = std::make_unique<GlobalBatchOrder>(
-        job_.train_samples, job_.GlobalBatch(), job_.seed);
-  } else {
-    stream_ = std::make_unique<SampleStream>(job_.train_samples, job_.workers,
-                                             rank_, job_.seed);
-  }
-  LS_ASSIGN_OR_RETURN(
-      ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s));
-  return Status::Ok();
 }
 
 StatusOr<WorkerRuntime::Admission> WorkerRuntime::RequestAdmission(

@@ -1,7 +1,10 @@
-// The worker: registers with the coordinator, loads its data partition, and
-// runs the pull -> compute -> push -> clock loop until the job is over.
-// Rank 0 also evaluates on the test set every eval_every clocks and once at
-// the end. Thread-safety: Run() owns every socket; one thread only.
+// The worker: registers with the coordinator, loads the job's data set and
+// builds its model (through their registries: the loop knows neither),
+// describes both to the coordinator, and once it has the layout runs the
+// pull -> compute -> push -> clock loop until the job is over. The
+// lowest-ranked live worker also evaluates on the test set every
+// eval_every clocks and once at the end.
+// Thread-safety: Run() owns every socket; one thread only.
 #ifndef LOCKSTEP_WORKER_WORKER_RUNTIME_H_
 #define LOCKSTEP_WORKER_WORKER_RUNTIME_H_
 
@@ -15,13 +18,12 @@
 #include "common/job_config.h"
 #include "common/layout.h"
 #include "common/message.h"
-#include "common/model_spec.h"
 #include "common/status.h"
-#include "worker/data/training_data.h"
+#include "worker/data/dataset.h"
 #include "worker/global_batch_order.h"
 #include "worker/heartbeat_thread.h"
 #include "worker/hetero_profile.h"
-#include "worker/models/dense_model.h"
+#include "worker/models/model.h"
 #include "worker/ps_client.h"
 #include "worker/sample_stream.h"
 
@@ -75,8 +77,18 @@ class WorkerRuntime {
   explicit WorkerRuntime(WorkerOptions options);
 
   Status Train();
+  // Registers, sets up from the Welcome, describes the model and data, and
+  // starts from the coordinator's Start (worker_setup.cc).
   Status Register();
   Status Setup(const wire::Welcome& welcome);
+  // Loads the data set and builds the model the job names.
+  Status LoadDataAndModel();
+  void SendDescribe();
+  Status Start(const wire::Start& start);
+  // Tells the coordinator why this worker cannot join.
+  void ReportSetupError(const Status& why);
+  // Waits (heartbeating) for a message of type `type` until `deadline_ms`.
+  StatusOr<bool> AwaitBody(wire::Body type, int64_t deadline_ms, Message* msg);
   StatusOr<Admission> RequestAdmission(int64_t clock);
   // Waits for the next message from the coordinator; heartbeats meanwhile.
   StatusOr<bool> AwaitCoordinator(Message* msg, int64_t deadline_ms);
@@ -89,7 +101,10 @@ class WorkerRuntime {
   // Sleeps `seconds` (stops early on a stop request).
   void EmulatedWait(double seconds);
   Status PushGradient(int64_t clock, uint32_t quota, ClockTimes* times);
-  Status Evaluate(int64_t clock, bool final);
+  // Evaluates the model at `clock` and reports it. `pulled`: params_ holds
+  // this clock's dense model already (a sparse model pulls its test rows
+  // either way).
+  Status Evaluate(int64_t clock, bool final, bool pulled);
   // Waits for the end of the job, running the final evaluation if asked.
   Status Finish(Admission admission);
   void SendHeartbeat();
@@ -105,9 +120,8 @@ class WorkerRuntime {
   uint32_t rank_ = 0;
   JobConfig job_;
   KeyLayout layout_;
-  ModelSpec spec_;
-  TrainingData data_;
-  std::unique_ptr<DenseModel> dense_model_;
+  std::unique_ptr<Dataset> data_;
+  std::unique_ptr<Model> model_;
   std::unique_ptr<PsClient> ps_;
   std::unique_ptr<SampleStream> stream_;
   std::unique_ptr<GlobalBatchOrder> global_order_;
@@ -117,9 +131,12 @@ class WorkerRuntime {
   std::shared_ptr<std::vector<float>> dense_grad_;
   std::shared_ptr<std::vector<uint64_t>> sparse_ids_;
   std::shared_ptr<std::vector<float>> sparse_grad_;
-  std::vector<float> sparse_weights_;
-  std::vector<float> test_weights_;
+  std::vector<float> sparse_rows_;
+  // The sparse ids and rows of the whole test split (sparse models only),
+  // collected on the first evaluation.
+  bool test_ids_ready_ = false;
   std::vector<uint64_t> test_ids_;
+  std::vector<float> test_rows_;
   int64_t next_heartbeat_ms_ = 0;
   // Heartbeats once the worker has its rank (from the Welcome on).
   std::unique_ptr<HeartbeatThread> heartbeats_;

@@ -7,8 +7,8 @@
 
 #include "bench/pushpull/transports.h"
 #include "common/clock.h"
+#include "common/job_fields.h"
 #include "common/message.h"
-#include "common/model_spec.h"
 #include "common/transport/data_channel.h"
 #include "common/transport/zmq/zmq_socket.h"
 
@@ -39,8 +39,11 @@ JobConfig BenchJob(const ServerSetOptions& o) {
   JobConfig job;
   job.model = "softmax";
   job.data = "fashion-mnist";
+  // Resolved as a real coordinator resolves it from its workers.
   job.input_dim = 784;
   job.classes = 10;
+  job.train_samples = 60000;
+  job.max_clocks = int64_t{1} << 40;
   job.sync = "asp";
   job.servers = o.servers;
   job.workers = o.workers;
@@ -145,7 +148,7 @@ Status FakeCoordinator::AwaitRegistrations() {
 Status FakeCoordinator::SendWelcomes() {
   for (uint32_t i = 0; i < options_.servers; ++i) {
     flatbuffers::FlatBufferBuilder fbb(1024);
-    auto job = job_.ToWire(fbb);
+    auto job = JobConfigToWire(fbb, job_);
     auto layout = layout_.ToWire(fbb);
     auto body = wire::CreateWelcome(fbb, i, job, layout,
                                     wire::ApplyMode::OnArrival, false, -1);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/model_spec.h"
+#include "common/layout.h"
 
 namespace lockstep::bench {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "common/model_spec.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "server/optimizers/optimizer.h"
 #include "sync_policies/policy_registry.h"
 
 namespace lockstep {
@@ -20,28 +20,19 @@ const char* RoleName(wire::Role role) { return wire::EnumNameRole(role); }
 
 void Coordinator::RequestStop() { g_stop_requested = true; }
 
-Coordinator::Coordinator(CoordinatorOptions options, KeyLayout layout,
-                         LrSchedule schedule)
-    : options_(std::move(options)),
-      layout_(std::move(layout)),
-      schedule_(schedule) {}
+Coordinator::Coordinator(CoordinatorOptions options)
+    : options_(std::move(options)), ledger_(options_.job.servers) {}
 
 Coordinator::~Coordinator() = default;
 
 StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     CoordinatorOptions options) {
-  const JobConfig& job = options.job;
-  LS_RETURN_IF_ERROR(ValidateJobConfig(job));
-  LS_ASSIGN_OR_RETURN(ModelSpec spec,
-                      ParseModelSpec(job.model, job.input_dim, job.classes));
-  LS_ASSIGN_OR_RETURN(
-      KeyLayout layout,
-      KeyLayout::Build(spec.Tensors(), job.servers, spec.sparse_dim));
-  LS_ASSIGN_OR_RETURN(
-      LrSchedule schedule,
-      LrSchedule::Parse(job.lr_schedule, job.lr, job.max_clocks));
-  std::unique_ptr<Coordinator> c(
-      new Coordinator(std::move(options), std::move(layout), schedule));
+  // What the coordinator owns is checked now; the model and the data set
+  // are the workers' to check when they load them.
+  LS_RETURN_IF_ERROR(ValidateJobConfig(options.job));
+  LS_RETURN_IF_ERROR(ResolveAutoDataOrder(&options.job));
+  LS_RETURN_IF_ERROR(Optimizer::Validate(options.job));
+  std::unique_ptr<Coordinator> c(new Coordinator(std::move(options)));
   LS_ASSIGN_OR_RETURN(c->policy_, CreateSyncPolicy(c->options_.job));
   LS_ASSIGN_OR_RETURN(c->recorder_,
                       RunRecorder::Create(c->options_.run_dir, c->options_.job,
@@ -158,212 +149,44 @@ void Coordinator::HandleMessage(Message& msg) {
   }
   Peer& peer = it->second;
   peer.last_seen_ms = NowMillis();
-  switch (env->body_type()) {
+  HandlePeerMessage(msg.peer, peer, *env);
+}
+
+void Coordinator::HandlePeerMessage(const std::string& id, Peer& peer,
+                                    const wire::Envelope& env) {
+  const bool worker = peer.role == wire::Role::Worker;
+  switch (env.body_type()) {
     case wire::Body::Heartbeat:
-      return ReplyHeartbeat(msg.peer);
+      return ReplyHeartbeat(id);
+    case wire::Body::Describe:
+      if (!worker) break;
+      return HandleDescribe(id, peer, *env.body_as_Describe());
     case wire::Body::Admit:
-      if (peer.role != wire::Role::Worker) break;
-      return HandleAdmit(msg.peer, peer, env->body_as_Admit()->clock());
+      if (!worker) break;
+      return HandleAdmit(id, peer, env.body_as_Admit()->clock());
     case wire::Body::ClockDone:
-      if (peer.role != wire::Role::Worker) break;
-      return HandleClockDone(peer, *env->body_as_ClockDone());
+      if (!worker) break;
+      return HandleClockDone(peer, *env.body_as_ClockDone());
     case wire::Body::Committed:
       if (peer.role != wire::Role::Server) break;
-      return HandleCommitted(*env->body_as_Committed());
+      return HandleCommitted(*env.body_as_Committed());
     case wire::Body::Evaluation:
-      if (peer.role != wire::Role::Worker) break;
-      return HandleEvaluation(peer, *env->body_as_Evaluation());
-    case wire::Body::Error:
+      if (!worker) break;
+      return HandleEvaluation(peer, *env.body_as_Evaluation());
+    case wire::Body::Error: {
+      const std::string text =
+          flatbuffers::GetString(env.body_as_Error()->message());
+      if (worker && !peer.started) return HandleWorkerError(id, peer, text);
       LS_LOG(Warning) << RoleName(peer.role) << " " << peer.rank
-                      << " reported an error: "
-                      << flatbuffers::GetString(
-                             env->body_as_Error()->message());
+                      << " reported an error: " << text;
       return;
+    }
     default:
       break;
   }
-  RejectBadMessage(msg.peer, InvalidArgument(std::string("unexpected ") +
-                                             BodyName(env->body_type()) +
-                                             " from " + RoleName(peer.role)));
-}
-
-void Coordinator::HandleRegister(const std::string& id,
-                                 const wire::Register& reg) {
-  if (peers_.count(id) != 0) return;  // a duplicate: already welcomed
-  const bool is_server = reg.role() == wire::Role::Server;
-  if (!is_server && reg.role() != wire::Role::Worker) {
-    RejectBadMessage(id, InvalidArgument("only servers and workers register"));
-    return;
-  }
-  auto& ids = is_server ? server_ids_ : worker_ids_;
-  const uint32_t want = is_server ? options_.job.servers : options_.job.workers;
-  if (ids.size() >= want || (training_ && is_server)) {
-    Reply(id, MakeErrorHeader(wire::ErrorCode::BadRequest,
-                              std::string("job already has all its ") +
-                                  (is_server ? "servers" : "workers"),
-                              0, wire::Role::Coordinator, 0));
-    return;
-  }
-  if (is_server && flatbuffers::GetString(reg.endpoint()).empty()) {
-    RejectBadMessage(id, InvalidArgument("server registered without endpoint"));
-    return;
-  }
-  Peer peer;
-  peer.role = reg.role();
-  peer.last_seen_ms = NowMillis();
-  peer.rank_hint = reg.rank_hint();
-  peer.endpoint = flatbuffers::GetString(reg.endpoint());
-  peer.host = flatbuffers::GetString(reg.host());
-  if (reg.capabilities() != nullptr) {
-    for (const auto* cap : *reg.capabilities()) {
-      unsigned long v = 0;
-      if (std::sscanf(cap->c_str(), "max_batch=%lu", &v) == 1) {
-        peer.caps.max_batch = static_cast<uint32_t>(v);
-      }
-    }
-  }
-  peers_[id] = peer;
-  ids.push_back(id);
-  if (training_) {
-    JoinRunningJob(id, peers_[id]);
-    return;
-  }
-  LS_LOG(Info) << RoleName(reg.role()) << " registered from "
-               << flatbuffers::GetString(reg.host()) << " pid " << reg.pid()
-               << " (" << server_ids_.size() << "/" << options_.job.servers
-               << " servers, " << worker_ids_.size() << "/"
-               << options_.job.workers << " workers)";
-  StartTrainingIfReady();
-}
-
-void Coordinator::HandleAdmit(const std::string& id, Peer& peer,
-                              int64_t clock) {
-  if (!training_ || clock < 0) {
-    RejectBadMessage(id, FailedPrecondition("admission before training"));
-    return;
-  }
-  if (!recorder_started_) {
-    // Time zero is the first admission request, after data loading.
-    recorder_->Start();
-    recorder_started_ = true;
-  }
-  if (peer.finished) {
-    AdmissionDecision done;
-    done.clock = options_.job.max_clocks;
-    SendAdmission(id, peer, done);
-    return;
-  }
-  auto decision = Timed([&] { return policy_->Admit(peer.rank, clock); });
-  if (decision) {
-    SendAdmission(id, peer, *decision);
-  } else {
-    peer.pending_admit = clock;
-  }
-}
-
-void Coordinator::SendAdmission(const std::string& id, Peer& peer,
-                                const AdmissionDecision& decision) {
-  peer.pending_admit.reset();
-  const JobConfig& job = options_.job;
-  const bool finished = decision.clock >= job.max_clocks;
-  const bool evaluate = !finished && job.eval_every > 0 && decision.clock > 0 &&
-                        decision.clock % job.eval_every == 0 &&
-                        peer.rank == Evaluator();
-  peer.clock = decision.clock;
-  if (finished) peer.finished = true;
-  flatbuffers::FlatBufferBuilder fbb(128);
-  const double epoch = static_cast<double>(decision.clock) * job.GlobalBatch() /
-                       job.train_samples;
-  auto body = wire::CreateAdmission(
-      fbb, decision.clock, !finished, finished, finished ? 0 : decision.batch,
-      epoch, finished ? 0 : decision.batch_offset, evaluate);
-  Reply(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
-                           wire::Role::Coordinator, 0));
-  if (finished) MaybeRequestFinalEvaluation();
-}
-
-void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
-  ClockReport report;
-  report.worker = static_cast<uint32_t>(peer.rank);
-  report.clock = done.clock();
-  report.batch = done.batch();
-  report.compute_s = done.compute_s();
-  report.push_s = done.push_s();
-  report.pull_s = done.pull_s();
-  report.wait_s = done.wait_s();
-  report.loss = done.loss();
-  report.cpu_available = done.cpu_available();
-  report.mem_available = done.mem_available();
-  recorder_->RecordClock(report, done.staleness(), done.dropped());
-  if (policy_->apply_mode() == ApplyMode::kOnArrival) {
-    // Applied on arrival: the clock's samples count now (unless dropped).
-    if (done.dropped() == 0) {
-      recorder_->RecordCommit(report.clock, report.batch, report.loss);
-    }
-  } else {
-    reports_[report.clock][report.worker] = {report.batch, report.loss};
-  }
-  IssueCommits(Timed([&] { return policy_->OnClockDone(report); }));
-  AnswerPendingAdmissions();
-}
-
-void Coordinator::IssueCommits(const std::vector<CommitDecision>& commits) {
-  for (const auto& commit : commits) {
-    flatbuffers::FlatBufferBuilder fbb(256);
-    auto workers = fbb.CreateVector(commit.workers);
-    const double lr = schedule_.RateAt(commit.clock);
-    auto body = wire::CreateCommit(fbb, commit.clock, workers, lr);
-    zmq::message_t header = FinishEnvelope(
-        fbb, wire::Body::Commit, body.Union(), wire::Role::Coordinator, 0);
-    for (const auto& id : server_ids_) {
-      zmq::message_t copy;
-      copy.copy(header);
-      Reply(id, std::move(copy));
-    }
-    uint64_t samples = 0;
-    double loss_sum = 0;
-    const auto& reported = reports_[commit.clock];
-    for (uint32_t w : commit.workers) {
-      auto it = reported.find(w);
-      if (it == reported.end()) continue;
-      samples += it->second.batch;
-      loss_sum += it->second.loss * it->second.batch;
-    }
-    reports_.erase(reports_.begin(), reports_.upper_bound(commit.clock));
-    recorder_->RecordCommit(commit.clock, samples,
-                            samples > 0 ? loss_sum / samples : NAN);
-    SetLogClock(commit.clock);
-  }
-}
-
-void Coordinator::AnswerPendingAdmissions() {
-  for (const auto& id : worker_ids_) {
-    Peer& peer = peers_[id];
-    if (!peer.pending_admit) continue;
-    auto decision =
-        Timed([&] { return policy_->Admit(peer.rank, *peer.pending_admit); });
-    if (decision) SendAdmission(id, peer, *decision);
-  }
-}
-
-void Coordinator::HandleCommitted(const wire::Committed& committed) {
-  const int64_t clock = committed.clock();
-  if (++committed_acks_[clock] < options_.job.servers) return;
-  committed_acks_.erase(clock);
-  fully_applied_ = std::max(fully_applied_, clock);
-}
-
-void Coordinator::HandleEvaluation(const Peer& peer,
-                                   const wire::Evaluation& eval) {
-  recorder_->RecordEvaluation(eval.clock(), eval.test_loss(),
-                              eval.test_accuracy(), eval.final());
-  LS_LOG(Info) << "evaluation at clock " << eval.clock() << ": test loss "
-               << eval.test_loss() << ", test accuracy " << eval.test_accuracy()
-               << " over " << eval.samples() << " samples"
-               << (eval.final() ? " (final)" : "");
-  if (eval.final() && peer.rank == final_evaluator_) {
-    final_eval_received_ = true;
-  }
+  RejectBadMessage(id, InvalidArgument(std::string("unexpected ") +
+                                       BodyName(env.body_type()) + " from " +
+                                       RoleName(peer.role)));
 }
 
 void Coordinator::ReplyHeartbeat(const std::string& id) {

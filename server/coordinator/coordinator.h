@@ -1,6 +1,16 @@
 // The coordinator: registration, the key layout, the clock table, the sync
 // policy's admission and commit decisions, liveness and shutdown. It never
-// touches tensor payloads.
+// touches tensor payloads, and it knows no model or data set: its workers
+// describe both (Describe) once welcomed, and it builds the layout and
+// resolves the job's clock count from what they agree on.
+//
+// Phases: servers and workers register; once every worker has, each gets
+// its rank and the job (Welcome) and loads its data; once every server has
+// registered and every worker has described itself, the servers get the
+// layout (Welcome) and the workers theirs (Start), and training runs. A
+// worker registering later (a re-join or a replacement) is welcomed at
+// once and starts at the policy's current clock once its description
+// matches the job's.
 // Thread-safety: Run() owns the socket and all state; call it from one
 // thread only.
 #ifndef LOCKSTEP_SERVER_COORDINATOR_COORDINATOR_H_
@@ -20,8 +30,10 @@
 #include "common/lr_schedule.h"
 #include "common/message.h"
 #include "common/status.h"
+#include "server/coordinator/commit_ledger.h"
 #include "server/coordinator/metrics_http.h"
 #include "server/coordinator/run_recorder.h"
+#include "server/coordinator/shape_agreement.h"
 #include "sync_policies/sync_policy.h"
 
 namespace lockstep {
@@ -68,32 +80,47 @@ class Coordinator {
     std::string host;
     WorkerCaps caps;
     int64_t last_seen_ms = 0;
+    // Sent its Welcome: a server serves from then on (before, it is silent
+    // and exempt from liveness); a worker loads its data and describes.
+    bool welcomed = false;
+    // Workers: sent Start and joined the policy.
+    bool started = false;
     int64_t clock = -1;                    // workers: clock last admitted to
     std::optional<int64_t> pending_admit;  // workers: deferred Admit clock
     bool finished = false;                 // workers: told the job is over
   };
-  // A worker's report for a clock, until its clock is committed.
-  struct PendingReport {
-    uint32_t batch = 0;
-    double loss = 0;
-  };
-
-  Coordinator(CoordinatorOptions options, KeyLayout layout,
-              LrSchedule schedule);
+  explicit Coordinator(CoordinatorOptions options);
 
   void HandleMessage(Message& msg);
+  // Dispatches a verified message from a registered peer.
+  void HandlePeerMessage(const std::string& id, Peer& peer,
+                         const wire::Envelope& env);
   void HandleRegister(const std::string& id, const wire::Register& reg);
+  // Records a worker's description; starts training once all have one.
+  void HandleDescribe(const std::string& id, Peer& peer,
+                      const wire::Describe& describe);
+  // A worker that cannot join (bad model, missing data) says why; before
+  // training that ends the job, which no worker could run.
+  void HandleWorkerError(const std::string& id, Peer& peer,
+                         const std::string& message);
   void HandleAdmit(const std::string& id, Peer& peer, int64_t clock);
   void HandleClockDone(Peer& peer, const wire::ClockDone& done);
   void HandleCommitted(const wire::Committed& committed);
   void HandleEvaluation(const Peer& peer, const wire::Evaluation& eval);
+  // Once every worker registered: ranks and Welcomes for all of them.
+  void WelcomeWorkersIfReady();
+  // Once every server registered and every worker described itself:
+  // resolves the job, builds the layout, welcomes the servers, starts the
+  // workers. Errors end the job.
   void StartTrainingIfReady();
-  // A worker registering after training started (re-join or replacement)
-  // takes a free rank and starts at the policy's current clock.
+  Status StartTraining();
+  // A worker whose description matches, welcomed after the others started:
+  // joins the policy at its current clock and gets its Start.
   void JoinRunningJob(const std::string& id, Peer& peer);
-  // Gives every peer in `ids` a rank: its hint when valid and unclaimed,
-  // else the lowest free rank, in registration order.
+  // Orders `ids` by rank, numbering them (see rank_assignment.h).
   void AssignRanks(std::vector<std::string>& ids);
+  // The ranks of the live workers.
+  std::vector<uint32_t> WorkerRanks() const;
   void IssueCommits(const std::vector<CommitDecision>& commits);
   void AnswerPendingAdmissions();
   void SendAdmission(const std::string& id, Peer& peer,
@@ -101,13 +128,14 @@ class Coordinator {
   // Once every live worker finished, asks the lowest-ranked one for the
   // final evaluation (again, if the one asked died).
   void MaybeRequestFinalEvaluation();
-  void SendWelcome(const std::string& id, const Peer& peer);
+  void SendWelcome(const std::string& id, Peer& peer);
+  void SendStart(const std::string& id, Peer& peer);
   void SendShutdown(const std::string& reason);
   void Reply(const std::string& id, zmq::message_t header);
   void ReplyHeartbeat(const std::string& id);
   void RejectBadMessage(const std::string& id, const Status& why);
   Status CheckLiveness();
-  // Removes a dead worker; the policy re-evaluates without it.
+  // Removes a dead (or refused) worker; the policy re-evaluates without it.
   void RemoveWorker(const std::string& id, const std::string& why);
   // Lowest live worker rank, or -1.
   int Evaluator() const;
@@ -136,15 +164,13 @@ class Coordinator {
   std::map<std::string, Peer> peers_;  // by routing id
   std::vector<std::string> server_ids_;
   std::vector<std::string> worker_ids_;  // live workers
+  bool workers_welcomed_ = false;
   bool training_ = false;
   bool recorder_started_ = false;
   bool final_eval_received_ = false;
   int final_evaluator_ = -1;  // rank asked for the final evaluation
-  // Clock -> shards that applied it.
-  std::map<int64_t, uint32_t> committed_acks_;
-  int64_t fully_applied_ = -1;
-  // Clock -> worker -> report, until the clock is committed (OnCommit).
-  std::map<int64_t, std::map<uint32_t, PendingReport>> reports_;
+  ShapeAgreement shapes_;
+  CommitLedger ledger_;
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
   uint64_t dead_workers_ = 0;

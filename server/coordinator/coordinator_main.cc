@@ -3,7 +3,7 @@
 #include <csignal>
 #include <iostream>
 
-#include "common/job_config.h"
+#include "common/job_fields.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "server/coordinator/coordinator.h"

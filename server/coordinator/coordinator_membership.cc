@@ -1,15 +1,20 @@
-// Coordinator: membership — rank assignment, welcome, liveness, shutdown.
+// Coordinator: membership — registration, ranks, welcomes, liveness,
+// removal and shutdown.
 #include <unistd.h>
 
 #include <algorithm>
 #include <set>
 
-#include "common/clock.h"
+#include "common/job_fields.h"
 #include "common/logging.h"
+#include "common/transport/zmq/zmq_socket.h"
 #include "server/coordinator/coordinator.h"
+#include "server/coordinator/rank_assignment.h"
 
 namespace lockstep {
 namespace {
+
+const char* RoleName(wire::Role role) { return wire::EnumNameRole(role); }
 
 wire::ApplyMode WireApplyMode(ApplyMode mode) {
   return mode == ApplyMode::kOnArrival ? wire::ApplyMode::OnArrival
@@ -18,60 +23,109 @@ wire::ApplyMode WireApplyMode(ApplyMode mode) {
 
 }  // namespace
 
-void Coordinator::AssignRanks(std::vector<std::string>& ids) {
-  const int n = static_cast<int>(ids.size());
-  std::vector<std::string> by_rank(n);
-  std::vector<std::string> rest;
-  for (const auto& id : ids) {
-    const int hint = peers_[id].rank_hint;
-    if (hint >= 0 && hint < n && by_rank[hint].empty()) {
-      by_rank[hint] = id;
-    } else {
-      rest.push_back(id);
+void Coordinator::HandleRegister(const std::string& id,
+                                 const wire::Register& reg) {
+  if (peers_.count(id) != 0) return;  // a duplicate: already welcomed
+  const bool is_server = reg.role() == wire::Role::Server;
+  if (!is_server && reg.role() != wire::Role::Worker) {
+    RejectBadMessage(id, InvalidArgument("only servers and workers register"));
+    return;
+  }
+  auto& ids = is_server ? server_ids_ : worker_ids_;
+  const uint32_t want = is_server ? options_.job.servers : options_.job.workers;
+  if (ids.size() >= want || (training_ && is_server)) {
+    Reply(id, MakeErrorHeader(wire::ErrorCode::BadRequest,
+                              std::string("job already has all its ") +
+                                  (is_server ? "servers" : "workers"),
+                              0, wire::Role::Coordinator, 0));
+    return;
+  }
+  if (is_server && flatbuffers::GetString(reg.endpoint()).empty()) {
+    RejectBadMessage(id, InvalidArgument("server registered without endpoint"));
+    return;
+  }
+  Peer peer;
+  peer.role = reg.role();
+  peer.last_seen_ms = NowMillis();
+  peer.rank_hint = reg.rank_hint();
+  peer.endpoint = flatbuffers::GetString(reg.endpoint());
+  peer.host = flatbuffers::GetString(reg.host());
+  if (reg.capabilities() != nullptr) {
+    for (const auto* cap : *reg.capabilities()) {
+      unsigned long v = 0;
+      if (std::sscanf(cap->c_str(), "max_batch=%lu", &v) == 1) {
+        peer.caps.max_batch = static_cast<uint32_t>(v);
+      }
     }
   }
-  auto next = rest.begin();
-  for (int r = 0; r < n; ++r) {
-    if (by_rank[r].empty()) by_rank[r] = *next++;
-    peers_[by_rank[r]].rank = r;
+  peers_[id] = peer;
+  ids.push_back(id);
+  LS_LOG(Info) << RoleName(reg.role()) << " registered from "
+               << flatbuffers::GetString(reg.host()) << " pid " << reg.pid()
+               << " (" << server_ids_.size() << "/" << options_.job.servers
+               << " servers, " << worker_ids_.size() << "/"
+               << options_.job.workers << " workers)";
+  if (!is_server && workers_welcomed_) {
+    // A re-join or a replacement: the others already have their ranks.
+    std::set<int> taken;
+    for (const auto& other : worker_ids_) {
+      if (other != id) taken.insert(peers_[other].rank);
+    }
+    Peer& joiner = peers_[id];
+    joiner.rank = FreeRank(joiner.rank_hint, taken,
+                           static_cast<int>(options_.job.workers));
+    SendWelcome(id, joiner);
+    return;
+  }
+  WelcomeWorkersIfReady();
+  StartTrainingIfReady();
+}
+
+void Coordinator::AssignRanks(std::vector<std::string>& ids) {
+  std::vector<int> hints;
+  for (const auto& id : ids) hints.push_back(peers_[id].rank_hint);
+  const std::vector<int> ranks = lockstep::AssignRanks(hints);
+  std::vector<std::string> by_rank(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    peers_[ids[i]].rank = ranks[i];
+    by_rank[ranks[i]] = ids[i];
   }
   ids = std::move(by_rank);
 }
 
-void Coordinator::StartTrainingIfReady() {
-  if (training_ || server_ids_.size() < options_.job.servers ||
-      worker_ids_.size() < options_.job.workers) {
-    return;
-  }
-  AssignRanks(server_ids_);
-  AssignRanks(worker_ids_);
-  for (const auto& id : server_ids_) {
-    const Peer& peer = peers_[id];
-    layout_.set_endpoint(peer.rank, peer.endpoint);
-  }
-  for (const auto& id : server_ids_) SendWelcome(id, peers_[id]);
+std::vector<uint32_t> Coordinator::WorkerRanks() const {
+  std::vector<uint32_t> ranks;
   for (const auto& id : worker_ids_) {
-    const Peer& peer = peers_[id];
-    policy_->OnWorkerJoined(peer.rank, 0, peer.caps);
-    SendWelcome(id, peer);
+    ranks.push_back(static_cast<uint32_t>(peers_.at(id).rank));
   }
-  training_ = true;
-  LS_LOG(Info) << "all " << options_.job.servers << " servers and "
-               << options_.job.workers << " workers registered; training "
-               << options_.job.model << " under " << policy_->name() << " for "
-               << options_.job.max_clocks << " clocks";
+  return ranks;
 }
 
-void Coordinator::SendWelcome(const std::string& id, const Peer& peer) {
+void Coordinator::WelcomeWorkersIfReady() {
+  if (workers_welcomed_ || worker_ids_.size() < options_.job.workers) return;
+  AssignRanks(worker_ids_);
+  for (const auto& id : worker_ids_) SendWelcome(id, peers_[id]);
+  workers_welcomed_ = true;
+  LS_LOG(Info) << "all " << options_.job.workers
+               << " workers registered; they load " << options_.job.data
+               << " and build " << options_.job.model;
+}
+
+void Coordinator::SendWelcome(const std::string& id, Peer& peer) {
+  const bool server = peer.role == wire::Role::Server;
   flatbuffers::FlatBufferBuilder fbb(4096);
-  auto job = options_.job.ToWire(fbb);
-  auto layout = layout_.ToWire(fbb);
+  auto job = JobConfigToWire(fbb, options_.job);
+  // Servers get the layout; workers describe themselves first.
+  flatbuffers::Offset<wire::Layout> layout;
+  if (server) layout = layout_.ToWire(fbb);
   const StalenessRule rule = policy_->staleness_rule();
   auto body = wire::CreateWelcome(fbb, static_cast<uint32_t>(peer.rank), job,
                                   layout, WireApplyMode(policy_->apply_mode()),
                                   rule.scale_lr, rule.max_staleness);
   Reply(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                            wire::Role::Coordinator, 0));
+  peer.welcomed = true;
+  peer.last_seen_ms = NowMillis();  // liveness counts from the welcome
 }
 
 void Coordinator::SendShutdown(const std::string& reason) {
@@ -86,48 +140,6 @@ void Coordinator::SendShutdown(const std::string& reason) {
     Reply(id, std::move(copy));
   }
 }
-
-void Coordinator::JoinRunningJob(const std::string& id, Peer& peer) {
-  std::set<int> taken;
-  for (const auto& other : worker_ids_) {
-    if (other != id) taken.insert(peers_[other].rank);
-  }
-  int rank = peer.rank_hint;
-  if (rank < 0 || rank >= static_cast<int>(options_.job.workers) ||
-      taken.count(rank) != 0) {
-    rank = 0;
-    while (taken.count(rank) != 0) ++rank;
-  }
-  peer.rank = rank;
-  const int64_t clock = policy_->CurrentClock();
-  Timed([&] {
-    policy_->OnWorkerJoined(static_cast<uint32_t>(rank), clock, peer.caps);
-    return 0;
-  });
-  LS_LOG(Warning) << "worker " << rank << " on " << peer.host
-                  << " joined the running job at clock " << clock;
-  SendWelcome(id, peer);
-}
-
-void Coordinator::RemoveWorker(const std::string& id, const std::string& why) {
-  const int rank = peers_[id].rank;
-  LS_LOG(Warning) << "worker " << rank << " removed: " << why << "; "
-                  << worker_ids_.size() - 1 << " workers go on";
-  peers_.erase(id);
-  std::erase(worker_ids_, id);
-  ++dead_workers_;
-  if (!training_) return;
-  IssueCommits(Timed(
-      [&] { return policy_->OnWorkerLeft(static_cast<uint32_t>(rank)); }));
-  AnswerPendingAdmissions();
-  if (rank == final_evaluator_) final_evaluator_ = -1;
-  MaybeRequestFinalEvaluation();
-  if (worker_ids_.empty()) {
-    abort_status_ = Unavailable("every worker is gone (last: worker " +
-                                std::to_string(rank) + ", " + why + ")");
-  }
-}
-
 int Coordinator::Evaluator() const {
   int best = -1;
   for (const auto& id : worker_ids_) {
@@ -136,7 +148,6 @@ int Coordinator::Evaluator() const {
   }
   return best;
 }
-
 void Coordinator::MaybeRequestFinalEvaluation() {
   if (final_eval_received_ || final_evaluator_ >= 0 || worker_ids_.empty()) {
     return;
@@ -157,12 +168,38 @@ void Coordinator::MaybeRequestFinalEvaluation() {
                << " runs the final evaluation";
 }
 
+void Coordinator::RemoveWorker(const std::string& id, const std::string& why) {
+  const Peer gone = peers_[id];
+  LS_LOG(Warning) << "worker " << gone.rank << " removed: " << why << "; "
+                  << worker_ids_.size() - 1 << " workers go on";
+  peers_.erase(id);
+  std::erase(worker_ids_, id);
+  ++dead_workers_;
+  if (gone.rank >= 0) shapes_.Forget(static_cast<uint32_t>(gone.rank));
+  if (!training_) return;  // a replacement may still register
+  if (gone.started) {
+    IssueCommits(Timed([&] {
+      return policy_->OnWorkerLeft(static_cast<uint32_t>(gone.rank));
+    }));
+    AnswerPendingAdmissions();
+  }
+  if (gone.rank == final_evaluator_) final_evaluator_ = -1;
+  MaybeRequestFinalEvaluation();
+  if (worker_ids_.empty()) {
+    abort_status_ = Unavailable("every worker is gone (last: worker " +
+                                std::to_string(gone.rank) + ", " + why + ")");
+  }
+}
+
 Status Coordinator::CheckLiveness() {
   const int64_t limit_ms = static_cast<int64_t>(options_.job.heartbeat_ms) *
                            options_.dead_after_heartbeats;
   const int64_t now = NowMillis();
   std::vector<std::pair<std::string, std::string>> dead_workers;
   for (const auto& [id, peer] : peers_) {
+    // A server waits silently for its Welcome (sent once the workers have
+    // described the job); the registration deadline covers that wait.
+    if (!peer.welcomed && peer.role == wire::Role::Server) continue;
     if (now - peer.last_seen_ms <= limit_ms) continue;
     const std::string why =
         "sent nothing for " + std::to_string(now - peer.last_seen_ms) + " ms";

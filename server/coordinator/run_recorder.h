@@ -29,6 +29,8 @@ class RunRecorder {
       const std::string& run_dir, const JobConfig& job,
       const std::string& policy_name);
 
+  // The job once resolved (clock count, data size), before training.
+  void SetJob(const JobConfig& job) { job_ = job; }
   // Marks the start of training (time zero for wall_s).
   void Start();
   // One worker's clock. `staleness` is the largest staleness of its pushes

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/job_config.h"
 #include "common/status.h"
 
 namespace lockstep {
@@ -33,6 +34,9 @@ struct OptimizerConfig {
   // L2 penalty folded into the gradient: g' = g + weight_decay * w (coupled
   // decay, as PyTorch's SGD and Adam do; not AdamW).
   double weight_decay = 0;
+
+  // The optimizer and options a job names.
+  static OptimizerConfig Of(const JobConfig& job);
 };
 
 class Optimizer {
@@ -47,6 +51,8 @@ class Optimizer {
       const OptimizerConfig& config);
   // The registered names, in registration order.
   static std::vector<std::string> KnownNames();
+  // What Create would say about the job's optimizer and its options.
+  static Status Validate(const JobConfig& job);
 
   virtual std::string_view name() const = 0;
   // Per-parameter state floats: sgd 0, momentum 1 (velocity), adam 2

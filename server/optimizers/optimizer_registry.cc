@@ -38,12 +38,27 @@ Status ValidateOptions(const OptimizerConfig& config) {
   }
   if (!(config.weight_decay >= 0.0)) {
     return InvalidArgument("optimizer " + config.name +
-                           ": weight_decay must be >= 0");
+                           ": weight decay must be >= 0");
   }
   return Status::Ok();
 }
 
 }  // namespace
+
+OptimizerConfig OptimizerConfig::Of(const JobConfig& job) {
+  OptimizerConfig config;
+  config.name = job.optimizer;
+  config.momentum = job.momentum;
+  config.beta1 = job.beta1;
+  config.beta2 = job.beta2;
+  config.epsilon = job.epsilon;
+  config.weight_decay = job.weight_decay;
+  return config;
+}
+
+Status Optimizer::Validate(const JobConfig& job) {
+  return Create(OptimizerConfig::Of(job)).status();
+}
 
 std::vector<std::string> Optimizer::KnownNames() {
   std::vector<std::string> names;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/job_config.h"
+#include "common/job_fields.h"
 #include "common/layout.h"
 #include "tests/test_seed.h"
 
@@ -105,7 +105,7 @@ TEST_F(MessageTest, WelcomeCarriesJobConfigAndLayout) {
   layout->set_endpoint(1, "tcp://127.0.0.1:9001");
 
   flatbuffers::FlatBufferBuilder fbb;
-  auto job_off = job.ToWire(fbb);
+  auto job_off = JobConfigToWire(fbb, job);
   auto layout_off = layout->ToWire(fbb);
   auto body = wire::CreateWelcome(fbb, 2, job_off, layout_off,
                                   wire::ApplyMode::OnArrival);
@@ -118,7 +118,7 @@ TEST_F(MessageTest, WelcomeCarriesJobConfigAndLayout) {
   EXPECT_EQ(w->rank(), 2u);
   EXPECT_EQ(w->apply_mode(), wire::ApplyMode::OnArrival);
 
-  auto job_back = JobConfig::FromWire(w->job());
+  auto job_back = JobConfigFromWire(w->job());
   ASSERT_TRUE(job_back.ok()) << job_back.status().ToString();
   EXPECT_EQ(job_back->batches, job.batches);
   EXPECT_EQ(job_back->optimizer, "adam");

@@ -7,11 +7,10 @@
 #include <cmath>
 
 #include "common/job_config.h"
-#include "common/model_spec.h"
 #include "server/optimizers/optimizer.h"
 #include "tests/integration/test_cluster.h"
 #include "worker/data/idx_loader.h"
-#include "worker/models/dense_model.h"
+#include "worker/models/mlp_model.h"
 #include "worker/sample_stream.h"
 #include "worker/worker_runtime.h"
 
@@ -22,6 +21,7 @@ constexpr int kClocks = 50;
 constexpr uint64_t kTrainLimit = 3000;
 constexpr uint64_t kSeed = 7;
 const char* kModel = "mlp:24";
+const std::vector<uint32_t> kHidden = {24};
 
 struct Case {
   std::string optimizer;
@@ -42,10 +42,9 @@ std::vector<float> ReferenceTraining(const Case& c) {
   auto data =
       LoadFashionMnist("/usr/share/datasets/fashion-mnist", true, kTrainLimit);
   EXPECT_TRUE(data.ok()) << data.status().ToString();
-  auto spec = ParseModelSpec(kModel, 784, 10);
-  auto model = DenseModel::Create(*spec);
+  auto model = MlpModel::Create(kHidden, 784, 10);
   std::vector<float> params(model.value()->num_params());
-  DenseModel::InitParams(*spec, kSeed, params);
+  InitDenseParams(model.value()->shape(), kSeed, params);
   OptimizerConfig config;
   config.name = c.optimizer;
   auto opt = Optimizer::Create(config);
@@ -114,9 +113,9 @@ TEST_P(BspEquivalenceTest, ParameterServerMatchesSingleProcessSgd) {
   const std::vector<float> cluster = ClusterTraining(c, dir);
   ASSERT_EQ(cluster.size(), reference.size());
   const std::vector<float> initial = [&] {
-    auto spec = ParseModelSpec(kModel, 784, 10);
+    auto model = MlpModel::Create(kHidden, 784, 10);
     std::vector<float> p(reference.size());
-    DenseModel::InitParams(*spec, kSeed, p);
+    InitDenseParams(model.value()->shape(), kSeed, p);
     return p;
   }();
   size_t moved = 0;

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "common/model_spec.h"
+#include "common/layout.h"
 
 namespace lockstep {
 namespace {

@@ -1,15 +1,22 @@
-// In-memory training and test sets. Dense sets (Fashion-MNIST) hold one
-// row of `dim` floats per sample; sparse sets (LIBSVM) hold CSR rows of raw
-// feature indices. Thread-safety: immutable after loading.
+// A data set as the worker loop and the models see it: a training and a
+// test split of dense rows (one vector of `dim` floats per sample, e.g.
+// Fashion-MNIST) or sparse rows (CSR lists of raw feature indices, e.g.
+// LIBSVM). Implementations sit beside this file, one per file pair, and
+// are registered by name in dataset_registry.cc; the worker loop knows
+// none of them. Thread-safety: immutable after loading.
 #ifndef LOCKSTEP_WORKER_DATA_DATASET_H_
 #define LOCKSTEP_WORKER_DATA_DATASET_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "common/job_config.h"
+#include "common/job_shape.h"
 
 namespace lockstep {
 
-struct DenseDataset {
+struct DenseRows {
   uint64_t size = 0;  // samples
   uint64_t dim = 0;   // features per sample
   uint32_t classes = 0;
@@ -18,7 +25,7 @@ struct DenseDataset {
   const float* Row(uint64_t i) const { return features.data() + i * dim; }
 };
 
-struct SparseDataset {
+struct SparseRows {
   uint64_t size = 0;
   // Row i's entries are [row_offsets[i], row_offsets[i+1]).
   std::vector<uint64_t> row_offsets = {0};
@@ -26,6 +33,31 @@ struct SparseDataset {
   std::vector<float> values;
   std::vector<float> labels;  // 0 or 1
   uint64_t max_feature = 0;   // largest feature index seen
+};
+
+enum class Split { kTrain, kTest };
+
+// What the job says about its data.
+struct DataOptions {
+  std::string spec;          // --data: "fashion-mnist", "synthetic:...", a PATH
+  std::string data_dir;      // --data-dir
+  std::string test_data;     // --test-data
+  uint64_t train_limit = 0;  // 0 = every sample
+  uint64_t test_limit = 0;
+
+  static DataOptions Of(const JobConfig& job);
+};
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+
+  // Sizes after the limits; train_samples >= 1.
+  virtual const DataShape& shape() const = 0;
+  // The rows of `split`: dense() when !shape().sparse, else sparse(); the
+  // other returns nullptr.
+  virtual const DenseRows* dense(Split /*split*/) const { return nullptr; }
+  virtual const SparseRows* sparse(Split /*split*/) const { return nullptr; }
 };
 
 }  // namespace lockstep

@@ -239,9 +239,9 @@ Status ExpectEnd(GzReader& reader) {
 
 }  // namespace
 
-StatusOr<DenseDataset> LoadIdxGz(const std::string& images_path,
-                                 const std::string& labels_path, uint64_t limit,
-                                 uint32_t classes) {
+StatusOr<DenseRows> LoadIdxGz(const std::string& images_path,
+                              const std::string& labels_path, uint64_t limit,
+                              uint32_t classes) {
   if (classes == 0 || classes > 256) {
     return InvalidArgument("LoadIdxGz: classes must be in [1, 256], got " +
                            std::to_string(classes));
@@ -260,7 +260,7 @@ StatusOr<DenseDataset> LoadIdxGz(const std::string& images_path,
   }
   const uint64_t take =
       limit == 0 ? header.count : std::min<uint64_t>(limit, header.count);
-  DenseDataset data;
+  DenseRows data;
   data.dim = uint64_t{header.rows} * header.cols;
   data.classes = classes;
   LS_RETURN_IF_ERROR(ReadImages(images, take, data.dim, &data.features));
@@ -273,13 +273,34 @@ StatusOr<DenseDataset> LoadIdxGz(const std::string& images_path,
   return data;
 }
 
-StatusOr<DenseDataset> LoadFashionMnist(const std::string& dir, bool train,
-                                        uint64_t limit) {
+StatusOr<IdxShape> ProbeIdxGz(const std::string& images_path,
+                              const std::string& labels_path) {
+  GzReader images;
+  GzReader labels;
+  LS_RETURN_IF_ERROR(images.Open(images_path));
+  LS_RETURN_IF_ERROR(labels.Open(labels_path));
+  LS_ASSIGN_OR_RETURN(ImagesHeader header, ReadImagesHeader(images));
+  LS_ASSIGN_OR_RETURN(uint32_t label_count, ReadLabelsHeader(labels));
+  if (label_count != header.count) {
+    return Corruption(At(labels_path, "label count mismatch", 4,
+                         std::to_string(label_count) + " labels but " +
+                             images_path + " holds " +
+                             std::to_string(header.count) + " images"));
+  }
+  return IdxShape{header.count, uint64_t{header.rows} * header.cols};
+}
+
+FashionMnistFiles FashionMnistPaths(const std::string& dir, bool train) {
   const std::string prefix = train ? "train" : "t10k";
   const std::filesystem::path base(dir);
-  return LoadIdxGz((base / (prefix + "-images-idx3-ubyte.gz")).string(),
-                   (base / (prefix + "-labels-idx1-ubyte.gz")).string(), limit,
-                   /*classes=*/10);
+  return {(base / (prefix + "-images-idx3-ubyte.gz")).string(),
+          (base / (prefix + "-labels-idx1-ubyte.gz")).string()};
+}
+
+StatusOr<DenseRows> LoadFashionMnist(const std::string& dir, bool train,
+                                     uint64_t limit) {
+  const FashionMnistFiles files = FashionMnistPaths(dir, train);
+  return LoadIdxGz(files.images, files.labels, limit, kFashionMnistClasses);
 }
 
 }  // namespace lockstep

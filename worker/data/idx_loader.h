@@ -1,5 +1,5 @@
 // Loads gzip-compressed IDX files (the MNIST / Fashion-MNIST format) into a
-// DenseDataset. The files are read directly with zlib; nothing is unpacked
+// DenseRows. The files are read directly with zlib; nothing is unpacked
 // to disk. Every error names the file and the byte offset, counted in the
 // decompressed stream, where the problem was found.
 // Thread-safety: the functions share no state; concurrent calls are safe.
@@ -28,15 +28,33 @@ namespace lockstep {
 //                a label >= classes, truncated data, or (when everything is
 //                loaded) trailing bytes after the last sample.
 //   InvalidArgument  classes is 0 or > 256.
-StatusOr<DenseDataset> LoadIdxGz(const std::string& images_path,
-                                 const std::string& labels_path, uint64_t limit,
-                                 uint32_t classes);
+StatusOr<DenseRows> LoadIdxGz(const std::string& images_path,
+                              const std::string& labels_path, uint64_t limit,
+                              uint32_t classes);
+
+// Sample count and pixels per image of an IDX image/label file pair, from
+// their headers alone (checked as LoadIdxGz checks them).
+struct IdxShape {
+  uint64_t count = 0;
+  uint64_t dim = 0;
+};
+StatusOr<IdxShape> ProbeIdxGz(const std::string& images_path,
+                              const std::string& labels_path);
+
+inline constexpr uint32_t kFashionMnistClasses = 10;
+
+// The Fashion-MNIST files of one split in `dir`.
+struct FashionMnistFiles {
+  std::string images;
+  std::string labels;
+};
+FashionMnistFiles FashionMnistPaths(const std::string& dir, bool train);
 
 // Loads Fashion-MNIST from `dir` (the real set is installed under
 // /usr/share/datasets/fashion-mnist/): train-{images-idx3,labels-idx1}-
 // ubyte.gz when `train`, else t10k-*. classes = 10; `limit` as in LoadIdxGz.
-StatusOr<DenseDataset> LoadFashionMnist(const std::string& dir, bool train,
-                                        uint64_t limit);
+StatusOr<DenseRows> LoadFashionMnist(const std::string& dir, bool train,
+                                     uint64_t limit);
 
 }  // namespace lockstep
 

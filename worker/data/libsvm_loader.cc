@@ -73,7 +73,7 @@ StatusOr<float> ParseLabel(const LineContext& ctx, std::string_view token) {
 
 // Parses the "idx:val" pairs after the label into `data`.
 Status ParseFeatures(const LineContext& ctx, std::string_view rest,
-                     SparseDataset* data) {
+                     SparseRows* data) {
   bool first = true;
   uint64_t previous = 0;
   for (std::string_view token = NextToken(&rest); !token.empty();
@@ -107,7 +107,7 @@ Status ParseFeatures(const LineContext& ctx, std::string_view rest,
   return Status::Ok();
 }
 
-Status ParseLine(const LineContext& ctx, SparseDataset* data) {
+Status ParseLine(const LineContext& ctx, SparseRows* data) {
   std::string_view rest = ctx.line;
   const std::string_view label_text = NextToken(&rest);
   LS_ASSIGN_OR_RETURN(float label, ParseLabel(ctx, label_text));
@@ -127,12 +127,12 @@ Status OpenError(const std::string& path, int err) {
 
 }  // namespace
 
-StatusOr<SparseDataset> LoadLibsvm(const std::string& path, uint64_t first_line,
-                                   uint64_t max_lines) {
+StatusOr<SparseRows> LoadLibsvm(const std::string& path, uint64_t first_line,
+                                uint64_t max_lines) {
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in.is_open()) return OpenError(path, errno);
-  SparseDataset data;
+  SparseRows data;
   LineContext ctx;
   ctx.path = &path;
   uint64_t data_lines = 0;  // non-blank lines seen so far

@@ -1,5 +1,5 @@
 // Loads binary-classification data in LIBSVM text format into a
-// SparseDataset. Each non-blank line is "label idx:val idx:val ...",
+// SparseRows. Each non-blank line is "label idx:val idx:val ...",
 // separated by spaces or tabs (a trailing '\r' is ignored).
 // Thread-safety: no shared state; concurrent calls are safe.
 #ifndef LOCKSTEP_WORKER_DATA_LIBSVM_LOADER_H_
@@ -28,8 +28,8 @@ namespace lockstep {
 //   Corruption  a malformed line; the message names the file, the 1-based
 //               physical line number and the byte offset (from the start of
 //               the file) of the bad token.
-StatusOr<SparseDataset> LoadLibsvm(const std::string& path, uint64_t first_line,
-                                   uint64_t max_lines);
+StatusOr<SparseRows> LoadLibsvm(const std::string& path, uint64_t first_line,
+                                uint64_t max_lines);
 
 }  // namespace lockstep
 

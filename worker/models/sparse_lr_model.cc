@@ -19,7 +19,7 @@ size_t FindId(std::span<const uint64_t> sorted_ids, uint64_t id) {
 }
 
 // The logit b + sum_j w_j * v_j of row `row`.
-double Logit(const SparseDataset& data, uint64_t row, float bias,
+double Logit(const SparseRows& data, uint64_t row, float bias,
              std::span<const uint64_t> sorted_ids,
              std::span<const float> weights) {
   double z = bias;
@@ -74,7 +74,7 @@ double Auc(std::vector<std::pair<double, bool>>* scored) {
 
 }  // namespace
 
-void SparseLrModel::CollectIds(const SparseDataset& data,
+void SparseLrModel::CollectIds(const SparseRows& data,
                                std::span<const uint64_t> samples,
                                std::vector<uint64_t>* sorted_ids) {
   sorted_ids->clear();
@@ -91,7 +91,7 @@ void SparseLrModel::CollectIds(const SparseDataset& data,
 }
 
 double SparseLrModel::LossAndGradient(
-    const SparseDataset& data, std::span<const uint64_t> samples, float bias,
+    const SparseRows& data, std::span<const uint64_t> samples, float bias,
     std::span<const uint64_t> sorted_ids, std::span<const float> weights,
     float* bias_grad, std::span<float> weight_grads) {
   assert(weights.size() == sorted_ids.size());
@@ -122,7 +122,7 @@ double SparseLrModel::LossAndGradient(
   return loss * inv_n;
 }
 
-EvalResult SparseLrModel::Evaluate(const SparseDataset& data, float bias,
+EvalResult SparseLrModel::Evaluate(const SparseRows& data, float bias,
                                    std::span<const uint64_t> sorted_ids,
                                    std::span<const float> weights) {
   assert(weights.size() == sorted_ids.size());
@@ -148,6 +148,46 @@ EvalResult SparseLrModel::Evaluate(const SparseDataset& data, float bias,
   result.accuracy = static_cast<double>(correct) / n;
   result.auc = Auc(&scored);
   return result;
+}
+
+SparseLrModel::SparseLrModel() {
+  TensorInfo bias;
+  bias.name = "bias";
+  bias.shape = {1};
+  bias.size = 1;
+  shape_.tensors.push_back(bias);
+  shape_.sparse_dim = 1;
+}
+
+StatusOr<std::unique_ptr<Model>> SparseLrModel::Create(const std::string& args,
+                                                       const DataShape& data) {
+  if (!args.empty()) return InvalidArgument("sparse-lr takes no arguments");
+  if (!data.sparse) {
+    return InvalidArgument(
+        "needs sparse rows (a LIBSVM file), but the data set has dense rows");
+  }
+  return std::unique_ptr<Model>(new SparseLrModel());
+}
+
+void SparseLrModel::SparseIds(const Dataset& data, Split split,
+                              std::span<const uint64_t> samples,
+                              std::vector<uint64_t>* ids) const {
+  CollectIds(*data.sparse(split), samples, ids);
+}
+
+double SparseLrModel::LossAndGradient(const Dataset& data,
+                                      std::span<const uint64_t> samples,
+                                      const ModelState& state,
+                                      const ModelGradient& grad) {
+  return LossAndGradient(*data.sparse(Split::kTrain), samples, state.dense[0],
+                         state.sparse_ids, state.sparse_rows, &grad.dense[0],
+                         grad.sparse_rows);
+}
+
+EvalResult SparseLrModel::Evaluate(const Dataset& data,
+                                   const ModelState& state) {
+  return Evaluate(*data.sparse(Split::kTest), state.dense[0], state.sparse_ids,
+                  state.sparse_rows);
 }
 
 }  // namespace lockstep

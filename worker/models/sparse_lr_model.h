@@ -4,27 +4,44 @@
 // is one slot of the sparse table, addressed by a hashed feature id. A step
 // collects the ids its batch touches (CollectIds), pulls those weights from
 // the servers, computes, and pushes gradients for the same ids.
-// Thread-safety: stateless; every function is static and thread-safe.
+// Registered as "sparse-lr"; it needs sparse rows.
+// Thread-safety: immutable after Create; the static functions are
+// thread-safe.
 #ifndef LOCKSTEP_WORKER_MODELS_SPARSE_LR_MODEL_H_
 #define LOCKSTEP_WORKER_MODELS_SPARSE_LR_MODEL_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "worker/data/dataset.h"
-#include "worker/models/dense_model.h"
+#include "worker/models/model.h"
 
 namespace lockstep {
 
-class SparseLrModel {
+class SparseLrModel : public Model {
  public:
-  using EvalResult = ::lockstep::EvalResult;
+  // The registry's factory: no arguments, sparse rows.
+  static StatusOr<std::unique_ptr<Model>> Create(const std::string& args,
+                                                 const DataShape& data);
+
+  // One dense tensor, "bias" [1]; sparse rows of one weight.
+  const ModelShape& shape() const override { return shape_; }
+  void SparseIds(const Dataset& data, Split split,
+                 std::span<const uint64_t> samples,
+                 std::vector<uint64_t>* ids) const override;
+  double LossAndGradient(const Dataset& data, std::span<const uint64_t> samples,
+                         const ModelState& state,
+                         const ModelGradient& grad) override;
+  EvalResult Evaluate(const Dataset& data, const ModelState& state) override;
 
   // Replaces *sorted_ids with the sorted, unique sparse ids
   // (SparseKeyOf(raw feature)) of every feature in the rows `samples`.
   // REQUIRES: every sample < data.size; sorted_ids != nullptr.
-  static void CollectIds(const SparseDataset& data,
+  static void CollectIds(const SparseRows& data,
                          std::span<const uint64_t> samples,
                          std::vector<uint64_t>* sorted_ids);
 
@@ -37,7 +54,7 @@ class SparseLrModel {
   // REQUIRES: sorted_ids is sorted and unique (as from CollectIds);
   // weights.size() == weight_grads.size() == sorted_ids.size();
   // bias_grad != nullptr; every sample < data.size.
-  static double LossAndGradient(const SparseDataset& data,
+  static double LossAndGradient(const SparseRows& data,
                                 std::span<const uint64_t> samples, float bias,
                                 std::span<const uint64_t> sorted_ids,
                                 std::span<const float> weights,
@@ -48,9 +65,14 @@ class SparseLrModel {
   // count one half; NaN when data has only one class) over every sample of
   // `data`. Ids missing from sorted_ids count as weight 0.
   // REQUIRES: as for LossAndGradient.
-  static EvalResult Evaluate(const SparseDataset& data, float bias,
+  static EvalResult Evaluate(const SparseRows& data, float bias,
                              std::span<const uint64_t> sorted_ids,
                              std::span<const float> weights);
+
+ private:
+  SparseLrModel();
+
+  ModelShape shape_;
 };
 
 }  // namespace lockstep

@@ -78,7 +78,7 @@ class IdxLoaderTest : public ::testing::Test {
     return WriteGz("labels.gz", LabelsFile(0x801, 3, labels_));
   }
   // Expects a Corruption/NotFound error naming `file` and an offset.
-  void ExpectErrorNames(const StatusOr<DenseDataset>& result,
+  void ExpectErrorNames(const StatusOr<DenseRows>& result,
                         const std::string& file, const std::string& offset) {
     ASSERT_FALSE(result.ok());
     const std::string message = result.status().message();

@@ -33,8 +33,8 @@ class SparseDataGeneratorTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Writes `spec` to `name`, printing the seed, and loads it back.
-  SparseDataset Generate(const SparseDataSpec& spec, const std::string& name,
-                         SyntheticLibsvmStats* stats = nullptr) {
+  SparseRows Generate(const SparseDataSpec& spec, const std::string& name,
+                      SyntheticLibsvmStats* stats = nullptr) {
     std::cout << "seed=" << spec.seed << " samples=" << spec.samples
               << " features=" << spec.features << "\n";
     const std::string path = Path(name);
@@ -42,7 +42,7 @@ class SparseDataGeneratorTest : public ::testing::Test {
     EXPECT_TRUE(written.ok()) << written.ToString();
     auto data = LoadLibsvm(path, 0, 0);
     EXPECT_TRUE(data.ok()) << data.status().ToString();
-    return data.ok() ? std::move(data).value() : SparseDataset();
+    return data.ok() ? std::move(data).value() : SparseRows();
   }
   std::string Path(const std::string& name) const {
     return (dir_ / name).string();
@@ -78,7 +78,7 @@ TEST_F(SparseDataGeneratorTest, FileLoadsBackWithDistinctIdsInRange) {
                             .zipf_exponent = 1.1,
                             .seed = 7};
   SCOPED_TRACE("seed=7");
-  const SparseDataset data = Generate(spec, "load.svm");
+  const SparseRows data = Generate(spec, "load.svm");
   ASSERT_EQ(data.size, 3000u);
   ASSERT_EQ(data.row_offsets.size(), 3001u);
   for (uint64_t i = 0; i < data.size; ++i) {
@@ -96,7 +96,7 @@ TEST_F(SparseDataGeneratorTest, FeatureFrequenciesFollowPowerLaw) {
                             .zipf_exponent = 1.1,
                             .seed = 11};
   SCOPED_TRACE("seed=11");
-  const SparseDataset data = Generate(spec, "zipf.svm");
+  const SparseRows data = Generate(spec, "zipf.svm");
   std::vector<uint64_t> counts(spec.features, 0);
   for (uint64_t id : data.feature_ids) ++counts[id];
   std::cout << "count[0]=" << counts[0] << " count[99]=" << counts[99]
@@ -120,7 +120,7 @@ TEST_F(SparseDataGeneratorTest, LabelsAreMixedAndBayesAccuracyIsHigh) {
                             .seed = 5};
   SCOPED_TRACE("seed=5");
   SyntheticLibsvmStats stats;
-  const SparseDataset data = Generate(spec, "labels.svm", &stats);
+  const SparseRows data = Generate(spec, "labels.svm", &stats);
   uint64_t positives = 0;
   for (float label : data.labels) positives += label > 0.5f ? 1 : 0;
   EXPECT_EQ(positives, stats.positives);
@@ -138,7 +138,7 @@ TEST_F(SparseDataGeneratorTest, LogisticRegressionLearnsTheHiddenModel) {
                             .zipf_exponent = 1.1,
                             .seed = 3};
   SCOPED_TRACE("seed=3");
-  const SparseDataset data = Generate(spec, "learn.svm");
+  const SparseRows data = Generate(spec, "learn.svm");
   ASSERT_EQ(data.size, 24000u);
   const uint64_t train = 20000;
   std::vector<double> w(spec.features, 0.0);
@@ -201,7 +201,7 @@ TEST_F(SparseDataGeneratorTest, NnzEqualToFeaturesStillTerminates) {
                             .zipf_exponent = 2.0,
                             .seed = 9};
   SCOPED_TRACE("seed=9");
-  const SparseDataset data = Generate(spec, "full.svm");
+  const SparseRows data = Generate(spec, "full.svm");
   EXPECT_EQ(data.feature_ids.size(), 50u * 30u);
 }
 

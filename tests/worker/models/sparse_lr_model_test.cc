@@ -19,7 +19,7 @@ namespace {
 class SparseLrModelTest : public ::testing::Test {
  protected:
   // Appends one row of (raw feature, value) entries.
-  static void AddRow(SparseDataset* data,
+  static void AddRow(SparseRows* data,
                      const std::vector<std::pair<uint64_t, float>>& entries,
                      float label) {
     for (const auto& [feature, value] : entries) {
@@ -32,7 +32,7 @@ class SparseLrModelTest : public ::testing::Test {
     ++data->size;
   }
 
-  static std::vector<uint64_t> AllSamples(const SparseDataset& data) {
+  static std::vector<uint64_t> AllSamples(const SparseRows& data) {
     std::vector<uint64_t> samples(data.size);
     std::iota(samples.begin(), samples.end(), 0);
     return samples;
@@ -55,10 +55,10 @@ class SparseLrModelTest : public ::testing::Test {
 
   // Rows of 4 distinct features out of 40, values in [0.5, 1.5); the label
   // is the sign of a hidden linear score, so the set is separable.
-  static SparseDataset SeparableData(uint64_t size, uint32_t seed) {
+  static SparseRows SeparableData(uint64_t size, uint32_t seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> value(0.5f, 1.5f);
-    SparseDataset data;
+    SparseRows data;
     for (uint64_t i = 0; i < size; ++i) {
       std::set<uint64_t> features;
       while (features.size() < 4) features.insert(rng() % 40);
@@ -75,7 +75,7 @@ class SparseLrModelTest : public ::testing::Test {
 };
 
 TEST_F(SparseLrModelTest, CollectIdsReturnsSortedUniqueIdsOfSamples) {
-  SparseDataset data;
+  SparseRows data;
   AddRow(&data, {{3, 1}, {7, 1}, {3, 2}}, 1);
   AddRow(&data, {{100, 1}, {7, 1}}, 0);
   AddRow(&data, {{55, 1}}, 1);        // not sampled below
@@ -93,7 +93,7 @@ TEST_F(SparseLrModelTest, CollectIdsReturnsSortedUniqueIdsOfSamples) {
 TEST_F(SparseLrModelTest, GradientMatchesFiniteDifferences) {
   const uint32_t seed = 31;
   SCOPED_TRACE("seed " + std::to_string(seed));
-  SparseDataset data = SeparableData(8, seed);
+  SparseRows data = SeparableData(8, seed);
   AddRow(&data, {{5, 0.7f}, {5, 0.4f}, {9, 1.2f}}, 0);  // repeated feature
   const std::vector<uint64_t> samples = AllSamples(data);
   std::vector<uint64_t> ids;
@@ -135,7 +135,7 @@ TEST_F(SparseLrModelTest, GradientMatchesFiniteDifferences) {
 }
 
 TEST_F(SparseLrModelTest, ZeroModelHasLogTwoLossAndHalfAuc) {
-  const SparseDataset data = SeparableData(30, 3);
+  const SparseRows data = SeparableData(30, 3);
   std::vector<uint64_t> ids;
   SparseLrModel::CollectIds(data, AllSamples(data), &ids);
   const std::vector<float> weights(ids.size(), 0.0f);
@@ -146,7 +146,7 @@ TEST_F(SparseLrModelTest, ZeroModelHasLogTwoLossAndHalfAuc) {
 }
 
 TEST_F(SparseLrModelTest, EvaluateComputesHandCheckedAucAndAccuracy) {
-  SparseDataset data;
+  SparseRows data;
   AddRow(&data, {{0, 1}}, 0);
   AddRow(&data, {{1, 1}}, 0);
   AddRow(&data, {{2, 1}}, 1);
@@ -168,7 +168,7 @@ TEST_F(SparseLrModelTest, EvaluateComputesHandCheckedAucAndAccuracy) {
 }
 
 TEST_F(SparseLrModelTest, LossStaysFiniteForHugeLogits) {
-  SparseDataset data;
+  SparseRows data;
   AddRow(&data, {{1, 1}}, 0);
   std::vector<uint64_t> ids;
   SparseLrModel::CollectIds(data, AllSamples(data), &ids);
@@ -183,7 +183,7 @@ TEST_F(SparseLrModelTest, LossStaysFiniteForHugeLogits) {
 }
 
 TEST_F(SparseLrModelTest, SgdLearnsSeparableSparseData) {
-  const SparseDataset data = SeparableData(400, 77);
+  const SparseRows data = SeparableData(400, 77);
   std::unordered_map<uint64_t, float> table;  // sparse id -> weight
   float bias = 0;
   std::vector<uint64_t> ids;

@@ -1,54 +1,53 @@
-// Dense classifiers on the CPU: softmax regression and MLPs with ReLU hidden
-// layers, trained with softmax cross-entropy. The parameters live outside the
-// model, as one flat float vector in the layout of ModelSpec::Tensors(), so a
-// worker can compute on whatever it pulled from the servers.
-// Thread-safety: a DenseModel owns scratch buffers and is not thread-safe;
-// use one instance per thread. The static functions are thread-safe.
-#ifndef LOCKSTEP_WORKER_MODELS_DENSE_MODEL_H_
-#define LOCKSTEP_WORKER_MODELS_DENSE_MODEL_H_
+// "softmax" and "mlp:W1,W2,...": dense classifiers on the CPU (OpenBLAS),
+// softmax regression or an MLP with ReLU hidden layers, trained with
+// softmax cross-entropy. Parameters live outside the model, one flat float
+// vector in the order of shape().tensors: layer i is "fc<i>.weight"
+// ([out, in], row-major) then "fc<i>.bias" ([out]); hidden layers start
+// He-uniform, the output layer Glorot-uniform.
+// Thread-safety: a MlpModel owns scratch buffers and is not thread-safe;
+// use one instance per thread.
+#ifndef LOCKSTEP_WORKER_MODELS_MLP_MODEL_H_
+#define LOCKSTEP_WORKER_MODELS_MLP_MODEL_H_
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
-#include "common/model_spec.h"
 #include "common/status.h"
-#include "worker/data/dataset.h"
+#include "worker/models/model.h"
 
 namespace lockstep {
 
-// Test-set quality of a model, shared by the dense and sparse models.
-struct EvalResult {
-  double loss = 0;       // mean loss per sample (cross-entropy / log loss)
-  double accuracy = 0;   // fraction of samples classified correctly
-  uint64_t samples = 0;  // samples evaluated
-  double auc = 0;        // ROC AUC for binary models; NaN for dense models
-};
-
-class DenseModel {
+class MlpModel : public Model {
  public:
-  using EvalResult = ::lockstep::EvalResult;
-
   // Rows per forward pass in Evaluate: bounds scratch memory to
   // rows * widest layer floats while keeping sgemm efficient.
   static constexpr uint64_t kDefaultEvalChunkRows = 1000;
 
-  // Builds a model for `spec`. Fails with InvalidArgument for sparse-lr or a
-  // spec with input_dim == 0 or classes < 2.
-  static StatusOr<std::unique_ptr<DenseModel>> Create(const ModelSpec& spec);
+  // The registry's factories: "softmax" (no arguments) and "mlp" with
+  // comma-separated hidden widths. Both need dense rows and >= 2 classes.
+  static StatusOr<std::unique_ptr<Model>> CreateSoftmax(const std::string& args,
+                                                        const DataShape& data);
+  static StatusOr<std::unique_ptr<Model>> CreateMlp(const std::string& args,
+                                                    const DataShape& data);
+  // An MLP with `hidden` layer widths (none: softmax regression). Fails
+  // with InvalidArgument for input_dim == 0, classes < 2 or a width of 0.
+  static StatusOr<std::unique_ptr<MlpModel>> Create(
+      const std::vector<uint32_t>& hidden, uint64_t input_dim,
+      uint32_t classes);
 
-  // Fills `params` with InitialValue(seed, key, tensor.init_scale) for every
-  // key of every tensor of spec.Tensors(), keys numbered from 0 in tensor
-  // order, so every process derives the same initial model.
-  // REQUIRES: params.size() == sum of the tensor sizes.
-  static void InitParams(const ModelSpec& spec, uint64_t seed,
-                         std::span<float> params);
+  MlpModel(const MlpModel&) = delete;
+  MlpModel& operator=(const MlpModel&) = delete;
 
-  DenseModel(const DenseModel&) = delete;
-  DenseModel& operator=(const DenseModel&) = delete;
+  const ModelShape& shape() const override { return shape_; }
+  double LossAndGradient(const Dataset& data, std::span<const uint64_t> samples,
+                         const ModelState& state,
+                         const ModelGradient& grad) override;
+  EvalResult Evaluate(const Dataset& data, const ModelState& state) override;
 
-  // Number of float parameters: the sum of the sizes of spec.Tensors().
+  // Number of float parameters: the sum of the sizes of shape().tensors.
   uint64_t num_params() const { return num_params_; }
 
   // Computes the mean cross-entropy over the rows `samples` of `data` and
@@ -57,17 +56,16 @@ class DenseModel {
   // gradient for an empty `samples`. Scratch buffers are reused, so a warm
   // model does not allocate.
   // REQUIRES: params.size() == grad.size() == num_params(); data.dim ==
-  // spec.input_dim; every sample < data.size; labels in [0, classes).
-  double LossAndGradient(std::span<const float> params,
-                         const DenseDataset& data,
+  // the input width; every sample < data.size; labels in [0, classes).
+  double LossAndGradient(std::span<const float> params, const DenseRows& data,
                          std::span<const uint64_t> samples,
                          std::span<float> grad);
 
   // Mean loss and accuracy over the first `limit` samples of `data`
   // (0 = all), computed `chunk_rows` rows at a time. auc is NaN.
-  // REQUIRES: params.size() == num_params(); data.dim == spec.input_dim;
+  // REQUIRES: params.size() == num_params(); data.dim == the input width;
   // chunk_rows >= 1.
-  EvalResult Evaluate(std::span<const float> params, const DenseDataset& data,
+  EvalResult Evaluate(std::span<const float> params, const DenseRows& data,
                       uint64_t limit,
                       uint64_t chunk_rows = kDefaultEvalChunkRows);
 
@@ -80,7 +78,7 @@ class DenseModel {
     uint64_t bias_offset = 0;
   };
 
-  explicit DenseModel(std::vector<Layer> layers, uint64_t num_params);
+  MlpModel(ModelShape shape, std::vector<Layer> layers, uint64_t num_params);
 
   // Runs the forward pass on `rows` rows at `input` (row-major, input_dim
   // wide); afterwards activations_[i] holds layer i's output (post-ReLU for
@@ -96,6 +94,7 @@ class DenseModel {
   void Backward(std::span<const float> params, const float* input,
                 uint64_t rows, const int32_t* labels, std::span<float> grad);
 
+  ModelShape shape_;
   std::vector<Layer> layers_;
   uint64_t num_params_ = 0;
   // Scratch, grown on demand and reused across calls.
@@ -108,4 +107,4 @@ class DenseModel {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_WORKER_MODELS_DENSE_MODEL_H_
+#endif  // LOCKSTEP_WORKER_MODELS_MLP_MODEL_H_

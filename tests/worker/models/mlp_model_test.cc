@@ -1,4 +1,4 @@
-#include "worker/models/dense_model.h"
+#include "worker/models/mlp_model.h"
 
 #include <gtest/gtest.h>
 
@@ -12,30 +12,34 @@
 namespace lockstep {
 namespace {
 
-class DenseModelTest : public ::testing::Test {
+class MlpModelTest : public ::testing::Test {
  protected:
-  static ModelSpec Spec(std::vector<uint32_t> hidden, uint64_t input_dim,
-                        uint32_t classes) {
-    ModelSpec spec;
-    spec.kind = hidden.empty() ? ModelKind::kSoftmax : ModelKind::kMlp;
-    spec.hidden = std::move(hidden);
-    spec.input_dim = input_dim;
-    spec.classes = classes;
-    return spec;
+  struct MlpSpec {
+    std::vector<uint32_t> hidden;
+    uint64_t input_dim = 0;
+    uint32_t classes = 0;
+  };
+  static MlpSpec Spec(std::vector<uint32_t> hidden, uint64_t input_dim,
+                      uint32_t classes) {
+    return {std::move(hidden), input_dim, classes};
   }
 
-  static std::unique_ptr<DenseModel> MakeModel(const ModelSpec& spec) {
-    auto model = DenseModel::Create(spec);
+  static std::unique_ptr<MlpModel> MakeModel(const MlpSpec& spec) {
+    auto model = MlpModel::Create(spec.hidden, spec.input_dim, spec.classes);
     EXPECT_TRUE(model.ok()) << model.status().ToString();
     return std::move(model).value();
   }
 
+  static std::vector<TensorInfo> Tensors(const MlpSpec& spec) {
+    return MakeModel(spec)->shape().tensors;
+  }
+
   // Features uniform in [0, 1), labels uniform over the classes.
-  static DenseDataset RandomData(uint64_t size, uint64_t dim, uint32_t classes,
-                                 uint32_t seed) {
+  static DenseRows RandomData(uint64_t size, uint64_t dim, uint32_t classes,
+                              uint32_t seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-    DenseDataset data;
+    DenseRows data;
     data.size = size;
     data.dim = dim;
     data.classes = classes;
@@ -58,13 +62,13 @@ class DenseModelTest : public ::testing::Test {
   // A plain double-precision forward pass, independent of the model's BLAS
   // code: returns the mean cross-entropy and the smallest |pre-activation|
   // of any hidden unit (how close the point is to a ReLU kink).
-  static double ReferenceLoss(const ModelSpec& spec,
+  static double ReferenceLoss(const MlpSpec& spec,
                               const std::vector<float>& params,
-                              const DenseDataset& data,
+                              const DenseRows& data,
                               const std::vector<uint64_t>& samples,
                               double* min_abs_hidden) {
     *min_abs_hidden = std::numeric_limits<double>::infinity();
-    const std::vector<TensorInfo> tensors = spec.Tensors();
+    const std::vector<TensorInfo> tensors = Tensors(spec);
     double loss = 0;
     for (uint64_t s : samples) {
       std::vector<double> act(data.Row(s), data.Row(s) + data.dim);
@@ -92,11 +96,11 @@ class DenseModelTest : public ::testing::Test {
   // Compares every analytic partial derivative with a central difference,
   // at a random point whose hidden units are all at least 0.05 away from
   // the ReLU kink (a difference across the kink is not a derivative).
-  static void ExpectGradientMatchesFiniteDifferences(const ModelSpec& spec,
+  static void ExpectGradientMatchesFiniteDifferences(const MlpSpec& spec,
                                                      uint32_t seed) {
     auto model = MakeModel(spec);
     const std::vector<uint64_t> samples = {0, 1, 2, 3, 4, 5};
-    DenseDataset data;
+    DenseRows data;
     std::vector<float> params;
     double margin = 0;
     for (;; ++seed) {
@@ -141,22 +145,32 @@ class DenseModelTest : public ::testing::Test {
   }
 };
 
-TEST_F(DenseModelTest, CreateRejectsSparseLr) {
-  ModelSpec spec;
-  spec.kind = ModelKind::kSparseLr;
-  spec.sparse_dim = 1;
-  EXPECT_FALSE(DenseModel::Create(spec).ok());
+TEST_F(MlpModelTest, RegistryFactoriesRefuseSparseRowsAndBadWidths) {
+  DataShape sparse;
+  sparse.sparse = true;
+  sparse.classes = 2;
+  sparse.train_samples = 10;
+  EXPECT_FALSE(MlpModel::CreateMlp("8", sparse).ok());
+  EXPECT_FALSE(MlpModel::CreateSoftmax("", sparse).ok());
+  DataShape dense{false, 5, 3, 10, 2};
+  EXPECT_TRUE(MlpModel::CreateMlp("8,4", dense).ok());
+  EXPECT_TRUE(MlpModel::CreateSoftmax("", dense).ok());
+  for (const char* bad : {"", "8,0", "x", "8,"}) {
+    EXPECT_FALSE(MlpModel::CreateMlp(bad, dense).ok()) << bad;
+  }
+  EXPECT_FALSE(MlpModel::CreateSoftmax("3", dense).ok());
 }
 
-TEST_F(DenseModelTest, CreateRejectsMissingDimensions) {
-  EXPECT_FALSE(DenseModel::Create(Spec({}, 0, 3)).ok());
-  EXPECT_FALSE(DenseModel::Create(Spec({}, 5, 1)).ok());
+TEST_F(MlpModelTest, CreateRejectsMissingDimensions) {
+  EXPECT_FALSE(MlpModel::Create({}, 0, 3).ok());
+  EXPECT_FALSE(MlpModel::Create({}, 5, 1).ok());
+  EXPECT_FALSE(MlpModel::Create({4, 0}, 5, 3).ok());
 }
 
-TEST_F(DenseModelTest, NumParamsEqualsSumOfTensorSizes) {
-  for (const ModelSpec& spec : {Spec({}, 7, 4), Spec({4, 3}, 5, 3)}) {
+TEST_F(MlpModelTest, NumParamsEqualsSumOfTensorSizes) {
+  for (const MlpSpec& spec : {Spec({}, 7, 4), Spec({4, 3}, 5, 3)}) {
     uint64_t total = 0;
-    for (const TensorInfo& t : spec.Tensors()) {
+    for (const TensorInfo& t : Tensors(spec)) {
       total += std::accumulate(t.shape.begin(), t.shape.end(), uint64_t{1},
                                std::multiplies<uint64_t>());
     }
@@ -166,18 +180,18 @@ TEST_F(DenseModelTest, NumParamsEqualsSumOfTensorSizes) {
             5u * 4 + 4 + 4 * 3 + 3 + 3 * 3 + 3);
 }
 
-TEST_F(DenseModelTest, MlpGradientMatchesFiniteDifferences) {
+TEST_F(MlpModelTest, MlpGradientMatchesFiniteDifferences) {
   ExpectGradientMatchesFiniteDifferences(Spec({4, 3}, 5, 3), 11);
 }
 
-TEST_F(DenseModelTest, SoftmaxGradientMatchesFiniteDifferences) {
+TEST_F(MlpModelTest, SoftmaxGradientMatchesFiniteDifferences) {
   ExpectGradientMatchesFiniteDifferences(Spec({}, 5, 3), 23);
 }
 
-TEST_F(DenseModelTest, ZeroParamsGiveLogClassesLossAndUniformGradient) {
+TEST_F(MlpModelTest, ZeroParamsGiveLogClassesLossAndUniformGradient) {
   const uint32_t classes = 4;
   auto model = MakeModel(Spec({}, 3, classes));
-  DenseDataset data = RandomData(2, 3, classes, 5);
+  DenseRows data = RandomData(2, 3, classes, 5);
   data.labels = {1, 3};
   std::vector<float> params(model->num_params(), 0.0f);
   std::vector<float> grad(model->num_params());
@@ -198,9 +212,9 @@ TEST_F(DenseModelTest, ZeroParamsGiveLogClassesLossAndUniformGradient) {
   }
 }
 
-TEST_F(DenseModelTest, GradientIsMeanOverSamples) {
+TEST_F(MlpModelTest, GradientIsMeanOverSamples) {
   auto model = MakeModel(Spec({4, 3}, 5, 3));
-  const DenseDataset data = RandomData(4, 5, 3, 7);
+  const DenseRows data = RandomData(4, 5, 3, 7);
   const std::vector<float> params = RandomParams(model->num_params(), 8);
   const uint64_t n = model->num_params();
   std::vector<float> both(n), first(n), second(n);
@@ -214,10 +228,10 @@ TEST_F(DenseModelTest, GradientIsMeanOverSamples) {
   }
 }
 
-TEST_F(DenseModelTest, ReusedModelMatchesFreshModelAcrossBatchSizes) {
-  const ModelSpec spec = Spec({4, 3}, 5, 3);
+TEST_F(MlpModelTest, ReusedModelMatchesFreshModelAcrossBatchSizes) {
+  const MlpSpec spec = Spec({4, 3}, 5, 3);
   auto reused = MakeModel(spec);
-  const DenseDataset data = RandomData(30, 5, 3, 19);
+  const DenseRows data = RandomData(30, 5, 3, 19);
   const std::vector<float> params = RandomParams(reused->num_params(), 20);
   const uint64_t n = reused->num_params();
   std::vector<uint64_t> large(30);
@@ -233,18 +247,18 @@ TEST_F(DenseModelTest, ReusedModelMatchesFreshModelAcrossBatchSizes) {
   EXPECT_EQ(grad, fresh_grad);
 }
 
-TEST_F(DenseModelTest, EmptyBatchGivesZeroLossAndGradient) {
+TEST_F(MlpModelTest, EmptyBatchGivesZeroLossAndGradient) {
   auto model = MakeModel(Spec({}, 5, 3));
-  const DenseDataset data = RandomData(3, 5, 3, 21);
+  const DenseRows data = RandomData(3, 5, 3, 21);
   const std::vector<float> params = RandomParams(model->num_params(), 22);
   std::vector<float> grad(model->num_params(), 7.0f);
   EXPECT_EQ(model->LossAndGradient(params, data, {}, grad), 0.0);
   for (float g : grad) EXPECT_EQ(g, 0.0f);
 }
 
-TEST_F(DenseModelTest, LossStaysFiniteForHugeLogits) {
+TEST_F(MlpModelTest, LossStaysFiniteForHugeLogits) {
   auto model = MakeModel(Spec({}, 2, 2));
-  DenseDataset data;
+  DenseRows data;
   data.size = 1;
   data.dim = 2;
   data.classes = 2;
@@ -261,19 +275,19 @@ TEST_F(DenseModelTest, LossStaysFiniteForHugeLogits) {
   EXPECT_NEAR(grad[5], -1.0, 1e-6);
 }
 
-TEST_F(DenseModelTest, SgdReachesFullAccuracyOnSeparableData) {
+TEST_F(MlpModelTest, SgdReachesFullAccuracyOnSeparableData) {
   // Class c has feature c set high; the rest is small noise.
   const uint32_t classes = 3;
-  DenseDataset data = RandomData(60, 6, classes, 3);
+  DenseRows data = RandomData(60, 6, classes, 3);
   for (uint64_t i = 0; i < data.size; ++i) {
     float* row = data.features.data() + i * data.dim;
     for (uint64_t d = 0; d < data.dim; ++d) row[d] *= 0.2f;
     row[data.labels[i]] += 1.0f;
   }
-  const ModelSpec spec = Spec({8}, 6, classes);
+  const MlpSpec spec = Spec({8}, 6, classes);
   auto model = MakeModel(spec);
   std::vector<float> params(model->num_params());
-  DenseModel::InitParams(spec, 42, params);
+  InitDenseParams(MakeModel(spec)->shape(), 42, params);
   std::vector<float> grad(params.size());
   std::vector<uint64_t> all(data.size);
   std::iota(all.begin(), all.end(), 0);
@@ -290,17 +304,17 @@ TEST_F(DenseModelTest, SgdReachesFullAccuracyOnSeparableData) {
   EXPECT_TRUE(std::isnan(result.auc));
 }
 
-TEST_F(DenseModelTest, InitParamsIsDeterministicAndMatchesInitialValue) {
-  const ModelSpec spec = Spec({4, 3}, 5, 3);
+TEST_F(MlpModelTest, InitParamsIsDeterministicAndMatchesInitialValue) {
+  const MlpSpec spec = Spec({4, 3}, 5, 3);
   const uint64_t n = MakeModel(spec)->num_params();
   std::vector<float> a(n), b(n), other_seed(n);
-  DenseModel::InitParams(spec, 9, a);
-  DenseModel::InitParams(spec, 9, b);
-  DenseModel::InitParams(spec, 10, other_seed);
+  InitDenseParams(MakeModel(spec)->shape(), 9, a);
+  InitDenseParams(MakeModel(spec)->shape(), 9, b);
+  InitDenseParams(MakeModel(spec)->shape(), 10, other_seed);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, other_seed);
   uint64_t key = 0;
-  for (const TensorInfo& t : spec.Tensors()) {
+  for (const TensorInfo& t : Tensors(spec)) {
     const uint64_t size =
         std::accumulate(t.shape.begin(), t.shape.end(), uint64_t{1},
                         std::multiplies<uint64_t>());
@@ -315,9 +329,9 @@ TEST_F(DenseModelTest, InitParamsIsDeterministicAndMatchesInitialValue) {
   EXPECT_EQ(a[5 * 4], 0.0f);
 }
 
-TEST_F(DenseModelTest, EvaluateChunkingMatchesSingleChunk) {
+TEST_F(MlpModelTest, EvaluateChunkingMatchesSingleChunk) {
   auto model = MakeModel(Spec({4, 3}, 5, 3));
-  const DenseDataset data = RandomData(50, 5, 3, 13);
+  const DenseRows data = RandomData(50, 5, 3, 13);
   const std::vector<float> params = RandomParams(model->num_params(), 14);
   const EvalResult whole = model->Evaluate(params, data, 0, 1000);
   const EvalResult chunked = model->Evaluate(params, data, 0, 7);
@@ -328,9 +342,9 @@ TEST_F(DenseModelTest, EvaluateChunkingMatchesSingleChunk) {
   EXPECT_GT(whole.loss, 0.0);
 }
 
-TEST_F(DenseModelTest, EvaluateLimitUsesFirstSamples) {
+TEST_F(MlpModelTest, EvaluateLimitUsesFirstSamples) {
   auto model = MakeModel(Spec({}, 5, 3));
-  const DenseDataset data = RandomData(50, 5, 3, 17);
+  const DenseRows data = RandomData(50, 5, 3, 17);
   const std::vector<float> params = RandomParams(model->num_params(), 18);
   std::vector<uint64_t> first(20);
   std::iota(first.begin(), first.end(), 0);

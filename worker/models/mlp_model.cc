@@ -1,4 +1,4 @@
-#include "worker/models/dense_model.h"
+#include "worker/models/mlp_model.h"
 
 #include <cblas.h>
 
@@ -7,68 +7,126 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <utility>
+
+#include "common/strings.h"
 
 namespace lockstep {
 namespace {
 
 blasint Int(uint64_t v) { return static_cast<blasint>(v); }
 
-uint64_t TensorSize(const TensorInfo& t) {
-  uint64_t size = 1;
-  for (uint64_t d : t.shape) size *= d;
-  return size;
+TensorInfo Tensor(std::string name, std::vector<uint64_t> shape, float scale) {
+  TensorInfo t;
+  t.name = std::move(name);
+  t.shape = std::move(shape);
+  t.size = 1;
+  for (uint64_t d : t.shape) t.size *= d;
+  t.init_scale = scale;
+  return t;
+}
+
+// Layer i is "fc<i>.weight" ([out, in], row-major) then "fc<i>.bias".
+ModelShape MlpShape(const std::vector<uint32_t>& hidden, uint64_t input_dim,
+                    uint32_t classes) {
+  ModelShape shape;
+  uint64_t in = input_dim;
+  int layer = 0;
+  auto add_layer = [&](uint64_t out, float scale) {
+    const std::string prefix = "fc" + std::to_string(layer++);
+    shape.tensors.push_back(Tensor(prefix + ".weight", {out, in}, scale));
+    shape.tensors.push_back(Tensor(prefix + ".bias", {out}, 0.0f));
+    in = out;
+  };
+  // He-uniform init for ReLU layers, Glorot-uniform for the output layer.
+  for (uint32_t width : hidden) add_layer(width, std::sqrt(6.0f / in));
+  add_layer(classes, std::sqrt(6.0f / (in + classes)));
+  return shape;
+}
+
+Status NeedsDenseData(const DataShape& data) {
+  if (data.sparse) {
+    return InvalidArgument(
+        "needs dense rows, but the data set has sparse rows (use sparse-lr)");
+  }
+  if (data.input_dim == 0 || data.classes < 2) {
+    return InvalidArgument("needs a dense data set with >= 2 classes");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
-DenseModel::DenseModel(std::vector<Layer> layers, uint64_t num_params)
-    : layers_(std::move(layers)),
+MlpModel::MlpModel(ModelShape shape, std::vector<Layer> layers,
+                   uint64_t num_params)
+    : shape_(std::move(shape)),
+      layers_(std::move(layers)),
       num_params_(num_params),
       activations_(layers_.size()) {}
 
-StatusOr<std::unique_ptr<DenseModel>> DenseModel::Create(
-    const ModelSpec& spec) {
-  if (spec.kind == ModelKind::kSparseLr) {
-    return InvalidArgument("DenseModel cannot run model sparse-lr");
+StatusOr<std::unique_ptr<MlpModel>> MlpModel::Create(
+    const std::vector<uint32_t>& hidden, uint64_t input_dim, uint32_t classes) {
+  if (input_dim == 0 || classes < 2) {
+    return InvalidArgument("an MLP needs input_dim > 0 and classes >= 2");
   }
-  if (spec.input_dim == 0 || spec.classes < 2) {
-    return InvalidArgument("dense model needs input_dim > 0 and classes >= 2");
+  if (std::find(hidden.begin(), hidden.end(), 0u) != hidden.end()) {
+    return InvalidArgument("an MLP has a hidden layer of width 0");
   }
-  if (std::find(spec.hidden.begin(), spec.hidden.end(), 0u) !=
-      spec.hidden.end()) {
-    return InvalidArgument("dense model has a hidden layer of width 0");
-  }
-  const std::vector<TensorInfo> tensors = spec.Tensors();
+  ModelShape shape = MlpShape(hidden, input_dim, classes);
   std::vector<Layer> layers;
   uint64_t offset = 0;
-  // Tensors() lists each layer as (weight [out, in], bias [out]).
-  for (size_t i = 0; i + 1 < tensors.size(); i += 2) {
+  for (size_t i = 0; i + 1 < shape.tensors.size(); i += 2) {
     Layer layer;
-    layer.out = tensors[i].shape[0];
-    layer.in = tensors[i].shape[1];
+    layer.out = shape.tensors[i].shape[0];
+    layer.in = shape.tensors[i].shape[1];
     layer.weight_offset = offset;
-    layer.bias_offset = offset + TensorSize(tensors[i]);
-    offset = layer.bias_offset + TensorSize(tensors[i + 1]);
+    layer.bias_offset = offset + shape.tensors[i].size;
+    offset = layer.bias_offset + shape.tensors[i + 1].size;
     layers.push_back(layer);
   }
-  return std::unique_ptr<DenseModel>(new DenseModel(std::move(layers), offset));
+  return std::unique_ptr<MlpModel>(
+      new MlpModel(std::move(shape), std::move(layers), offset));
 }
 
-void DenseModel::InitParams(const ModelSpec& spec, uint64_t seed,
-                            std::span<float> params) {
-  uint64_t key = 0;
-  for (const TensorInfo& t : spec.Tensors()) {
-    const uint64_t end = key + TensorSize(t);
-    assert(end <= params.size());
-    for (; key < end; ++key)
-      params[key] = InitialValue(seed, key, t.init_scale);
+StatusOr<std::unique_ptr<Model>> MlpModel::CreateSoftmax(
+    const std::string& args, const DataShape& data) {
+  if (!args.empty()) return InvalidArgument("softmax takes no arguments");
+  LS_RETURN_IF_ERROR(NeedsDenseData(data));
+  LS_ASSIGN_OR_RETURN(std::unique_ptr<MlpModel> model,
+                      Create({}, data.input_dim, data.classes));
+  return std::unique_ptr<Model>(std::move(model));
+}
+
+StatusOr<std::unique_ptr<Model>> MlpModel::CreateMlp(const std::string& args,
+                                                     const DataShape& data) {
+  if (!args.empty() && args.back() == ',') {
+    return InvalidArgument("trailing comma in the hidden widths '" + args +
+                           "'");
   }
-  assert(key == params.size());
+  LS_ASSIGN_OR_RETURN(std::vector<uint32_t> hidden,
+                      ParseSizeList(args, "bad hidden layer width"));
+  if (hidden.empty()) return InvalidArgument("mlp needs hidden layer widths");
+  LS_RETURN_IF_ERROR(NeedsDenseData(data));
+  LS_ASSIGN_OR_RETURN(std::unique_ptr<MlpModel> model,
+                      Create(hidden, data.input_dim, data.classes));
+  return std::unique_ptr<Model>(std::move(model));
 }
 
-void DenseModel::Forward(std::span<const float> params, const float* input,
-                         uint64_t rows) {
+double MlpModel::LossAndGradient(const Dataset& data,
+                                 std::span<const uint64_t> samples,
+                                 const ModelState& state,
+                                 const ModelGradient& grad) {
+  return LossAndGradient(state.dense, *data.dense(Split::kTrain), samples,
+                         grad.dense);
+}
+
+EvalResult MlpModel::Evaluate(const Dataset& data, const ModelState& state) {
+  return Evaluate(state.dense, *data.dense(Split::kTest), 0);
+}
+
+void MlpModel::Forward(std::span<const float> params, const float* input,
+                       uint64_t rows) {
   const float* in = input;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
@@ -89,8 +147,8 @@ void DenseModel::Forward(std::span<const float> params, const float* input,
   }
 }
 
-double DenseModel::SoftmaxLoss(uint64_t rows, const int32_t* labels,
-                               uint64_t* correct) {
+double MlpModel::SoftmaxLoss(uint64_t rows, const int32_t* labels,
+                             uint64_t* correct) {
   const uint64_t classes = layers_.back().out;
   float* logits = activations_.back().data();
   double loss = 0;
@@ -115,9 +173,9 @@ double DenseModel::SoftmaxLoss(uint64_t rows, const int32_t* labels,
   return loss;
 }
 
-void DenseModel::Backward(std::span<const float> params, const float* input,
-                          uint64_t rows, const int32_t* labels,
-                          std::span<float> grad) {
+void MlpModel::Backward(std::span<const float> params, const float* input,
+                        uint64_t rows, const int32_t* labels,
+                        std::span<float> grad) {
   const float scale = 1.0f / static_cast<float>(rows);
   // dLoss/dlogits = (p - onehot) / rows, written over the probabilities.
   float* delta = activations_.back().data();
@@ -154,10 +212,10 @@ void DenseModel::Backward(std::span<const float> params, const float* input,
   }
 }
 
-double DenseModel::LossAndGradient(std::span<const float> params,
-                                   const DenseDataset& data,
-                                   std::span<const uint64_t> samples,
-                                   std::span<float> grad) {
+double MlpModel::LossAndGradient(std::span<const float> params,
+                                 const DenseRows& data,
+                                 std::span<const uint64_t> samples,
+                                 std::span<float> grad) {
   assert(params.size() == num_params_ && grad.size() == num_params_);
   assert(data.dim == layers_.front().in);
   const uint64_t rows = samples.size();
@@ -180,9 +238,9 @@ double DenseModel::LossAndGradient(std::span<const float> params,
   return loss / static_cast<double>(rows);
 }
 
-EvalResult DenseModel::Evaluate(std::span<const float> params,
-                                const DenseDataset& data, uint64_t limit,
-                                uint64_t chunk_rows) {
+EvalResult MlpModel::Evaluate(std::span<const float> params,
+                              const DenseRows& data, uint64_t limit,
+                              uint64_t chunk_rows) {
   assert(params.size() == num_params_ && chunk_rows >= 1);
   assert(data.dim == layers_.front().in);
   const uint64_t total = limit == 0 ? data.size : std::min(limit, data.size);

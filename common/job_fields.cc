@@ -1,0 +1,217 @@
+#include "common/job_fields.h"
+
+#include <charconv>
+#include <limits>
+#include <type_traits>
+
+namespace po = boost::program_options;
+
+namespace lockstep {
+namespace {
+
+std::string Format(const std::string& v) { return v; }
+std::string Format(double v) {
+  char buf[32];
+  auto end = std::to_chars(buf, buf + sizeof(buf), v).ptr;
+  return std::string(buf, end);
+}
+template <typename T>
+requires std::is_integral_v<T> std::string Format(T v) {
+  return std::to_string(v);
+}
+std::string Format(const std::vector<uint32_t>& v) {
+  std::string text;
+  for (size_t i = 0; i < v.size(); ++i) {
+    text += (i ? "," : "") + std::to_string(v[i]);
+  }
+  return text;
+}
+
+Status ParseValue(const std::string& text, const std::string&,
+                  std::string* out) {
+  *out = text;
+  return Status::Ok();
+}
+Status ParseValue(const std::string& text, const std::string&,
+                  std::vector<uint32_t>* out) {
+  LS_ASSIGN_OR_RETURN(*out, ParseBatchList(text));
+  return Status::Ok();
+}
+template <typename T>
+requires std::is_arithmetic_v<T> Status ParseValue(const std::string& text,
+                                                   const std::string& what,
+                                                   T* out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    return InvalidArgument(
+        what + ": '" + text + "' is not a valid " +
+        (std::is_floating_point_v<T> ? "number" : "integer") +
+        (ec == std::errc::result_out_of_range ? " (out of range)" : ""));
+  }
+  return Status::Ok();
+}
+
+void AddJson(JsonObject* o, const std::string& key, const std::string& v) {
+  o->Add(key, v);
+}
+void AddJson(JsonObject* o, const std::string& key,
+             const std::vector<uint32_t>& v) {
+  o->AddRaw(key, JsonArray(v));
+}
+template <typename T>
+requires std::is_arithmetic_v<T>
+void AddJson(JsonObject* o, const std::string& key, T v) { o->Add(key, v); }
+
+// A table entry for member `member`, flag `flag` ("" for none).
+template <typename T>
+JobField Field(std::string name, std::string flag, T JobConfig::*member,
+               std::string help) {
+  const std::string what = flag.empty() ? "job field " + name : "--" + flag;
+  JobField f;
+  f.name = name;
+  f.flag = std::move(flag);
+  f.help = std::move(help);
+  f.format = [member](const JobConfig& c) { return Format(c.*member); };
+  f.parse = [member, what](const std::string& text, JobConfig* c) {
+    return ParseValue(text, what, &(c->*member));
+  };
+  f.to_json = [member, name](const JobConfig& c, JsonObject* o) {
+    AddJson(o, name, c.*member);
+  };
+  return f;
+}
+
+std::vector<JobField> MakeTable() {
+  using C = JobConfig;
+  return {
+      Field("servers", "servers", &C::servers, "server shards S"),
+      Field("workers", "workers", &C::workers, "workers W"),
+      Field("sync", "sync", &C::sync,
+            "synchronization policy, e.g. bsp, ssp:3, asp, backup:1, lbbsp, "
+            "lbbsp:numerical (a bad name lists every known form)"),
+      Field("model", "model", &C::model,
+            "model, e.g. softmax, mlp:256,128, sparse-lr (a bad name lists "
+            "every known model)"),
+      Field("data", "data", &C::data,
+            "data set: fashion-mnist, synthetic[:...], or the PATH of a "
+            "LIBSVM file"),
+      Field("data_dir", "data-dir", &C::data_dir,
+            "folder holding the Fashion-MNIST IDX .gz files"),
+      Field("test_data", "test-data", &C::test_data,
+            "LIBSVM test file (default: hold out the last 10% of --data)"),
+      Field("batches", "batch", &C::batches,
+            "batch per worker: X, or X0,X1,... one per worker"),
+      Field("optimizer", "optimizer", &C::optimizer,
+            "server-side optimizer: sgd | momentum | adam | adagrad"),
+      Field("lr", "lr", &C::lr, "learning rate"),
+      Field("momentum", "momentum", &C::momentum, "momentum factor"),
+      Field("beta1", "beta1", &C::beta1, "Adam beta1"),
+      Field("beta2", "beta2", &C::beta2, "Adam beta2"),
+      Field("epsilon", "epsilon", &C::epsilon, "Adam / AdaGrad epsilon"),
+      Field("weight_decay", "weight-decay", &C::weight_decay,
+            "L2 weight decay added to the gradient"),
+      Field("lr_schedule", "lr-schedule", &C::lr_schedule,
+            "const | step:EVERY_CLOCKS:GAMMA | cosine"),
+      Field("seed", "seed", &C::seed, "random seed"),
+      Field("epochs", "epochs", &C::epochs, "passes over the training set"),
+      Field("max_clocks", "clocks", &C::max_clocks,
+            "total clocks (overrides --epochs when > 0)"),
+      Field("train_limit", "train-limit", &C::train_limit,
+            "use only the first N training samples (0 = all)"),
+      Field("test_limit", "test-limit", &C::test_limit,
+            "evaluate on the first N test samples (0 = all)"),
+      Field("eval_every", "eval-every", &C::eval_every,
+            "evaluate on the test set every N clocks (0 = only at the end)"),
+      Field("target_accuracy", "target-accuracy", &C::target_accuracy,
+            "record the time when test accuracy first reaches this"),
+      Field("heartbeat_ms", "heartbeat-ms", &C::heartbeat_ms,
+            "heartbeat interval in milliseconds; a peer silent for 10 "
+            "intervals is declared dead"),
+      Field("data_order", "data-order", &C::data_order,
+            "partition | global | auto (the policy's choice: global for "
+            "lbbsp, else partition)"),
+      Field("train_samples", "", &C::train_samples, ""),
+      Field("input_dim", "", &C::input_dim, ""),
+      Field("classes", "", &C::classes, ""),
+  };
+}
+
+}  // namespace
+
+const std::vector<JobField>& JobFields() {
+  static const auto* table = new std::vector<JobField>(MakeTable());
+  return *table;
+}
+
+void AddJobFlags(po::options_description* options) {
+  const JobConfig defaults;
+  for (const JobField& f : JobFields()) {
+    if (f.flag.empty()) continue;
+    options->add_options()(
+        f.flag.c_str(),
+        po::value<std::string>()->default_value(f.format(defaults)),
+        f.help.c_str());
+  }
+}
+
+StatusOr<JobConfig> JobConfigFromFlags(const po::variables_map& vm) {
+  JobConfig c;
+  for (const JobField& f : JobFields()) {
+    if (f.flag.empty() || vm.count(f.flag) == 0) continue;
+    LS_RETURN_IF_ERROR(f.parse(vm[f.flag].as<std::string>(), &c));
+  }
+  LS_RETURN_IF_ERROR(ValidateJobConfig(c));
+  return c;
+}
+
+std::vector<std::string> JobConfigToFlags(const JobConfig& c) {
+  std::vector<std::string> flags;
+  for (const JobField& f : JobFields()) {
+    if (f.flag.empty()) continue;
+    flags.push_back("--" + f.flag);
+    flags.push_back(f.format(c));
+  }
+  return flags;
+}
+
+std::string JobConfigToJson(const JobConfig& c) {
+  JsonObject o;
+  for (const JobField& f : JobFields()) f.to_json(c, &o);
+  o.Add("global_batch", c.GlobalBatch());
+  return o.str();
+}
+
+flatbuffers::Offset<wire::JobConfig> JobConfigToWire(
+    flatbuffers::FlatBufferBuilder& fbb, const JobConfig& c) {
+  std::vector<flatbuffers::Offset<wire::JobField>> fields;
+  for (const JobField& f : JobFields()) {
+    fields.push_back(wire::CreateJobField(fbb, fbb.CreateString(f.name),
+                                          fbb.CreateString(f.format(c))));
+  }
+  return wire::CreateJobConfig(fbb, fbb.CreateVector(fields));
+}
+
+StatusOr<JobConfig> JobConfigFromWire(const wire::JobConfig* w) {
+  if (w == nullptr || w->fields() == nullptr) {
+    return InvalidArgument("message without job config");
+  }
+  JobConfig c;
+  for (const wire::JobField* field : *w->fields()) {
+    const std::string name = flatbuffers::GetString(field->name());
+    const JobField* known = nullptr;
+    for (const JobField& f : JobFields()) {
+      if (f.name == name) known = &f;
+    }
+    if (known == nullptr) {
+      return InvalidArgument("job field '" + name +
+                             "' is unknown to this build of Lockstep");
+    }
+    LS_RETURN_IF_ERROR(
+        known->parse(flatbuffers::GetString(field->value()), &c));
+  }
+  LS_RETURN_IF_ERROR(ValidateJobConfig(c));
+  return c;
+}
+
+}  // namespace lockstep

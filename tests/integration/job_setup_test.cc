@@ -1,0 +1,69 @@
+// Setting a job up with real processes: the coordinator knows no model or
+// data set, so its workers describe both, and what they cannot build ends
+// the job with their reason; servers wait silently (and are not declared
+// dead) while workers load their data.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/integration/test_cluster.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr auto kTimeout = std::chrono::seconds(60);
+
+TEST(JobSetupTest, AModelTheWorkersCannotBuildEndsTheJobWithTheirReason) {
+  TestCluster cluster;
+  ASSERT_TRUE(cluster
+                  .StartCoordinator({"--servers", "1", "--workers", "2",
+                                     "--model", "resnet:50", "--data",
+                                     "synthetic", "--clocks", "5"})
+                  .ok());
+  ASSERT_TRUE(cluster.StartServer(0).ok());
+  for (int w = 0; w < 2; ++w) ASSERT_TRUE(cluster.StartWorker(w).ok());
+  auto exit = cluster.WaitFor("coordinator", kTimeout);
+  ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");
+  EXPECT_FALSE(exit->ok());
+  const std::string log = cluster.Output("coordinator");
+  EXPECT_THAT(log, HasSubstr("cannot join"));
+  EXPECT_THAT(log, HasSubstr("unknown model 'resnet:50'"));
+  EXPECT_THAT(log, HasSubstr("mlp:W1,W2,..."));  // the known ones
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  EXPECT_FALSE(cluster.ExitOf("worker 0").ok());
+  EXPECT_FALSE(cluster.ExitOf("server 0").ok());
+}
+
+TEST(JobSetupTest, ServersWaitSilentlyWhileWorkersAreSlowToCome) {
+  const std::string run_dir = MakeTempDir("lockstep-setup");
+  TestCluster cluster;
+  // 10 heartbeats of 50 ms: a server silent for 0.5 s after its Welcome
+  // would be declared dead. It is welcomed only once the workers have
+  // described the job, well after it registered.
+  ASSERT_TRUE(
+      cluster
+          .StartCoordinator({"--servers", "2", "--workers", "2", "--model",
+                             "mlp:8", "--data", "synthetic:samples=512:dim=16",
+                             "--heartbeat-ms", "50", "--clocks", "40",
+                             "--run-dir", run_dir})
+          .ok());
+  for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < until) {
+    cluster.Pump(std::chrono::milliseconds(100));
+  }
+  for (int w = 0; w < 2; ++w) ASSERT_TRUE(cluster.StartWorker(w).ok());
+  auto exit = cluster.WaitFor("coordinator", kTimeout);
+  ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");
+  EXPECT_TRUE(exit->ok()) << cluster.Output("coordinator");
+  const std::string summary = ReadFile(run_dir + "/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "clocks"), 40) << summary;
+  EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0.5) << summary;
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,64 @@
+#include "worker/data/fashion_mnist_dataset.h"
+
+#include <algorithm>
+
+#include "worker/data/idx_loader.h"
+
+namespace lockstep {
+namespace {
+
+uint64_t Limited(uint64_t available, uint64_t limit) {
+  return limit > 0 ? std::min(limit, available) : available;
+}
+
+Status NoArgs(const std::string& args) {
+  if (args.empty()) return Status::Ok();
+  return InvalidArgument("data set fashion-mnist takes no arguments, not '" +
+                         args + "'");
+}
+
+}  // namespace
+
+StatusOr<DataShape> FashionMnistDataset::Probe(const std::string& args,
+                                               const DataOptions& options) {
+  LS_RETURN_IF_ERROR(NoArgs(args));
+  const FashionMnistFiles train = FashionMnistPaths(options.data_dir, true);
+  const FashionMnistFiles test = FashionMnistPaths(options.data_dir, false);
+  LS_ASSIGN_OR_RETURN(IdxShape train_shape,
+                      ProbeIdxGz(train.images, train.labels));
+  LS_ASSIGN_OR_RETURN(IdxShape test_shape,
+                      ProbeIdxGz(test.images, test.labels));
+  if (train_shape.dim != test_shape.dim) {
+    return Corruption(test.images + " holds images of " +
+                      std::to_string(test_shape.dim) + " pixels, " +
+                      train.images + " of " + std::to_string(train_shape.dim));
+  }
+  DataShape shape;
+  shape.input_dim = train_shape.dim;
+  shape.classes = kFashionMnistClasses;
+  shape.train_samples = Limited(train_shape.count, options.train_limit);
+  shape.test_samples = Limited(test_shape.count, options.test_limit);
+  return shape;
+}
+
+StatusOr<std::unique_ptr<Dataset>> FashionMnistDataset::Load(
+    const std::string& args, const DataOptions& options) {
+  LS_RETURN_IF_ERROR(NoArgs(args));
+  std::unique_ptr<FashionMnistDataset> data(new FashionMnistDataset());
+  LS_ASSIGN_OR_RETURN(data->train_, LoadFashionMnist(options.data_dir, true,
+                                                     options.train_limit));
+  LS_ASSIGN_OR_RETURN(data->test_, LoadFashionMnist(options.data_dir, false,
+                                                    options.test_limit));
+  if (data->train_.dim != data->test_.dim) {
+    return Corruption("Fashion-MNIST test images have " +
+                      std::to_string(data->test_.dim) + " pixels, training " +
+                      std::to_string(data->train_.dim));
+  }
+  data->shape_.input_dim = data->train_.dim;
+  data->shape_.classes = kFashionMnistClasses;
+  data->shape_.train_samples = data->train_.size;
+  data->shape_.test_samples = data->test_.size;
+  return std::unique_ptr<Dataset>(std::move(data));
+}
+
+}  // namespace lockstep

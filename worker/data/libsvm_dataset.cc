@@ -1,0 +1,92 @@
+#include "worker/data/libsvm_dataset.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include "worker/data/libsvm_loader.h"
+
+namespace lockstep {
+namespace {
+
+StatusOr<uint64_t> CountDataLines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot open data file " + path);
+  uint64_t lines = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) ++lines;
+  }
+  return lines;
+}
+
+uint64_t Limited(uint64_t available, uint64_t limit) {
+  return limit > 0 ? std::min(limit, available) : available;
+}
+
+uint64_t Holdout(uint64_t lines) {
+  return static_cast<uint64_t>(lines * LibsvmDataset::kHoldoutFraction);
+}
+
+}  // namespace
+
+SparseRows SliceRows(const SparseRows& data, uint64_t begin, uint64_t end) {
+  SparseRows out;
+  end = std::min(end, data.size);
+  if (begin >= end) return out;
+  const uint64_t first = data.row_offsets[begin];
+  const uint64_t last = data.row_offsets[end];
+  out.size = end - begin;
+  out.row_offsets.clear();
+  for (uint64_t r = begin; r <= end; ++r) {
+    out.row_offsets.push_back(data.row_offsets[r] - first);
+  }
+  out.feature_ids.assign(data.feature_ids.begin() + first,
+                         data.feature_ids.begin() + last);
+  out.values.assign(data.values.begin() + first, data.values.begin() + last);
+  out.labels.assign(data.labels.begin() + begin, data.labels.begin() + end);
+  for (uint64_t f : out.feature_ids) {
+    out.max_feature = std::max(out.max_feature, f);
+  }
+  return out;
+}
+
+StatusOr<DataShape> LibsvmDataset::Probe(const std::string& path,
+                                         const DataOptions& options) {
+  LS_ASSIGN_OR_RETURN(uint64_t lines, CountDataLines(path));
+  DataShape shape;
+  shape.sparse = true;
+  shape.classes = 2;
+  if (options.test_data.empty()) {
+    shape.train_samples = Limited(lines - Holdout(lines), options.train_limit);
+    shape.test_samples = Limited(Holdout(lines), options.test_limit);
+  } else {
+    LS_ASSIGN_OR_RETURN(uint64_t test_lines, CountDataLines(options.test_data));
+    shape.train_samples = Limited(lines, options.train_limit);
+    shape.test_samples = Limited(test_lines, options.test_limit);
+  }
+  return shape;
+}
+
+StatusOr<std::unique_ptr<Dataset>> LibsvmDataset::Load(
+    const std::string& path, const DataOptions& options) {
+  std::unique_ptr<LibsvmDataset> data(new LibsvmDataset());
+  if (options.test_data.empty()) {
+    LS_ASSIGN_OR_RETURN(SparseRows all, LoadLibsvm(path, 0, 0));
+    const uint64_t train_end = all.size - Holdout(all.size);
+    data->train_ = SliceRows(all, 0, Limited(train_end, options.train_limit));
+    data->test_ = SliceRows(
+        all, train_end,
+        train_end + Limited(all.size - train_end, options.test_limit));
+  } else {
+    LS_ASSIGN_OR_RETURN(data->train_, LoadLibsvm(path, 0, options.train_limit));
+    LS_ASSIGN_OR_RETURN(data->test_,
+                        LoadLibsvm(options.test_data, 0, options.test_limit));
+  }
+  data->shape_.sparse = true;
+  data->shape_.classes = 2;
+  data->shape_.train_samples = data->train_.size;
+  data->shape_.test_samples = data->test_.size;
+  return std::unique_ptr<Dataset>(std::move(data));
+}
+
+}  // namespace lockstep

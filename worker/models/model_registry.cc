@@ -1,0 +1,45 @@
+#include "worker/models/model_registry.h"
+
+#include "worker/models/mlp_model.h"
+#include "worker/models/sparse_lr_model.h"
+
+namespace lockstep {
+
+const std::vector<ModelFactory>& ModelFactories() {
+  static const auto* factories = new std::vector<ModelFactory>{
+      {"softmax", "softmax", &MlpModel::CreateSoftmax},
+      {"mlp", "mlp:W1,W2,...", &MlpModel::CreateMlp},
+      {"sparse-lr", "sparse-lr", &SparseLrModel::Create},
+  };
+  return *factories;
+}
+
+std::vector<std::string> KnownModels() {
+  std::vector<std::string> known;
+  for (const ModelFactory& f : ModelFactories()) known.push_back(f.form);
+  return known;
+}
+
+StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& spec,
+                                             const DataShape& data) {
+  const size_t colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  const std::string args =
+      colon == std::string::npos ? "" : spec.substr(colon + 1);
+  for (const ModelFactory& f : ModelFactories()) {
+    if (name != f.name) continue;
+    auto model = f.create(args, data);
+    if (!model.ok()) {
+      return InvalidArgument("model '" + spec +
+                             "': " + model.status().message());
+    }
+    return model;
+  }
+  std::string known;
+  for (const std::string& form : KnownModels()) {
+    known += (known.empty() ? "" : ", ") + form;
+  }
+  return InvalidArgument("unknown model '" + spec + "' (known: " + known + ")");
+}
+
+}  // namespace lockstep
