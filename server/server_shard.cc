@@ -97,9 +97,11 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
                            " of " + std::to_string(layout_.num_shards()));
   }
   SetLogRank(static_cast<int>(shard_));
-  apply_mode_ = welcome.apply_mode();
+  if (!job_.resolved())
+    return InvalidArgument("welcome with an unresolved job");
+  on_arrival_ = welcome.apply_mode() == wire::ApplyMode::OnArrival;
   scale_lr_by_staleness_ = welcome.scale_lr_by_staleness();
-  max_staleness_ = welcome.max_staleness();
+  clock_ = ShardClock({on_arrival_, welcome.max_staleness()});
   LS_ASSIGN_OR_RETURN(
       schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job_)));
@@ -158,9 +160,9 @@ Status ServerShard::Serve() {
                          std::to_string(NowMillis() - last_heard) + " ms");
     }
     if (NowMillis() >= next_heartbeat) {
-      background_.Wait();  // reads applied_clock_
+      background_.Wait();  // reads the applied clock
       flatbuffers::FlatBufferBuilder fbb(64);
-      auto body = wire::CreateHeartbeat(fbb, applied_clock_);
+      auto body = wire::CreateHeartbeat(fbb, clock_.applied());
       SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
                                        wire::Role::Server,
                                        static_cast<int>(shard_)));
@@ -210,7 +212,7 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
 
 void ServerShard::HandleWorkerMessage(Message& msg) {
   background_.Wait();
-  background_push_ = PendingPush();  // frees its frames on this thread
+  background_push_ = BufferedPush();  // frees its frames on this thread
   Status ok = VerifyHeader(&msg);
   if (!ok.ok()) {
     RejectBadMessage(msg.peer, ok, 0);

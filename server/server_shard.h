@@ -1,16 +1,16 @@
 // A server shard: one contiguous dense key range (and a slice of the sparse
 // id space) of the model, with its optimizer state, in memory. Serves pulls
-// and pushes from workers on a ROUTER socket and follows the coordinator's
+// and pushes from workers on its data port and follows the coordinator's
 // commits: pushes are buffered per clock and applied on Commit(c, workers)
 // (apply mode OnCommit), or applied on arrival (OnArrival). A pull for clock
-// c under OnCommit is deferred until clock c-1 is applied.
+// c under OnCommit is deferred until clock c-1 is applied. ShardClock
+// (shard_clock.h) makes those decisions; this class does the I/O and the
+// arithmetic.
 // Thread-safety: Run() owns both sockets and all state; one thread only.
 #ifndef LOCKSTEP_SERVER_SERVER_SHARD_H_
 #define LOCKSTEP_SERVER_SERVER_SHARD_H_
 
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -27,6 +27,7 @@
 #include "server/dense_store.h"
 #include "server/optimizers/optimizer.h"
 #include "server/push_aggregator.h"
+#include "server/shard_clock.h"
 #include "server/sparse_table.h"
 
 namespace lockstep {
@@ -62,14 +63,6 @@ class ServerShard {
   }
 
  private:
-  // A worker's buffered push for one clock; frames stay in `msg` (no copy).
-  struct PendingPush {
-    uint32_t batch = 0;
-    std::vector<KeySpan> ranges;
-    uint64_t sparse_count = 0;
-    Message msg;
-  };
-
   explicit ServerShard(ServerOptions options);
 
   Status AwaitWelcome();
@@ -83,31 +76,29 @@ class ServerShard {
   void HandlePush(Message& msg);
   Status ApplyCommit(const wire::Commit& commit);
   // Applies the batch-weighted mean of `pushes`, times `grad_scale`.
-  Status ApplyPushes(const std::vector<const PendingPush*>& pushes, double lr,
+  Status ApplyPushes(const std::vector<const BufferedPush*>& pushes, double lr,
                      double grad_scale);
   // ApplyPushes for one push that covers the whole dense range: its mean is
   // its own gradient, so the optimizer reads it straight from the frame
   // (one fused scaling pass when grad_scale != 1) instead of going
   // through the accumulator's zero, add, divide and scale passes.
-  Status ApplySinglePush(const PendingPush& push, double lr, double grad_scale);
+  Status ApplySinglePush(const BufferedPush& push, double lr,
+                         double grad_scale);
   // Typed views of a push's sparse ids and gradient rows (empty when it
   // has none), copied into the scratch vectors only when misaligned.
   struct SparseView {
     std::span<const uint64_t> ids;
     std::span<const float> grads;
   };
-  StatusOr<SparseView> SparseRows(const PendingPush& push,
+  StatusOr<SparseView> SparseRows(const BufferedPush& push,
                                   std::vector<uint64_t>* id_scratch,
                                   std::vector<float>* grad_scratch) const;
-  // Apply-on-arrival, first half: measures a push's staleness and decides
-  // (Applied or Dropped) before anything is applied, so the ack can leave
-  // first and the worker's next step overlaps the apply. Nothing observes
-  // the difference: this one thread applies before it serves any later
-  // request.
-  wire::PushStatus AdmitOnArrival(uint64_t version_read, int64_t* staleness);
-  // Second half: applies an admitted push, its learning rate scaled by its
-  // staleness where the policy asks for it.
-  void ApplyOnArrival(const PendingPush& record, int64_t clock,
+  // Apply-on-arrival: the push was admitted (ShardClock::Admit) and acked
+  // before anything is applied, so the worker's next step overlaps the
+  // apply. Nothing observes the difference: this one thread applies before
+  // it serves any later request. Applies it, its learning rate scaled by
+  // its staleness where the policy asks for it.
+  void ApplyOnArrival(const BufferedPush& record, int64_t clock,
                       int64_t staleness);
   // Checks dense ranges and sparse ids of a request against this shard.
   Status CheckRequest(const flatbuffers::Vector<const wire::KeyRange*>* ranges,
@@ -129,9 +120,9 @@ class ServerShard {
   uint32_t shard_ = 0;
   JobConfig job_;
   KeyLayout layout_;
-  wire::ApplyMode apply_mode_ = wire::ApplyMode::OnCommit;
+  bool on_arrival_ = false;
   bool scale_lr_by_staleness_ = false;
-  int64_t max_staleness_ = -1;
+  ShardClock clock_;
   LrSchedule schedule_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<DenseStore> dense_;
@@ -142,11 +133,7 @@ class ServerShard {
   std::vector<uint64_t> sparse_ids_;
   std::vector<float> sparse_grad_;
 
-  int64_t applied_clock_ = -1;
-  std::map<int64_t, std::map<uint32_t, PendingPush>> pending_;
-  std::deque<Message> deferred_pulls_;
   uint64_t bad_messages_ = 0;
-  uint64_t dropped_pushes_ = 0;
   int64_t bad_log_budget_ = 20;
 
   // On-arrival pushes of at least this many dense bytes are applied on
@@ -155,7 +142,7 @@ class ServerShard {
   static constexpr uint64_t kBackgroundApplyBytes = 1u << 20;
   // Every handler that touches the model calls background_.Wait() first.
   // Declared last: destroyed (joined) before the state its work uses.
-  PendingPush background_push_;  // the push background_ is applying
+  BufferedPush background_push_;  // the push background_ is applying
   BackgroundApply background_;
 };
 

@@ -58,10 +58,9 @@ void ServerShard::HandlePull(Message& msg) {
                      pull->request_id());
     return;
   }
-  if (apply_mode_ == wire::ApplyMode::OnCommit &&
-      pull->clock() - 1 > applied_clock_) {
+  if (!clock_.PullReady(pull->clock())) {
     // Deferred reply: answered once clock-1 is applied (ServeDeferredPulls).
-    deferred_pulls_.push_back(std::move(msg));
+    clock_.DeferPull(pull->clock(), std::move(msg));
     return;
   }
   ServePull(msg);
@@ -125,7 +124,7 @@ void ServerShard::ServePull(Message& msg) {
   }
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreatePullReply(fbb, pull->request_id(), pull->clock(),
-                                    applied_clock_, dense_values,
+                                    clock_.applied(), dense_values,
                                     static_cast<uint64_t>(dense_->step()));
   SendToWorker(msg.peer,
                FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
@@ -134,23 +133,13 @@ void ServerShard::ServePull(Message& msg) {
 }
 
 void ServerShard::ServeDeferredPulls() {
-  std::deque<Message> still_waiting;
-  while (!deferred_pulls_.empty()) {
-    Message msg = std::move(deferred_pulls_.front());
-    deferred_pulls_.pop_front();
-    if (msg.envelope->body_as_Pull()->clock() - 1 > applied_clock_) {
-      still_waiting.push_back(std::move(msg));
-    } else {
-      ServePull(msg);
-    }
-  }
-  deferred_pulls_ = std::move(still_waiting);
+  for (Message& msg : clock_.TakeReadyPulls()) ServePull(msg);
 }
 
 void ServerShard::HandlePush(Message& msg) {
   const wire::Push* push = msg.envelope->body_as_Push();
   const uint64_t id = push->request_id();
-  PendingPush record;
+  BufferedPush record;
   record.batch = push->batch();
   record.sparse_count = push->sparse_count();
   uint64_t dense_values = 0;
@@ -184,25 +173,20 @@ void ServerShard::HandlePush(Message& msg) {
   const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
   auto status = wire::PushStatus::Buffered;
   int64_t staleness = 0;
-  const bool on_arrival = apply_mode_ == wire::ApplyMode::OnArrival;
-  if (on_arrival) {
-    status = AdmitOnArrival(push->version_read(), &staleness);
-  } else if (clock <= applied_clock_) {
-    status = wire::PushStatus::Dropped;  // its clock is already committed
-    ++dropped_pushes_;
+  const std::string peer = msg.peer;
+  if (on_arrival_) {
+    status = clock_.Admit(static_cast<uint64_t>(dense_->step()),
+                          push->version_read(), &staleness);
   } else {
-    std::string peer = msg.peer;
     record.msg = std::move(msg);
-    // A duplicate (same worker, same clock) keeps the first copy.
-    pending_[clock].try_emplace(worker, std::move(record));
-    msg.peer = std::move(peer);
+    status = clock_.Buffer(clock, worker, std::move(record));
   }
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreatePushAck(fbb, id, clock, status, staleness);
-  SendToWorker(msg.peer,
+  SendToWorker(peer,
                FinishEnvelope(fbb, wire::Body::PushAck, body.Union(),
                               wire::Role::Server, static_cast<int>(shard_)));
-  if (on_arrival && status == wire::PushStatus::Applied) {
+  if (on_arrival_ && status == wire::PushStatus::Applied) {
     record.msg = std::move(msg);
     if (dense_->range().size() * sizeof(float) < kBackgroundApplyBytes) {
       ApplyOnArrival(record, clock, staleness);
@@ -216,20 +200,7 @@ void ServerShard::HandlePush(Message& msg) {
   }
 }
 
-wire::PushStatus ServerShard::AdmitOnArrival(uint64_t version_read,
-                                             int64_t* staleness) {
-  const auto version = static_cast<uint64_t>(dense_->step());
-  *staleness = version >= version_read
-                   ? static_cast<int64_t>(version - version_read)
-                   : 0;
-  if (max_staleness_ >= 0 && *staleness > max_staleness_) {
-    ++dropped_pushes_;
-    return wire::PushStatus::Dropped;
-  }
-  return wire::PushStatus::Applied;
-}
-
-void ServerShard::ApplyOnArrival(const PendingPush& record, int64_t clock,
+void ServerShard::ApplyOnArrival(const BufferedPush& record, int64_t clock,
                                  int64_t staleness) {
   double lr = schedule_.RateAt(clock);
   if (scale_lr_by_staleness_) lr /= static_cast<double>(staleness + 1);
@@ -244,33 +215,29 @@ void ServerShard::ApplyOnArrival(const PendingPush& record, int64_t clock,
   Status applied = ApplyPushes({&record}, lr, share);
   if (!applied.ok()) {
     LS_LOG(Error) << "admitted push not applied: " << applied.message();
-    ++dropped_pushes_;
+    clock_.CountDrop();
     return;
   }
-  applied_clock_ = std::max(applied_clock_, clock);
+  clock_.MarkApplied(clock);
 }
 
 Status ServerShard::ApplyCommit(const wire::Commit& commit) {
   const int64_t clock = commit.clock();
-  if (clock <= applied_clock_) return Status::Ok();  // already applied
-  std::vector<const PendingPush*> pushes;
-  auto it = pending_.find(clock);
-  if (commit.workers() != nullptr && it != pending_.end()) {
-    for (uint32_t w : *commit.workers()) {
-      auto found = it->second.find(w);
-      if (found != it->second.end()) {
-        pushes.push_back(&found->second);
-      } else {
-        LS_LOG(Warning) << "commit of clock " << clock << " names worker " << w
-                        << " whose push never arrived";
-      }
-    }
+  if (clock_.IsApplied(clock)) return Status::Ok();  // a repeated commit
+  std::vector<uint32_t> workers, missing;
+  if (commit.workers() != nullptr) {
+    workers.assign(commit.workers()->begin(), commit.workers()->end());
+  }
+  const std::vector<const BufferedPush*> pushes =
+      clock_.Committed(clock, workers, &missing);
+  for (uint32_t w : missing) {
+    LS_LOG(Warning) << "commit of clock " << clock << " names worker " << w
+                    << " whose push never arrived";
   }
   LS_RETURN_IF_ERROR(ApplyPushes(pushes, commit.lr(), 1.0));
-  applied_clock_ = clock;
-  SetLogClock(clock);
   // Everything up to this clock is settled; late pushes get dropped.
-  pending_.erase(pending_.begin(), pending_.upper_bound(clock));
+  clock_.FinishCommit(clock);
+  SetLogClock(clock);
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateCommitted(fbb, clock, shard_,
                                     static_cast<uint32_t>(pushes.size()));
@@ -281,7 +248,7 @@ Status ServerShard::ApplyCommit(const wire::Commit& commit) {
 }
 
 StatusOr<ServerShard::SparseView> ServerShard::SparseRows(
-    const PendingPush& push, std::vector<uint64_t>* id_scratch,
+    const BufferedPush& push, std::vector<uint64_t>* id_scratch,
     std::vector<float>* grad_scratch) const {
   SparseView rows;
   if (push.sparse_count == 0) return rows;
@@ -295,7 +262,7 @@ StatusOr<ServerShard::SparseView> ServerShard::SparseRows(
   return rows;
 }
 
-Status ServerShard::ApplyPushes(const std::vector<const PendingPush*>& pushes,
+Status ServerShard::ApplyPushes(const std::vector<const BufferedPush*>& pushes,
                                 double lr, double grad_scale) {
   if (pushes.empty()) return Status::Ok();
   if (pushes.size() == 1 && pushes[0]->ranges.size() == 1 &&
@@ -308,7 +275,7 @@ Status ServerShard::ApplyPushes(const std::vector<const PendingPush*>& pushes,
   const uint64_t base = dense_->range().begin;
   std::vector<float> f_scratch;
   std::vector<uint64_t> id_scratch;
-  for (const PendingPush* p : pushes) {
+  for (const BufferedPush* p : pushes) {
     dense_acc_.AddWeight(p->batch);
     uint64_t total = 0;
     for (const KeySpan& r : p->ranges) total += r.size();
@@ -359,7 +326,7 @@ std::span<const float> Scaled(std::span<const float> values, double scale,
 
 }  // namespace
 
-Status ServerShard::ApplySinglePush(const PendingPush& push, double lr,
+Status ServerShard::ApplySinglePush(const BufferedPush& push, double lr,
                                     double grad_scale) {
   std::vector<float> f_scratch, g_scratch;
   std::vector<uint64_t> id_scratch;

@@ -1,0 +1,80 @@
+#include "server/shard_clock.h"
+
+#include <algorithm>
+
+namespace lockstep {
+
+bool ShardClock::PullReady(int64_t clock) const {
+  return rules_.on_arrival || clock - 1 <= applied_;
+}
+
+void ShardClock::DeferPull(int64_t clock, Message pull) {
+  deferred_.emplace_back(clock, std::move(pull));
+}
+
+std::vector<Message> ShardClock::TakeReadyPulls() {
+  std::vector<Message> ready;
+  std::deque<std::pair<int64_t, Message>> waiting;
+  for (auto& [clock, pull] : deferred_) {
+    if (PullReady(clock)) {
+      ready.push_back(std::move(pull));
+    } else {
+      waiting.emplace_back(clock, std::move(pull));
+    }
+  }
+  deferred_ = std::move(waiting);
+  return ready;
+}
+
+wire::PushStatus ShardClock::Buffer(int64_t clock, uint32_t worker,
+                                    BufferedPush push) {
+  if (clock <= applied_) {
+    ++dropped_;
+    return wire::PushStatus::Dropped;
+  }
+  buffered_[clock].try_emplace(worker, std::move(push));
+  return wire::PushStatus::Buffered;
+}
+
+std::vector<const BufferedPush*> ShardClock::Committed(
+    int64_t clock, const std::vector<uint32_t>& workers,
+    std::vector<uint32_t>* missing) const {
+  std::vector<const BufferedPush*> pushes;
+  auto it = buffered_.find(clock);
+  for (uint32_t w : workers) {
+    const BufferedPush* push = nullptr;
+    if (it != buffered_.end()) {
+      auto found = it->second.find(w);
+      if (found != it->second.end()) push = &found->second;
+    }
+    if (push != nullptr) {
+      pushes.push_back(push);
+    } else {
+      missing->push_back(w);
+    }
+  }
+  return pushes;
+}
+
+void ShardClock::FinishCommit(int64_t clock) {
+  applied_ = std::max(applied_, clock);
+  buffered_.erase(buffered_.begin(), buffered_.upper_bound(clock));
+}
+
+wire::PushStatus ShardClock::Admit(uint64_t version, uint64_t version_read,
+                                   int64_t* staleness) {
+  *staleness = version >= version_read
+                   ? static_cast<int64_t>(version - version_read)
+                   : 0;
+  if (rules_.max_staleness >= 0 && *staleness > rules_.max_staleness) {
+    ++dropped_;
+    return wire::PushStatus::Dropped;
+  }
+  return wire::PushStatus::Applied;
+}
+
+void ShardClock::MarkApplied(int64_t clock) {
+  applied_ = std::max(applied_, clock);
+}
+
+}  // namespace lockstep

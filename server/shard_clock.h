@@ -1,0 +1,93 @@
+// A shard's clock: which clock it has applied, the pushes it buffers per
+// clock until the coordinator commits that clock (apply on commit), the
+// pulls it defers until the state they may read is applied (ps-lite's
+// deferred reply), and the staleness rule of pushes applied on arrival.
+// No I/O and no threads: the shard feeds it events and acts on its answers.
+// Thread-safety: not thread-safe; owned by the shard's thread.
+#ifndef LOCKSTEP_SERVER_SHARD_CLOCK_H_
+#define LOCKSTEP_SERVER_SHARD_CLOCK_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "common/layout.h"
+#include "common/message.h"
+
+namespace lockstep {
+
+// A push held until its clock is committed; its frames stay in `msg` (no
+// copy).
+struct BufferedPush {
+  uint32_t batch = 0;
+  std::vector<KeySpan> ranges;
+  uint64_t sparse_count = 0;
+  Message msg;
+};
+
+class ShardClock {
+ public:
+  struct Rules {
+    // Apply each push on arrival (SSP, ASP) instead of buffering it until
+    // its clock is committed (BSP, backup, LB-BSP).
+    bool on_arrival = false;
+    // On arrival: drop pushes staler than this many versions; -1 = never.
+    int64_t max_staleness = -1;
+  };
+
+  ShardClock() = default;
+  explicit ShardClock(Rules rules) : rules_(rules) {}
+
+  // The last clock applied; -1 before any.
+  int64_t applied() const { return applied_; }
+  // Pushes dropped so far: late (their clock was committed without them),
+  // too stale, or failed to apply.
+  uint64_t dropped() const { return dropped_; }
+
+  // Whether a pull for `clock` may be answered now: on commit, once clock-1
+  // is applied (a pull must see every earlier clock); on arrival, always.
+  bool PullReady(int64_t clock) const;
+  // Keeps a pull that is not ready until it is.
+  void DeferPull(int64_t clock, Message pull);
+  // The deferred pulls ready now, in arrival order; the others stay.
+  std::vector<Message> TakeReadyPulls();
+  size_t deferred_pulls() const { return deferred_.size(); }
+
+  // On commit: `worker`'s push for `clock`. Buffered, or Dropped (and
+  // counted) when the clock is already committed. A second push of the same
+  // (clock, worker) keeps the first.
+  wire::PushStatus Buffer(int64_t clock, uint32_t worker, BufferedPush push);
+  // True when `clock` is applied already (a repeated commit).
+  bool IsApplied(int64_t clock) const { return clock <= applied_; }
+  // The buffered pushes a commit of `clock` for `workers` applies, in
+  // `workers` order; listed workers with no push go to *missing.
+  std::vector<const BufferedPush*> Committed(
+      int64_t clock, const std::vector<uint32_t>& workers,
+      std::vector<uint32_t>* missing) const;
+  // `clock` is applied: forgets every buffered push of clocks <= clock, so
+  // later pushes for them are late.
+  void FinishCommit(int64_t clock);
+
+  // On arrival: Applied, or Dropped (and counted) when staler than the
+  // rule allows. *staleness = versions applied since the pusher's pull
+  // (`version` now, `version_read` then; 0 if the reader is ahead).
+  wire::PushStatus Admit(uint64_t version, uint64_t version_read,
+                         int64_t* staleness);
+  // On arrival: a push of `clock` was applied.
+  void MarkApplied(int64_t clock);
+  // An admitted push could not be applied after all.
+  void CountDrop() { ++dropped_; }
+
+ private:
+  Rules rules_;
+  int64_t applied_ = -1;
+  uint64_t dropped_ = 0;
+  std::map<int64_t, std::map<uint32_t, BufferedPush>> buffered_;
+  std::deque<std::pair<int64_t, Message>> deferred_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_SHARD_CLOCK_H_
