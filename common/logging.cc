@@ -6,15 +6,11 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <mutex>
 
 namespace lockstep {
 namespace {
 
-std::mutex g_identity_mu;
-std::string g_role = "lockstep";  // GUARDED_BY(g_identity_mu)
-std::atomic<int> g_rank{-1};
-std::atomic<int64_t> g_clock{-1};
+thread_local LogIdentity t_identity;
 std::atomic<int> g_min_level{static_cast<int>(LogLevel::kInfo)};
 
 const char* LevelName(LogLevel level) {
@@ -50,28 +46,25 @@ std::string Timestamp() {
 
 }  // namespace
 
+LogIdentity CurrentLogIdentity() { return t_identity; }
+void SetLogIdentity(const LogIdentity& identity) { t_identity = identity; }
 void SetLogIdentity(const std::string& role, int rank) {
-  std::lock_guard<std::mutex> lock(g_identity_mu);
-  g_role = role;
-  g_rank = rank;
+  t_identity.role = role;
+  t_identity.rank = rank;
 }
-
-void SetLogRank(int rank) { g_rank = rank; }
-void SetLogClock(int64_t clock) { g_clock = clock; }
+void SetLogRank(int rank) { t_identity.rank = rank; }
+void SetLogClock(int64_t clock) { t_identity.clock = clock; }
 void SetMinLogLevel(LogLevel level) { g_min_level = static_cast<int>(level); }
 bool LogEnabled(LogLevel level) {
   return static_cast<int>(level) >= g_min_level.load();
 }
 
 LogLine::~LogLine() {
-  std::string role;
-  {
-    std::lock_guard<std::mutex> lock(g_identity_mu);
-    role = g_role;
-  }
-  std::string line = Timestamp() + " " + LevelName(level_) + " role=" + role;
-  if (g_rank >= 0) line += " rank=" + std::to_string(g_rank.load());
-  if (g_clock >= 0) line += " clock=" + std::to_string(g_clock.load());
+  const LogIdentity& who = t_identity;
+  std::string line =
+      Timestamp() + " " + LevelName(level_) + " role=" + who.role;
+  if (who.rank >= 0) line += " rank=" + std::to_string(who.rank);
+  if (who.clock >= 0) line += " clock=" + std::to_string(who.clock);
   line += " " + stream_.str() + "\n";
   // One write(2) per line keeps lines whole when several threads log.
   ssize_t unused = ::write(STDERR_FILENO, line.data(), line.size());

@@ -1,7 +1,9 @@
 // Structured log lines: "TIME LEVEL role=R rank=N clock=C message".
-// Thread-safety: Log lines are written atomically (one write per line); the
-// identity setters are meant to be called once at startup, the clock setter
-// from the owning event loop.
+// The identity (role, rank, clock) belongs to the calling thread, so roles
+// running as threads of one process (tests) each print their own; a helper
+// thread takes its owner's with SetLogIdentity(CurrentLogIdentity()).
+// Thread-safety: thread-safe; log lines are written atomically (one write
+// per line).
 #ifndef LOCKSTEP_COMMON_LOGGING_H_
 #define LOCKSTEP_COMMON_LOGGING_H_
 
@@ -13,10 +15,20 @@ namespace lockstep {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
 
-// Sets the role name and rank printed on every line (rank -1: unassigned).
+// Who logs: printed on every line of the thread it belongs to.
+struct LogIdentity {
+  std::string role = "lockstep";
+  int rank = -1;       // -1: unassigned (not printed)
+  int64_t clock = -1;  // -1: not printed
+};
+
+// This thread's identity.
+LogIdentity CurrentLogIdentity();
+void SetLogIdentity(const LogIdentity& identity);
+// Sets this thread's role name and rank.
 void SetLogIdentity(const std::string& role, int rank);
 void SetLogRank(int rank);
-// The clock printed on every line; -1 hides it.
+// The clock printed on this thread's lines; -1 hides it.
 void SetLogClock(int64_t clock);
 void SetMinLogLevel(LogLevel level);
 bool LogEnabled(LogLevel level);

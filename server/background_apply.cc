@@ -6,38 +6,45 @@ BackgroundApply::BackgroundApply() : thread_([this] { Loop(); }) {}
 
 BackgroundApply::~BackgroundApply() {
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return !work_; });
+    MutexLock lock(&mu_);
+    WaitIdle();
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   thread_.join();
 }
 
+void BackgroundApply::WaitIdle() {
+  while (work_) cv_.Wait(&mu_);
+}
+
 void BackgroundApply::Start(std::function<void()> work) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return !work_; });
-  work_ = std::move(work);
-  lock.unlock();
-  cv_.notify_all();
+  {
+    MutexLock lock(&mu_);
+    WaitIdle();
+    work_ = std::move(work);
+    identity_ = CurrentLogIdentity();
+  }
+  cv_.NotifyAll();
 }
 
 void BackgroundApply::Wait() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return !work_; });
+  MutexLock lock(&mu_);
+  WaitIdle();
 }
 
 void BackgroundApply::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    cv_.wait(lock, [this] { return stop_ || work_; });
+    while (!stop_ && !work_) cv_.Wait(&mu_);
     if (!work_) return;  // stop_ and nothing left
     std::function<void()> work = work_;
-    lock.unlock();
+    SetLogIdentity(identity_);
+    mu_.Unlock();
     work();
-    lock.lock();
+    mu_.Lock();
     work_ = nullptr;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 

@@ -7,10 +7,11 @@
 #ifndef LOCKSTEP_SERVER_BACKGROUND_APPLY_H_
 #define LOCKSTEP_SERVER_BACKGROUND_APPLY_H_
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "common/logging.h"
+#include "common/mutex.h"
 
 namespace lockstep {
 
@@ -22,20 +23,23 @@ class BackgroundApply {
   BackgroundApply(const BackgroundApply&) = delete;
   BackgroundApply& operator=(const BackgroundApply&) = delete;
 
-  // Runs `work` on the helper thread. Waits first if work is still
-  // running. `work` must not throw.
-  void Start(std::function<void()> work);
+  // Runs `work` on the helper thread, which logs as the caller does. Waits
+  // first if work is still running. `work` must not throw.
+  void Start(std::function<void()> work) EXCLUDES(mu_);
   // Returns once no work is running; everything the work wrote is then
   // visible to the caller.
-  void Wait();
+  void Wait() EXCLUDES(mu_);
 
  private:
-  void Loop();
+  void Loop() EXCLUDES(mu_);
+  void WaitIdle() REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::function<void()> work_;  // GUARDED_BY(mu_); set: pending or running
-  bool stop_ = false;           // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  // Set while work is pending or running.
+  std::function<void()> work_ GUARDED_BY(mu_);
+  LogIdentity identity_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -19,7 +19,10 @@ StatusOr<std::unique_ptr<HeartbeatThread>> HeartbeatThread::Start(
       coordinator, rank, std::max<uint32_t>(interval_ms, 10)));
   // Fail early (on this thread) if the endpoint is unusable.
   LS_RETURN_IF_ERROR(ConnectDealer(coordinator, "").status());
-  h->thread_ = std::thread([raw = h.get()] { raw->Loop(); });
+  h->thread_ = std::thread([raw = h.get(), who = CurrentLogIdentity()] {
+    SetLogIdentity(who);
+    raw->Loop();
+  });
   return h;
 }
 

@@ -19,7 +19,7 @@ BufferPool::BufferPool(size_t max_held_bytes)
     : max_held_bytes_(max_held_bytes) {}
 
 BufferPool::~BufferPool() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto& [capacity, blocks] : idle_) {
     for (Block* b : blocks) {
       FreeBlock(b->data, b->capacity);
@@ -69,7 +69,7 @@ zmq::message_t BufferPool::Frame(size_t size) {
   const size_t capacity = CapacityFor(size);
   Block* block = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = idle_.find(capacity);
     if (it != idle_.end() && !it->second.empty()) {
       block = it->second.back();
@@ -90,7 +90,7 @@ void BufferPool::Release(void*, void* hint) {
   auto* block = static_cast<Block*>(hint);
   BufferPool* pool = block->pool;
   {
-    std::lock_guard<std::mutex> lock(pool->mu_);
+    MutexLock lock(&pool->mu_);
     if (pool->stats_.held_bytes + block->capacity <= pool->max_held_bytes_) {
       pool->idle_[block->capacity].push_back(block);
       pool->stats_.held_bytes += block->capacity;
@@ -111,7 +111,7 @@ StatusOr<zmq::message_t> BufferPool::TryFrame(size_t size) {
 }
 
 BufferPool::Stats BufferPool::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 

@@ -12,10 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace lockstep {
@@ -67,9 +67,9 @@ class BufferPool {
   static void Release(void* data, void* hint);
 
   const size_t max_held_bytes_;
-  mutable std::mutex mu_;
-  std::map<size_t, std::vector<Block*>> idle_;  // by capacity
-  Stats stats_;
+  mutable Mutex mu_;
+  std::map<size_t, std::vector<Block*>> idle_ GUARDED_BY(mu_);  // by capacity
+  Stats stats_ GUARDED_BY(mu_);
 };
 
 }  // namespace lockstep

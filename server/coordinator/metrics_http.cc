@@ -8,6 +8,8 @@
 
 #include <cstring>
 
+#include "common/logging.h"
+
 namespace lockstep {
 namespace {
 
@@ -53,7 +55,10 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   const std::string url = "http://" + host + ":" +
                           std::to_string(ntohs(addr.sin_port)) + "/metrics";
   std::unique_ptr<MetricsHttpServer> server(new MetricsHttpServer(fd, url));
-  server->thread_ = std::thread([s = server.get()] { s->Serve(); });
+  server->thread_ = std::thread([s = server.get(), who = CurrentLogIdentity()] {
+    SetLogIdentity(who);
+    s->Serve();
+  });
   return server;
 }
 
@@ -67,7 +72,7 @@ MetricsHttpServer::~MetricsHttpServer() {
 }
 
 void MetricsHttpServer::Publish(std::string text) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   text_ = std::move(text);
 }
 
@@ -93,7 +98,7 @@ void MetricsHttpServer::Answer(int client) {
   const bool metrics = std::strncmp(buf, "GET /metrics", 12) == 0;
   std::string body;
   if (metrics) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     body = text_;
   } else {
     body = "not found: try /metrics\n";

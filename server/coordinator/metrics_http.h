@@ -7,10 +7,10 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace lockstep {
@@ -36,8 +36,8 @@ class MetricsHttpServer {
 
   int fd_;
   std::string url_;
-  std::mutex mu_;
-  std::string text_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::string text_ GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

@@ -1,0 +1,52 @@
+// Test support: a whole job — coordinator, server shards, workers — as
+// threads of the test process (gloo's style), talking over a real control
+// socket on 127.0.0.1 and the data transport a test picks (the in-process
+// backend, or stream and ZeroMQ sockets on this machine). A job of a few
+// dozen clocks runs in well under a second, so tests can sweep transports,
+// optimizers and policies.
+// Thread-safety: RunInProcess is not reentrant (the roles' stop flags are
+// process-wide); one job at a time.
+#ifndef LOCKSTEP_TESTS_CLUSTER_IN_PROCESS_CLUSTER_H_
+#define LOCKSTEP_TESTS_CLUSTER_IN_PROCESS_CLUSTER_H_
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/job_config.h"
+#include "common/status.h"
+
+namespace lockstep {
+
+struct InProcessJob {
+  JobConfig job;
+  // Each shard's --listen; "@RANK" and "@PID" are replaced. The default is
+  // the in-process backend.
+  std::string data_listen = "inproc://shard-@RANK:0";
+  // The final evaluator writes the final dense model here (optional).
+  std::string dump_model;
+  std::string run_dir;
+  // Everything is stopped (and the run fails) after this long.
+  std::chrono::seconds timeout{60};
+};
+
+struct InProcessResult {
+  Status coordinator;
+  std::vector<Status> servers;
+  std::vector<Status> workers;
+  // True when every role returned OK.
+  bool ok() const;
+  // One line per role that failed.
+  std::string Failures() const;
+};
+
+// Runs `job` to its end and returns what each role's Run() returned.
+InProcessResult RunInProcess(const InProcessJob& job);
+
+// The data transports a shard can listen on, as InProcessJob::data_listen
+// values: inproc, ipc, tcp and zmq+tcp.
+std::vector<std::string> AllDataTransports();
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TESTS_CLUSTER_IN_PROCESS_CLUSTER_H_

@@ -1,0 +1,166 @@
+// Whole jobs as threads of this process. BSP over the parameter server with
+// per-worker batches x_w must equal single-process minibatch SGD with batch
+// sum(x_w) over the same sample order, on every data transport and for
+// every optimizer; and every policy must run a job to its end.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <tuple>
+
+#include "server/optimizers/optimizer.h"
+#include "tests/cluster/in_process_cluster.h"
+#include "worker/data/dataset_registry.h"
+#include "worker/models/mlp_model.h"
+#include "worker/sample_stream.h"
+#include "worker/worker_runtime.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int kClocks = 30;
+constexpr uint64_t kSeed = 7;
+constexpr char kData[] = "synthetic:samples=600:test=200:dim=10:classes=3";
+
+struct Optimizer_ {
+  const char* name;
+  double lr;
+};
+
+JobConfig Job(const Optimizer_& opt) {
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 3;
+  job.batches = {4, 8, 12};
+  job.model = "mlp:8";
+  job.data = kData;
+  job.optimizer = opt.name;
+  job.lr = opt.lr;
+  job.max_clocks = kClocks;
+  job.eval_every = 0;
+  job.seed = kSeed;
+  job.heartbeat_ms = 100;
+  return job;
+}
+
+// Single-process minibatch SGD over the union of the workers' batches.
+std::vector<float> ReferenceTraining(const JobConfig& job) {
+  auto data = LoadDataset(DataOptions::Of(job));
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  const DenseRows& rows = *(*data)->dense(Split::kTrain);
+  auto model = MlpModel::Create({8}, rows.dim, rows.classes);
+  std::vector<float> params(model.value()->num_params());
+  InitDenseParams(model.value()->shape(), kSeed, params);
+  auto opt = Optimizer::Create(OptimizerConfig::Of(job));
+  std::vector<float> state(params.size() * opt.value()->state_slots());
+  std::vector<float*> slots;
+  for (int s = 0; s < opt.value()->state_slots(); ++s) {
+    slots.push_back(state.data() + s * params.size());
+  }
+  std::vector<SampleStream> streams;
+  for (uint32_t w = 0; w < job.workers; ++w) {
+    streams.emplace_back(rows.size, job.workers, w, kSeed);
+  }
+  std::vector<float> grad(params.size());
+  std::vector<uint64_t> part, global;
+  for (int clock = 0; clock < kClocks; ++clock) {
+    global.clear();
+    for (uint32_t w = 0; w < job.workers; ++w) {
+      streams[w].Next(job.batches[w], &part);
+      global.insert(global.end(), part.begin(), part.end());
+    }
+    model.value()->LossAndGradient(params, rows, global, grad);
+    opt.value()->Apply(params.data(), grad.data(), slots.data(), params.size(),
+                       job.lr, clock + 1);
+  }
+  return params;
+}
+
+std::string TempFile(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          (name + "-" + std::to_string(getpid()) + ".bin"))
+      .string();
+}
+
+class InProcessBspTest
+    : public ::testing::TestWithParam<std::tuple<std::string, Optimizer_>> {};
+
+TEST_P(InProcessBspTest, ParameterServerMatchesSingleProcessSgd) {
+  const auto& [transport, opt] = GetParam();
+  InProcessJob spec;
+  spec.job = Job(opt);
+  spec.data_listen = transport;
+  spec.dump_model = TempFile("inprocess-model");
+  const InProcessResult result = RunInProcess(spec);
+  ASSERT_TRUE(result.ok()) << result.Failures();
+  auto cluster = ReadModelFile(spec.dump_model);
+  std::filesystem::remove(spec.dump_model);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  const std::vector<float> reference = ReferenceTraining(spec.job);
+  ASSERT_EQ(cluster->size(), reference.size());
+  double worst = 0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double err = std::fabs((*cluster)[i] - reference[i]);
+    worst = std::max(worst, err);
+    ASSERT_LE(err, 1e-5 * std::max(1.0, std::fabs(double{reference[i]})))
+        << "parameter " << i;
+  }
+  std::cout << opt.name << " over " << transport << ": worst difference "
+            << worst << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TransportsAndOptimizers, InProcessBspTest,
+    ::testing::Combine(::testing::ValuesIn(AllDataTransports()),
+                       ::testing::Values(Optimizer_{"sgd", 0.1},
+                                         Optimizer_{"momentum", 0.05},
+                                         Optimizer_{"adam", 0.01},
+                                         Optimizer_{"adagrad", 0.05})),
+    [](const auto& info) {
+      std::string transport = std::get<0>(info.param);
+      transport = transport.substr(0, transport.find(':'));
+      for (char& c : transport) {
+        if (c == '+') c = '_';
+      }
+      return transport + "_" + std::get<1>(info.param).name;
+    });
+
+class InProcessPolicyTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(InProcessPolicyTest, RunsTheJobToItsEndAndLearns) {
+  InProcessJob spec;
+  spec.job = Job({"momentum", 0.05});
+  spec.job.sync = GetParam();
+  spec.job.max_clocks = 60;
+  spec.job.eval_every = 20;
+  spec.run_dir = std::filesystem::temp_directory_path() /
+                 ("inprocess-" + std::to_string(getpid()));
+  std::filesystem::remove_all(spec.run_dir);
+  std::filesystem::create_directories(spec.run_dir);
+  const InProcessResult result = RunInProcess(spec);
+  ASSERT_TRUE(result.ok()) << result.Failures();
+  std::ifstream in(spec.run_dir + "/summary.json");
+  std::string summary((std::istreambuf_iterator<char>(in)),
+                      std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(spec.run_dir);
+  EXPECT_NE(summary.find("\"policy\":\""), std::string::npos) << summary;
+  // Three well-separated blobs: any policy gets most of them right.
+  const size_t at = summary.find("\"test_accuracy\":");
+  ASSERT_NE(at, std::string::npos) << summary;
+  EXPECT_GT(std::stod(summary.substr(at + 16)), 0.6) << summary;
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, InProcessPolicyTest,
+                         ::testing::Values("bsp", "ssp:2", "asp", "backup:1",
+                                           "lbbsp", "lbbsp:numerical"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (c == ':') c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace lockstep
