@@ -1,6 +1,7 @@
 #include "common/layout.h"
 
 #include <algorithm>
+#include <span>
 
 namespace lockstep {
 namespace {
@@ -162,13 +163,13 @@ std::vector<ShardPiece> KeyLayout::SplitSortedIds(
   while (i < ids.size()) {
     const uint32_t s = ShardOfSparseId(ids[i]);
     const ShardInfo& own = shards_[s];
-    size_t j = i + 1;
-    if (own.sparse_end == 0) {
-      j = ids.size();
-    } else {
-      j = std::lower_bound(ids.begin() + i, ids.end(), own.sparse_end) -
-          ids.begin();
-    }
+    const std::span<const uint64_t> rest = ids.subspan(i);
+    const size_t j =
+        own.sparse_end == 0
+            ? ids.size()
+            : i + static_cast<size_t>(std::lower_bound(rest.begin(), rest.end(),
+                                                       own.sparse_end) -
+                                      rest.begin());
     pieces.push_back({s, {i, j}});
     i = j;
   }

@@ -36,8 +36,10 @@ double LrSchedule::RateAt(int64_t clock) const {
   switch (kind_) {
     case Kind::kConst:
       return base_;
-    case Kind::kStep:
-      return base_ * std::pow(gamma_, static_cast<double>(clock / every_));
+    case Kind::kStep: {
+      const int64_t steps = clock / every_;  // whole steps taken
+      return base_ * std::pow(gamma_, static_cast<double>(steps));
+    }
     case Kind::kCosine: {
       const double t = std::min(1.0, static_cast<double>(clock) / total_);
       return base_ * 0.5 * (1.0 + std::cos(std::numbers::pi * t));

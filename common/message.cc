@@ -74,6 +74,11 @@ wire::ErrorCode ErrorCodeFor(const Status& why) {
              : wire::ErrorCode::Malformed;
 }
 
+const char* RoleName(wire::Role role) {
+  const char* name = wire::EnumNameRole(role);
+  return (name != nullptr && name[0] != '\0') ? name : "Unknown";
+}
+
 const char* BodyName(wire::Body type) {
   const char* name = wire::EnumNameBody(type);
   return (name != nullptr && name[0] != '\0') ? name : "Unknown";

@@ -115,6 +115,8 @@ wire::ErrorCode ErrorCodeFor(const Status& why);
 
 // Human-readable name of a body type, for logs and errors.
 const char* BodyName(wire::Body type);
+// Human-readable name of a role ("Server", "Worker", ...).
+const char* RoleName(wire::Role role);
 
 }  // namespace lockstep
 

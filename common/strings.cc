@@ -33,7 +33,9 @@ StatusOr<std::vector<uint32_t>> ParseSizeList(const std::string& text,
     char* end = nullptr;
     unsigned long v = std::strtoul(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || v == 0 || v > kMaxListedSize) {
-      return InvalidArgument(bad_item + " '" + item + "'");
+      std::string message = bad_item;
+      message.append(" '").append(item).append("'");
+      return InvalidArgument(std::move(message));
     }
     sizes.push_back(static_cast<uint32_t>(v));
   }

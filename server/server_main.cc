@@ -4,12 +4,15 @@
 #include <iostream>
 
 #include "common/logging.h"
+#include "common/main_guard.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "server/server_shard.h"
 
 namespace po = boost::program_options;
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   po::options_description options("lockstep-server options");
   options.add_options()("help,h", "show this help")(
       "coordinator", po::value<std::string>(),
@@ -60,4 +63,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lockstep::GuardedMain("lockstep-server", Main, argc, argv);
 }

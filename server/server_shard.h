@@ -74,6 +74,11 @@ class ServerShard {
   void ServePull(Message& msg);
   void ServeDeferredPulls();
   void HandlePush(Message& msg);
+  // Checks a push's ranges and frames against this shard and its header
+  // and fills *record (all but its message).
+  Status CheckPush(const Message& msg, BufferedPush* record) const;
+  void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
+                   wire::PushStatus status, int64_t staleness);
   Status ApplyCommit(const wire::Commit& commit);
   // Applies the batch-weighted mean of `pushes`, times `grad_scale`.
   Status ApplyPushes(const std::vector<const BufferedPush*>& pushes, double lr,

@@ -136,68 +136,77 @@ void ServerShard::ServeDeferredPulls() {
   for (Message& msg : clock_.TakeReadyPulls()) ServePull(msg);
 }
 
+Status ServerShard::CheckPush(const Message& msg, BufferedPush* record) const {
+  const wire::Push* push = msg.envelope->body_as_Push();
+  record->batch = push->batch();
+  record->sparse_count = push->sparse_count();
+  uint64_t dense_values = 0;
+  LS_RETURN_IF_ERROR(
+      CheckRequest(push->ranges(), &record->ranges, &dense_values));
+  const size_t want_frames = record->sparse_count > 0 ? 3 : 1;
+  if (msg.payloads.size() != want_frames) {
+    return InvalidArgument("push has " + std::to_string(msg.payloads.size()) +
+                           " payload frames, expected " +
+                           std::to_string(want_frames));
+  }
+  if (record->batch == 0) return InvalidArgument("push with batch 0");
+  std::vector<float> scratch;
+  LS_RETURN_IF_ERROR(
+      PayloadAs<float>(msg.payloads[0], dense_values, &scratch).status());
+  if (record->sparse_count == 0) return Status::Ok();
+  std::vector<uint64_t> id_scratch;
+  LS_RETURN_IF_ERROR(
+      CheckSparseIds(msg.payloads[1], record->sparse_count, &id_scratch)
+          .status());
+  return PayloadAs<float>(msg.payloads[2],
+                          record->sparse_count * layout_.sparse_dim(), &scratch)
+      .status();
+}
+
 void ServerShard::HandlePush(Message& msg) {
+  BufferedPush record;
+  const Status ok = CheckPush(msg, &record);
+  // Every header field is read before the message moves into the record.
   const wire::Push* push = msg.envelope->body_as_Push();
   const uint64_t id = push->request_id();
-  BufferedPush record;
-  record.batch = push->batch();
-  record.sparse_count = push->sparse_count();
-  uint64_t dense_values = 0;
-  Status ok = CheckRequest(push->ranges(), &record.ranges, &dense_values);
-  const size_t want_frames = record.sparse_count > 0 ? 3 : 1;
-  if (ok.ok() && msg.payloads.size() != want_frames) {
-    ok = InvalidArgument("push has " + std::to_string(msg.payloads.size()) +
-                         " payload frames, expected " +
-                         std::to_string(want_frames));
-  }
-  if (ok.ok() && record.batch == 0) ok = InvalidArgument("push with batch 0");
-  std::vector<float> scratch;
-  if (ok.ok())
-    ok = PayloadAs<float>(msg.payloads[0], dense_values, &scratch).status();
-  if (ok.ok() && record.sparse_count > 0) {
-    std::vector<uint64_t> id_scratch;
-    ok = CheckSparseIds(msg.payloads[1], record.sparse_count, &id_scratch)
-             .status();
-    if (ok.ok()) {
-      ok =
-          PayloadAs<float>(msg.payloads[2],
-                           record.sparse_count * layout_.sparse_dim(), &scratch)
-              .status();
-    }
-  }
+  const int64_t clock = push->clock();
+  const uint64_t version_read = push->version_read();
+  const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
+  const std::string peer = msg.peer;
   if (!ok.ok()) {
-    RejectBadMessage(msg.peer, ok, id);
+    RejectBadMessage(peer, ok, id);
     return;
   }
-  const int64_t clock = push->clock();
-  const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
-  auto status = wire::PushStatus::Buffered;
-  int64_t staleness = 0;
-  const std::string peer = msg.peer;
-  if (on_arrival_) {
-    status = clock_.Admit(static_cast<uint64_t>(dense_->step()),
-                          push->version_read(), &staleness);
-  } else {
-    record.msg = std::move(msg);
-    status = clock_.Buffer(clock, worker, std::move(record));
+  record.msg = std::move(msg);
+  if (!on_arrival_) {
+    SendPushAck(peer, id, clock,
+                clock_.Buffer(clock, worker, std::move(record)), 0);
+    return;
   }
+  int64_t staleness = 0;
+  const wire::PushStatus status = clock_.Admit(
+      static_cast<uint64_t>(dense_->step()), version_read, &staleness);
+  SendPushAck(peer, id, clock, status, staleness);
+  if (status != wire::PushStatus::Applied) return;
+  if (dense_->range().size() * sizeof(float) < kBackgroundApplyBytes) {
+    ApplyOnArrival(record, clock, staleness);
+    return;
+  }
+  // Overlaps the next message's transfer; HandleWorkerMessage waits.
+  background_push_ = std::move(record);
+  background_.Start([this, clock, staleness] {
+    ApplyOnArrival(background_push_, clock, staleness);
+  });
+}
+
+void ServerShard::SendPushAck(const std::string& peer, uint64_t id,
+                              int64_t clock, wire::PushStatus status,
+                              int64_t staleness) {
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreatePushAck(fbb, id, clock, status, staleness);
   SendToWorker(peer,
                FinishEnvelope(fbb, wire::Body::PushAck, body.Union(),
                               wire::Role::Server, static_cast<int>(shard_)));
-  if (on_arrival_ && status == wire::PushStatus::Applied) {
-    record.msg = std::move(msg);
-    if (dense_->range().size() * sizeof(float) < kBackgroundApplyBytes) {
-      ApplyOnArrival(record, clock, staleness);
-      return;
-    }
-    // Overlaps the next message's transfer; HandleWorkerMessage waits.
-    background_push_ = std::move(record);
-    background_.Start([this, clock, staleness] {
-      ApplyOnArrival(background_push_, clock, staleness);
-    });
-  }
 }
 
 void ServerShard::ApplyOnArrival(const BufferedPush& record, int64_t clock,

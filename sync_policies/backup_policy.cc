@@ -1,6 +1,7 @@
 #include "sync_policies/backup_policy.h"
 
 #include <algorithm>
+#include <span>
 #include <utility>
 
 #include "sync_policies/bsp_policy.h"
@@ -73,7 +74,8 @@ std::vector<CommitDecision> BackupPolicy::CommitReady() {
     if (it == reporters_.end() || it->second.size() < needed) break;
     CommitDecision decision;
     decision.clock = clock;
-    decision.workers.assign(it->second.begin(), it->second.begin() + needed);
+    const auto first = std::span(it->second).first(needed);
+    decision.workers.assign(first.begin(), first.end());
     // Reports beyond the first `needed` (possible only when reports ran
     // ahead of commits) are as late as any other.
     for (size_t i = needed; i < it->second.size(); ++i) {

@@ -3,20 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/hash.h"
+
 namespace lockstep {
 namespace {
 
-// SplitMix64: a portable, seedable stream for the initial weights.
-uint64_t NextRandom(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // Uniform in [-0.5, 0.5).
 double NextWeight(uint64_t* state) {
-  return static_cast<double>(NextRandom(state) >> 11) * 0x1.0p-53 - 0.5;
+  return static_cast<double>(SplitMix64Next(state) >> 11) * 0x1.0p-53 - 0.5;
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/main_guard.h"
 #include "tools/experiment.h"
 #include "tools/launch_options.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   auto options = lockstep::ParseExperimentFlags(argc, argv);
   if (!options.ok()) {
     if (options.status().code() == lockstep::StatusCode::kNotFound) {
@@ -38,4 +41,10 @@ int main(int argc, char** argv) {
   int failed = 0;
   for (const auto& r : *results) failed += r.failed;
   return failed > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lockstep::GuardedMain("lockstep-experiment", Main, argc, argv);
 }

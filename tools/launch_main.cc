@@ -2,12 +2,11 @@
 // tools/launcher.h for what it does and tools/launch_options.h for flags.
 #include <unistd.h>
 
-#include <cstdio>
-#include <exception>
 #include <iostream>
 #include <string>
 #include <utility>
 
+#include "common/main_guard.h"
 #include "tools/console.h"
 #include "tools/launch_options.h"
 #include "tools/launcher.h"
@@ -49,11 +48,5 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return Main(argc, argv);
-  } catch (const std::exception& e) {
-    // Not expected (errors travel as Status); children die with us anyway.
-    std::cerr << "lockstep-launch: internal error: " << e.what() << "\n";
-    return 1;
-  }
+  return lockstep::GuardedMain("lockstep-launch", Main, argc, argv);
 }

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/hash.h"
 #include "common/strings.h"
 
 namespace lockstep {
@@ -51,13 +52,6 @@ std::string Num(double value) {
   char buf[64];
   auto [ptr, error] = std::to_chars(buf, buf + sizeof(buf), value);
   return error == std::errc() ? std::string(buf, ptr) : "nan";
-}
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 // A uniform draw in [0, 1) that depends only on its arguments.
@@ -144,69 +138,80 @@ StatusOr<HeteroProfile> HeteroProfile::Parse(const std::string& text,
 
 Status HeteroProfile::ParseItem(const std::string& item) {
   if (item.empty()) return BadItem(item, "empty item");
-  if (item[0] == 'x') {
-    const std::vector<std::string> parts = SplitString(item.substr(1), '@');
-    FactorStep step;
-    if (parts.size() > 2 || !ParseDouble(parts[0], &step.factor) ||
-        step.factor <= 0 ||
-        (parts.size() == 2 &&
-         (!ParseInt(parts[1], &step.from_clock) || step.from_clock < 0))) {
-      return BadItem(item, "a factor is xF or xF@C with F > 0 and C >= 0");
-    }
-    schedule_.push_back(step);
-    return Status::Ok();
-  }
+  if (item[0] == 'x') return ParseFactor(item);
   const size_t eq = item.find('=');
   const std::string key = item.substr(0, eq);
   const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-  if (key == "linear" || key == "gpu") {
-    if (model_ != Model::kNone) {
-      return BadItem(item, "only one cost model (linear= or gpu=) is allowed");
-    }
-    if (key == "linear") {
-      if (!ParseSum(value, &base_s_, &per_sample_s_) || base_s_ < 0 ||
-          per_sample_s_ <= 0) {
-        return BadItem(item, "linear=A+B needs A >= 0 and B > 0 (seconds)");
-      }
-      model_ = Model::kLinear;
-      return Status::Ok();
-    }
-    const std::vector<std::string> parts = SplitString(value, '/');
-    int64_t cap = 0;
-    if (parts.size() != 3 || !ParseDouble(parts[0], &base_s_) ||
-        !ParseDouble(parts[1], &per_sample_s_) || !ParseInt(parts[2], &cap) ||
-        base_s_ < 0 || per_sample_s_ <= 0 || cap < 1 || cap > UINT32_MAX) {
-      return BadItem(item,
-                     "gpu=TSAT/B/CAP needs TSAT >= 0, B > 0 (seconds) and "
-                     "an integer CAP >= 1");
-    }
-    max_batch_ = static_cast<uint32_t>(cap);
-    model_ = Model::kGpu;
-    return Status::Ok();
-  }
-  if (key == "transient") {
-    const std::vector<std::string> parts = SplitString(value, '/');
-    Transient t;
-    if (parts.size() != 3 || !ParseDouble(parts[0], &t.probability) ||
-        !ParseDouble(parts[1], &t.factor) || !ParseInt(parts[2], &t.length) ||
-        t.probability < 0 || t.probability > 1 || t.factor <= 0 ||
-        t.length < 1) {
-      return BadItem(item,
-                     "transient=P/K/L needs 0 <= P <= 1, K > 0 and an "
-                     "integer L >= 1");
-    }
-    transients_.push_back(t);
-    return Status::Ok();
-  }
-  if (key == "cpu") {
-    if (cpu_quota_ > 0) return BadItem(item, "only one cpu= is allowed");
-    if (!ParseDouble(value, &cpu_quota_) || cpu_quota_ <= 0 || cpu_quota_ > 1) {
-      cpu_quota_ = 0;
-      return BadItem(item, "cpu=Q needs 0 < Q <= 1 (a fraction of one CPU)");
-    }
-    return Status::Ok();
-  }
+  if (key == "linear" || key == "gpu") return ParseCostModel(item, key, value);
+  if (key == "transient") return ParseTransient(item, value);
+  if (key == "cpu") return ParseCpu(item, value);
   return BadItem(item, "unknown item");
+}
+
+Status HeteroProfile::ParseFactor(const std::string& item) {
+  const std::vector<std::string> parts = SplitString(item.substr(1), '@');
+  FactorStep step;
+  if (parts.size() > 2 || !ParseDouble(parts[0], &step.factor) ||
+      step.factor <= 0 ||
+      (parts.size() == 2 &&
+       (!ParseInt(parts[1], &step.from_clock) || step.from_clock < 0))) {
+    return BadItem(item, "a factor is xF or xF@C with F > 0 and C >= 0");
+  }
+  schedule_.push_back(step);
+  return Status::Ok();
+}
+
+Status HeteroProfile::ParseCostModel(const std::string& item,
+                                     const std::string& key,
+                                     const std::string& value) {
+  if (model_ != Model::kNone) {
+    return BadItem(item, "only one cost model (linear= or gpu=) is allowed");
+  }
+  if (key == "linear") {
+    if (!ParseSum(value, &base_s_, &per_sample_s_) || base_s_ < 0 ||
+        per_sample_s_ <= 0) {
+      return BadItem(item, "linear=A+B needs A >= 0 and B > 0 (seconds)");
+    }
+    model_ = Model::kLinear;
+    return Status::Ok();
+  }
+  const std::vector<std::string> parts = SplitString(value, '/');
+  int64_t cap = 0;
+  if (parts.size() != 3 || !ParseDouble(parts[0], &base_s_) ||
+      !ParseDouble(parts[1], &per_sample_s_) || !ParseInt(parts[2], &cap) ||
+      base_s_ < 0 || per_sample_s_ <= 0 || cap < 1 || cap > UINT32_MAX) {
+    return BadItem(item,
+                   "gpu=TSAT/B/CAP needs TSAT >= 0, B > 0 (seconds) and "
+                   "an integer CAP >= 1");
+  }
+  max_batch_ = static_cast<uint32_t>(cap);
+  model_ = Model::kGpu;
+  return Status::Ok();
+}
+
+Status HeteroProfile::ParseTransient(const std::string& item,
+                                     const std::string& value) {
+  const std::vector<std::string> parts = SplitString(value, '/');
+  Transient t;
+  if (parts.size() != 3 || !ParseDouble(parts[0], &t.probability) ||
+      !ParseDouble(parts[1], &t.factor) || !ParseInt(parts[2], &t.length) ||
+      t.probability < 0 || t.probability > 1 || t.factor <= 0 || t.length < 1) {
+    return BadItem(item,
+                   "transient=P/K/L needs 0 <= P <= 1, K > 0 and an "
+                   "integer L >= 1");
+  }
+  transients_.push_back(t);
+  return Status::Ok();
+}
+
+Status HeteroProfile::ParseCpu(const std::string& item,
+                               const std::string& value) {
+  if (cpu_quota_ > 0) return BadItem(item, "only one cpu= is allowed");
+  if (!ParseDouble(value, &cpu_quota_) || cpu_quota_ <= 0 || cpu_quota_ > 1) {
+    cpu_quota_ = 0;
+    return BadItem(item, "cpu=Q needs 0 < Q <= 1 (a fraction of one CPU)");
+  }
+  return Status::Ok();
 }
 
 bool HeteroProfile::TransientStarts(size_t index, int64_t clock) const {

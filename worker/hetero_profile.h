@@ -136,6 +136,12 @@ class HeteroProfile {
   };
 
   Status ParseItem(const std::string& item);
+  // The parsers of ParseItem's kinds of items.
+  Status ParseFactor(const std::string& item);
+  Status ParseCostModel(const std::string& item, const std::string& key,
+                        const std::string& value);
+  Status ParseTransient(const std::string& item, const std::string& value);
+  Status ParseCpu(const std::string& item, const std::string& value);
   // Whether transient number `index` starts a slowdown at `clock`.
   bool TransientStarts(size_t index, int64_t clock) const;
   double ModelSeconds(uint32_t batch) const;

@@ -51,6 +51,7 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
                               std::to_string(timeout_s_) + " s");
     }
     std::vector<zmq::pollitem_t> items;
+    items.reserve(waiting.size());
     for (uint32_t s : waiting) {
       items.push_back(channels_[s]->PollItem());
     }
@@ -143,13 +144,13 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
             auto dense,
             PayloadAs<float>(msg.payloads[0], s.dense.size(), &scratch));
         std::copy(dense.begin(), dense.end(),
-                  dense_out.begin() + s.dense.begin);
+                  dense_out.subspan(s.dense.begin).begin());
         if (ids.size() > 0) {
           LS_ASSIGN_OR_RETURN(
               auto rows,
               PayloadAs<float>(msg.payloads[1], ids.size() * dim, &scratch));
           std::copy(rows.begin(), rows.end(),
-                    sparse_out.begin() + ids.begin * dim);
+                    sparse_out.subspan(ids.begin * dim).begin());
         }
         return true;
       });

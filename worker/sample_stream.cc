@@ -4,17 +4,13 @@
 #include <cassert>
 #include <numeric>
 #include <random>
+#include <span>
 #include <utility>
+
+#include "common/hash.h"
 
 namespace lockstep {
 namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Uniform in [0, bound), without modulo bias. REQUIRES: bound >= 1.
 uint64_t UniformBelow(std::mt19937_64& rng, uint64_t bound) {
@@ -71,8 +67,8 @@ void SampleStream::Next(uint32_t count, std::vector<uint64_t>* out) {
   while (out->size() < count) {
     const uint64_t take =
         std::min<uint64_t>(count - out->size(), partition_.size() - position_);
-    out->insert(out->end(), partition_.begin() + position_,
-                partition_.begin() + position_ + take);
+    const auto part = std::span(partition_).subspan(position_, take);
+    out->insert(out->end(), part.begin(), part.end());
     position_ += take;
     // Wrapping eagerly keeps passes() exact when a batch ends a pass.
     if (position_ == partition_.size()) StartNextPass();

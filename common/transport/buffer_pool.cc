@@ -37,7 +37,7 @@ size_t BufferPool::CapacityFor(size_t size) {
   if (size <= kMinPooledBytes) return kMinPooledBytes;
   // Classes 1, 1.25, 1.5, 1.75 times a power of two.
   const size_t top = std::bit_floor(size);
-  const size_t step = top / 4;
+  const size_t step = std::max<size_t>(1, top / 4);  // top >= 64 KiB
   const size_t steps = (size - top + step - 1) / step;
   return top + steps * step;
 }

@@ -14,8 +14,6 @@ namespace {
 
 std::atomic<bool> g_stop_requested{false};
 
-const char* RoleName(wire::Role role) { return wire::EnumNameRole(role); }
-
 }  // namespace
 
 void Coordinator::RequestStop() { g_stop_requested = true; }

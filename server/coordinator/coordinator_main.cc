@@ -5,6 +5,7 @@
 
 #include "common/job_fields.h"
 #include "common/logging.h"
+#include "common/main_guard.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "server/coordinator/coordinator.h"
 
@@ -19,7 +20,9 @@ int Fail(const std::string& reason) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   po::options_description options("lockstep-coordinator options");
   options.add_options()("help,h", "show this help")(
       "listen", po::value<std::string>()->default_value("tcp://0.0.0.0:7400"),
@@ -78,4 +81,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lockstep::GuardedMain("lockstep-coordinator", Main, argc, argv);
 }

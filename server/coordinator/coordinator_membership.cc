@@ -14,8 +14,6 @@
 namespace lockstep {
 namespace {
 
-const char* RoleName(wire::Role role) { return wire::EnumNameRole(role); }
-
 wire::ApplyMode WireApplyMode(ApplyMode mode) {
   return mode == ApplyMode::kOnArrival ? wire::ApplyMode::OnArrival
                                        : wire::ApplyMode::OnCommit;
@@ -83,6 +81,7 @@ void Coordinator::HandleRegister(const std::string& id,
 
 void Coordinator::AssignRanks(std::vector<std::string>& ids) {
   std::vector<int> hints;
+  hints.reserve(ids.size());
   for (const auto& id : ids) hints.push_back(peers_[id].rank_hint);
   const std::vector<int> ranks = lockstep::AssignRanks(hints);
   std::vector<std::string> by_rank(ids.size());

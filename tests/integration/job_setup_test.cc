@@ -14,7 +14,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr auto kTimeout = std::chrono::seconds(60);
+constexpr auto kSetupTimeout = std::chrono::seconds(60);
 
 TEST(JobSetupTest, AModelTheWorkersCannotBuildEndsTheJobWithTheirReason) {
   TestCluster cluster;
@@ -25,7 +25,7 @@ TEST(JobSetupTest, AModelTheWorkersCannotBuildEndsTheJobWithTheirReason) {
                   .ok());
   ASSERT_TRUE(cluster.StartServer(0).ok());
   for (int w = 0; w < 2; ++w) ASSERT_TRUE(cluster.StartWorker(w).ok());
-  auto exit = cluster.WaitFor("coordinator", kTimeout);
+  auto exit = cluster.WaitFor("coordinator", kSetupTimeout);
   ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");
   EXPECT_FALSE(exit->ok());
   const std::string log = cluster.Output("coordinator");
@@ -56,7 +56,7 @@ TEST(JobSetupTest, ServersWaitSilentlyWhileWorkersAreSlowToCome) {
     cluster.Pump(std::chrono::milliseconds(100));
   }
   for (int w = 0; w < 2; ++w) ASSERT_TRUE(cluster.StartWorker(w).ok());
-  auto exit = cluster.WaitFor("coordinator", kTimeout);
+  auto exit = cluster.WaitFor("coordinator", kSetupTimeout);
   ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");
   EXPECT_TRUE(exit->ok()) << cluster.Output("coordinator");
   const std::string summary = ReadFile(run_dir + "/summary.json");

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/tools/process_alive.h"
 #include "tools/process_group.h"
 
 namespace lockstep {
@@ -29,13 +30,6 @@ std::string ReadFile(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-bool Alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string pid_text, comm, state;
-  if (!(stat >> pid_text >> comm >> state)) return false;
-  return state != "Z" && state != "X";  // a zombie is dead
 }
 
 // Every binary of the build, tests included, sits in build/bin.
@@ -85,8 +79,8 @@ class LaunchTest : public ::testing::Test {
     // A SIGKILLed helper may take a moment to die after the launcher exits.
     const auto deadline = steady_clock::now() + milliseconds(5000);
     for (pid_t pid : RecordedPids()) {
-      while (Alive(pid) && steady_clock::now() < deadline) usleep(10000);
-      if (Alive(pid)) ADD_FAILURE() << "pid " << pid << " survived";
+      while (ProcessAlive(pid) && steady_clock::now() < deadline) usleep(10000);
+      if (ProcessAlive(pid)) ADD_FAILURE() << "pid " << pid << " survived";
     }
     fs::remove_all(dir_);
   }

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/tools/process_alive.h"
+
 namespace lockstep {
 namespace {
 
@@ -18,16 +20,9 @@ using std::chrono::steady_clock;
 
 // True if `pid` is a live process (a zombie counts as dead: in containers
 // the adopting init may never reap it).
-bool Alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string pid_text, comm, state;
-  if (!(stat >> pid_text >> comm >> state)) return false;
-  return state != "Z" && state != "X";
-}
-
 bool WaitUntilDead(pid_t pid, milliseconds limit) {
   const auto deadline = steady_clock::now() + limit;
-  while (Alive(pid)) {
+  while (ProcessAlive(pid)) {
     if (steady_clock::now() > deadline) return false;
     usleep(10000);
   }
@@ -132,7 +127,7 @@ TEST_F(ProcessGroupTest, SigkillsAChildThatIgnoresSigterm) {
       {"/bin/sh", "-c", "trap '' TERM; sleep 100 & echo $!; wait"}, "stubborn");
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   const pid_t helper = static_cast<pid_t>(std::stol(FirstLine()));
-  ASSERT_TRUE(Alive(helper));
+  ASSERT_TRUE(ProcessAlive(helper));
   const auto start = steady_clock::now();
   ChildEvents events = group_.TerminateAll(milliseconds(300));
   EXPECT_GE(steady_clock::now() - start, milliseconds(300));

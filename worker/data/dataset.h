@@ -48,6 +48,12 @@ struct DataOptions {
   static DataOptions Of(const JobConfig& job);
 };
 
+// The samples a split keeps of `available` under a --train-limit or
+// --test-limit of `limit` (0 = no limit).
+inline uint64_t LimitedCount(uint64_t available, uint64_t limit) {
+  return limit > 0 && limit < available ? limit : available;
+}
+
 class Dataset {
  public:
   virtual ~Dataset() = default;

@@ -7,10 +7,6 @@
 namespace lockstep {
 namespace {
 
-uint64_t Limited(uint64_t available, uint64_t limit) {
-  return limit > 0 ? std::min(limit, available) : available;
-}
-
 Status NoArgs(const std::string& args) {
   if (args.empty()) return Status::Ok();
   return InvalidArgument("data set fashion-mnist takes no arguments, not '" +
@@ -36,8 +32,8 @@ StatusOr<DataShape> FashionMnistDataset::Probe(const std::string& args,
   DataShape shape;
   shape.input_dim = train_shape.dim;
   shape.classes = kFashionMnistClasses;
-  shape.train_samples = Limited(train_shape.count, options.train_limit);
-  shape.test_samples = Limited(test_shape.count, options.test_limit);
+  shape.train_samples = LimitedCount(train_shape.count, options.train_limit);
+  shape.test_samples = LimitedCount(test_shape.count, options.test_limit);
   return shape;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "common/main_guard.h"
 #include "common/status.h"
 #include "worker/data/sparse_data_generator.h"
 
@@ -107,4 +108,7 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace lockstep
 
-int main(int argc, char** argv) { return lockstep::Run(argc, argv); }
+int main(int argc, char** argv) {
+  return lockstep::GuardedMain("lockstep-gen-sparse", lockstep::Run, argc,
+                               argv);
+}

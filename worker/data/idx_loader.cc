@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -194,7 +195,8 @@ Status ReadImages(GzReader& reader, uint64_t count, uint64_t dim,
     }
     const size_t old_size = features->size();
     features->resize(old_size + buf.size());
-    std::transform(buf.begin(), buf.end(), features->begin() + old_size,
+    std::transform(buf.begin(), buf.end(),
+                   std::span(*features).subspan(old_size).begin(),
                    [&scale](uint8_t pixel) { return scale[pixel]; });
   }
   return Status::Ok();
@@ -237,6 +239,24 @@ Status ExpectEnd(GzReader& reader) {
   return Status::Ok();
 }
 
+// Opens an image file and its label file, reads both headers and checks
+// that they describe the same number of examples.
+StatusOr<ImagesHeader> OpenPair(const std::string& images_path,
+                                const std::string& labels_path,
+                                GzReader* images, GzReader* labels) {
+  LS_RETURN_IF_ERROR(images->Open(images_path));
+  LS_RETURN_IF_ERROR(labels->Open(labels_path));
+  LS_ASSIGN_OR_RETURN(ImagesHeader header, ReadImagesHeader(*images));
+  LS_ASSIGN_OR_RETURN(uint32_t label_count, ReadLabelsHeader(*labels));
+  if (label_count != header.count) {
+    return Corruption(At(labels_path, "label count mismatch", 4,
+                         std::to_string(label_count) + " labels but " +
+                             images_path + " holds " +
+                             std::to_string(header.count) + " images"));
+  }
+  return header;
+}
+
 }  // namespace
 
 StatusOr<DenseRows> LoadIdxGz(const std::string& images_path,
@@ -248,16 +268,8 @@ StatusOr<DenseRows> LoadIdxGz(const std::string& images_path,
   }
   GzReader images;
   GzReader labels;
-  LS_RETURN_IF_ERROR(images.Open(images_path));
-  LS_RETURN_IF_ERROR(labels.Open(labels_path));
-  LS_ASSIGN_OR_RETURN(ImagesHeader header, ReadImagesHeader(images));
-  LS_ASSIGN_OR_RETURN(uint32_t label_count, ReadLabelsHeader(labels));
-  if (label_count != header.count) {
-    return Corruption(At(labels_path, "label count mismatch", 4,
-                         std::to_string(label_count) + " labels but " +
-                             images_path + " holds " +
-                             std::to_string(header.count) + " images"));
-  }
+  LS_ASSIGN_OR_RETURN(ImagesHeader header,
+                      OpenPair(images_path, labels_path, &images, &labels));
   const uint64_t take =
       limit == 0 ? header.count : std::min<uint64_t>(limit, header.count);
   DenseRows data;
@@ -277,16 +289,8 @@ StatusOr<IdxShape> ProbeIdxGz(const std::string& images_path,
                               const std::string& labels_path) {
   GzReader images;
   GzReader labels;
-  LS_RETURN_IF_ERROR(images.Open(images_path));
-  LS_RETURN_IF_ERROR(labels.Open(labels_path));
-  LS_ASSIGN_OR_RETURN(ImagesHeader header, ReadImagesHeader(images));
-  LS_ASSIGN_OR_RETURN(uint32_t label_count, ReadLabelsHeader(labels));
-  if (label_count != header.count) {
-    return Corruption(At(labels_path, "label count mismatch", 4,
-                         std::to_string(label_count) + " labels but " +
-                             images_path + " holds " +
-                             std::to_string(header.count) + " images"));
-  }
+  LS_ASSIGN_OR_RETURN(ImagesHeader header,
+                      OpenPair(images_path, labels_path, &images, &labels));
   return IdxShape{header.count, uint64_t{header.rows} * header.cols};
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <span>
 
 #include "worker/data/libsvm_loader.h"
 
@@ -17,10 +18,6 @@ StatusOr<uint64_t> CountDataLines(const std::string& path) {
     if (line.find_first_not_of(" \t\r") != std::string::npos) ++lines;
   }
   return lines;
-}
-
-uint64_t Limited(uint64_t available, uint64_t limit) {
-  return limit > 0 ? std::min(limit, available) : available;
 }
 
 uint64_t Holdout(uint64_t lines) {
@@ -40,10 +37,12 @@ SparseRows SliceRows(const SparseRows& data, uint64_t begin, uint64_t end) {
   for (uint64_t r = begin; r <= end; ++r) {
     out.row_offsets.push_back(data.row_offsets[r] - first);
   }
-  out.feature_ids.assign(data.feature_ids.begin() + first,
-                         data.feature_ids.begin() + last);
-  out.values.assign(data.values.begin() + first, data.values.begin() + last);
-  out.labels.assign(data.labels.begin() + begin, data.labels.begin() + end);
+  const auto ids = std::span(data.feature_ids).subspan(first, last - first);
+  const auto values = std::span(data.values).subspan(first, last - first);
+  const auto labels = std::span(data.labels).subspan(begin, end - begin);
+  out.feature_ids.assign(ids.begin(), ids.end());
+  out.values.assign(values.begin(), values.end());
+  out.labels.assign(labels.begin(), labels.end());
   for (uint64_t f : out.feature_ids) {
     out.max_feature = std::max(out.max_feature, f);
   }
@@ -57,12 +56,13 @@ StatusOr<DataShape> LibsvmDataset::Probe(const std::string& path,
   shape.sparse = true;
   shape.classes = 2;
   if (options.test_data.empty()) {
-    shape.train_samples = Limited(lines - Holdout(lines), options.train_limit);
-    shape.test_samples = Limited(Holdout(lines), options.test_limit);
+    shape.train_samples =
+        LimitedCount(lines - Holdout(lines), options.train_limit);
+    shape.test_samples = LimitedCount(Holdout(lines), options.test_limit);
   } else {
     LS_ASSIGN_OR_RETURN(uint64_t test_lines, CountDataLines(options.test_data));
-    shape.train_samples = Limited(lines, options.train_limit);
-    shape.test_samples = Limited(test_lines, options.test_limit);
+    shape.train_samples = LimitedCount(lines, options.train_limit);
+    shape.test_samples = LimitedCount(test_lines, options.test_limit);
   }
   return shape;
 }
@@ -73,10 +73,11 @@ StatusOr<std::unique_ptr<Dataset>> LibsvmDataset::Load(
   if (options.test_data.empty()) {
     LS_ASSIGN_OR_RETURN(SparseRows all, LoadLibsvm(path, 0, 0));
     const uint64_t train_end = all.size - Holdout(all.size);
-    data->train_ = SliceRows(all, 0, Limited(train_end, options.train_limit));
+    data->train_ =
+        SliceRows(all, 0, LimitedCount(train_end, options.train_limit));
     data->test_ = SliceRows(
         all, train_end,
-        train_end + Limited(all.size - train_end, options.test_limit));
+        train_end + LimitedCount(all.size - train_end, options.test_limit));
   } else {
     LS_ASSIGN_OR_RETURN(data->train_, LoadLibsvm(path, 0, options.train_limit));
     LS_ASSIGN_OR_RETURN(data->test_,

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "common/hash.h"
+
 namespace lockstep {
 namespace {
 
@@ -19,13 +21,6 @@ constexpr int kPilotSamples = 4096;
 // Target standard deviation of the logit; 6 puts the Bayes accuracy near
 // 0.9 for a roughly normal logit, far above chance yet not separable.
 constexpr double kLogitStddev = 6.0;
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Uniform in [0, 1) from the top 53 bits.
 double UnitFromBits(uint64_t bits) {

@@ -40,7 +40,7 @@ DenseRows MakeRows(const SyntheticDataset::Params& p, uint64_t count,
   for (uint64_t i = 0; i < count; ++i) {
     const auto label =
         static_cast<int32_t>(Uniform(p.seed, kLabels + stream, i) * p.classes);
-    rows.labels[i] = std::min<int32_t>(label, p.classes - 1);
+    rows.labels[i] = std::min(label, static_cast<int32_t>(p.classes) - 1);
     for (uint64_t j = 0; j < p.dim; ++j) {
       const double center =
           2.0 * Normal(p.seed, kCenters, uint64_t(rows.labels[i]) * p.dim + j);
@@ -81,10 +81,6 @@ Status SetParam(const std::string& item, SyntheticDataset::Params* p) {
   return Status::Ok();
 }
 
-uint64_t Limited(uint64_t available, uint64_t limit) {
-  return limit > 0 ? std::min(limit, available) : available;
-}
-
 }  // namespace
 
 StatusOr<SyntheticDataset::Params> SyntheticDataset::ParseArgs(
@@ -107,8 +103,8 @@ StatusOr<DataShape> SyntheticDataset::Probe(const std::string& args,
   DataShape shape;
   shape.input_dim = p.dim;
   shape.classes = p.classes;
-  shape.train_samples = Limited(p.samples, options.train_limit);
-  shape.test_samples = Limited(p.test, options.test_limit);
+  shape.train_samples = LimitedCount(p.samples, options.train_limit);
+  shape.test_samples = LimitedCount(p.test, options.test_limit);
   return shape;
 }
 

@@ -28,11 +28,12 @@ class InprocDataPort : public DataPort {
   }
 
   Status Send(Message&& msg) override {
-    std::shared_ptr<Mailbox> replies = state_->Connection(msg.peer);
+    const std::string peer = msg.peer;
+    std::shared_ptr<Mailbox> replies = state_->Connection(peer);
     if (replies != nullptr && replies->Put(std::move(msg))) {
       return Status::Ok();
     }
-    if (replies != nullptr) state_->Disconnect(msg.peer);
+    if (replies != nullptr) state_->Disconnect(peer);
     return Unavailable("the worker connection is closed");
   }
 

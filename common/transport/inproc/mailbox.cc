@@ -92,7 +92,7 @@ InprocRegistry& InprocRegistry::Process() {
 }
 
 Status InprocRegistry::Add(const std::string& name,
-                           std::shared_ptr<InprocPortState> port) {
+                           const std::shared_ptr<InprocPortState>& port) {
   MutexLock lock(&mu_);
   auto& slot = ports_[name];
   if (slot.lock() != nullptr) {

@@ -79,8 +79,8 @@ class InprocRegistry {
  public:
   static InprocRegistry& Process();
   // Errors: FailedPrecondition when a live port has `name`.
-  Status Add(const std::string& name, std::shared_ptr<InprocPortState> port)
-      EXCLUDES(mu_);
+  Status Add(const std::string& name,
+             const std::shared_ptr<InprocPortState>& port) EXCLUDES(mu_);
   // The live port named `name`, or nullptr.
   std::shared_ptr<InprocPortState> Find(const std::string& name) EXCLUDES(mu_);
   void Remove(const std::string& name) EXCLUDES(mu_);

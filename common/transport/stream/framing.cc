@@ -96,71 +96,83 @@ Status FrameReader::FinishFrame() {
 StatusOr<FrameReader::Result> FrameReader::Read(int fd, Message* out) {
   while (true) {
     if (complete_) {
-      complete_ = false;
-      state_ = State::kPrefix;
-      out->header = std::move(building_.header);
-      out->payloads = std::move(building_.payloads);
-      out->envelope = nullptr;
-      building_ = Message();
+      TakeMessage(out);
       return Result::kMessage;
     }
-    // Progress from staged bytes.
-    if (state_ == State::kPrefix && staged() >= 8) {
-      LS_RETURN_IF_ERROR(ParsePrefix());
-      continue;
-    }
-    if (state_ == State::kSizes && staged() >= frames_ * sizeof(uint64_t)) {
-      LS_RETURN_IF_ERROR(ParseSizes());
-      continue;
-    }
-    size_t want = 0;  // bytes the current frame still needs
-    if (state_ == State::kFrames) {
-      want = sizes_[index_] - filled_;
-      if (staged() > 0) {
-        const size_t take = std::min(staged(), want);
-        std::memcpy(static_cast<char*>(frame_.data()) + filled_,
-                    stage_.get() + begin_, take);
-        begin_ += take;
-        filled_ += take;
-        staged_copy_bytes_ += take;
-        if (filled_ == sizes_[index_]) LS_RETURN_IF_ERROR(FinishFrame());
-        continue;
-      }
-    }
-    // Nothing usable staged: read more.
-    char* into;
-    size_t room;
-    const bool direct = state_ == State::kFrames && want >= kDirectReadBytes;
-    if (direct) {
-      into = static_cast<char*>(frame_.data()) + filled_;
-      room = want;
-    } else {
-      if (begin_ == end_) {
-        begin_ = end_ = 0;
-      } else if (begin_ > 0) {
-        std::memmove(stage_.get(), stage_.get() + begin_, staged());
-        end_ -= begin_;
-        begin_ = 0;
-      }
-      into = stage_.get() + end_;
-      room = kStageBytes - end_;
-    }
-    const ssize_t n = recv(fd, into, room, 0);
-    if (n > 0) {
-      if (direct) {
-        filled_ += static_cast<size_t>(n);
-        if (filled_ == sizes_[index_]) LS_RETURN_IF_ERROR(FinishFrame());
-      } else {
-        end_ += static_cast<size_t>(n);
-      }
-      continue;
-    }
-    if (n == 0) return Result::kClosed;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return Result::kWouldBlock;
-    if (errno == ECONNRESET) return Result::kClosed;
-    return Unavailable(std::string("receive failed: ") + std::strerror(errno));
+    LS_ASSIGN_OR_RETURN(bool progressed, ConsumeStaged());
+    if (progressed) continue;
+    LS_ASSIGN_OR_RETURN(std::optional<Result> stop, ReceiveMore(fd));
+    if (stop.has_value()) return *stop;
   }
+}
+
+void FrameReader::TakeMessage(Message* out) {
+  complete_ = false;
+  state_ = State::kPrefix;
+  out->header = std::move(building_.header);
+  out->payloads = std::move(building_.payloads);
+  out->envelope = nullptr;
+  building_ = Message();
+}
+
+StatusOr<bool> FrameReader::ConsumeStaged() {
+  if (state_ == State::kPrefix && staged() >= 8) {
+    LS_RETURN_IF_ERROR(ParsePrefix());
+    return true;
+  }
+  if (state_ == State::kSizes && staged() >= frames_ * sizeof(uint64_t)) {
+    LS_RETURN_IF_ERROR(ParseSizes());
+    return true;
+  }
+  if (state_ != State::kFrames || staged() == 0) return false;
+  const size_t take = std::min(staged(), sizes_[index_] - filled_);
+  std::memcpy(static_cast<char*>(frame_.data()) + filled_,
+              stage_.get() + begin_, take);
+  begin_ += take;
+  filled_ += take;
+  staged_copy_bytes_ += take;
+  if (filled_ == sizes_[index_]) LS_RETURN_IF_ERROR(FinishFrame());
+  return true;
+}
+
+StatusOr<std::optional<FrameReader::Result>> FrameReader::ReceiveMore(int fd) {
+  using Stop = std::optional<Result>;
+  // Bytes the current frame still needs; a large remainder is received
+  // straight into the frame, anything else through the staging buffer.
+  const size_t want =
+      state_ == State::kFrames ? sizes_[index_] - filled_ : size_t{0};
+  const bool direct = state_ == State::kFrames && want >= kDirectReadBytes;
+  char* into;
+  size_t room;
+  if (direct) {
+    into = static_cast<char*>(frame_.data()) + filled_;
+    room = want;
+  } else {
+    if (begin_ == end_) {
+      begin_ = end_ = 0;
+    } else if (begin_ > 0) {
+      std::memmove(stage_.get(), stage_.get() + begin_, staged());
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    into = stage_.get() + end_;
+    room = kStageBytes - end_;
+  }
+  const ssize_t n = recv(fd, into, room, 0);
+  if (n > 0) {
+    if (!direct) {
+      end_ += static_cast<size_t>(n);
+      return Stop();
+    }
+    filled_ += static_cast<size_t>(n);
+    if (filled_ == sizes_[index_]) LS_RETURN_IF_ERROR(FinishFrame());
+    return Stop();
+  }
+  if (n == 0) return Stop(Result::kClosed);
+  if (errno == EINTR) return Stop();
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return Stop(Result::kWouldBlock);
+  if (errno == ECONNRESET) return Stop(Result::kClosed);
+  return Unavailable(std::string("receive failed: ") + std::strerror(errno));
 }
 
 Status FrameWriter::Enqueue(Message&& msg) {

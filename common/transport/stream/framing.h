@@ -23,6 +23,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,14 @@ class FrameReader {
   Status StartFrame();
   // Files the filled frame and starts the next.
   Status FinishFrame();
+  // Hands the completed message to *out and starts the next.
+  void TakeMessage(Message* out);
+  // Makes progress from staged bytes (prefix, sizes or a frame's bytes);
+  // false when the staged bytes are not enough for any.
+  StatusOr<bool> ConsumeStaged();
+  // One recv, into the frame (large remainders) or the staging buffer. A
+  // result means stop (closed, would block); nullopt means read on.
+  StatusOr<std::optional<Result>> ReceiveMore(int fd);
   size_t staged() const { return end_ - begin_; }
 
   Allocator allocate_;
