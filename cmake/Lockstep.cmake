@@ -45,6 +45,11 @@ function(lockstep_library name)
   target_include_directories(lockstep_${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(lockstep_${name} PUBLIC ${ARG_DEPS}
                         PRIVATE lockstep_flags)
+  # Unity batches: the headers a folder's files share (the generated
+  # schema, ZeroMQ, Boost) are parsed once per batch, not once per file.
+  set_target_properties(lockstep_${name} PROPERTIES
+                        UNITY_BUILD ${LOCKSTEP_UNITY_BUILD}
+                        UNITY_BUILD_BATCH_SIZE 6)
 endfunction()
 
 # lockstep_binary(NAME SOURCES files... DEPS targets...): an executable in
@@ -82,6 +87,21 @@ function(lockstep_test_suite name)
   target_link_libraries(${name}_tests PRIVATE ${ARG_DEPS} GTest::gtest
                         GTest::gmock GTest::gtest_main lockstep_flags)
   target_include_directories(${name}_tests PRIVATE ${PROJECT_SOURCE_DIR})
+  # A folder's test files compile as a few unity batches, so the headers
+  # they share (gtest, gmock, ZeroMQ, the generated schema) are parsed once
+  # per batch instead of once per file.
+  set_target_properties(${name}_tests PROPERTIES
+                        UNITY_BUILD ${LOCKSTEP_UNITY_BUILD}
+                        UNITY_BUILD_BATCH_SIZE 6)
+  # Test bodies need no optimisation (the code they test keeps its own)
+  # and line tables are enough for their backtraces: -Og -g1 compiles them
+  # in about three quarters of the time of -O2 -g, and -O0 in the
+  # sanitizer builds in about half the time of -O1.
+  if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+    target_compile_options(${name}_tests PRIVATE -Og -g1)
+  elseif(LOCKSTEP_SANITIZER)
+    target_compile_options(${name}_tests PRIVATE -O0 -g1)
+  endif()
   gtest_discover_tests(${name}_tests TEST_PREFIX "${name}."
                        DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
                        PROPERTIES LABELS "${ARG_LABEL}"
