@@ -24,6 +24,16 @@ std::vector<std::string> SplitString(std::string_view text, char separator) {
   return parts;
 }
 
+std::string JoinStrings(const std::vector<std::string>& parts,
+                        std::string_view separator) {
+  std::string joined;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) joined.append(separator);
+    joined.append(parts[i]);
+  }
+  return joined;
+}
+
 StatusOr<std::vector<uint32_t>> ParseSizeList(const std::string& text,
                                               const std::string& bad_item) {
   std::vector<uint32_t> sizes;

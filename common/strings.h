@@ -22,6 +22,11 @@ std::string TrimWhitespace(std::string_view text);
 // part and joining it with `separator` gives back `text`.
 std::vector<std::string> SplitString(std::string_view text, char separator);
 
+// `parts` with `separator` between each two ("" for no parts): how every
+// "(known: a, b, c)" list in an error message is written.
+std::string JoinStrings(const std::vector<std::string>& parts,
+                        std::string_view separator);
+
 // The largest value ParseSizeList accepts (2^24), a sanity cap on batch
 // sizes and layer widths.
 inline constexpr uint32_t kMaxListedSize = 1u << 24;

@@ -1,5 +1,6 @@
 #include "sync_policies/policy_registry.h"
 
+#include "common/strings.h"
 #include "sync_policies/asp_policy.h"
 #include "sync_policies/backup_policy.h"
 #include "sync_policies/bsp_policy.h"
@@ -10,11 +11,8 @@ namespace lockstep {
 namespace {
 
 std::string KnownForms() {
-  std::string known;
-  for (const auto& form : KnownSyncPolicies()) {
-    known += (known.empty() ? "" : ", ") + form;
-  }
-  return "(known: " + known + "; lbbsp forms take optional :min=N, :max=N)";
+  return "(known: " + JoinStrings(KnownSyncPolicies(), ", ") +
+         "; lbbsp forms take optional :min=N, :max=N)";
 }
 
 }  // namespace

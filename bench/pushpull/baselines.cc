@@ -23,6 +23,11 @@ std::string RawIpcPath() {
   return "/tmp/lockstep-bench-" + std::to_string(getpid()) + "-raw.sock";
 }
 
+Status ExitedEarly(const std::string& name, const std::string& how,
+                   const std::string& output) {
+  return Unavailable(name + " " + how + ":" + output);
+}
+
 // Starts an echo server and returns the endpoint its LISTENING line names.
 StatusOr<std::string> StartEchoServer(ProcessGroup& group,
                                       const std::vector<std::string>& argv,
@@ -42,7 +47,7 @@ StatusOr<std::string> StartEchoServer(ProcessGroup& group,
     }
     for (const ChildExit& e : events.exits) {
       if (e.pid == pid) {
-        return Unavailable(name + " " + e.how.ToString() + ":" + output);
+        return ExitedEarly(name, e.how.ToString(), output);
       }
     }
   }

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <barrier>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <thread>
 #include <zmq.hpp>
 
@@ -26,13 +28,12 @@ int64_t NowNanos() {
 // Values of `frame` that differ bit-wise from `expected`.
 uint64_t CountMismatches(const zmq::message_t& frame,
                          std::span<const float> expected) {
-  if (std::memcmp(frame.data(), expected.data(), frame.size()) == 0) return 0;
-  const auto* got = static_cast<const char*>(frame.data());
+  const std::span<const std::byte> want = std::as_bytes(expected);
+  if (std::memcmp(frame.data(), want.data(), frame.size()) == 0) return 0;
+  const auto* got = static_cast<const std::byte*>(frame.data());
   uint64_t wrong = 0;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    if (std::memcmp(got + i * sizeof(float), &expected[i], sizeof(float))) {
-      ++wrong;
-    }
+  for (size_t i = 0; i < want.size(); i += sizeof(float)) {
+    if (std::memcmp(got + i, want.data() + i, sizeof(float)) != 0) ++wrong;
   }
   return wrong;
 }

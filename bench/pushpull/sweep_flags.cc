@@ -50,6 +50,12 @@ StatusOr<uint64_t> ParseSize(const std::string& text) {
   return value;
 }
 
+// "--FLAG: 'ITEM' PROBLEM", the error for one bad item of a list flag.
+Status BadItem(const std::string& flag, const std::string& item,
+               const std::string& problem) {
+  return InvalidArgument("--" + flag + ": '" + item + "' " + problem);
+}
+
 StatusOr<std::vector<uint32_t>> ParseCounts(const std::string& flag,
                                             const std::string& text) {
   std::vector<uint32_t> counts;
@@ -57,8 +63,7 @@ StatusOr<std::vector<uint32_t>> ParseCounts(const std::string& flag,
     char* end = nullptr;
     const unsigned long value = std::strtoul(item.c_str(), &end, 10);
     if (*end != '\0' || value == 0 || value > 64) {
-      return InvalidArgument("--" + flag + ": '" + item +
-                             "' is not in [1, 64]");
+      return BadItem(flag, item, "is not in [1, 64]");
     }
     counts.push_back(static_cast<uint32_t>(value));
   }
@@ -72,12 +77,8 @@ StatusOr<std::vector<std::string>> ParseChoices(
   std::vector<std::string> items = SplitList(text);
   for (const std::string& item : items) {
     if (std::find(allowed.begin(), allowed.end(), item) == allowed.end()) {
-      std::string known;
-      for (const std::string& name : allowed) {
-        known += (known.empty() ? "" : ", ") + name;
-      }
-      return InvalidArgument("--" + flag + ": unknown '" + item +
-                             "' (known: " + known + ")");
+      return BadItem(flag, item,
+                     "is unknown (known: " + JoinStrings(allowed, ", ") + ")");
     }
   }
   if (items.empty()) return InvalidArgument("--" + flag + " is empty");

@@ -1,6 +1,6 @@
 // The optimizers by name: one line per optimizer in the table below.
-#include <sstream>
 
+#include "common/strings.h"
 #include "server/optimizers/adagrad_optimizer.h"
 #include "server/optimizers/adam_optimizer.h"
 #include "server/optimizers/momentum_optimizer.h"
@@ -73,12 +73,8 @@ StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(
     LS_RETURN_IF_ERROR(ValidateOptions(config));
     return f.create(config);
   }
-  std::ostringstream known;
-  for (const std::string& name : KnownNames()) {
-    known << (known.tellp() > 0 ? ", " : "") << name;
-  }
   return InvalidArgument("unknown optimizer '" + config.name +
-                         "'; known optimizers: " + known.str());
+                         "' (known: " + JoinStrings(KnownNames(), ", ") + ")");
 }
 
 }  // namespace lockstep

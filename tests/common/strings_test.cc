@@ -59,13 +59,19 @@ TEST_F(StringsTest, SplitDoesNotTrimParts) {
 
 TEST_F(StringsTest, SplitPartsJoinBackToTheText) {
   for (const std::string text : {"", ",", "a", "a,b", ",,x,,", "1@2,3"}) {
-    const std::vector<std::string> parts = SplitString(text, ',');
-    std::string joined;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      joined += (i == 0 ? "" : ",") + parts[i];
-    }
-    EXPECT_EQ(joined, text);
+    EXPECT_EQ(JoinStrings(SplitString(text, ','), ","), text);
   }
+}
+
+TEST_F(StringsTest, JoinPutsTheSeparatorOnlyBetweenParts) {
+  EXPECT_EQ(JoinStrings({}, ", "), "");
+  EXPECT_EQ(JoinStrings({"a"}, ", "), "a");
+  EXPECT_EQ(JoinStrings({"a", "b", "c"}, ", "), "a, b, c");
+}
+
+TEST_F(StringsTest, JoinKeepsEmptyParts) {
+  EXPECT_EQ(JoinStrings({"", "x", ""}, "+"), "+x+");
+  EXPECT_EQ(JoinStrings({""}, "+"), "");
 }
 
 TEST_F(StringsTest, ParseSizeListReadsSizesUpToTheCap) {

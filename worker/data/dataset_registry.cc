@@ -1,5 +1,6 @@
 #include "worker/data/dataset_registry.h"
 
+#include "common/strings.h"
 #include "worker/data/fashion_mnist_dataset.h"
 #include "worker/data/libsvm_dataset.h"
 #include "worker/data/synthetic_dataset.h"
@@ -25,11 +26,8 @@ const DatasetFactory* Find(const std::string& spec, std::string* args) {
 }
 
 Status Unknown(const std::string& spec) {
-  std::string known;
-  for (const std::string& form : KnownDatasets()) {
-    known += (known.empty() ? "" : ", ") + form;
-  }
-  return InvalidArgument("unknown data set '" + spec + "' (known: " + known +
+  return InvalidArgument("unknown data set '" + spec +
+                         "' (known: " + JoinStrings(KnownDatasets(), ", ") +
                          ", or the path of a LIBSVM file)");
 }
 

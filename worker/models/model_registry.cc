@@ -1,5 +1,6 @@
 #include "worker/models/model_registry.h"
 
+#include "common/strings.h"
 #include "worker/models/mlp_model.h"
 #include "worker/models/sparse_lr_model.h"
 
@@ -35,11 +36,8 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& spec,
     }
     return model;
   }
-  std::string known;
-  for (const std::string& form : KnownModels()) {
-    known += (known.empty() ? "" : ", ") + form;
-  }
-  return InvalidArgument("unknown model '" + spec + "' (known: " + known + ")");
+  return InvalidArgument("unknown model '" + spec +
+                         "' (known: " + JoinStrings(KnownModels(), ", ") + ")");
 }
 
 }  // namespace lockstep
