@@ -7,7 +7,7 @@ profile="${1:-test}"
 packages=(
   build-essential cmake ninja-build pkg-config
   libzmq3-dev cppzmq-dev flatbuffers-compiler libflatbuffers-dev
-  libboost-program-options-dev libopenblas-dev zlib1g-dev
+  libboost-program-options-dev libopenblas-dev zlib1g-dev librocksdb-dev
   dataset-fashion-mnist
 )
 case "$profile" in

@@ -1,0 +1,239 @@
+#include "server/store/rocksdb_store.h"
+
+#include <rocksdb/convenience.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/sst_file_writer.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "server/store/chunk_codec.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Files a round writer builds before ingesting them; Open removes any a
+// crashed writer left.
+constexpr char kPendingPrefix[] = "lockstep-round-";
+constexpr char kPendingSuffix[] = ".sst.pending";
+
+Status FromRocks(const rocksdb::Status& s, const std::string& what) {
+  if (s.ok()) return Status::Ok();
+  const std::string message = what + ": " + s.ToString();
+  if (s.IsNotFound()) return NotFound(message);
+  if (s.IsCorruption()) return Corruption(message);
+  if (s.IsInvalidArgument()) return InvalidArgument(message);
+  return IOError(message);
+}
+
+rocksdb::Options StoreOptions() {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  // Parameters do not compress, and whole rounds are ingested and dropped
+  // as files: nothing for compactions to do.
+  options.compression = rocksdb::kNoCompression;
+  options.disable_auto_compactions = true;
+  options.paranoid_checks = true;
+  options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  options.keep_log_file_num = 2;
+  return options;
+}
+
+void RemovePendingFiles(const std::string& path) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(kPendingPrefix) && name.ends_with(kPendingSuffix)) {
+      fs::remove(entry.path(), ec);
+    }
+  }
+}
+
+}  // namespace
+
+// Builds the round's SST file beside the database and ingests it whole.
+class RocksDbStore::Writer : public RoundWriter {
+ public:
+  Writer(RocksDbStore* store, uint64_t round)
+      : store_(store),
+        round_(round),
+        file_(store->path_ + "/" + kPendingPrefix + std::to_string(round) +
+              kPendingSuffix),
+        sst_(rocksdb::EnvOptions(), StoreOptions()) {}
+
+  ~Writer() override {
+    if (!spent_) {
+      std::error_code ec;
+      fs::remove(file_, ec);
+    }
+  }
+
+  Status Open() {
+    return FromRocks(sst_.Open(file_),
+                     "round " + std::to_string(round_) + ": creating " + file_);
+  }
+
+  Status AddChunk(std::string_view array, uint32_t index,
+                  std::span<const std::byte> data) override {
+    if (spent_) return FailedPrecondition("round writer already committed");
+    LS_RETURN_IF_ERROR(order_.Next(array, index));
+    return FromRocks(
+        sst_.Put(ChunkKey(round_, array, index), EncodeChunk(data)),
+        ChunkName(round_, array, index) + ": writing " + file_);
+  }
+
+  Status Commit(std::span<const std::byte> meta) override {
+    if (spent_) return FailedPrecondition("round writer already committed");
+    spent_ = true;
+    const std::string what = "round " + std::to_string(round_);
+    Status s = FromRocks(sst_.Put(MetaKey(round_), EncodeChunk(meta)),
+                         what + ": writing " + file_);
+    // Finish writes the index and footer and syncs the file.
+    if (s.ok()) s = FromRocks(sst_.Finish(), what + ": finishing " + file_);
+    if (s.ok()) {
+      rocksdb::IngestExternalFileOptions ingest;
+      ingest.move_files = true;           // link, not copy
+      ingest.write_global_seqno = false;  // never rewrite the synced file
+      s = FromRocks(store_->db_->IngestExternalFile({file_}, ingest),
+                    what + ": ingesting " + file_);
+    }
+    std::error_code ec;
+    fs::remove(file_, ec);  // ingested (linked) or failed: not needed
+    return s;
+  }
+
+ private:
+  RocksDbStore* const store_;
+  const uint64_t round_;
+  const std::string file_;
+  rocksdb::SstFileWriter sst_;
+  ChunkOrder order_;
+  bool spent_ = false;
+};
+
+RocksDbStore::RocksDbStore(std::string path, std::unique_ptr<rocksdb::DB> db,
+                           bool read_only)
+    : path_(std::move(path)), db_(std::move(db)), read_only_(read_only) {}
+
+RocksDbStore::~RocksDbStore() = default;
+
+StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
+    const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) {
+    return IOError("snapshot store " + path +
+                   ": cannot create: " + ec.message());
+  }
+  RemovePendingFiles(path);
+  rocksdb::DB* db = nullptr;
+  LS_RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(StoreOptions(), path, &db),
+                               "snapshot store " + path));
+  return std::unique_ptr<RocksDbStore>(
+      new RocksDbStore(path, std::unique_ptr<rocksdb::DB>(db), false));
+}
+
+StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::OpenReadOnly(
+    const std::string& path) {
+  rocksdb::Options options = StoreOptions();
+  options.create_if_missing = false;
+  rocksdb::DB* db = nullptr;
+  LS_RETURN_IF_ERROR(FromRocks(rocksdb::DB::OpenForReadOnly(options, path, &db),
+                               "snapshot store " + path));
+  return std::unique_ptr<RocksDbStore>(
+      new RocksDbStore(path, std::unique_ptr<rocksdb::DB>(db), true));
+}
+
+StatusOr<std::unique_ptr<RoundWriter>> RocksDbStore::BeginRound(
+    uint64_t round) {
+  if (read_only_) {
+    return FailedPrecondition("snapshot store " + path_ + " is read-only");
+  }
+  if (ReadMeta(round).ok()) {
+    return FailedPrecondition("round " + std::to_string(round) +
+                              " is already stored in " + path_);
+  }
+  auto writer = std::make_unique<Writer>(this, round);
+  LS_RETURN_IF_ERROR(writer->Open());
+  return std::unique_ptr<RoundWriter>(std::move(writer));
+}
+
+StatusOr<std::vector<uint64_t>> RocksDbStore::ListRounds() const {
+  std::vector<uint64_t> rounds;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions()));
+  // Jumps from round to round: to its meta key, then past it.
+  for (it->Seek("R"); it->Valid();) {
+    const std::optional<uint64_t> round = RoundOfKey(it->key().ToStringView());
+    if (!round) break;
+    const std::string meta = MetaKey(*round);
+    it->Seek(meta);
+    if (it->Valid() && it->key() == meta) rounds.push_back(*round);
+    if (*round == UINT64_MAX) break;
+    it->Seek(RoundPrefix(*round + 1));
+  }
+  LS_RETURN_IF_ERROR(FromRocks(it->status(), "listing " + path_));
+  return rounds;
+}
+
+StatusOr<std::string> RocksDbStore::Get(const std::string& key,
+                                        const std::string& what) const {
+  rocksdb::ReadOptions options;
+  options.verify_checksums = true;
+  std::string value;
+  const rocksdb::Status s = db_->Get(options, key, &value);
+  if (s.IsNotFound()) return NotFound(what + " is not stored in " + path_);
+  LS_RETURN_IF_ERROR(FromRocks(s, what + " in " + path_));
+  return DecodeChunk(value, what + " in " + path_);
+}
+
+StatusOr<std::string> RocksDbStore::ReadMeta(uint64_t round) const {
+  return Get(MetaKey(round), "round " + std::to_string(round) + " meta");
+}
+
+StatusOr<std::string> RocksDbStore::ReadChunk(uint64_t round,
+                                              std::string_view array,
+                                              uint32_t index) const {
+  return Get(ChunkKey(round, array, index), ChunkName(round, array, index));
+}
+
+StatusOr<uint64_t> RocksDbStore::RoundBytes(uint64_t round) const {
+  const std::string begin = RoundPrefix(round);
+  const std::string end = RoundPrefix(round + 1);
+  const rocksdb::Range range(begin, end);
+  rocksdb::SizeApproximationOptions options;
+  options.include_memtables = true;
+  options.include_files = true;
+  uint64_t bytes = 0;
+  LS_RETURN_IF_ERROR(
+      FromRocks(db_->GetApproximateSizes(options, db_->DefaultColumnFamily(),
+                                         &range, 1, &bytes),
+                "sizing round " + std::to_string(round) + " in " + path_));
+  return bytes;
+}
+
+Status RocksDbStore::DeleteRound(uint64_t round) {
+  if (read_only_) {
+    return FailedPrecondition("snapshot store " + path_ + " is read-only");
+  }
+  const std::string begin = RoundPrefix(round);
+  const std::string end = RoundPrefix(round + 1);
+  const std::string what =
+      "deleting round " + std::to_string(round) + " in " + path_;
+  const rocksdb::Slice b(begin);
+  const rocksdb::Slice e(end);
+  // Drops the round's files outright, then anything left in the range.
+  LS_RETURN_IF_ERROR(
+      FromRocks(rocksdb::DeleteFilesInRange(db_.get(),
+                                            db_->DefaultColumnFamily(), &b, &e),
+                what));
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  return FromRocks(
+      db_->DeleteRange(sync, db_->DefaultColumnFamily(), begin, end), what);
+}
+
+}  // namespace lockstep
