@@ -1,0 +1,91 @@
+// An in-memory image of a shard's arrays as they were at one instant,
+// taken without holding training: the shard freezes the instant by
+// creating a capture (cost independent of the arrays' size), a background
+// thread copies chunk after chunk at memory speed (Run), and the thread
+// that updates the arrays calls BeforeWrite first, which copies only the
+// chunks it is about to change that the background thread has not reached.
+// Either way each chunk is copied exactly once, and the image is the
+// arrays' content at the freeze, byte for byte.
+// Thread-safety: Run on one thread; BeforeWrite, CaptureAll on the one
+// mutating thread; Done and Wait from any thread. The arrays must not be
+// written by anyone but the caller of BeforeWrite, and must not move
+// (reallocate) before CaptureAll returns.
+#ifndef LOCKSTEP_SERVER_SNAPSHOT_SNAPSHOT_CAPTURE_H_
+#define LOCKSTEP_SERVER_SNAPSHOT_SNAPSHOT_CAPTURE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+// One array to capture: its name (as stored) and its bytes.
+struct CaptureArray {
+  std::string name;
+  std::span<const std::byte> bytes;
+};
+
+class SnapshotCapture {
+ public:
+  // Freezes `arrays`; chunk_bytes >= 1 is the unit of copying (the last
+  // chunk of an array may be shorter). Allocates the image without
+  // touching its pages, so the cost here does not grow with the arrays.
+  SnapshotCapture(std::vector<CaptureArray> arrays, size_t chunk_bytes);
+  SnapshotCapture(const SnapshotCapture&) = delete;
+  SnapshotCapture& operator=(const SnapshotCapture&) = delete;
+
+  // Background: copies every chunk not yet copied, then returns.
+  void Run();
+  // Mutator: copies the not yet copied chunks of array `array` that bytes
+  // [offset, offset + size) touch. Waits at most for one chunk being
+  // copied by Run. Cheap once the capture is done.
+  void BeforeWrite(size_t array, size_t offset, size_t size);
+  // Mutator: copies every chunk not yet copied (before the arrays move).
+  void CaptureAll();
+
+  // True once every chunk is copied (acquire: the image is then readable).
+  bool Done() const;
+  // Blocks until Done().
+  void Wait() const;
+
+  size_t arrays() const { return arrays_.size(); }
+  const std::string& name(size_t array) const { return arrays_[array].name; }
+  size_t chunk_bytes() const { return chunk_bytes_; }
+  // The image of `array`. REQUIRES: Done().
+  std::span<const std::byte> image(size_t array) const;
+  // Chunks copied by BeforeWrite / CaptureAll rather than by Run: how much
+  // of the copying landed on the training path.
+  uint64_t chunks_copied_by_mutator() const {
+    return by_mutator_.load(std::memory_order_relaxed);
+  }
+  uint64_t chunks() const { return states_size_; }
+
+ private:
+  enum State : uint8_t { kPending = 0, kCopying = 1, kCopied = 2 };
+  struct Array {
+    std::string name;
+    std::span<const std::byte> live;
+    std::unique_ptr<std::byte[]> image;
+    size_t first_chunk = 0;  // index of its chunk 0 in states_
+  };
+
+  // Copies chunk `chunk` of `array` unless someone else did or does (then
+  // waits for it). Returns true when this call copied it.
+  bool CopyChunk(size_t array, size_t chunk);
+  void ChunkDone();
+
+  std::vector<Array> arrays_;
+  const size_t chunk_bytes_;
+  size_t states_size_ = 0;
+  std::unique_ptr<std::atomic<uint8_t>[]> states_;
+  std::atomic<uint64_t> remaining_;
+  std::atomic<uint64_t> by_mutator_{0};
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_SNAPSHOT_SNAPSHOT_CAPTURE_H_

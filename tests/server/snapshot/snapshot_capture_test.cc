@@ -1,0 +1,116 @@
+#include "server/snapshot/snapshot_capture.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace lockstep {
+namespace {
+
+std::vector<float> Ramp(size_t n, float start) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
+  return v;
+}
+
+std::vector<float> ImageOf(const SnapshotCapture& capture, size_t array) {
+  const auto bytes = capture.image(array);
+  std::vector<float> v(bytes.size() / sizeof(float));
+  std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
+}
+
+TEST(SnapshotCaptureTest, RunCopiesEveryArrayAsItIs) {
+  std::vector<float> w = Ramp(1000, 1);
+  std::vector<float> m = Ramp(1000, -5);
+  SnapshotCapture capture(
+      {{"w", std::as_bytes(std::span(w))}, {"m", std::as_bytes(std::span(m))}},
+      /*chunk_bytes=*/256);
+  EXPECT_EQ(capture.chunks(), 2u * 16);  // 4000 bytes in 256-byte chunks
+  EXPECT_FALSE(capture.Done());
+  capture.Run();
+  ASSERT_TRUE(capture.Done());
+  EXPECT_EQ(ImageOf(capture, 0), w);
+  EXPECT_EQ(ImageOf(capture, 1), m);
+  EXPECT_EQ(capture.name(1), "m");
+  EXPECT_EQ(capture.chunks_copied_by_mutator(), 0u);
+}
+
+TEST(SnapshotCaptureTest, BeforeWriteCopiesOnlyTheChunksItTouches) {
+  std::vector<float> w = Ramp(100, 0);  // 400 bytes: chunks of 64 bytes
+  const std::vector<float> frozen = w;
+  SnapshotCapture capture({{"w", std::as_bytes(std::span(w))}}, 64);
+  // Floats 14..17 are bytes 56..72: chunks 0 and 1.
+  capture.BeforeWrite(0, 14 * sizeof(float), 4 * sizeof(float));
+  for (size_t i = 14; i < 18; ++i) w[i] = -1;
+  EXPECT_EQ(capture.chunks_copied_by_mutator(), 2u);
+  EXPECT_FALSE(capture.Done());
+  capture.Run();
+  EXPECT_EQ(ImageOf(capture, 0), frozen);
+  EXPECT_EQ(capture.chunks_copied_by_mutator(), 2u);
+}
+
+TEST(SnapshotCaptureTest, CaptureAllAloneTakesTheWholeImage) {
+  std::vector<float> w = Ramp(77, 3);  // not a multiple of the chunk
+  const std::vector<float> frozen = w;
+  SnapshotCapture capture({{"w", std::as_bytes(std::span(w))}}, 40);
+  capture.CaptureAll();
+  ASSERT_TRUE(capture.Done());
+  w.assign(w.size(), 0);
+  EXPECT_EQ(ImageOf(capture, 0), frozen);
+  EXPECT_EQ(capture.chunks_copied_by_mutator(), capture.chunks());
+}
+
+TEST(SnapshotCaptureTest, EmptyArraysAreDoneAtOnce) {
+  std::vector<float> none;
+  SnapshotCapture capture({{"none", std::as_bytes(std::span(none))}}, 64);
+  EXPECT_TRUE(capture.Done());
+  capture.Wait();
+  capture.Run();
+  EXPECT_TRUE(capture.image(0).empty());
+}
+
+// The training thread rewrites random ranges as fast as it can while the
+// background thread copies: the image is still the content at the freeze.
+TEST(SnapshotCaptureTest, ImageIsTheFrozenStateWhileAnotherThreadWrites) {
+  for (size_t chunk_bytes : {4u, 100u, 4096u, 1u << 20}) {
+    std::vector<float> w = Ramp(300000, 0);
+    std::vector<float> m = Ramp(300000, 0.5f);
+    const std::vector<float> w0 = w;
+    const std::vector<float> m0 = m;
+    SnapshotCapture capture({{"w", std::as_bytes(std::span(w))},
+                             {"m", std::as_bytes(std::span(m))}},
+                            chunk_bytes);
+    std::thread background([&] { capture.Run(); });
+    std::mt19937_64 rng(chunk_bytes);
+    for (int step = 0; step < 2000 && !capture.Done(); ++step) {
+      const size_t begin = rng() % w.size();
+      const size_t count = std::min<size_t>(1 + rng() % 5000, w.size() - begin);
+      std::vector<float>& target = (step % 2 == 0) ? w : m;
+      capture.BeforeWrite(step % 2, begin * sizeof(float),
+                          count * sizeof(float));
+      for (size_t i = begin; i < begin + count; ++i) target[i] += 1;
+    }
+    background.join();
+    capture.Wait();
+    EXPECT_EQ(ImageOf(capture, 0), w0) << "chunk " << chunk_bytes;
+    EXPECT_EQ(ImageOf(capture, 1), m0) << "chunk " << chunk_bytes;
+  }
+}
+
+TEST(SnapshotCaptureTest, WaitReturnsOnceAnotherThreadFinished) {
+  std::vector<float> w = Ramp(1 << 16, 0);
+  SnapshotCapture capture({{"w", std::as_bytes(std::span(w))}}, 1024);
+  std::thread background([&] { capture.Run(); });
+  capture.Wait();
+  EXPECT_TRUE(capture.Done());
+  EXPECT_EQ(ImageOf(capture, 0), w);
+  background.join();
+}
+
+}  // namespace
+}  // namespace lockstep
