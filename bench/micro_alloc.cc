@@ -1,15 +1,8 @@
 // Heap allocations and payload copies per push and pull on the message
 // layer's hot path ("no payload copy beyond what the transport needs").
 //
-// Counting: this file wraps glibc's malloc, calloc and realloc for the whole
-// binary (so libzmq's C allocations, e.g. a copied frame's buffer or a
-// zero-copy frame's small control block, are counted) and replaces the
-// global operator new/delete (counted separately as news_per_op; they
-// allocate through malloc, so allocs_per_op already includes them).
-// Counting is off except inside a measured op, so everything else in the
-// binary pays one relaxed atomic load per allocation. Aligned allocations
-// (aligned_alloc, posix_memalign) are not counted; nothing on this path
-// makes them. Under ASan/TSan the wrappers are compiled out and these
+// Allocations are counted by bench/micro_alloc_counter.h (allocs_per_op
+// includes news_per_op). Under ASan/TSan nothing is counted and these
 // benchmarks skip.
 //
 // A payload byte counts as copied when the frame (or the view the receiver
@@ -37,93 +30,20 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "bench/micro_alloc_counter.h"
 #include "common/layout.h"
 #include "common/message.h"
 #include "common/transport/buffer_pool.h"
 #include "common/transport/stream/framing.h"
 #include "server/dense_store.h"
-
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && \
-    !defined(__SANITIZE_THREAD__)
-#define LOCKSTEP_COUNT_ALLOCATIONS 1
-#else
-#define LOCKSTEP_COUNT_ALLOCATIONS 0
-#endif
-
-namespace lockstep {
-namespace {
-
-std::atomic<bool> g_counting{false};
-std::atomic<uint64_t> g_allocs{0};
-std::atomic<uint64_t> g_alloc_bytes{0};
-std::atomic<uint64_t> g_news{0};
-
-inline void CountAlloc(size_t bytes) {
-  if (g_counting.load(std::memory_order_relaxed)) {
-    g_allocs.fetch_add(1, std::memory_order_relaxed);
-    g_alloc_bytes.fetch_add(bytes, std::memory_order_relaxed);
-  }
-}
-
-inline void CountNew() {
-  if (g_counting.load(std::memory_order_relaxed)) {
-    g_news.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-}  // namespace
-}  // namespace lockstep
-
-#if LOCKSTEP_COUNT_ALLOCATIONS
-// glibc's own entry points, which its malloc family forwards to.
-// NOLINTBEGIN(bugprone-reserved-identifier): glibc's names.
-extern "C" {
-void* __libc_malloc(size_t size);
-void* __libc_calloc(size_t count, size_t size);
-void* __libc_realloc(void* ptr, size_t size);
-void __libc_free(void* ptr);
-}
-// NOLINTEND(bugprone-reserved-identifier)
-
-extern "C" void* malloc(size_t size) noexcept {
-  lockstep::CountAlloc(size);
-  return __libc_malloc(size);
-}
-
-extern "C" void* calloc(size_t count, size_t size) noexcept {
-  lockstep::CountAlloc(count * size);
-  return __libc_calloc(count, size);
-}
-
-extern "C" void* realloc(void* ptr, size_t size) noexcept {
-  lockstep::CountAlloc(size);
-  return __libc_realloc(ptr, size);
-}
-
-void* operator new(size_t size) {
-  lockstep::CountNew();
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t size) { return operator new(size); }
-// __libc_free rather than free: GCC would flag free() on memory from
-// operator new (-Wmismatched-new-delete) once the two are inlined together.
-void operator delete(void* p) noexcept { __libc_free(p); }
-void operator delete[](void* p) noexcept { __libc_free(p); }
-void operator delete(void* p, size_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, size_t) noexcept { __libc_free(p); }
-#endif  // LOCKSTEP_COUNT_ALLOCATIONS
 
 namespace lockstep {
 namespace {
@@ -381,7 +301,7 @@ bool RunOp(Scenario scenario, Fixture& f, DirectPair& pair, OpStats* stats) {
 
 // One op = one push (or pull) of the 1 MiB gradient to both shards.
 void BM_PushPathAllocations(benchmark::State& state, Scenario scenario) {
-  if (!LOCKSTEP_COUNT_ALLOCATIONS) {
+  if (!AllocationsCounted()) {
     state.SkipWithError("allocation counting is off in sanitizer builds");
     return;
   }
@@ -403,13 +323,11 @@ void BM_PushPathAllocations(benchmark::State& state, Scenario scenario) {
   }
   OpStats stats;
   const uint64_t fresh = BufferPool::Process().stats().fresh_blocks;
-  const uint64_t allocs = g_allocs.load();
-  const uint64_t bytes = g_alloc_bytes.load();
-  const uint64_t news = g_news.load();
+  const AllocCounts before = AllocCountsSoFar();
   for (auto _ : state) {
-    g_counting.store(true, std::memory_order_relaxed);
+    SetAllocCounting(true);
     const bool ok = RunOp(scenario, f, pair, &stats);
-    g_counting.store(false, std::memory_order_relaxed);
+    SetAllocCounting(false);
     if (!ok) {
       state.SkipWithError("a message failed to verify or parse");
       return;
@@ -420,9 +338,10 @@ void BM_PushPathAllocations(benchmark::State& state, Scenario scenario) {
     return benchmark::Counter(static_cast<double>(total),
                               benchmark::Counter::kAvgIterations);
   };
-  state.counters["allocs_per_op"] = avg(g_allocs.load() - allocs);
-  state.counters["news_per_op"] = avg(g_news.load() - news);
-  state.counters["bytes_allocated_per_op"] = avg(g_alloc_bytes.load() - bytes);
+  const AllocCounts after = AllocCountsSoFar();
+  state.counters["allocs_per_op"] = avg(after.allocs - before.allocs);
+  state.counters["news_per_op"] = avg(after.news - before.news);
+  state.counters["bytes_allocated_per_op"] = avg(after.bytes - before.bytes);
   state.counters["payload_bytes_copied_per_op"] =
       avg(stats.payload_bytes_copied);
   state.counters["header_bytes_per_op"] = avg(stats.header_bytes);
