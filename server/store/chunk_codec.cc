@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -39,19 +40,11 @@ std::optional<uint64_t> RoundOfKey(std::string_view key) {
       key[kPrefixSize - 1] != '/') {
     return std::nullopt;
   }
+  const char* digits = key.data() + 1;
   uint64_t round = 0;
-  for (size_t i = 1; i <= kRoundDigits; ++i) {
-    const char c = key[i];
-    int digit = 0;
-    if (c >= '0' && c <= '9') {
-      digit = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      digit = c - 'a' + 10;
-    } else {
-      return std::nullopt;
-    }
-    round = round * 16 + static_cast<uint64_t>(digit);
-  }
+  const auto [end, error] =
+      std::from_chars(digits, digits + kRoundDigits, round, 16);
+  if (error != std::errc() || end != digits + kRoundDigits) return std::nullopt;
   return round;
 }
 

@@ -152,10 +152,13 @@ StatusOr<std::unique_ptr<RoundWriter>> RocksDbStore::BeginRound(
   if (read_only_) {
     return FailedPrecondition("snapshot store " + path_ + " is read-only");
   }
-  if (ReadMeta(round).ok()) {
+  // A meta record, even a corrupted one, means the round is stored.
+  const Status meta = ReadMeta(round).status();
+  if (meta.ok() || meta.code() == StatusCode::kCorruption) {
     return FailedPrecondition("round " + std::to_string(round) +
                               " is already stored in " + path_);
   }
+  if (meta.code() != StatusCode::kNotFound) return meta;
   auto writer = std::make_unique<Writer>(this, round);
   LS_RETURN_IF_ERROR(writer->Open());
   return std::unique_ptr<RoundWriter>(std::move(writer));
