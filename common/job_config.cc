@@ -95,6 +95,15 @@ Status ValidateJobConfig(const JobConfig& c) {
   if (c.heartbeat_ms < 10) {
     return InvalidArgument("--heartbeat-ms must be >= 10");
   }
+  if (c.snapshot_every_clocks < 0 || !(c.snapshot_every_s >= 0)) {
+    return InvalidArgument(
+        "--snapshot-every-clocks and --snapshot-every-s must be >= 0");
+  }
+  if (c.snapshots() && c.snapshot_dir.empty()) {
+    return InvalidArgument("snapshots need --snapshot-dir");
+  }
+  if (c.snapshot_keep < 1)
+    return InvalidArgument("--snapshot-keep must be >= 1");
   // The schedule's length is checked against max_clocks once it is known.
   return LrSchedule::Parse(c.lr_schedule, c.lr,
                            std::max<int64_t>(1, c.max_clocks))

@@ -54,6 +54,14 @@ struct JobConfig {
   // unbiased), or "auto" (the policy's preference; see
   // ResolveAutoDataOrder in sync_policies/).
   std::string data_order = "auto";
+  // Snapshot rounds: one every snapshot_every_clocks clocks and/or every
+  // snapshot_every_s seconds (0 = off), stored under snapshot_dir (each
+  // shard's RocksDB in shard-K/, the coordinator's manifest.json), keeping
+  // the newest snapshot_keep complete rounds.
+  int64_t snapshot_every_clocks = 0;
+  double snapshot_every_s = 0;
+  std::string snapshot_dir;
+  uint32_t snapshot_keep = 3;
 
   // Resolved from the data set (ResolveJob), not flags; 0 until then.
   uint64_t train_samples = 0;
@@ -66,6 +74,10 @@ struct JobConfig {
   uint32_t BatchOf(uint32_t rank) const;
   // Sum of the per-worker batches: the global batch X.
   uint64_t GlobalBatch() const;
+  // True when rounds are taken on a schedule.
+  bool snapshots() const {
+    return snapshot_every_clocks > 0 || snapshot_every_s > 0;
+  }
   // True once ResolveJob filled the data-derived fields.
   bool resolved() const { return train_samples > 0 && max_clocks > 0; }
 };

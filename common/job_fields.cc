@@ -131,6 +131,16 @@ std::vector<JobField> MakeTable() {
       Field("data_order", "data-order", &C::data_order,
             "partition | global | auto (the policy's choice: global for "
             "lbbsp, else partition)"),
+      Field("snapshot_every_clocks", "snapshot-every-clocks",
+            &C::snapshot_every_clocks,
+            "take a snapshot round every N committed clocks (0 = off)"),
+      Field("snapshot_every_s", "snapshot-every-s", &C::snapshot_every_s,
+            "take a snapshot round every T seconds (0 = off)"),
+      Field("snapshot_dir", "snapshot-dir", &C::snapshot_dir,
+            "where rounds go: shard-K/ (each shard's RocksDB) and "
+            "manifest.json"),
+      Field("snapshot_keep", "snapshot-keep", &C::snapshot_keep,
+            "keep the newest R complete rounds, delete older ones"),
       Field("train_samples", "", &C::train_samples, ""),
       Field("input_dim", "", &C::input_dim, ""),
       Field("classes", "", &C::classes, ""),

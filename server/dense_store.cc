@@ -95,11 +95,72 @@ Status DenseStore::ApplyGradient(KeySpan keys, const float* grad,
   }
   if (keys.size() == 0) return Status::Ok();
   const size_t first = keys.begin - range_.begin;
+  if (capture_ == nullptr || capture_->Done()) {
+    ApplyPiece(first, keys.size(), grad, opt, lr, step);
+    return Status::Ok();
+  }
+  // Copy-on-write: each piece is one capture chunk of every array (weights
+  // and slots have the same byte offsets), copied just before its update.
+  const size_t piece = std::max<size_t>(1, capture_->chunk_bytes() / 4);
+  for (size_t done = 0; done < keys.size();) {
+    const size_t at = first + done;
+    const size_t n = std::min(piece - at % piece, keys.size() - done);
+    for (int a = 0; a <= state_slots_; ++a) {
+      capture_->BeforeWrite(capture_first_ + a, at * sizeof(float),
+                            n * sizeof(float));
+    }
+    ApplyPiece(at, n, grad + done, opt, lr, step);
+    done += n;
+  }
+  return Status::Ok();
+}
+
+void DenseStore::ApplyPiece(size_t first, size_t n, const float* grad,
+                            const Optimizer& opt, double lr, int64_t step) {
   std::array<float*, kMaxOptimizerSlots> slots{};
   for (int s = 0; s < state_slots_; ++s) {
     slots[s] = state_.data() + s * range_.size() + first;
   }
-  opt.Apply(weights_.data() + first, grad, slots.data(), keys.size(), lr, step);
+  opt.Apply(weights_.data() + first, grad, slots.data(), n, lr, step);
+}
+
+std::vector<CaptureArray> DenseStore::SnapshotArrays() const {
+  std::vector<CaptureArray> arrays;
+  arrays.push_back({"dense_weights", std::as_bytes(std::span(weights_))});
+  const std::span<const float> state(state_);
+  for (int s = 0; s < state_slots_; ++s) {
+    arrays.push_back(
+        {"dense_state_" + std::to_string(s),
+         std::as_bytes(state.subspan(s * range_.size(), range_.size()))});
+  }
+  return arrays;
+}
+
+Status DenseStore::LoadOverlap(
+    KeySpan from, std::span<const float> weights,
+    const std::vector<std::span<const float>>& slots) {
+  if (slots.size() != static_cast<size_t>(state_slots_)) {
+    return InvalidArgument("the round has " + std::to_string(slots.size()) +
+                           " optimizer state slots, this store " +
+                           std::to_string(state_slots_));
+  }
+  bool sizes_match = weights.size() == from.size();
+  for (const auto& slot : slots) sizes_match &= slot.size() == from.size();
+  if (!sizes_match) {
+    return InvalidArgument("a round's arrays for keys " + SpanText(from) +
+                           " do not hold " + std::to_string(from.size()) +
+                           " floats each");
+  }
+  const uint64_t begin = std::max(from.begin, range_.begin);
+  const uint64_t end = std::min(from.end, range_.end);
+  if (begin >= end) return Status::Ok();
+  const size_t n = end - begin;
+  std::memcpy(weights_.data() + (begin - range_.begin),
+              weights.data() + (begin - from.begin), n * sizeof(float));
+  for (int s = 0; s < state_slots_; ++s) {
+    std::memcpy(state_.data() + s * range_.size() + (begin - range_.begin),
+                slots[s].data() + (begin - from.begin), n * sizeof(float));
+  }
   return Status::Ok();
 }
 

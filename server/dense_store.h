@@ -13,6 +13,7 @@
 #include "common/layout.h"
 #include "common/status.h"
 #include "server/optimizers/optimizer.h"
+#include "server/snapshot/snapshot_capture.h"
 
 namespace lockstep {
 
@@ -52,6 +53,24 @@ class DenseStore {
   Status ApplyGradient(KeySpan keys, const float* grad, const Optimizer& opt,
                        double lr, int64_t step);
 
+  // The arrays a snapshot round holds, in this order: "dense_weights",
+  // then "dense_state_0", ... one per optimizer slot.
+  std::vector<CaptureArray> SnapshotArrays() const;
+  // From now on, until called with nullptr, ApplyGradient tells `capture`
+  // before it writes: array first_array + i of the capture is
+  // SnapshotArrays()[i]. While the capture is not done, updates run piece
+  // by piece (one capture chunk at a time), so only the chunks an update
+  // touches are copied on this thread, just before it changes them.
+  void WatchCapture(SnapshotCapture* capture, size_t first_array) {
+    capture_ = capture;
+    capture_first_ = first_array;
+  }
+  // Restore: copies the keys of `from` that lie in range() from a round's
+  // arrays over those keys (weights, then one span per state slot).
+  // InvalidArgument when the slot count or a size does not match.
+  Status LoadOverlap(KeySpan from, std::span<const float> weights,
+                     const std::vector<std::span<const float>>& slots);
+
   // Number of updates applied to this store so far (restored from
   // snapshots); the server advances it once per applied update.
   int64_t step() const { return step_; }
@@ -61,11 +80,17 @@ class DenseStore {
   DenseStore(KeySpan range, int state_slots);
   Status CheckWithinRange(KeySpan keys) const;
 
+  // opt.Apply over `n` keys from offset `first` of the range.
+  void ApplyPiece(size_t first, size_t n, const float* grad,
+                  const Optimizer& opt, double lr, int64_t step);
+
   const KeySpan range_;
   const int state_slots_;
   std::vector<float> weights_;
   std::vector<float> state_;
   int64_t step_ = 0;
+  SnapshotCapture* capture_ = nullptr;
+  size_t capture_first_ = 0;
 };
 
 }  // namespace lockstep

@@ -27,7 +27,7 @@ void ServerShard::RequestStop() { g_stop_requested = true; }
 ServerShard::ServerShard(ServerOptions options)
     : options_(std::move(options)) {}
 
-ServerShard::~ServerShard() = default;
+ServerShard::~ServerShard() { JoinRoundWriter(); }
 
 StatusOr<std::unique_ptr<ServerShard>> ServerShard::Create(
     ServerOptions options) {
@@ -115,6 +115,16 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
     sparse_ = std::make_unique<SparseTable>(layout_.sparse_dim(),
                                             optimizer_->state_slots());
   }
+  if (welcome.restore_round() > 0) {
+    if (job_.snapshot_dir.empty()) {
+      return InvalidArgument("welcome asks to restore without a snapshot_dir");
+    }
+    LS_RETURN_IF_ERROR(
+        RestoreRound(welcome.restore_round(), welcome.restore_shards())
+            .WithContext("restoring round " +
+                         std::to_string(welcome.restore_round())));
+  }
+  OpenSnapshotStore();
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
                << own.dense.begin << ", " << own.dense.end << ") on "
                << endpoint_ << " with " << job_.optimizer;
@@ -132,11 +142,16 @@ Status ServerShard::Serve() {
   while (!g_stop_requested) {
     items.assign(1, {static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0});
     data_->AddPollItems(&items);
+    items.push_back({nullptr, round_fd_, ZMQ_POLLIN, 0});
     // Messages left waiting by Process's per-connection cap go first.
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(
                     data_->Backlogged() ? 0 : job_.heartbeat_ms / 2));
     data_->Process(items.data() + 1);
+    if (items.back().revents & ZMQ_POLLIN) {
+      background_.Wait();  // FinishRound un-watches the stores
+      FinishRound();
+    }
     while (true) {
       auto got = ReceiveMessage(coordinator_, false, &msg);
       if (!got.ok() || !*got) break;
@@ -188,6 +203,9 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
       ServeDeferredPulls();
       return Status::Ok();
     }
+    case wire::Body::SnapshotStart:
+      StartRound(*msg.envelope->body_as_SnapshotStart());
+      return Status::Ok();
     case wire::Body::Shutdown:
       LS_LOG(Info) << "shutdown: "
                    << flatbuffers::GetString(

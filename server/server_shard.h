@@ -11,9 +11,11 @@
 #define LOCKSTEP_SERVER_SERVER_SHARD_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 #include <zmq.hpp>
 
@@ -28,7 +30,10 @@
 #include "server/optimizers/optimizer.h"
 #include "server/push_aggregator.h"
 #include "server/shard_clock.h"
+#include "server/snapshot/shard_round.h"
+#include "server/snapshot/snapshot_capture.h"
 #include "server/sparse_table.h"
+#include "server/store/snapshot_store.h"
 
 namespace lockstep {
 
@@ -111,6 +116,29 @@ class ServerShard {
   StatusOr<std::span<const uint64_t>> CheckSparseIds(
       const zmq::message_t& frame, uint64_t count,
       std::vector<uint64_t>* scratch) const;
+  // Snapshot rounds (server_shard_snapshot.cc). The shard's thread freezes
+  // a round (StartRound: a capture over its arrays, O(chunks)), writer_
+  // copies and writes it in the background and signals round_fd_, and
+  // FinishRound reports it to the coordinator.
+  struct RoundReport {
+    uint64_t round = 0;
+    int64_t clock = 0;
+    Status status;
+    uint64_t bytes = 0;
+    double freeze_ms = 0;
+    double write_s = 0;
+    uint64_t copied_on_apply = 0;
+    std::map<uint32_t, int64_t> contained;
+  };
+  void OpenSnapshotStore();
+  // Loads round `round` that `shards` shards wrote under the job's
+  // snapshot_dir into this shard's (fresh) state.
+  Status RestoreRound(uint64_t round, uint32_t shards);
+  void StartRound(const wire::SnapshotStart& start);
+  Status WriteRoundInBackground(const ShardRoundMeta& meta, uint64_t keep_from);
+  void FinishRound();
+  void SendSnapshotDone(const RoundReport& report);
+  void JoinRoundWriter();
   void SendToWorker(const std::string& peer, zmq::message_t header,
                     std::vector<zmq::message_t> payloads = {});
   void SendToCoordinator(zmq::message_t header);
@@ -140,6 +168,17 @@ class ServerShard {
 
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
+
+  // Apply-on-arrival: per worker, the newest clock whose push is applied.
+  std::map<uint32_t, int64_t> contained_;
+  static constexpr size_t kSnapshotChunkBytes = 1u << 20;
+  std::unique_ptr<SnapshotStore> store_;
+  std::string store_error_;  // why store_ could not be opened
+  std::unique_ptr<SnapshotCapture> capture_;
+  // Written by writer_ until it signals round_fd_, then read by this thread.
+  RoundReport round_;
+  int round_fd_ = -1;
+  std::thread writer_;  // joined by ~ServerShard before anything it reads
 
   // On-arrival pushes of at least this many dense bytes are applied on
   // background_ while this thread receives the next message; smaller ones

@@ -228,6 +228,9 @@ void ServerShard::ApplyOnArrival(const BufferedPush& record, int64_t clock,
     return;
   }
   clock_.MarkApplied(clock);
+  int64_t& newest =
+      contained_[static_cast<uint32_t>(record.msg.envelope->sender_rank())];
+  newest = std::max(newest, clock);
 }
 
 Status ServerShard::ApplyCommit(const wire::Commit& commit) {

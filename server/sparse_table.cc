@@ -55,6 +55,12 @@ void SparseTable::ApplyGradient(std::span<const uint64_t> sorted_ids,
                                 const float* grads, const Optimizer& opt,
                                 double lr, int64_t step) {
   assert(opt.state_slots() == state_slots_);
+  if (capture_ != nullptr && !capture_->Done()) {
+    const std::vector<CaptureArray> arrays = SnapshotArrays();
+    for (size_t a = 0; a < arrays.size(); ++a) {
+      capture_->BeforeWrite(capture_first_ + a, 0, arrays[a].bytes.size());
+    }
+  }
   rows_scratch_.resize(sorted_ids.size());
   for (size_t i = 0; i < sorted_ids.size(); ++i) {
     rows_scratch_[i] = FindOrCreateRow(sorted_ids[i]);
@@ -91,6 +97,31 @@ void SparseTable::ApplyChunk(size_t first, size_t count, const float* grads,
   move_rows(/*to_scratch=*/true);
   opt.Apply(weights_scratch_.data(), grads, slots.data(), n, lr, step);
   move_rows(/*to_scratch=*/false);
+}
+
+std::vector<CaptureArray> SparseTable::SnapshotArrays() const {
+  std::vector<CaptureArray> arrays;
+  arrays.push_back({"sparse_ids", std::as_bytes(std::span(ids_))});
+  arrays.push_back({"sparse_weights", std::as_bytes(std::span(weights_))});
+  for (int s = 0; s < state_slots_; ++s) {
+    arrays.push_back({"sparse_state_" + std::to_string(s),
+                      std::as_bytes(std::span(state_[s]))});
+  }
+  return arrays;
+}
+
+Status SparseTable::LoadRow(uint64_t id, const float* weights,
+                            const float* const* slots) {
+  if (row_of_.count(id) != 0) {
+    return InvalidArgument("sparse id " + std::to_string(id) +
+                           " appears twice in the round");
+  }
+  const size_t row = FindOrCreateRow(id);
+  std::copy_n(weights, dim_, &weights_[row * dim_]);
+  for (int s = 0; s < state_slots_; ++s) {
+    std::copy_n(slots[s], dim_, &state_[s][row * dim_]);
+  }
+  return Status::Ok();
 }
 
 void SparseAccumulator::Reset() {

@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "server/optimizers/optimizer.h"
+#include "server/snapshot/snapshot_capture.h"
 
 namespace lockstep {
 
@@ -47,6 +48,22 @@ class SparseTable {
   // REQUIRES: 0 <= slot < state_slots().
   std::span<const float> state(int slot) const { return state_[slot]; }
 
+  // The arrays a snapshot round holds, in this order: "sparse_ids" (uint64
+  // per row), "sparse_weights", then "sparse_state_0", ... per slot.
+  std::vector<CaptureArray> SnapshotArrays() const;
+  // From now on, until called with nullptr, the first ApplyGradient while
+  // `capture` is not done has it copy this table's arrays (array
+  // first_array + i is SnapshotArrays()[i]) before any row changes or
+  // moves: updates touch scattered rows and may grow the vectors, so the
+  // table is copied whole, and only when the background copy is behind.
+  void WatchCapture(SnapshotCapture* capture, size_t first_array) {
+    capture_ = capture;
+    capture_first_ = first_array;
+  }
+  // Restore: adds row `id` with dim() weights and dim() floats per slot.
+  // InvalidArgument when the id already has a row.
+  Status LoadRow(uint64_t id, const float* weights, const float* const* slots);
+
  private:
   size_t FindOrCreateRow(uint64_t id);
   // Applies opt to rows_scratch_[first, first + count): gathers them into
@@ -64,6 +81,8 @@ class SparseTable {
   std::vector<size_t> rows_scratch_;
   std::vector<float> weights_scratch_;
   std::vector<float> state_scratch_;
+  SnapshotCapture* capture_ = nullptr;
+  size_t capture_first_ = 0;
 };
 
 // The batch-weighted mean of the sparse gradients pushed for one clock:

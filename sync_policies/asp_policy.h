@@ -40,6 +40,7 @@ class AspPolicy : public SyncPolicy {
   std::string name() const override;
   ApplyMode apply_mode() const override { return ApplyMode::kOnArrival; }
   StalenessRule staleness_rule() const override { return rule_; }
+  void ResumeAt(int64_t clock) override { table_.StartAt(clock); }
   // Joins at max(clock, CurrentClock()).
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;

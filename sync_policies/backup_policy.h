@@ -37,6 +37,7 @@ class BackupPolicy : public SyncPolicy {
   // "backup:B".
   std::string name() const override;
   ApplyMode apply_mode() const override { return ApplyMode::kOnCommit; }
+  void ResumeAt(int64_t clock) override { committed_ = clock - 1; }
   // Joins at max(clock, CurrentClock()); from then on it counts in N.
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;

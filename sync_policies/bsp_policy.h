@@ -32,6 +32,7 @@ class BspPolicy : public SyncPolicy {
 
   std::string name() const override { return "bsp"; }
   ApplyMode apply_mode() const override { return ApplyMode::kOnCommit; }
+  void ResumeAt(int64_t clock) override { committed_ = clock - 1; }
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;
   std::vector<CommitDecision> OnWorkerLeft(uint32_t worker) override;

@@ -5,6 +5,7 @@
 #ifndef LOCKSTEP_SYNC_POLICIES_CLOCK_TABLE_H_
 #define LOCKSTEP_SYNC_POLICIES_CLOCK_TABLE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -20,6 +21,9 @@ class ClockTable {
   void Join(uint32_t worker, int64_t clock);
   // Forgets `worker`: its clocks no longer hold anyone back.
   void Leave(uint32_t worker);
+  // Every worker counts as having completed at least `clock` clocks (a job
+  // resumed from a round). REQUIRES: no worker live.
+  void StartAt(int64_t clock) { floor_ = std::max(floor_, clock); }
   bool IsLive(uint32_t worker) const { return live_.count(worker) != 0; }
 
   // `worker` finished `clock`. Ignored for departed workers and for clocks

@@ -37,6 +37,7 @@ class SspPolicy : public SyncPolicy {
   // "ssp:S".
   std::string name() const override;
   ApplyMode apply_mode() const override { return ApplyMode::kOnArrival; }
+  void ResumeAt(int64_t clock) override { table_.StartAt(clock); }
   // Joins at max(clock, CurrentClock()).
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;

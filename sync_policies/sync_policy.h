@@ -92,6 +92,11 @@ class SyncPolicy {
   // would bias the sample order. Resolves --data-order auto.
   virtual bool prefers_global_order() const { return false; }
 
+  // The job continues from a snapshot round: clocks before `clock` count as
+  // committed, and workers joining from now on start at `clock` or later.
+  // Called once, before any worker joins.
+  virtual void ResumeAt(int64_t clock) = 0;
+
   // Worker `worker` joined (or re-joined) and may start at `clock`.
   virtual void OnWorkerJoined(uint32_t worker, int64_t clock,
                               const WorkerCaps& caps) = 0;

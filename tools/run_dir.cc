@@ -8,6 +8,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "common/durable_file.h"
 #include "common/json.h"
 #include "common/message.h"
 
@@ -139,20 +140,7 @@ std::string ConfigJson(const JobConfig& job,
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << text << '\n';
-    out.close();
-    if (!out) return IOError("cannot write " + temporary);
-  }
-  std::error_code error;
-  fs::rename(temporary, path, error);
-  if (error) {
-    return IOError("cannot rename " + temporary + " to " + path + ": " +
-                   error.message());
-  }
-  return Status::Ok();
+  return WriteFileDurably(path, text + "\n");
 }
 
 std::string RoleLogPath(const std::string& dir, const std::string& role,

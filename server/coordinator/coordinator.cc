@@ -32,6 +32,7 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   LS_RETURN_IF_ERROR(Optimizer::Validate(options.job));
   std::unique_ptr<Coordinator> c(new Coordinator(std::move(options)));
   LS_ASSIGN_OR_RETURN(c->policy_, CreateSyncPolicy(c->options_.job));
+  LS_RETURN_IF_ERROR(c->SetUpSnapshots());
   LS_ASSIGN_OR_RETURN(c->recorder_,
                       RunRecorder::Create(c->options_.run_dir, c->options_.job,
                                           c->policy_->name()));
@@ -50,7 +51,7 @@ Status Coordinator::Run() {
   const auto poll_ms = std::chrono::milliseconds(
       std::max<uint32_t>(10, options_.job.heartbeat_ms / 4));
   Message msg;
-  while (!TrainingDone()) {
+  while (!TrainingDone() || !RoundsSettled()) {
     if (g_stop_requested) {
       SendShutdown("coordinator interrupted");
       return Unavailable("interrupted by a signal");
@@ -88,6 +89,8 @@ Status Coordinator::Run() {
   std::map<std::string, double> extra = {
       {"bad_messages", static_cast<double>(bad_messages_)},
       {"dead_workers", static_cast<double>(dead_workers_)},
+      {"snapshot_rounds_complete", static_cast<double>(rounds_complete_)},
+      {"snapshot_rounds_failed", static_cast<double>(rounds_failed_)},
       {"policy_decision_s", policy_seconds_},
       {"policy_overhead_share",
        policy_seconds_ / std::max(1e-9, recorder_->WallSeconds())}};
@@ -107,6 +110,10 @@ void Coordinator::PublishMetrics(bool force) {
   line("lockstep_dead_workers_total", static_cast<double>(dead_workers_));
   line("lockstep_bad_messages_total", static_cast<double>(bad_messages_));
   line("lockstep_policy_decision_seconds_total", policy_seconds_);
+  line("lockstep_snapshot_rounds_total{result=\"complete\"}",
+       static_cast<double>(rounds_complete_));
+  line("lockstep_snapshot_rounds_total{result=\"failed\"}",
+       static_cast<double>(rounds_failed_));
   for (const auto& [name, value] : policy_->Metrics()) line(name, value);
   metrics_->Publish(std::move(text));
 }
@@ -168,6 +175,9 @@ void Coordinator::HandlePeerMessage(const std::string& id, Peer& peer,
     case wire::Body::Committed:
       if (peer.role != wire::Role::Server) break;
       return HandleCommitted(*env.body_as_Committed());
+    case wire::Body::SnapshotDone:
+      if (peer.role != wire::Role::Server) break;
+      return HandleSnapshotDone(*env.body_as_SnapshotDone());
     case wire::Body::Evaluation:
       if (!worker) break;
       return HandleEvaluation(peer, *env.body_as_Evaluation());

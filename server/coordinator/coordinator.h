@@ -32,8 +32,10 @@
 #include "common/status.h"
 #include "server/coordinator/commit_ledger.h"
 #include "server/coordinator/metrics_http.h"
+#include "server/coordinator/round_tracker.h"
 #include "server/coordinator/run_recorder.h"
 #include "server/coordinator/shape_agreement.h"
+#include "server/coordinator/snapshot_manifest.h"
 #include "sync_policies/sync_policy.h"
 
 namespace lockstep {
@@ -51,6 +53,10 @@ struct CoordinatorOptions {
   double register_timeout_s = 300;
   // A peer silent for this many heartbeat intervals is declared dead.
   uint32_t dead_after_heartbeats = 10;
+  // Continue the job from a snapshot round under job.snapshot_dir: round
+  // `resume_round`, or the newest complete one when 0.
+  bool resume = false;
+  uint64_t resume_round = 0;
 };
 
 class Coordinator {
@@ -128,6 +134,17 @@ class Coordinator {
   // Once every live worker finished, asks the lowest-ranked one for the
   // final evaluation (again, if the one asked died).
   void MaybeRequestFinalEvaluation();
+  // Snapshot rounds (coordinator_snapshots.cc). Opens or, on resume,
+  // loads the manifest and picks the round to restore.
+  Status SetUpSnapshots();
+  // After the commit of `clock`: starts a round when one is due (or
+  // `force`d), right behind the commit on every server's queue.
+  void MaybeStartRound(int64_t clock, bool force);
+  void HandleSnapshotDone(const wire::SnapshotDone& done);
+  // Records a finished round in the manifest and prunes it.
+  void FinishRound(ManifestRound round);
+  // Whether the job may end: no round in flight, or it waited long enough.
+  bool RoundsSettled();
   void SendWelcome(const std::string& id, Peer& peer);
   void SendStart(const std::string& id, Peer& peer);
   void SendShutdown(const std::string& reason);
@@ -176,6 +193,16 @@ class Coordinator {
   uint64_t dead_workers_ = 0;
   double policy_seconds_ = 0;
   Status abort_status_;
+
+  SnapshotManifest manifest_;
+  RoundTracker rounds_;
+  std::optional<ManifestRound> restore_;  // the round a resumed job starts at
+  // The job's last commit came while a round was in flight: its round
+  // starts when that one finishes (nothing changes the state after it).
+  std::optional<int64_t> final_round_clock_;
+  uint64_t rounds_complete_ = 0;
+  uint64_t rounds_failed_ = 0;
+  double settle_deadline_s_ = 0;  // when the job stops waiting for a round
 };
 
 }  // namespace lockstep

@@ -70,6 +70,9 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
     if (done.dropped() == 0) {
       recorder_->RecordCommit(report.clock, report.batch, report.loss);
     }
+    // A round is a consistent cut, its clock the newest every live worker
+    // finished; each shard records which pushes its part holds.
+    MaybeStartRound(policy_->CurrentClock() - 1, false);
   } else {
     ledger_.Report(report.clock, report.worker, report.batch, report.loss);
   }
@@ -94,6 +97,7 @@ void Coordinator::IssueCommits(const std::vector<CommitDecision>& commits) {
         ledger_.Commit(commit.clock, commit.workers);
     recorder_->RecordCommit(commit.clock, totals.samples, totals.mean_loss);
     SetLogClock(commit.clock);
+    MaybeStartRound(commit.clock, commit.clock + 1 == options_.job.max_clocks);
   }
 }
 

@@ -120,7 +120,9 @@ void Coordinator::SendWelcome(const std::string& id, Peer& peer) {
   const StalenessRule rule = policy_->staleness_rule();
   auto body = wire::CreateWelcome(fbb, static_cast<uint32_t>(peer.rank), job,
                                   layout, WireApplyMode(policy_->apply_mode()),
-                                  rule.scale_lr, rule.max_staleness);
+                                  rule.scale_lr, rule.max_staleness,
+                                  server && restore_ ? restore_->round : 0,
+                                  server && restore_ ? restore_->shards : 0);
   Reply(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                            wire::Role::Coordinator, 0));
   peer.welcomed = true;

@@ -80,6 +80,11 @@ Status Coordinator::StartTraining() {
     layout_.set_endpoint(peers_[id].rank, peers_[id].endpoint);
   }
   recorder_->SetJob(job);
+  if (restore_) {
+    policy_->ResumeAt(restore_->clock + 1);
+    LS_LOG(Info) << "resuming from snapshot round " << restore_->round
+                 << " at clock " << restore_->clock + 1;
+  }
   for (const auto& id : server_ids_) SendWelcome(id, peers_[id]);
   for (const auto& id : worker_ids_) {
     Peer& peer = peers_[id];

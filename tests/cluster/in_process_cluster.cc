@@ -99,6 +99,8 @@ InProcessResult RunInProcess(const InProcessJob& spec) {
   options.job = spec.job;
   options.listen = "tcp://127.0.0.1:0";
   options.run_dir = spec.run_dir;
+  options.resume = spec.resume;
+  options.resume_round = spec.resume_round;
   options.metrics_listen = "";
   options.register_timeout_s = static_cast<double>(spec.timeout.count());
   auto coordinator = Coordinator::Create(options);

@@ -26,6 +26,10 @@ struct InProcessJob {
   // The final evaluator writes the final dense model here (optional).
   std::string dump_model;
   std::string run_dir;
+  // Continue from round `resume_round` (0: the newest complete one) under
+  // job.snapshot_dir.
+  bool resume = false;
+  uint64_t resume_round = 0;
   // Everything is stopped (and the run fails) after this long.
   std::chrono::seconds timeout{60};
 };

@@ -72,6 +72,10 @@ JobConfig Distinct() {
   c.target_accuracy = 0.85;
   c.heartbeat_ms = 250;
   c.data_order = "global";
+  c.snapshot_every_clocks = 25;
+  c.snapshot_every_s = 12.5;
+  c.snapshot_dir = "/tmp/snapshots";
+  c.snapshot_keep = 4;
   c.train_samples = 4000;
   c.input_dim = 8;
   c.classes = 4;

@@ -1,0 +1,154 @@
+// Coordinator: snapshot rounds — the schedule, the shards' reports, the
+// manifest, and the round a resumed job starts from.
+#include <chrono>
+
+#include "common/logging.h"
+#include "server/coordinator/coordinator.h"
+
+namespace lockstep {
+namespace {
+
+// How long a finished job waits for the round in flight to be reported.
+constexpr double kSettleSeconds = 60;
+
+double UnixNow() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Status Coordinator::SetUpSnapshots() {
+  const JobConfig& job = options_.job;
+  if (job.snapshot_dir.empty()) {
+    if (options_.resume) {
+      return InvalidArgument("resuming needs --snapshot-dir");
+    }
+    return Status::Ok();
+  }
+  auto loaded = SnapshotManifest::Load(job.snapshot_dir);
+  if (!options_.resume) {
+    if (loaded.ok()) {
+      return FailedPrecondition(
+          job.snapshot_dir +
+          " already holds the snapshots of a job; resume it, or give a "
+          "fresh --snapshot-dir");
+    }
+    if (loaded.status().code() != StatusCode::kNotFound) {
+      return loaded.status();
+    }
+    manifest_ = SnapshotManifest(job);
+  } else {
+    if (!loaded.ok()) {
+      return loaded.status().WithContext("cannot resume");
+    }
+    manifest_ = std::move(loaded).value();
+    const ManifestRound* round = options_.resume_round > 0
+                                     ? manifest_.Find(options_.resume_round)
+                                     : manifest_.LatestComplete();
+    if (round == nullptr || !round->complete) {
+      return NotFound(
+          "cannot resume: " + job.snapshot_dir + " has " +
+          (options_.resume_round > 0
+               ? "no complete round " + std::to_string(options_.resume_round)
+               : std::string("no complete round")));
+    }
+    restore_ = *round;
+    manifest_.set_job(job);
+  }
+  rounds_ = RoundTracker(job.snapshot_every_clocks, job.snapshot_every_s,
+                         NowSeconds(), restore_ ? restore_->clock : -1);
+  return manifest_.Save(job.snapshot_dir);
+}
+
+void Coordinator::MaybeStartRound(int64_t clock, bool force) {
+  const JobConfig& job = options_.job;
+  if (job.snapshot_dir.empty() || !job.snapshots() || clock < 0) return;
+  const double now = NowSeconds();
+  if (force && rounds_.in_flight()) {
+    final_round_clock_ = clock;
+    return;
+  }
+  if (!force && !rounds_.Due(clock, now)) return;
+  const uint64_t round =
+      manifest_.NextRound(restore_ ? restore_->round + 1 : 1);
+  // Rounds older than the newest snapshot_keep complete ones go; the one
+  // starting now is not complete yet, so keep one more until it is.
+  SnapshotManifest kept = manifest_;
+  const uint64_t keep_from = kept.Prune(job.snapshot_keep);
+  rounds_.Begin(round, clock, layout_.num_shards(), now, UnixNow());
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateSnapshotStart(fbb, round, clock, keep_from);
+  zmq::message_t header = FinishEnvelope(
+      fbb, wire::Body::SnapshotStart, body.Union(), wire::Role::Coordinator, 0);
+  for (const auto& id : server_ids_) {
+    zmq::message_t copy;
+    copy.copy(header);
+    Reply(id, std::move(copy));
+  }
+  LS_LOG(Debug) << "snapshot round " << round << " of clock " << clock
+                << " started";
+}
+
+void Coordinator::HandleSnapshotDone(const wire::SnapshotDone& done) {
+  std::map<uint32_t, int64_t> contained;
+  if (done.contained() != nullptr) {
+    for (const wire::PushCutEntry* e : *done.contained()) {
+      contained[e->worker()] = e->clock();
+    }
+  }
+  LS_LOG(Debug) << "shard " << done.shard() << " round " << done.round()
+                << (done.ok() ? " durable" : " failed") << ": froze in "
+                << done.freeze_ms() << " ms, wrote " << done.bytes()
+                << " bytes in " << done.write_s() << " s, "
+                << done.copied_on_apply() << " chunks copied on apply";
+  auto finished = rounds_.Report(done.round(), done.shard(), done.ok(),
+                                 flatbuffers::GetString(done.error()),
+                                 done.bytes(), std::move(contained));
+  if (finished) FinishRound(std::move(*finished));
+}
+
+void Coordinator::FinishRound(ManifestRound round) {
+  if (round.complete) {
+    ++rounds_complete_;
+    LS_LOG(Info) << "snapshot round " << round.round << " (clock "
+                 << round.clock << ") complete: " << round.bytes / 1e6
+                 << " MB over " << round.shards << " shards";
+  } else {
+    ++rounds_failed_;
+    LS_LOG(Error) << "snapshot round " << round.round << " (clock "
+                  << round.clock
+                  << ") failed; older rounds stay: " << round.error;
+  }
+  manifest_.Record(std::move(round));
+  manifest_.Prune(options_.job.snapshot_keep);
+  Status saved = manifest_.Save(options_.job.snapshot_dir);
+  if (!saved.ok()) {
+    ++rounds_failed_;
+    LS_LOG(Error) << "snapshot manifest not updated: " << saved.message();
+  }
+  if (final_round_clock_) {
+    const int64_t clock = *final_round_clock_;
+    final_round_clock_.reset();
+    MaybeStartRound(clock, /*force=*/true);
+  }
+}
+
+bool Coordinator::RoundsSettled() {
+  if (!rounds_.in_flight()) return true;
+  const double now = NowSeconds();
+  if (settle_deadline_s_ == 0) {
+    settle_deadline_s_ = now + kSettleSeconds;
+    LS_LOG(Info) << "waiting for the last snapshot round to be written";
+  }
+  if (now < settle_deadline_s_) return false;
+  if (auto abandoned = rounds_.Abandon("not reported within " +
+                                       std::to_string(kSettleSeconds) +
+                                       " s of the job's end")) {
+    FinishRound(std::move(*abandoned));
+  }
+  return true;
+}
+
+}  // namespace lockstep

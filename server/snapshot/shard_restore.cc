@@ -1,0 +1,146 @@
+#include "server/snapshot/shard_restore.h"
+
+#include <algorithm>
+#include <string>
+
+namespace lockstep {
+namespace {
+
+bool SameTensors(const KeyLayout& a, const KeyLayout& b) {
+  if (a.tensors().size() != b.tensors().size()) return false;
+  for (size_t i = 0; i < a.tensors().size(); ++i) {
+    const TensorInfo& x = a.tensors()[i];
+    const TensorInfo& y = b.tensors()[i];
+    if (x.name != y.name || x.shape != y.shape || x.offset != y.offset) {
+      return false;
+    }
+  }
+  return a.sparse_dim() == b.sparse_dim();
+}
+
+// The array `name` of `round` as values of T; Corruption when it is
+// missing or not a whole number of them.
+template <typename T>
+StatusOr<std::span<const T>> ArrayOf(const ShardRound& round,
+                                     const std::string& name) {
+  const auto it = round.arrays.find(name);
+  if (it == round.arrays.end()) {
+    return Corruption("round " + std::to_string(round.meta.round) + " shard " +
+                      std::to_string(round.meta.shard) + " has no array " +
+                      name);
+  }
+  if (it->second.size() % sizeof(T) != 0) {
+    return Corruption("round " + std::to_string(round.meta.round) + " array " +
+                      name + " is not a whole number of values");
+  }
+  // std::string storage is aligned for any fundamental type.
+  return std::span<const T>(reinterpret_cast<const T*>(it->second.data()),
+                            it->second.size() / sizeof(T));
+}
+
+Status CheckCompatible(const ShardRoundMeta& meta, const KeyLayout& layout,
+                       const std::string& optimizer, int state_slots) {
+  const std::string round = "round " + std::to_string(meta.round);
+  if (!SameTensors(meta.layout, layout)) {
+    return FailedPrecondition(round +
+                              " was taken with another model (its tensors or "
+                              "sparse width differ from this job's)");
+  }
+  if (meta.optimizer != optimizer || meta.state_slots != state_slots) {
+    return FailedPrecondition(round + " holds " + meta.optimizer + " state (" +
+                              std::to_string(meta.state_slots) +
+                              " slots); this job uses " + optimizer);
+  }
+  return Status::Ok();
+}
+
+Status LoadSparse(const ShardRound& source, const ShardInfo& own,
+                  SparseTable* sparse) {
+  LS_ASSIGN_OR_RETURN(auto ids, ArrayOf<uint64_t>(source, "sparse_ids"));
+  LS_ASSIGN_OR_RETURN(auto weights, ArrayOf<float>(source, "sparse_weights"));
+  std::vector<std::span<const float>> slots;
+  for (int s = 0; s < sparse->state_slots(); ++s) {
+    LS_ASSIGN_OR_RETURN(
+        auto slot, ArrayOf<float>(source, "sparse_state_" + std::to_string(s)));
+    slots.push_back(slot);
+  }
+  const size_t dim = sparse->dim();
+  bool sizes_match = weights.size() == ids.size() * dim;
+  for (const auto& slot : slots) sizes_match &= slot.size() == weights.size();
+  if (!sizes_match) {
+    return Corruption("round " + std::to_string(source.meta.round) + " shard " +
+                      std::to_string(source.meta.shard) +
+                      ": sparse arrays disagree with " +
+                      std::to_string(ids.size()) + " rows");
+  }
+  std::array<const float*, kMaxOptimizerSlots> row_slots{};
+  for (size_t r = 0; r < ids.size(); ++r) {
+    if (!own.OwnsSparse(ids[r])) continue;
+    for (size_t s = 0; s < slots.size(); ++s) {
+      row_slots[s] = slots[s].data() + r * dim;
+    }
+    LS_RETURN_IF_ERROR(
+        sparse->LoadRow(ids[r], weights.data() + r * dim, row_slots.data()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<RestoredShard> RestoreShard(
+    const std::vector<const SnapshotStore*>& sources, uint64_t round,
+    const KeyLayout& layout, uint32_t shard, const std::string& optimizer,
+    DenseStore* dense, SparseTable* sparse) {
+  const ShardInfo& own = layout.shards()[shard];
+  RestoredShard out;
+  bool first = true;
+  std::vector<bool> seen;
+  for (const SnapshotStore* store : sources) {
+    LS_ASSIGN_OR_RETURN(const ShardRound source, ReadShardRound(*store, round));
+    const ShardRoundMeta& meta = source.meta;
+    LS_RETURN_IF_ERROR(
+        CheckCompatible(meta, layout, optimizer, dense->state_slots()));
+    if (meta.shard >= meta.layout.num_shards()) {
+      return Corruption("round " + std::to_string(round) + " names shard " +
+                        std::to_string(meta.shard) + " of " +
+                        std::to_string(meta.layout.num_shards()));
+    }
+    seen.resize(meta.layout.num_shards());
+    if (sources.size() != seen.size() || seen[meta.shard]) {
+      return FailedPrecondition("round " + std::to_string(round) +
+                                " was written by " +
+                                std::to_string(seen.size()) +
+                                " shards; restore needs each of "
+                                "their stores once, got " +
+                                std::to_string(sources.size()));
+    }
+    seen[meta.shard] = true;
+    for (const auto& [name, bytes] : source.arrays)
+      out.bytes_read += bytes.size();
+    const KeySpan from = meta.layout.shards()[meta.shard].dense;
+    if (from.begin < own.dense.end && own.dense.begin < from.end) {
+      LS_ASSIGN_OR_RETURN(auto weights,
+                          ArrayOf<float>(source, "dense_weights"));
+      std::vector<std::span<const float>> slots;
+      for (int s = 0; s < meta.state_slots; ++s) {
+        LS_ASSIGN_OR_RETURN(
+            auto slot,
+            ArrayOf<float>(source, "dense_state_" + std::to_string(s)));
+        slots.push_back(slot);
+      }
+      LS_RETURN_IF_ERROR(dense->LoadOverlap(from, weights, slots));
+    }
+    if (sparse != nullptr) LS_RETURN_IF_ERROR(LoadSparse(source, own, sparse));
+    out.clock = first ? meta.clock : std::min(out.clock, meta.clock);
+    out.step = std::max(out.step, meta.step);
+    for (const auto& [worker, clock] : meta.contained) {
+      auto [it, inserted] = out.contained.try_emplace(worker, clock);
+      if (!inserted) it->second = std::min(it->second, clock);
+    }
+    first = false;
+  }
+  dense->set_step(out.step);
+  return out;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,44 @@
+// Restore: loads one shard's parameters and optimizer state from a round
+// that any number of shards wrote. Each old shard contributes the dense
+// keys and sparse ids the new shard owns, so a round taken with S servers
+// restores onto S' servers (re-sharding on load).
+// Thread-safety: pure function over its arguments.
+#ifndef LOCKSTEP_SERVER_SNAPSHOT_SHARD_RESTORE_H_
+#define LOCKSTEP_SERVER_SNAPSHOT_SHARD_RESTORE_H_
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "common/layout.h"
+#include "common/status.h"
+#include "server/dense_store.h"
+#include "server/snapshot/shard_round.h"
+#include "server/sparse_table.h"
+#include "server/store/snapshot_store.h"
+
+namespace lockstep {
+
+struct RestoredShard {
+  int64_t clock = 0;  // the committed clock the round is right after
+  int64_t step = 0;   // updates applied (the largest among the sources)
+  // Apply-on-arrival rounds: per worker, the newest clock whose push the
+  // restored state contains (the smallest among the sources).
+  std::map<uint32_t, int64_t> contained;
+  uint64_t bytes_read = 0;
+};
+
+// Round `round` of `sources` (store k holds old shard k) loaded into shard
+// `shard` of `layout`: `dense` (fresh, its range that shard's) and `sparse`
+// (fresh and empty, or null when the model has none). Errors: NotFound
+// when a store lacks the round; Corruption naming the chunk for a bad
+// checksum; FailedPrecondition when the round was taken with another
+// model (tensors, sparse width), optimizer or state layout.
+StatusOr<RestoredShard> RestoreShard(
+    const std::vector<const SnapshotStore*>& sources, uint64_t round,
+    const KeyLayout& layout, uint32_t shard, const std::string& optimizer,
+    DenseStore* dense, SparseTable* sparse);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_SNAPSHOT_SHARD_RESTORE_H_
