@@ -99,9 +99,6 @@ Status ValidateJobConfig(const JobConfig& c) {
     return InvalidArgument(
         "--snapshot-every-clocks and --snapshot-every-s must be >= 0");
   }
-  if (c.snapshots() && c.snapshot_dir.empty()) {
-    return InvalidArgument("snapshots need --snapshot-dir");
-  }
   if (c.snapshot_keep < 1)
     return InvalidArgument("--snapshot-keep must be >= 1");
   // The schedule's length is checked against max_clocks once it is known.

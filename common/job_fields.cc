@@ -166,13 +166,18 @@ void AddJobFlags(po::options_description* options) {
 }
 
 StatusOr<JobConfig> JobConfigFromFlags(const po::variables_map& vm) {
-  JobConfig c;
+  return JobConfigFromGivenFlags(vm, JobConfig(), /*given_only=*/false);
+}
+
+StatusOr<JobConfig> JobConfigFromGivenFlags(const po::variables_map& vm,
+                                            JobConfig base, bool given_only) {
   for (const JobField& f : JobFields()) {
     if (f.flag.empty() || vm.count(f.flag) == 0) continue;
-    LS_RETURN_IF_ERROR(f.parse(vm[f.flag].as<std::string>(), &c));
+    if (given_only && vm[f.flag].defaulted()) continue;
+    LS_RETURN_IF_ERROR(f.parse(vm[f.flag].as<std::string>(), &base));
   }
-  LS_RETURN_IF_ERROR(ValidateJobConfig(c));
-  return c;
+  LS_RETURN_IF_ERROR(ValidateJobConfig(base));
+  return base;
 }
 
 std::vector<std::string> JobConfigToFlags(const JobConfig& c) {

@@ -48,6 +48,11 @@ void AddJobFlags(boost::program_options::options_description* options);
 // The data-derived fields stay unresolved.
 StatusOr<JobConfig> JobConfigFromFlags(
     const boost::program_options::variables_map& vm);
+// `base` with the job flags of `vm` applied over it — with `given_only`,
+// only those given on the command line (not defaulted) — and validated.
+StatusOr<JobConfig> JobConfigFromGivenFlags(
+    const boost::program_options::variables_map& vm, JobConfig base,
+    bool given_only);
 
 // The flags that reproduce `config` on another process's command line:
 // {"--servers", "2", ...}.

@@ -9,15 +9,15 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
 jobs="$(nproc)"
 
-echo "== build"
+echo "== build (at ${SECONDS} s)"
 scripts/build.sh release
-echo "== tests"
+echo "== tests (at ${SECONDS} s)"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
 
-echo "== lint"
+echo "== lint (at ${SECONDS} s)"
 scripts/lint.sh
 
-echo "== ASan+UBSan build (unit tests)"
+echo "== ASan+UBSan build (unit tests) (at ${SECONDS} s)"
 scripts/build.sh asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 \
@@ -27,9 +27,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 # the in-process mailbox), the shard (background apply), the worker
 # (heartbeat thread), the coordinator and whole in-process jobs. The 2 GiB
 # frame test only copies memory, which TSan makes take minutes.
-echo "== TSan build (threaded suites)"
+echo "== TSan build (threaded suites) (at ${SECONDS} s)"
 scripts/build.sh tsan
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" --timeout 900 \
   --label-regex '^(transport|server|worker|coordinator|cluster)$' \
   --exclude-regex 'LargerThanTwoGiB'
+echo "== done in ${SECONDS} s"

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "server/coordinator/snapshot_manifest.h"
 #include "tools/job_check.h"
 
 namespace lockstep {
@@ -39,6 +40,10 @@ po::options_description LaunchFlags() {
        "'*: items' per line, or inline 'wR:items;*:items'; items: "
        "linear=A+B, gpu=TSAT/B/CAP, xF[@C], transient=P/K/L, cpu=Q "
        "(default: none)")  //
+      ("resume", po::value<std::string>()->default_value(""),
+       "RUN_DIR: continue that run's job from its newest complete snapshot "
+       "round (job flags given here, e.g. --workers or --servers, change "
+       "it)")  //
       ("stop-on-worker-failure", po::bool_switch(),
        "stop the whole job when a worker fails (default: the job goes on "
        "with the other workers)");
@@ -66,6 +71,32 @@ Status CheckLauncherFlags(const LaunchOptions& options) {
 bool IsExecutable(const fs::path& path) {
   std::error_code error;
   return fs::is_regular_file(path, error) && access(path.c_str(), X_OK) == 0;
+}
+
+// The job of run `run_dir` as its snapshot manifest records it, with the
+// job flags given on the command line over it.
+StatusOr<JobConfig> ResumedJob(const po::variables_map& vm,
+                               const std::string& run_dir) {
+  if (!vm["run-dir"].defaulted()) {
+    return InvalidArgument(
+        "--resume continues in its own run directory; "
+        "leave out --run-dir");
+  }
+  std::string dir = (fs::path(run_dir) / "snapshots").string();
+  if (!vm["snapshot-dir"].defaulted()) {
+    dir = vm["snapshot-dir"].as<std::string>();
+  }
+  auto manifest = SnapshotManifest::Load(dir);
+  if (!manifest.ok()) {
+    return manifest.status().WithContext("--resume " + run_dir);
+  }
+  if (manifest->LatestComplete() == nullptr) {
+    return NotFound("--resume " + run_dir + ": " + dir +
+                    " holds no complete snapshot round");
+  }
+  JobConfig job = manifest->job();
+  job.snapshot_dir = dir;
+  return JobConfigFromGivenFlags(vm, std::move(job), /*given_only=*/true);
 }
 
 }  // namespace
@@ -96,7 +127,14 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.hetero = vm["hetero"].as<std::string>();
     options.stop_on_worker_failure = vm["stop-on-worker-failure"].as<bool>();
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));
-    LS_ASSIGN_OR_RETURN(JobConfig job, JobConfigFromFlags(vm));
+    JobConfig job;
+    if (const auto resume = vm["resume"].as<std::string>(); !resume.empty()) {
+      LS_ASSIGN_OR_RETURN(job, ResumedJob(vm, resume));
+      options.run_dir = resume;
+      options.resume = true;
+    } else {
+      LS_ASSIGN_OR_RETURN(job, JobConfigFromFlags(vm));
+    }
     LS_ASSIGN_OR_RETURN(options.job, CheckJob(std::move(job)));
     LS_ASSIGN_OR_RETURN(options.hetero_profiles,
                         ResolveHeteroFlag(options.hetero, options.job.workers));

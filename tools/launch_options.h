@@ -44,6 +44,10 @@ struct LaunchOptions {
   bool stop_on_worker_failure = false;
   // argv as given, recorded in config.json.
   std::vector<std::string> command;
+  // --resume RUN_DIR: continue the job of RUN_DIR from its newest complete
+  // snapshot round (the job as recorded in its manifest, with any job flag
+  // given on this command line, e.g. --workers or --servers, over it).
+  bool resume = false;
   // --help was given; nothing else is validated then.
   bool help = false;
 };

@@ -84,6 +84,10 @@ Status Launcher::PrepareRunDir() {
   }
   run_dir_ = std::filesystem::absolute(run_dir_).lexically_normal().string();
   if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
+  JobConfig& job = options_.job;
+  if (job.snapshots() && job.snapshot_dir.empty()) {
+    job.snapshot_dir = run_dir_ + "/snapshots";
+  }
   JsonObject launcher;
   launcher.Add("host", options_.host).Add("timeout_s", options_.timeout_s);
   launcher.Add("data_transport", options_.data_transport);
@@ -96,7 +100,10 @@ Status Launcher::PrepareRunDir() {
       ConfigJson(options_.job, options_.command, MachineInfo::Current(),
                  UtcTimestamp(std::time(nullptr)), launcher.str(),
                  HeteroJson(options_.hetero_profiles));
-  return WriteFileAtomically(run_dir_ + "/config.json", config);
+  // A resumed run keeps the config it started with, and adds its own.
+  return WriteFileAtomically(
+      run_dir_ + (options_.resume ? "/config-resumed.json" : "/config.json"),
+      config);
 }
 
 Status Launcher::StartRole(const std::string& role, int rank,
@@ -125,6 +132,7 @@ Launcher::Outcome Launcher::StartAll() {
     argv.push_back(std::move(flag));
   }
   argv.insert(argv.end(), {"--listen", listen, "--run-dir", run_dir_});
+  if (options_.resume) argv.push_back("--resume");
   if (options_.verbose) argv.push_back("-v");
   if (Status s = StartRole("coordinator", 0, argv); !s.ok()) {
     Fail(s.message(), nullptr);

@@ -33,9 +33,10 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   std::unique_ptr<Coordinator> c(new Coordinator(std::move(options)));
   LS_ASSIGN_OR_RETURN(c->policy_, CreateSyncPolicy(c->options_.job));
   LS_RETURN_IF_ERROR(c->SetUpSnapshots());
-  LS_ASSIGN_OR_RETURN(c->recorder_,
-                      RunRecorder::Create(c->options_.run_dir, c->options_.job,
-                                          c->policy_->name()));
+  LS_ASSIGN_OR_RETURN(
+      c->recorder_,
+      RunRecorder::Create(c->options_.run_dir, c->options_.job,
+                          c->policy_->name(), c->options_.resume));
   std::string bound;
   LS_ASSIGN_OR_RETURN(c->socket_, BindRouter(c->options_.listen, &bound));
   c->endpoint_ = AdvertisedEndpoint(bound, c->options_.advertise);

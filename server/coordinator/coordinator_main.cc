@@ -22,7 +22,7 @@ int Fail(const std::string& reason) {
 
 namespace {
 
-int Main(int argc, char** argv) {
+po::options_description Flags() {
   po::options_description options("lockstep-coordinator options");
   options.add_options()("help,h", "show this help")(
       "listen", po::value<std::string>()->default_value("tcp://0.0.0.0:7400"),
@@ -35,8 +35,18 @@ int Main(int argc, char** argv) {
       "give up when not every role registered within this time")(
       "metrics-listen", po::value<std::string>()->default_value("127.0.0.1:0"),
       "serve Prometheus metrics at http://HOST:PORT/metrics (port 0 = any "
-      "free port; empty = off)")("verbose,v", "log debug lines");
+      "free port; empty = off)")(
+      "resume", po::bool_switch(),
+      "continue the job from its newest complete snapshot round under "
+      "--snapshot-dir")("resume-round", po::value<uint64_t>()->default_value(0),
+                        "with --resume: continue from this round instead")(
+      "verbose,v", "log debug lines");
   lockstep::AddJobFlags(&options);
+  return options;
+}
+
+int Main(int argc, char** argv) {
+  const po::options_description options = Flags();
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -59,6 +69,8 @@ int Main(int argc, char** argv) {
   opts.run_dir = vm["run-dir"].as<std::string>();
   opts.register_timeout_s = vm["register-timeout-s"].as<double>();
   opts.metrics_listen = vm["metrics-listen"].as<std::string>();
+  opts.resume = vm["resume"].as<bool>();
+  opts.resume_round = vm["resume-round"].as<uint64_t>();
   if (!(opts.register_timeout_s > 0)) {
     return Fail("--register-timeout-s must be > 0");
   }

@@ -22,6 +22,10 @@ double UnixNow() {
 Status Coordinator::SetUpSnapshots() {
   const JobConfig& job = options_.job;
   if (job.snapshot_dir.empty()) {
+    if (job.snapshots()) {
+      return InvalidArgument(
+          "--snapshot-every-clocks / --snapshot-every-s need --snapshot-dir");
+    }
     if (options_.resume) {
       return InvalidArgument("resuming needs --snapshot-dir");
     }

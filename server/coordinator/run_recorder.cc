@@ -42,15 +42,16 @@ RunRecorder::RunRecorder(std::string run_dir, JobConfig job, std::string policy)
 
 StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
     const std::string& run_dir, const JobConfig& job,
-    const std::string& policy_name) {
+    const std::string& policy_name, bool append) {
   std::unique_ptr<RunRecorder> rec(new RunRecorder(run_dir, job, policy_name));
   if (run_dir.empty()) return rec;
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
   if (ec)
     return IOError("cannot create run dir " + run_dir + ": " + ec.message());
-  rec->metrics_.open(run_dir + "/metrics.jsonl", std::ios::trunc);
-  rec->evals_.open(run_dir + "/eval.jsonl", std::ios::trunc);
+  const auto mode = append ? std::ios::app : std::ios::trunc;
+  rec->metrics_.open(run_dir + "/metrics.jsonl", mode);
+  rec->evals_.open(run_dir + "/eval.jsonl", mode);
   if (!rec->metrics_ || !rec->evals_) {
     return IOError("cannot write metrics files in " + run_dir);
   }

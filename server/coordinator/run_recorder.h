@@ -25,9 +25,10 @@ class RunRecorder {
  public:
   // `run_dir` may be empty: then nothing is written to disk, but progress
   // and summary lines are still printed.
+  // `append`: a resumed job adds to the files of the run it continues.
   static StatusOr<std::unique_ptr<RunRecorder>> Create(
       const std::string& run_dir, const JobConfig& job,
-      const std::string& policy_name);
+      const std::string& policy_name, bool append = false);
 
   // The job once resolved (clock count, data size), before training.
   void SetJob(const JobConfig& job) { job_ = job; }
