@@ -82,9 +82,29 @@ JobField Field(std::string name, std::string flag, T JobConfig::*member,
   return f;
 }
 
-std::vector<JobField> MakeTable() {
+// Snapshot settings, then the fields resolved from the data set.
+std::vector<JobField> SnapshotAndResolvedFields() {
   using C = JobConfig;
   return {
+      Field("snapshot_every_clocks", "snapshot-every-clocks",
+            &C::snapshot_every_clocks,
+            "take a snapshot round every N committed clocks (0 = off)"),
+      Field("snapshot_every_s", "snapshot-every-s", &C::snapshot_every_s,
+            "take a snapshot round every T seconds (0 = off)"),
+      Field("snapshot_dir", "snapshot-dir", &C::snapshot_dir,
+            "where rounds go: shard-K/ (each shard's RocksDB) and "
+            "manifest.json"),
+      Field("snapshot_keep", "snapshot-keep", &C::snapshot_keep,
+            "keep the newest R complete rounds, delete older ones"),
+      Field("train_samples", "", &C::train_samples, ""),
+      Field("input_dim", "", &C::input_dim, ""),
+      Field("classes", "", &C::classes, ""),
+  };
+}
+
+std::vector<JobField> MakeTable() {
+  using C = JobConfig;
+  std::vector<JobField> table = {
       Field("servers", "servers", &C::servers, "server shards S"),
       Field("workers", "workers", &C::workers, "workers W"),
       Field("sync", "sync", &C::sync,
@@ -131,20 +151,9 @@ std::vector<JobField> MakeTable() {
       Field("data_order", "data-order", &C::data_order,
             "partition | global | auto (the policy's choice: global for "
             "lbbsp, else partition)"),
-      Field("snapshot_every_clocks", "snapshot-every-clocks",
-            &C::snapshot_every_clocks,
-            "take a snapshot round every N committed clocks (0 = off)"),
-      Field("snapshot_every_s", "snapshot-every-s", &C::snapshot_every_s,
-            "take a snapshot round every T seconds (0 = off)"),
-      Field("snapshot_dir", "snapshot-dir", &C::snapshot_dir,
-            "where rounds go: shard-K/ (each shard's RocksDB) and "
-            "manifest.json"),
-      Field("snapshot_keep", "snapshot-keep", &C::snapshot_keep,
-            "keep the newest R complete rounds, delete older ones"),
-      Field("train_samples", "", &C::train_samples, ""),
-      Field("input_dim", "", &C::input_dim, ""),
-      Field("classes", "", &C::classes, ""),
   };
+  for (JobField& f : SnapshotAndResolvedFields()) table.push_back(std::move(f));
+  return table;
 }
 
 }  // namespace

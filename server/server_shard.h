@@ -175,6 +175,9 @@ class ServerShard {
   std::unique_ptr<SnapshotStore> store_;
   std::string store_error_;  // why store_ could not be opened
   std::unique_ptr<SnapshotCapture> capture_;
+  // The last finished capture, kept for its image buffers (a shard with
+  // snapshots holds a second copy of its arrays, as any double buffer).
+  std::unique_ptr<SnapshotCapture> spare_capture_;
   // Written by writer_ until it signals round_fd_, then read by this thread.
   RoundReport round_;
   int round_fd_ = -1;

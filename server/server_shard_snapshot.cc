@@ -82,8 +82,11 @@ void ServerShard::StartRound(const wire::SnapshotStart& start) {
       arrays.push_back(std::move(a));
     }
   }
-  capture_ =
-      std::make_unique<SnapshotCapture>(std::move(arrays), kSnapshotChunkBytes);
+  // The last round's image buffers are reused: no fresh pages to map and
+  // fault in, none to unmap on this thread.
+  capture_ = std::make_unique<SnapshotCapture>(
+      std::move(arrays), kSnapshotChunkBytes, spare_capture_.get());
+  spare_capture_.reset();
   dense_->WatchCapture(capture_.get(), 0);
   if (sparse_ != nullptr) sparse_->WatchCapture(capture_.get(), dense_arrays);
   ShardRoundMeta meta;
@@ -138,7 +141,7 @@ void ServerShard::FinishRound() {
   dense_->WatchCapture(nullptr, 0);
   if (sparse_ != nullptr) sparse_->WatchCapture(nullptr, 0);
   round_.copied_on_apply = capture_->chunks_copied_by_mutator();
-  capture_.reset();
+  spare_capture_ = std::move(capture_);
   SendSnapshotDone(round_);
 }
 

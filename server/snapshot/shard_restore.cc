@@ -85,6 +85,53 @@ Status LoadSparse(const ShardRound& source, const ShardInfo& own,
   return Status::Ok();
 }
 
+// The meta of `store`'s part of `round`, checked against the job and
+// against the parts seen so far (`seen`: one flag per old shard).
+StatusOr<ShardRoundMeta> ReadSourceMeta(const SnapshotStore& store,
+                                        uint64_t round, size_t sources,
+                                        const KeyLayout& layout,
+                                        const std::string& optimizer,
+                                        int state_slots,
+                                        std::vector<bool>* seen) {
+  LS_ASSIGN_OR_RETURN(const std::string meta_bytes, store.ReadMeta(round));
+  auto decoded = DecodeShardRoundMeta(meta_bytes);
+  if (!decoded.ok()) {
+    return Status(
+        decoded.status().code(),
+        "round " + std::to_string(round) + ": " + decoded.status().message());
+  }
+  ShardRoundMeta meta = std::move(decoded).value();
+  LS_RETURN_IF_ERROR(CheckCompatible(meta, layout, optimizer, state_slots));
+  if (meta.shard >= meta.layout.num_shards()) {
+    return Corruption("round " + std::to_string(round) + " names shard " +
+                      std::to_string(meta.shard) + " of " +
+                      std::to_string(meta.layout.num_shards()));
+  }
+  seen->resize(meta.layout.num_shards());
+  if (sources != seen->size() || (*seen)[meta.shard]) {
+    return FailedPrecondition(
+        "round " + std::to_string(round) + " was written by " +
+        std::to_string(seen->size()) +
+        " shards; restore needs each of their stores once, got " +
+        std::to_string(sources));
+  }
+  (*seen)[meta.shard] = true;
+  return meta;
+}
+
+Status LoadDense(const ShardRound& source, DenseStore* dense) {
+  const ShardRoundMeta& meta = source.meta;
+  LS_ASSIGN_OR_RETURN(auto weights, ArrayOf<float>(source, "dense_weights"));
+  std::vector<std::span<const float>> slots;
+  for (int s = 0; s < meta.state_slots; ++s) {
+    LS_ASSIGN_OR_RETURN(
+        auto slot, ArrayOf<float>(source, "dense_state_" + std::to_string(s)));
+    slots.push_back(slot);
+  }
+  return dense->LoadOverlap(meta.layout.shards()[meta.shard].dense, weights,
+                            slots);
+}
+
 }  // namespace
 
 StatusOr<RestoredShard> RestoreShard(
@@ -96,41 +143,14 @@ StatusOr<RestoredShard> RestoreShard(
   bool first = true;
   std::vector<bool> seen;
   for (const SnapshotStore* store : sources) {
-    LS_ASSIGN_OR_RETURN(const ShardRound source, ReadShardRound(*store, round));
-    const ShardRoundMeta& meta = source.meta;
-    LS_RETURN_IF_ERROR(
-        CheckCompatible(meta, layout, optimizer, dense->state_slots()));
-    if (meta.shard >= meta.layout.num_shards()) {
-      return Corruption("round " + std::to_string(round) + " names shard " +
-                        std::to_string(meta.shard) + " of " +
-                        std::to_string(meta.layout.num_shards()));
-    }
-    seen.resize(meta.layout.num_shards());
-    if (sources.size() != seen.size() || seen[meta.shard]) {
-      return FailedPrecondition("round " + std::to_string(round) +
-                                " was written by " +
-                                std::to_string(seen.size()) +
-                                " shards; restore needs each of "
-                                "their stores once, got " +
-                                std::to_string(sources.size()));
-    }
-    seen[meta.shard] = true;
-    for (const auto& [name, bytes] : source.arrays)
-      out.bytes_read += bytes.size();
+    // The meta first: a part with none of this shard's keys (and no
+    // sparse rows to offer) is checked but not read.
+    LS_ASSIGN_OR_RETURN(const ShardRoundMeta meta,
+                        ReadSourceMeta(*store, round, sources.size(), layout,
+                                       optimizer, dense->state_slots(), &seen));
     const KeySpan from = meta.layout.shards()[meta.shard].dense;
-    if (from.begin < own.dense.end && own.dense.begin < from.end) {
-      LS_ASSIGN_OR_RETURN(auto weights,
-                          ArrayOf<float>(source, "dense_weights"));
-      std::vector<std::span<const float>> slots;
-      for (int s = 0; s < meta.state_slots; ++s) {
-        LS_ASSIGN_OR_RETURN(
-            auto slot,
-            ArrayOf<float>(source, "dense_state_" + std::to_string(s)));
-        slots.push_back(slot);
-      }
-      LS_RETURN_IF_ERROR(dense->LoadOverlap(from, weights, slots));
-    }
-    if (sparse != nullptr) LS_RETURN_IF_ERROR(LoadSparse(source, own, sparse));
+    const bool overlaps =
+        from.begin < own.dense.end && own.dense.begin < from.end;
     out.clock = first ? meta.clock : std::min(out.clock, meta.clock);
     out.step = std::max(out.step, meta.step);
     for (const auto& [worker, clock] : meta.contained) {
@@ -138,6 +158,13 @@ StatusOr<RestoredShard> RestoreShard(
       if (!inserted) it->second = std::min(it->second, clock);
     }
     first = false;
+    if (!overlaps && sparse == nullptr) continue;
+    LS_ASSIGN_OR_RETURN(const ShardRound source, ReadShardRound(*store, round));
+    for (const auto& [name, bytes] : source.arrays) {
+      out.bytes_read += bytes.size();
+    }
+    if (overlaps) LS_RETURN_IF_ERROR(LoadDense(source, dense));
+    if (sparse != nullptr) LS_RETURN_IF_ERROR(LoadSparse(source, own, sparse));
   }
   dense->set_step(out.step);
   return out;

@@ -6,16 +6,26 @@
 namespace lockstep {
 
 SnapshotCapture::SnapshotCapture(std::vector<CaptureArray> arrays,
-                                 size_t chunk_bytes)
+                                 size_t chunk_bytes, SnapshotCapture* recycle)
     : chunk_bytes_(std::max<size_t>(chunk_bytes, 1)), remaining_(0) {
   arrays_.reserve(arrays.size());
-  for (CaptureArray& a : arrays) {
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    CaptureArray& a = arrays[i];
     Array array;
     array.name = std::move(a.name);
     array.live = a.bytes;
-    // new T[n] without "()" leaves the bytes uninitialised: no page is
-    // touched until a chunk is copied into it.
-    array.image.reset(new std::byte[std::max<size_t>(a.bytes.size(), 1)]);
+    const size_t need = std::max<size_t>(a.bytes.size(), 1);
+    if (recycle != nullptr && i < recycle->arrays_.size() &&
+        recycle->arrays_[i].capacity >= need) {
+      array.image = std::move(recycle->arrays_[i].image);
+      array.capacity = recycle->arrays_[i].capacity;
+      recycle->arrays_[i].capacity = 0;
+    } else {
+      // new T[n] without "()" leaves the bytes uninitialised: no page is
+      // touched until a chunk is copied into it.
+      array.image.reset(new std::byte[need]);
+      array.capacity = need;
+    }
     array.first_chunk = states_size_;
     states_size_ += (a.bytes.size() + chunk_bytes_ - 1) / chunk_bytes_;
     arrays_.push_back(std::move(array));

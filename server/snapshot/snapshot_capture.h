@@ -34,7 +34,12 @@ class SnapshotCapture {
   // Freezes `arrays`; chunk_bytes >= 1 is the unit of copying (the last
   // chunk of an array may be shorter). Allocates the image without
   // touching its pages, so the cost here does not grow with the arrays.
-  SnapshotCapture(std::vector<CaptureArray> arrays, size_t chunk_bytes);
+  // `recycle`, when given, is an earlier capture (not in use any more)
+  // whose image buffers this one takes over where they are large enough:
+  // a round after the first then neither maps nor faults in fresh pages,
+  // and no old image is unmapped here. `recycle` holds no image after.
+  SnapshotCapture(std::vector<CaptureArray> arrays, size_t chunk_bytes,
+                  SnapshotCapture* recycle = nullptr);
   SnapshotCapture(const SnapshotCapture&) = delete;
   SnapshotCapture& operator=(const SnapshotCapture&) = delete;
 
@@ -70,6 +75,7 @@ class SnapshotCapture {
     std::string name;
     std::span<const std::byte> live;
     std::unique_ptr<std::byte[]> image;
+    size_t capacity = 0;     // bytes the image buffer holds
     size_t first_chunk = 0;  // index of its chunk 0 in states_
   };
 

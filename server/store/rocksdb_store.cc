@@ -5,6 +5,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/sst_file_writer.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -165,20 +166,19 @@ StatusOr<std::unique_ptr<RoundWriter>> RocksDbStore::BeginRound(
 }
 
 StatusOr<std::vector<uint64_t>> RocksDbStore::ListRounds() const {
+  // From the files' key ranges, not their data: each round is one ingested
+  // SST file (compactions are off) whose last key is the round's meta, so
+  // a round whose data blocks are damaged is still listed (and reading it
+  // names the bad chunk) instead of hiding every other round.
+  std::vector<rocksdb::LiveFileMetaData> files;
+  db_->GetLiveFilesMetaData(&files);
   std::vector<uint64_t> rounds;
-  std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions()));
-  // Jumps from round to round: to its meta key, then past it.
-  for (it->Seek("R"); it->Valid();) {
-    const std::optional<uint64_t> round = RoundOfKey(it->key().ToStringView());
-    if (!round) break;
-    const std::string meta = MetaKey(*round);
-    it->Seek(meta);
-    if (it->Valid() && it->key() == meta) rounds.push_back(*round);
-    if (*round == UINT64_MAX) break;
-    it->Seek(RoundPrefix(*round + 1));
+  for (const rocksdb::LiveFileMetaData& f : files) {
+    const std::optional<uint64_t> round = RoundOfKey(f.smallestkey);
+    if (round && f.largestkey == MetaKey(*round)) rounds.push_back(*round);
   }
-  LS_RETURN_IF_ERROR(FromRocks(it->status(), "listing " + path_));
+  std::sort(rounds.begin(), rounds.end());
+  rounds.erase(std::unique(rounds.begin(), rounds.end()), rounds.end());
   return rounds;
 }
 
@@ -186,11 +186,13 @@ StatusOr<std::string> RocksDbStore::Get(const std::string& key,
                                         const std::string& what) const {
   rocksdb::ReadOptions options;
   options.verify_checksums = true;
-  std::string value;
-  const rocksdb::Status s = db_->Get(options, key, &value);
+  options.fill_cache = false;  // a round is read once: keep no copy
+  rocksdb::PinnableSlice value;
+  const rocksdb::Status s =
+      db_->Get(options, db_->DefaultColumnFamily(), key, &value);
   if (s.IsNotFound()) return NotFound(what + " is not stored in " + path_);
   LS_RETURN_IF_ERROR(FromRocks(s, what + " in " + path_));
-  return DecodeChunk(value, what + " in " + path_);
+  return DecodeChunk(value.ToStringView(), what + " in " + path_);
 }
 
 StatusOr<std::string> RocksDbStore::ReadMeta(uint64_t round) const {

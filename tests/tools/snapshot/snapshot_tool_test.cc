@@ -1,0 +1,184 @@
+// lockstep-snapshot's commands over a snapshot folder written here: two
+// shards' rounds in RocksDB stores and a manifest.
+#include "tools/snapshot/snapshot_tool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "server/coordinator/snapshot_manifest.h"
+#include "server/dense_store.h"
+#include "server/snapshot/shard_round.h"
+#include "server/sparse_table.h"
+#include "server/store/rocksdb_store.h"
+#include "tests/support/temp_dir.h"
+#include "tools/snapshot/npy_file.h"
+#include "tools/snapshot/whole_round.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+class SnapshotToolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto layout = KeyLayout::Build(
+        {{.name = "layer0/w", .shape = {3, 4}, .init_scale = 1},
+         {.name = "b", .shape = {5}, .init_scale = 1}},
+        2, 2);
+    ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+    layout_ = *layout;
+    job_.optimizer = "momentum";
+    job_.servers = 2;
+    for (uint64_t round : {1u, 2u}) {
+      for (uint32_t k = 0; k < 2; ++k) WriteShard(round, k);
+    }
+    SnapshotManifest manifest(job_);
+    ManifestRound r;
+    r.round = 1;
+    r.clock = 9;
+    r.shards = 2;
+    r.complete = true;
+    r.unix_time = 1.8e9;
+    manifest.Record(r);  // round 2 is in the stores only: cut short
+    ASSERT_TRUE(manifest.Save(dir_.path()).ok());
+  }
+
+  // Shard k's part of `round`: initial weights plus the round number,
+  // momentum = -weight, sparse rows for the even ids it owns of 0..9.
+  void WriteShard(uint64_t round, uint32_t k) {
+    const ShardInfo& own = layout_.shards()[k];
+    auto dense = DenseStore::Create(own.dense, layout_.tensors(), 3, 1);
+    ASSERT_TRUE(dense.ok());
+    for (size_t i = 0; i < (*dense)->range().size(); ++i) {
+      (*dense)->mutable_weights()[i] += static_cast<float>(round);
+      (*dense)->state()[i] = -(*dense)->weights()[i];
+    }
+    dense_.push_back(std::move(dense).value());
+    SparseTable sparse(2, 1);
+    for (uint64_t id = 0; id < 10; id += 2) {
+      if (!own.OwnsSparse(id)) continue;
+      const float w[2] = {static_cast<float>(id), 0.5f};
+      const float m[2] = {1, 1};
+      const float* slots[1] = {m};
+      ASSERT_TRUE(sparse.LoadRow(id, w, slots).ok());
+    }
+    std::vector<CaptureArray> arrays = dense_.back()->SnapshotArrays();
+    for (auto& a : sparse.SnapshotArrays()) arrays.push_back(a);
+    SnapshotCapture capture(arrays, 16);
+    capture.Run();
+    ShardRoundMeta meta;
+    meta.round = round;
+    meta.clock = static_cast<int64_t>(round) * 10 - 1;
+    meta.shard = k;
+    meta.layout = layout_;
+    meta.job = job_;
+    meta.optimizer = "momentum";
+    meta.state_slots = 1;
+    meta.step = static_cast<int64_t>(round) * 10;
+    meta.sparse_rows = sparse.rows();
+    auto store = RocksDbStore::Open(ShardStoreDir(dir_.path(), k));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE(WriteShardRound(**store, meta, capture).ok());
+  }
+
+  TempDir dir_{"snapshot-tool"};
+  KeyLayout layout_;
+  JobConfig job_;
+  std::vector<std::unique_ptr<DenseStore>> dense_;  // round 1 then 2
+};
+
+TEST_F(SnapshotToolTest, ListShowsCompleteAndCutShortRounds) {
+  std::ostringstream out;
+  ASSERT_TRUE(ListSnapshots(dir_.path(), out).ok());
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("    1      9  2027-01-15T08:00:00Z"));
+  EXPECT_THAT(text, HasSubstr("complete"));
+  EXPECT_THAT(text, HasSubstr("not recorded (cut short; never restored)"));
+}
+
+TEST_F(SnapshotToolTest, InspectNamesTensorsShardsAndChecksums) {
+  std::ostringstream out;
+  ASSERT_TRUE(InspectSnapshot(dir_.path(), 0, out).ok());
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("round 1: complete"));
+  EXPECT_THAT(text, HasSubstr("clock 9, step 10"));
+  EXPECT_THAT(text, HasSubstr("layer0/w [3x4] keys [0, 12)"));
+  EXPECT_THAT(text, HasSubstr("shard 1: keys ["));
+  EXPECT_THAT(text, HasSubstr("dense_state_0: "));
+  EXPECT_THAT(text, HasSubstr("crc32 "));
+}
+
+TEST_F(SnapshotToolTest, ExportWritesNpyFilesNumpyCanRead) {
+  const std::string out_dir = dir_.path() + "/export";
+  std::ostringstream out;
+  ASSERT_TRUE(ExportSnapshot(dir_.path(), 1, out_dir, out).ok()) << out.str();
+  const std::string npy = ReadAll(out_dir + "/layer0_w.npy");
+  const std::string header = NpyHeader("<f4", {3, 4});
+  ASSERT_EQ(npy.size(), header.size() + 12 * sizeof(float));
+  EXPECT_EQ(npy.substr(0, header.size()), header);
+  EXPECT_EQ(header.size() % 64, 0u);
+  EXPECT_THAT(header, HasSubstr("'shape': (3, 4)"));
+  EXPECT_THAT(NpyHeader("<f4", {5}), HasSubstr("'shape': (5,)"));
+  // model.f32: round 1's weights of both shards, in key order.
+  const std::string raw = ReadAll(out_dir + "/model.f32");
+  ASSERT_EQ(raw.size(), 17 * sizeof(float));
+  std::vector<float> expected;
+  for (size_t k = 0; k < 2; ++k) {
+    for (float w : dense_[k]->weights()) expected.push_back(w);
+  }
+  EXPECT_EQ(std::memcmp(raw.data(), expected.data(), raw.size()), 0);
+  EXPECT_EQ(ReadAll(out_dir + "/b.f32"), raw.substr(12 * sizeof(float)));
+  const std::string ids = ReadAll(out_dir + "/sparse_ids.npy");
+  EXPECT_EQ(ids.size(), NpyHeader("<u8", {5}).size() + 5 * 8);
+  EXPECT_THAT(out.str(), HasSubstr("exported round 1 (clock 9)"));
+}
+
+TEST_F(SnapshotToolTest, VerifyNamesAFlippedByte) {
+  std::ostringstream clean;
+  ASSERT_TRUE(VerifySnapshots(dir_.path(), 0, clean).ok()) << clean.str();
+  EXPECT_THAT(clean.str(), HasSubstr("round 2 shard 1: ok"));
+  // Flip a byte of round 1's weights of the shard with the most keys
+  // inside its SST file.
+  const uint32_t k =
+      dense_[0]->range().size() >= dense_[1]->range().size() ? 0 : 1;
+  const auto weights = std::as_bytes(dense_[k]->weights());
+  ASSERT_GE(weights.size(), 16u);
+  const std::string needle(reinterpret_cast<const char*>(weights.data()), 16);
+  bool flipped = false;
+  for (const auto& entry :
+       fs::directory_iterator(ShardStoreDir(dir_.path(), k))) {
+    if (entry.path().extension() != ".sst") continue;
+    std::fstream file(entry.path(),
+                      std::ios::in | std::ios::out | std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(file)), {});
+    const size_t at = bytes.find(needle);
+    if (at == std::string::npos) continue;
+    file.seekp(static_cast<std::streamoff>(at + 3));
+    file.put(static_cast<char>(~bytes[at + 3]));
+    flipped = true;
+  }
+  ASSERT_TRUE(flipped);
+  std::ostringstream out;
+  const Status bad = VerifySnapshots(dir_.path(), 0, out);
+  EXPECT_EQ(bad.code(), StatusCode::kCorruption) << bad.ToString();
+  EXPECT_THAT(bad.message(), HasSubstr("round 1"));
+  const std::string shard = "shard " + std::to_string(k);
+  EXPECT_THAT(out.str(), HasSubstr("round 1 " + shard + ": BAD"));
+  EXPECT_THAT(out.str(), HasSubstr("round 2 " + shard + ": ok"));
+  EXPECT_EQ(LoadWholeRound(dir_.path(), 1).status().code(),
+            StatusCode::kCorruption);
+}
+
+}  // namespace
+}  // namespace lockstep
