@@ -119,10 +119,19 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
     if (job_.snapshot_dir.empty()) {
       return InvalidArgument("welcome asks to restore without a snapshot_dir");
     }
-    LS_RETURN_IF_ERROR(
+    Status restored =
         RestoreRound(welcome.restore_round(), welcome.restore_shards())
             .WithContext("restoring round " +
-                         std::to_string(welcome.restore_round())));
+                         std::to_string(welcome.restore_round()));
+    if (!restored.ok()) {
+      // The coordinator marks the round failed, so the next resume takes
+      // the complete round before it.
+      SendToCoordinator(
+          MakeErrorHeader(wire::ErrorCode::RestoreFailed, restored.message(),
+                          welcome.restore_round(), wire::Role::Server,
+                          static_cast<int>(shard_)));
+      return restored;
+    }
   }
   OpenSnapshotStore();
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["

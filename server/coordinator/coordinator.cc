@@ -186,6 +186,11 @@ void Coordinator::HandlePeerMessage(const std::string& id, Peer& peer,
       const std::string text =
           flatbuffers::GetString(env.body_as_Error()->message());
       if (worker && !peer.started) return HandleWorkerError(id, peer, text);
+      if (!worker &&
+          env.body_as_Error()->code() == wire::ErrorCode::RestoreFailed) {
+        return HandleRestoreFailed(peer.rank, env.body_as_Error()->request_id(),
+                                   text);
+      }
       LS_LOG(Warning) << RoleName(peer.role) << " " << peer.rank
                       << " reported an error: " << text;
       return;

@@ -141,6 +141,9 @@ class Coordinator {
   // `force`d), right behind the commit on every server's queue.
   void MaybeStartRound(int64_t clock, bool force);
   void HandleSnapshotDone(const wire::SnapshotDone& done);
+  // A server could not restore `round`: the round is marked failed in the
+  // manifest (a resume then takes the one before it) and the job ends.
+  void HandleRestoreFailed(int shard, uint64_t round, const std::string& why);
   // Records a finished round in the manifest and prunes it.
   void FinishRound(ManifestRound round);
   // Whether the job may end: no round in flight, or it waited long enough.

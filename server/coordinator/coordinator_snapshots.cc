@@ -139,6 +139,29 @@ void Coordinator::FinishRound(ManifestRound round) {
   }
 }
 
+void Coordinator::HandleRestoreFailed(int shard, uint64_t round,
+                                      const std::string& why) {
+  const ManifestRound* entry = manifest_.Find(round);
+  if (!restore_ || restore_->round != round || entry == nullptr) return;
+  ManifestRound failed = *entry;
+  failed.complete = false;
+  failed.error = "restore on shard " + std::to_string(shard) + ": " + why;
+  manifest_.Record(std::move(failed));
+  Status saved = manifest_.Save(options_.job.snapshot_dir);
+  const ManifestRound* older = manifest_.LatestComplete();
+  abort_status_ =
+      Corruption("snapshot round " + std::to_string(round) +
+                 " cannot be restored (" + why + "); it is marked failed" +
+                 (older != nullptr
+                      ? ", so resuming again continues from round " +
+                            std::to_string(older->round) + " (clock " +
+                            std::to_string(older->clock) + ")"
+                      : std::string(", and no older complete round is left")) +
+                 (saved.ok() ? ""
+                             : "; but the manifest could not be updated: " +
+                                   saved.message()));
+}
+
 bool Coordinator::RoundsSettled() {
   if (!rounds_.in_flight()) return true;
   const double now = NowSeconds();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "server/store/chunk_codec.h"
+
 namespace lockstep {
 namespace {
 
@@ -119,17 +121,96 @@ StatusOr<ShardRoundMeta> ReadSourceMeta(const SnapshotStore& store,
   return meta;
 }
 
-Status LoadDense(const ShardRound& source, DenseStore* dense) {
-  const ShardRoundMeta& meta = source.meta;
-  LS_ASSIGN_OR_RETURN(auto weights, ArrayOf<float>(source, "dense_weights"));
-  std::vector<std::span<const float>> slots;
-  for (int s = 0; s < meta.state_slots; ++s) {
-    LS_ASSIGN_OR_RETURN(
-        auto slot, ArrayOf<float>(source, "dense_state_" + std::to_string(s)));
-    slots.push_back(slot);
+// Chunk `index` of `array` in `meta`'s round; a chunk the meta lists but
+// the store lacks is Corruption.
+StatusOr<std::string> ReadListedChunk(const SnapshotStore& store,
+                                      const ShardRoundMeta& meta,
+                                      const std::string& array,
+                                      uint32_t index) {
+  auto chunk = store.ReadChunk(meta.round, array, index);
+  if (chunk.status().code() == StatusCode::kNotFound) {
+    return Corruption(chunk.status().message() +
+                      " although the round's meta lists it");
   }
-  return dense->LoadOverlap(meta.layout.shards()[meta.shard].dense, weights,
-                            slots);
+  return chunk;
+}
+
+// Reads only the chunks of the source's dense arrays that hold keys of
+// `own`, one chunk per array at a time, each straight into `dense`: no
+// buffer of a whole array, and a re-sharded restore reads no key twice.
+Status LoadDenseChunks(const SnapshotStore& store, const ShardRoundMeta& meta,
+                       KeySpan own, DenseStore* dense, uint64_t* bytes_read) {
+  const KeySpan from = meta.layout.shards()[meta.shard].dense;
+  const std::string where = "round " + std::to_string(meta.round) + " shard " +
+                            std::to_string(meta.shard);
+  if (meta.chunk_bytes == 0 || meta.chunk_bytes % sizeof(float) != 0) {
+    return Corruption(where + ": chunk size " +
+                      std::to_string(meta.chunk_bytes));
+  }
+  std::vector<std::string> names = {"dense_weights"};
+  for (int s = 0; s < meta.state_slots; ++s) {
+    names.push_back("dense_state_" + std::to_string(s));
+  }
+  for (const std::string& name : names) {
+    const auto it = std::find_if(
+        meta.arrays.begin(), meta.arrays.end(),
+        [&](const ShardRoundMeta::Array& a) { return a.name == name; });
+    if (it == meta.arrays.end() || it->bytes != from.size() * sizeof(float)) {
+      std::string why = where;
+      why += ": array " + name + " is missing or not ";
+      why += std::to_string(from.size()) + " floats";
+      return Corruption(std::move(why));
+    }
+  }
+  const uint64_t per_chunk = meta.chunk_bytes / sizeof(float);
+  const uint64_t begin = std::max(from.begin, own.begin);
+  const uint64_t end = std::min(from.end, own.end);
+  std::vector<std::string> bytes(names.size());
+  for (uint64_t c = (begin - from.begin) / per_chunk;
+       c <= (end - 1 - from.begin) / per_chunk; ++c) {
+    const KeySpan keys{from.begin + c * per_chunk,
+                       std::min(from.end, from.begin + (c + 1) * per_chunk)};
+    for (size_t i = 0; i < names.size(); ++i) {
+      LS_ASSIGN_OR_RETURN(bytes[i], ReadListedChunk(store, meta, names[i],
+                                                    static_cast<uint32_t>(c)));
+      if (bytes[i].size() != keys.size() * sizeof(float)) {
+        return Corruption(
+            ChunkName(meta.round, names[i], static_cast<uint32_t>(c)) +
+            " has " + std::to_string(bytes[i].size()) + " bytes, not " +
+            std::to_string(keys.size() * sizeof(float)));
+      }
+      *bytes_read += bytes[i].size();
+    }
+    // std::string storage is aligned for float.
+    const auto floats = [&](size_t i) {
+      return std::span<const float>(
+          reinterpret_cast<const float*>(bytes[i].data()), keys.size());
+    };
+    std::vector<std::span<const float>> slots;
+    for (size_t i = 1; i < names.size(); ++i) slots.push_back(floats(i));
+    LS_RETURN_IF_ERROR(dense->LoadOverlap(keys, floats(0), slots));
+  }
+  return Status::Ok();
+}
+
+// The source's sparse arrays, whole (every shard may own any row).
+StatusOr<ShardRound> ReadSparseArrays(const SnapshotStore& store,
+                                      const ShardRoundMeta& meta,
+                                      uint64_t* bytes_read) {
+  ShardRound round;
+  round.meta = meta;
+  for (const ShardRoundMeta::Array& a : meta.arrays) {
+    if (a.name.rfind("sparse_", 0) != 0) continue;
+    std::string& bytes = round.arrays[a.name];
+    bytes.reserve(a.bytes);
+    for (uint32_t c = 0; c < a.chunks; ++c) {
+      LS_ASSIGN_OR_RETURN(const std::string chunk,
+                          ReadListedChunk(store, meta, a.name, c));
+      bytes += chunk;
+    }
+    *bytes_read += bytes.size();
+  }
+  return round;
 }
 
 }  // namespace
@@ -143,8 +224,7 @@ StatusOr<RestoredShard> RestoreShard(
   bool first = true;
   std::vector<bool> seen;
   for (const SnapshotStore* store : sources) {
-    // The meta first: a part with none of this shard's keys (and no
-    // sparse rows to offer) is checked but not read.
+    // The meta first: of a part, only the chunks this shard needs are read.
     LS_ASSIGN_OR_RETURN(const ShardRoundMeta meta,
                         ReadSourceMeta(*store, round, sources.size(), layout,
                                        optimizer, dense->state_slots(), &seen));
@@ -158,13 +238,15 @@ StatusOr<RestoredShard> RestoreShard(
       if (!inserted) it->second = std::min(it->second, clock);
     }
     first = false;
-    if (!overlaps && sparse == nullptr) continue;
-    LS_ASSIGN_OR_RETURN(const ShardRound source, ReadShardRound(*store, round));
-    for (const auto& [name, bytes] : source.arrays) {
-      out.bytes_read += bytes.size();
+    if (overlaps) {
+      LS_RETURN_IF_ERROR(
+          LoadDenseChunks(*store, meta, own.dense, dense, &out.bytes_read));
     }
-    if (overlaps) LS_RETURN_IF_ERROR(LoadDense(source, dense));
-    if (sparse != nullptr) LS_RETURN_IF_ERROR(LoadSparse(source, own, sparse));
+    if (sparse != nullptr) {
+      LS_ASSIGN_OR_RETURN(const ShardRound rows,
+                          ReadSparseArrays(*store, meta, &out.bytes_read));
+      LS_RETURN_IF_ERROR(LoadSparse(rows, own, sparse));
+    }
   }
   dense->set_step(out.step);
   return out;

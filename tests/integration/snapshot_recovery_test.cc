@@ -5,7 +5,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
 #include "server/coordinator/snapshot_manifest.h"
+#include "server/store/rocksdb_store.h"
 #include "tests/integration/test_cluster.h"
 #include "worker/worker_runtime.h"
 
@@ -69,42 +75,57 @@ StatusOr<std::vector<float>> RunToTheEnd(TestCluster& cluster,
   return ReadModelFile(dir + "/model.bin");
 }
 
-TEST(SnapshotRecoveryTest, EveryProcessKilledThenResumedEndsWithTheSameModel) {
-  const std::string whole_dir = MakeTempDir("lockstep-whole");
-  std::vector<float> expected;
-  {
-    TestCluster cluster;
-    ASSERT_TRUE(cluster.StartCoordinator(RecoveryJob(whole_dir)).ok());
-    StartRoles(cluster, whole_dir);
-    auto model = RunToTheEnd(cluster, whole_dir);
-    ASSERT_TRUE(model.ok()) << model.status().ToString();
-    expected = std::move(model).value();
-  }
-
-  const std::string dir = MakeTempDir("lockstep-killed");
+// Runs the job in `dir` until two snapshot rounds are complete and a few
+// clocks more, then SIGKILLs every process of it. Returns the clock of the
+// newest complete round, or -1 (with a test failure).
+int64_t KillMidTraining(const std::string& dir) {
   int64_t killed_after = -1;
-  {
-    TestCluster cluster;
-    ASSERT_TRUE(cluster.StartCoordinator(RecoveryJob(dir)).ok());
-    StartRoles(cluster, dir);
-    // Until two rounds are complete, then a few clocks more, so the kill
-    // lands between rounds or during one.
-    for (int i = 0; i < 600; ++i) {
-      cluster.Pump(std::chrono::milliseconds(50));
-      auto manifest = SnapshotManifest::Load(dir + "/snapshots");
-      if (manifest.ok() && manifest->rounds().size() >= 2) {
-        killed_after = manifest->LatestComplete()->clock;
-        break;
-      }
+  TestCluster cluster;
+  EXPECT_TRUE(cluster.StartCoordinator(RecoveryJob(dir)).ok());
+  StartRoles(cluster, dir);
+  for (int i = 0; i < 600; ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
+    if (manifest.ok() && manifest->rounds().size() >= 2) {
+      killed_after = manifest->LatestComplete()->clock;
+      break;
     }
-    ASSERT_GE(killed_after, 0) << cluster.Output("coordinator");
-    cluster.Pump(std::chrono::milliseconds(70));
-    for (pid_t pid : cluster.group().running_pids()) kill(pid, SIGKILL);
-    ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
-    ASSERT_FALSE(cluster.ExitOf("coordinator").ok());
   }
-  ASSERT_LT(killed_after, kRecoveryClocks - 1) << "the job ended first";
+  EXPECT_GE(killed_after, 0) << cluster.Output("coordinator");
+  cluster.Pump(std::chrono::milliseconds(70));
+  for (pid_t pid : cluster.group().running_pids()) kill(pid, SIGKILL);
+  EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  EXPECT_FALSE(cluster.ExitOf("coordinator").ok());
+  EXPECT_LT(killed_after, kRecoveryClocks - 1) << "the job ended first";
+  return killed_after;
+}
 
+// The uninterrupted job's final model.
+std::vector<float> UninterruptedModel() {
+  const std::string dir = MakeTempDir("lockstep-whole");
+  TestCluster cluster;
+  EXPECT_TRUE(cluster.StartCoordinator(RecoveryJob(dir)).ok());
+  StartRoles(cluster, dir);
+  auto model = RunToTheEnd(cluster, dir);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return model.ok() ? *model : std::vector<float>();
+}
+
+void ExpectSameModel(const std::vector<float>& got,
+                     const std::vector<float>& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&got[i], &expected[i], sizeof(float)), 0)
+        << "parameter " << i << ": " << got[i] << " vs " << expected[i];
+  }
+}
+
+TEST(SnapshotRecoveryTest, EveryProcessKilledThenResumedEndsWithTheSameModel) {
+  const std::vector<float> expected = UninterruptedModel();
+  ASSERT_FALSE(expected.empty());
+  const std::string dir = MakeTempDir("lockstep-killed");
+  const int64_t killed_after = KillMidTraining(dir);
+  ASSERT_GE(killed_after, 0);
   TestCluster cluster;
   std::vector<std::string> resume = RecoveryJob(dir);
   resume.push_back("--resume");
@@ -118,11 +139,81 @@ TEST(SnapshotRecoveryTest, EveryProcessKilledThenResumedEndsWithTheSameModel) {
   }
   EXPECT_TRUE(resumed) << cluster.Output("coordinator");
   std::cout << "killed after round of clock " << killed_after << "\n";
-  ASSERT_EQ(got->size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    ASSERT_EQ(std::memcmp(&(*got)[i], &expected[i], sizeof(float)), 0)
-        << "parameter " << i << ": " << (*got)[i] << " vs " << expected[i];
+  ExpectSameModel(*got, expected);
+}
+
+// Flips one byte of shard 0's weights in the newest complete round, found
+// by their bytes in the store's SST files.
+void FlipAByteOfTheNewestRound(const std::string& snapshots) {
+  auto manifest = SnapshotManifest::Load(snapshots);
+  ASSERT_TRUE(manifest.ok());
+  const uint64_t newest = manifest->LatestComplete()->round;
+  std::string chunk;
+  {
+    auto store = RocksDbStore::OpenReadOnly(snapshots + "/shard-0");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto read = (*store)->ReadChunk(newest, "dense_weights", 0);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    chunk = *read;
   }
+  ASSERT_GE(chunk.size(), 64u);
+  const std::string needle = chunk.substr(0, 64);
+  int flipped = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(snapshots + "/shard-0")) {
+    if (e.path().extension() != ".sst") continue;
+    std::fstream file(e.path(),
+                      std::ios::in | std::ios::out | std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(file)), {});
+    const size_t at = bytes.find(needle);
+    if (at == std::string::npos) continue;
+    file.seekp(static_cast<std::streamoff>(at + 10));
+    file.put(static_cast<char>(~bytes[at + 10]));
+    ++flipped;
+  }
+  ASSERT_EQ(flipped, 1) << "the round's weights are in one SST file";
+}
+
+TEST(SnapshotRecoveryTest, AFlippedByteFailsItsRoundAndTheOlderOneIsUsed) {
+  const std::vector<float> expected = UninterruptedModel();
+  ASSERT_FALSE(expected.empty());
+  const std::string dir = MakeTempDir("lockstep-flipped");
+  ASSERT_GE(KillMidTraining(dir), 0);
+  FlipAByteOfTheNewestRound(dir + "/snapshots");
+  const uint64_t bad =
+      SnapshotManifest::Load(dir + "/snapshots")->LatestComplete()->round;
+  std::vector<std::string> resume = RecoveryJob(dir);
+  resume.push_back("--resume");
+  {
+    TestCluster cluster;
+    ASSERT_TRUE(cluster.StartCoordinator(resume).ok());
+    StartRoles(cluster, dir);
+    auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(60));
+    ASSERT_TRUE(exit.ok());
+    EXPECT_FALSE(exit->ok());
+    const std::string log = cluster.Output("coordinator");
+    EXPECT_NE(log.find("snapshot round " + std::to_string(bad) +
+                       " cannot be restored"),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find("checksum"), std::string::npos) << log;
+    EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(30)));
+  }
+  auto manifest = SnapshotManifest::Load(dir + "/snapshots");
+  ASSERT_TRUE(manifest.ok());
+  EXPECT_FALSE(manifest->Find(bad)->complete);
+  EXPECT_NE(manifest->Find(bad)->error.find("restore on shard "),
+            std::string::npos);
+  ASSERT_NE(manifest->LatestComplete(), nullptr);
+  EXPECT_LT(manifest->LatestComplete()->round, bad);
+
+  // Resumed again: from the round before, to the same end.
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(resume).ok());
+  StartRoles(cluster, dir);
+  auto got = RunToTheEnd(cluster, dir);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ExpectSameModel(*got, expected);
 }
 
 TEST(SnapshotRecoveryTest, LauncherResumesARunDirectoryWithMoreWorkers) {
