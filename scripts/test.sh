@@ -27,15 +27,11 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 # The suites with threads that share state: the transports (I/O threads,
 # the in-process mailbox), the shard (background apply), the worker
 # (heartbeat thread), the coordinator and whole in-process jobs. The 2 GiB
-# frame test only copies memory, which TSan makes take minutes. The sparse
-# in-process jobs are left out until the worker's push buffers stop using
-# shared_ptr::use_count() (a relaxed load) to decide they may be reused:
-# TSan rightly reports that as a race with the server still reading the
-# ids of an in-process push (worker/worker_clock.cc, ReclaimBuffer).
+# frame test only copies memory, which TSan makes take minutes.
 echo "== TSan build (threaded suites) (at ${SECONDS} s)"
 scripts/build.sh tsan
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" --timeout 900 \
   --label-regex '^(transport|server|worker|coordinator|cluster)$' \
-  --exclude-regex 'LargerThanTwoGiB|SnapshotResumeTest.*sparse_lr'
+  --exclude-regex 'LargerThanTwoGiB'
 echo "== done in ${SECONDS} s"

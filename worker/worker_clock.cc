@@ -18,10 +18,17 @@ constexpr char kModelMagic[8] = {'L', 'S', 'M', 'O', 'D', 'E', 'L', '1'};
 
 template <typename T>
 void ReclaimBuffer(std::shared_ptr<std::vector<T>>* buffer, size_t size) {
-  // A frame of the previous push may still hold the old buffer.
-  if (*buffer == nullptr || buffer->use_count() > 1) {
-    *buffer = std::make_shared<std::vector<T>>(size);
+  // A frame of the previous push may still hold the old buffer (an
+  // in-process server reads it in place). Taking a reference is an
+  // acquiring read-modify-write of the count, so once the last frame has
+  // let go, its reads happen before the writes below; use_count() alone is
+  // a relaxed load and orders nothing.
+  bool reuse = false;
+  if (*buffer != nullptr) {
+    const std::shared_ptr<std::vector<T>> probe = *buffer;
+    reuse = probe.use_count() == 2;  // *buffer and probe: no frame
   }
+  if (!reuse) *buffer = std::make_shared<std::vector<T>>(size);
   (*buffer)->resize(size);
 }
 
