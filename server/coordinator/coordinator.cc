@@ -155,6 +155,7 @@ void Coordinator::HandleMessage(Message& msg) {
   }
   Peer& peer = it->second;
   peer.last_seen_ms = NowMillis();
+  peer.restoring = false;
   HandlePeerMessage(msg.peer, peer, *env);
 }
 

@@ -94,6 +94,8 @@ class Coordinator {
     int64_t clock = -1;                    // workers: clock last admitted to
     std::optional<int64_t> pending_admit;  // workers: deferred Admit clock
     bool finished = false;                 // workers: told the job is over
+    // Servers: welcomed with a round to restore and silent since.
+    bool restoring = false;
   };
   explicit Coordinator(CoordinatorOptions options);
 

@@ -126,6 +126,7 @@ void Coordinator::SendWelcome(const std::string& id, Peer& peer) {
   Reply(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                            wire::Role::Coordinator, 0));
   peer.welcomed = true;
+  peer.restoring = server && restore_.has_value();
   peer.last_seen_ms = NowMillis();  // liveness counts from the welcome
 }
 
@@ -201,6 +202,12 @@ Status Coordinator::CheckLiveness() {
     // A server waits silently for its Welcome (sent once the workers have
     // described the job); the registration deadline covers that wait.
     if (!peer.welcomed && peer.role == wire::Role::Server) continue;
+    // A server restoring a round is silent until it has loaded its part
+    // (seconds per GB); the registration deadline bounds that too.
+    if (peer.restoring &&
+        now - peer.last_seen_ms <= options_.register_timeout_s * 1000) {
+      continue;
+    }
     if (now - peer.last_seen_ms <= limit_ms) continue;
     const std::string why =
         "sent nothing for " + std::to_string(now - peer.last_seen_ms) + " ms";
