@@ -222,6 +222,14 @@ void Coordinator::Reply(const std::string& id, zmq::message_t header) {
   }
 }
 
+void Coordinator::SendToServers(zmq::message_t& header) {
+  for (const auto& id : server_ids_) {
+    zmq::message_t copy;
+    copy.copy(header);
+    Reply(id, std::move(copy));
+  }
+}
+
 void Coordinator::RejectBadMessage(const std::string& id, const Status& why) {
   ++bad_messages_;
   if (bad_log_budget_-- > 0) {

@@ -154,6 +154,8 @@ class Coordinator {
   void SendStart(const std::string& id, Peer& peer);
   void SendShutdown(const std::string& reason);
   void Reply(const std::string& id, zmq::message_t header);
+  // A copy of `header` to every server, in rank order.
+  void SendToServers(zmq::message_t& header);
   void ReplyHeartbeat(const std::string& id);
   void RejectBadMessage(const std::string& id, const Status& why);
   Status CheckLiveness();

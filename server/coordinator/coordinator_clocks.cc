@@ -88,11 +88,7 @@ void Coordinator::IssueCommits(const std::vector<CommitDecision>& commits) {
     auto body = wire::CreateCommit(fbb, commit.clock, workers, lr);
     zmq::message_t header = FinishEnvelope(
         fbb, wire::Body::Commit, body.Union(), wire::Role::Coordinator, 0);
-    for (const auto& id : server_ids_) {
-      zmq::message_t copy;
-      copy.copy(header);
-      Reply(id, std::move(copy));
-    }
+    SendToServers(header);
     const CommitLedger::Committed totals =
         ledger_.Commit(commit.clock, commit.workers);
     recorder_->RecordCommit(commit.clock, totals.samples, totals.mean_loss);

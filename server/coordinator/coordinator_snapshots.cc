@@ -86,11 +86,7 @@ void Coordinator::MaybeStartRound(int64_t clock, bool force) {
   auto body = wire::CreateSnapshotStart(fbb, round, clock, keep_from);
   zmq::message_t header = FinishEnvelope(
       fbb, wire::Body::SnapshotStart, body.Union(), wire::Role::Coordinator, 0);
-  for (const auto& id : server_ids_) {
-    zmq::message_t copy;
-    copy.copy(header);
-    Reply(id, std::move(copy));
-  }
+  SendToServers(header);
   LS_LOG(Debug) << "snapshot round " << round << " of clock " << clock
                 << " started";
 }

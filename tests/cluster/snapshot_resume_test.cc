@@ -11,10 +11,9 @@
 #include <random>
 
 #include "server/coordinator/snapshot_manifest.h"
-#include "server/snapshot/shard_restore.h"
-#include "server/store/rocksdb_store.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/temp_dir.h"
+#include "tools/snapshot/whole_round.h"
 #include "worker/worker_runtime.h"
 
 namespace lockstep {
@@ -57,60 +56,6 @@ JobConfig ResumeJob(const std::string& model, const std::string& optimizer,
   job.snapshot_keep = 5;
   job.snapshot_dir = dir;
   return job;
-}
-
-// A round of `dir` loaded whole, as one shard would hold it.
-struct WholeState {
-  std::vector<float> weights, state;
-  std::map<uint64_t, std::vector<float>> sparse;  // id -> weights, slots
-  int64_t clock = 0, step = 0;
-};
-
-StatusOr<WholeState> LoadWhole(const std::string& dir, uint64_t round,
-                               uint32_t shards, const std::string& optimizer) {
-  std::vector<std::unique_ptr<RocksDbStore>> stores;
-  std::vector<const SnapshotStore*> sources;
-  for (uint32_t k = 0; k < shards; ++k) {
-    LS_ASSIGN_OR_RETURN(auto store, RocksDbStore::OpenReadOnly(
-                                        dir + "/shard-" + std::to_string(k)));
-    sources.push_back(store.get());
-    stores.push_back(std::move(store));
-  }
-  LS_ASSIGN_OR_RETURN(const std::string meta_bytes,
-                      sources[0]->ReadMeta(round));
-  LS_ASSIGN_OR_RETURN(const ShardRoundMeta meta,
-                      DecodeShardRoundMeta(meta_bytes));
-  LS_ASSIGN_OR_RETURN(
-      const KeyLayout one,
-      KeyLayout::Build(meta.layout.tensors(), 1, meta.layout.sparse_dim()));
-  LS_ASSIGN_OR_RETURN(
-      auto dense, DenseStore::Create(one.shards()[0].dense, one.tensors(), 1,
-                                     meta.state_slots));
-  std::unique_ptr<SparseTable> sparse;
-  if (one.sparse_dim() > 0) {
-    sparse = std::make_unique<SparseTable>(one.sparse_dim(), meta.state_slots);
-  }
-  LS_ASSIGN_OR_RETURN(const RestoredShard restored,
-                      RestoreShard(sources, round, one, 0, optimizer,
-                                   dense.get(), sparse.get()));
-  WholeState whole;
-  whole.clock = restored.clock;
-  whole.step = restored.step;
-  whole.weights.assign(dense->weights().begin(), dense->weights().end());
-  whole.state.assign(dense->state().begin(), dense->state().end());
-  if (sparse != nullptr) {
-    const size_t dim = sparse->dim();
-    for (size_t r = 0; r < sparse->rows(); ++r) {
-      std::vector<float>& row = whole.sparse[sparse->ids()[r]];
-      row.assign(sparse->weights().begin() + r * dim,
-                 sparse->weights().begin() + (r + 1) * dim);
-      for (int s = 0; s < sparse->state_slots(); ++s) {
-        row.insert(row.end(), sparse->state(s).begin() + r * dim,
-                   sparse->state(s).begin() + (r + 1) * dim);
-      }
-    }
-  }
-  return whole;
 }
 
 // Bit-identical, compared as bytes so that -0 != 0 and NaN == NaN.
@@ -159,9 +104,9 @@ TEST_P(SnapshotResumeTest, ResumedJobEndsInTheUninterruptedState) {
   }
   EXPECT_EQ(rounds.front().clock, 9);
   ASSERT_EQ(rounds.back().clock, kResumeClocks - 1);
-  auto expected = LoadWhole(original, rounds.back().round, 2, c.optimizer);
+  auto expected = LoadWholeRound(original, rounds.back().round);
   ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  EXPECT_EQ(expected->clock, kResumeClocks - 1);
+  EXPECT_EQ(expected->meta.clock, kResumeClocks - 1);
   EXPECT_EQ(expected->step, kResumeClocks);
   EXPECT_EQ(expected->sparse.empty(), !sparse);
 
@@ -194,7 +139,7 @@ TEST_P(SnapshotResumeTest, ResumedJobEndsInTheUninterruptedState) {
       ASSERT_NE(last, nullptr);
       EXPECT_EQ(last->clock, kResumeClocks - 1);
       EXPECT_EQ(last->shards, servers);
-      auto got = LoadWhole(copy, last->round, servers, c.optimizer);
+      auto got = LoadWholeRound(copy, last->round);
       ASSERT_TRUE(got.ok()) << got.status().ToString();
       EXPECT_EQ(got->step, expected->step);
       ExpectSameFloats(got->weights, expected->weights, "dense weights");

@@ -13,6 +13,7 @@
 #include "server/coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/support/sst_flip.h"
 #include "worker/worker_runtime.h"
 
 namespace lockstep {
@@ -158,19 +159,7 @@ void FlipAByteOfTheNewestRound(const std::string& snapshots) {
   }
   ASSERT_GE(chunk.size(), 64u);
   const std::string needle = chunk.substr(0, 64);
-  int flipped = 0;
-  for (const auto& e :
-       std::filesystem::directory_iterator(snapshots + "/shard-0")) {
-    if (e.path().extension() != ".sst") continue;
-    std::fstream file(e.path(),
-                      std::ios::in | std::ios::out | std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(file)), {});
-    const size_t at = bytes.find(needle);
-    if (at == std::string::npos) continue;
-    file.seekp(static_cast<std::streamoff>(at + 10));
-    file.put(static_cast<char>(~bytes[at + 10]));
-    ++flipped;
-  }
+  const int flipped = FlipByteInSst(snapshots + "/shard-0", needle, 10);
   ASSERT_EQ(flipped, 1) << "the round's weights are in one SST file";
 }
 

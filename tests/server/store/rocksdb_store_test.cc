@@ -17,6 +17,7 @@
 #include <string>
 
 #include "tests/support/bytes.h"
+#include "tests/support/sst_flip.h"
 #include "tests/support/temp_dir.h"
 
 namespace lockstep {
@@ -75,18 +76,7 @@ TEST_F(RocksDbStoreTest, AFlippedByteOnDiskIsACorruptionNamingTheChunk) {
     ASSERT_TRUE(WriteRound(**store, 4, data).ok());
   }
   // Find the chunk's bytes in the round's SST file and flip one.
-  bool flipped = false;
-  for (const auto& entry : fs::directory_iterator(StorePath())) {
-    if (entry.path().extension() != ".sst") continue;
-    std::fstream file(entry.path(),
-                      std::ios::in | std::ios::out | std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(file)), {});
-    const size_t at = bytes.find(data.substr(0, 64));
-    if (at == std::string::npos) continue;
-    file.seekp(static_cast<std::streamoff>(at + 1000));
-    file.put(static_cast<char>(~bytes[at + 1000]));
-    flipped = true;
-  }
+  const bool flipped = FlipByteInSst(StorePath(), data.substr(0, 64), 1000) > 0;
   ASSERT_TRUE(flipped) << "the chunk's bytes are in no SST file";
   auto store = RocksDbStore::Open(StorePath());
   ASSERT_TRUE(store.ok()) << store.status().ToString();

@@ -14,6 +14,7 @@
 #include "server/snapshot/shard_round.h"
 #include "server/sparse_table.h"
 #include "server/store/rocksdb_store.h"
+#include "tests/support/sst_flip.h"
 #include "tests/support/temp_dir.h"
 #include "tools/snapshot/npy_file.h"
 #include "tools/snapshot/whole_round.h"
@@ -155,19 +156,8 @@ TEST_F(SnapshotToolTest, VerifyNamesAFlippedByte) {
   const auto weights = std::as_bytes(dense_[k]->weights());
   ASSERT_GE(weights.size(), 16u);
   const std::string needle(reinterpret_cast<const char*>(weights.data()), 16);
-  bool flipped = false;
-  for (const auto& entry :
-       fs::directory_iterator(ShardStoreDir(dir_.path(), k))) {
-    if (entry.path().extension() != ".sst") continue;
-    std::fstream file(entry.path(),
-                      std::ios::in | std::ios::out | std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(file)), {});
-    const size_t at = bytes.find(needle);
-    if (at == std::string::npos) continue;
-    file.seekp(static_cast<std::streamoff>(at + 3));
-    file.put(static_cast<char>(~bytes[at + 3]));
-    flipped = true;
-  }
+  const bool flipped =
+      FlipByteInSst(ShardStoreDir(dir_.path(), k), needle, 3) > 0;
   ASSERT_TRUE(flipped);
   std::ostringstream out;
   const Status bad = VerifySnapshots(dir_.path(), 0, out);
