@@ -58,6 +58,9 @@ function(lockstep_binary name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} lockstep_flags)
+  set_target_properties(${name} PROPERTIES
+                        UNITY_BUILD ${LOCKSTEP_UNITY_BUILD}
+                        UNITY_BUILD_BATCH_SIZE 6)
 endfunction()
 
 # lockstep_test_suite(NAME DEPS targets... [LABEL l] [TIMEOUT s]

@@ -1,4 +1,5 @@
-// Monotonic time for timeouts, heartbeats and measured durations.
+// Monotonic time for timeouts, heartbeats and measured durations, and
+// wall time for what records keep.
 // Thread-safety: free functions; safe concurrently.
 #ifndef LOCKSTEP_COMMON_CLOCK_H_
 #define LOCKSTEP_COMMON_CLOCK_H_
@@ -11,6 +12,10 @@ namespace lockstep {
 int64_t NowMillis();
 // Seconds (fractional) on a monotonic clock.
 double NowSeconds();
+// Nanoseconds on a monotonic clock.
+int64_t NowNanos();
+// Seconds (fractional) since the Unix epoch: wall time, for records.
+double UnixSeconds();
 
 }  // namespace lockstep
 

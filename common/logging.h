@@ -54,10 +54,14 @@ struct LogVoidify {
 
 }  // namespace lockstep
 
+// The replacement is the left operand of the caller's <<, so it cannot be
+// parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define LS_LOG(level)                                     \
   !::lockstep::LogEnabled(::lockstep::LogLevel::k##level) \
       ? (void)0                                           \
       : ::lockstep::LogVoidify() &                        \
             ::lockstep::LogLine(::lockstep::LogLevel::k##level).stream()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #endif  // LOCKSTEP_COMMON_LOGGING_H_

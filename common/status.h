@@ -88,10 +88,14 @@ class [[nodiscard]] StatusOr {
     if (!ls_status_.ok()) return ls_status_; \
   } while (0)
 
+// `tmp` is a name being declared and `lhs` may be a declaration
+// ("auto x"), so neither can be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define LS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \
   if (!tmp.ok()) return tmp.status();            \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #define LS_ASSIGN_OR_RETURN(lhs, expr) \
   LS_ASSIGN_OR_RETURN_IMPL(LS_CONCAT(ls_statusor_, __LINE__), lhs, expr)

@@ -100,9 +100,7 @@ void ServerShard::StartRound(const wire::SnapshotStart& start) {
   meta.step = dense_->step();
   meta.sparse_rows = sparse_ ? sparse_->rows() : 0;
   meta.contained = contained_;
-  meta.unix_time = std::chrono::duration<double>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  meta.unix_time = UnixSeconds();
   round_ = RoundReport();
   round_.round = meta.round;
   round_.clock = meta.clock;

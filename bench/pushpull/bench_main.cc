@@ -25,14 +25,21 @@ int Usage() {
 int main(int argc, char** argv) {
   if (argc < 2) return Usage();
   const std::string command = argv[1];
-  if (command == "pushpull") {
-    return lockstep::bench::RunPushPull(argc - 1, argv + 1);
-  }
-  if (command == "raw-tcp-server" && argc == 2) {
-    return lockstep::bench::RunRawTcpServer();
-  }
-  if (command == "raw-zmq-server" && argc == 3) {
-    return lockstep::bench::RunRawZmqServer(argv[2]);
+  // A socket or allocation failure deep in a run ends it with its reason,
+  // not with std::terminate.
+  try {
+    if (command == "pushpull") {
+      return lockstep::bench::RunPushPull(argc - 1, argv + 1);
+    }
+    if (command == "raw-tcp-server" && argc == 2) {
+      return lockstep::bench::RunRawTcpServer();
+    }
+    if (command == "raw-zmq-server" && argc == 3) {
+      return lockstep::bench::RunRawZmqServer(argv[2]);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep-bench: " << e.what() << "\n";
+    return 1;
   }
   return Usage();
 }

@@ -10,20 +10,13 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "common/clock.h"
 #include "common/message.h"
 #include "common/transport/data_channel.h"
 #include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep::bench {
 namespace {
-
-constexpr std::chrono::milliseconds kPollPeriod(100);
-
-int64_t NowNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Values of `frame` that differ bit-wise from `expected`.
 uint64_t CountMismatches(const zmq::message_t& frame,

@@ -15,6 +15,7 @@
 #ifndef LOCKSTEP_BENCH_PUSHPULL_PS_LOAD_H_
 #define LOCKSTEP_BENCH_PUSHPULL_PS_LOAD_H_
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -22,6 +23,10 @@
 #include "common/status.h"
 
 namespace lockstep::bench {
+
+// How often a load loop (this one and the raw ZeroMQ baseline) wakes from
+// its poll to look for a stalled peer.
+inline constexpr std::chrono::milliseconds kPollPeriod(100);
 
 enum class OpKind { kPull, kPush };
 

@@ -17,18 +17,13 @@
 #include <thread>
 
 #include "bench/pushpull/baselines.h"
+#include "common/clock.h"
 
 namespace lockstep::bench {
 namespace {
 
 // A dead peer fails a read after this long instead of hanging the run.
 constexpr int kReceiveTimeoutS = 60;
-
-int64_t NowNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 bool ReadAll(int fd, void* data, uint64_t size) {
   auto* at = static_cast<char*>(data);

@@ -8,13 +8,13 @@
 #include <cstring>
 
 #include "bench/pushpull/baselines.h"
+#include "common/clock.h"
 #include "common/message.h"
 #include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep::bench {
 namespace {
 
-constexpr std::chrono::milliseconds kPollPeriod(100);
 constexpr double kStallSeconds = 60;
 
 std::atomic<bool> g_stop{false};
@@ -25,12 +25,6 @@ struct RawHeader {
   char padding[kSmallMessageBytes - 16] = {};
 };
 static_assert(sizeof(RawHeader) == kSmallMessageBytes);
-
-int64_t NowNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 zmq::message_t HeaderFrame(uint64_t id, uint64_t reply_bytes) {
   RawHeader header;

@@ -2,6 +2,7 @@
 // manifest, and the round a resumed job starts from.
 #include <chrono>
 
+#include "common/clock.h"
 #include "common/logging.h"
 #include "server/coordinator/coordinator.h"
 
@@ -10,12 +11,6 @@ namespace {
 
 // How long a finished job waits for the round in flight to be reported.
 constexpr double kSettleSeconds = 60;
-
-double UnixNow() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -81,7 +76,7 @@ void Coordinator::MaybeStartRound(int64_t clock, bool force) {
   // starting now is not complete yet, so keep one more until it is.
   SnapshotManifest kept = manifest_;
   const uint64_t keep_from = kept.Prune(job.snapshot_keep);
-  rounds_.Begin(round, clock, layout_.num_shards(), now, UnixNow());
+  rounds_.Begin(round, clock, layout_.num_shards(), now, UnixSeconds());
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateSnapshotStart(fbb, round, clock, keep_from);
   zmq::message_t header = FinishEnvelope(
