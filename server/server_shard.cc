@@ -89,6 +89,16 @@ Status ServerShard::AwaitWelcome() {
 }
 
 Status ServerShard::Setup(const wire::Welcome& welcome) {
+  // Welcomed again (a rollback): the round in flight is abandoned and
+  // everything below is built afresh.
+  JoinRoundWriter();
+  if (dense_ != nullptr) dense_->WatchCapture(nullptr, 0);
+  if (sparse_ != nullptr) sparse_->WatchCapture(nullptr, 0);
+  capture_.reset();
+  store_.reset();
+  sparse_.reset();
+  contained_.clear();
+  epoch_ = welcome.epoch();
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
   LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(welcome.layout()));
   shard_ = welcome.rank();
@@ -134,6 +144,14 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
     }
   }
   OpenSnapshotStore();
+  if (epoch_ > 0) {
+    flatbuffers::FlatBufferBuilder fbb(64);
+    auto body = wire::CreateRestored(fbb, epoch_, welcome.restore_round(),
+                                     clock_.applied());
+    SendToCoordinator(FinishEnvelope(fbb, wire::Body::Restored, body.Union(),
+                                     wire::Role::Server,
+                                     static_cast<int>(shard_)));
+  }
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
                << own.dense.begin << ", " << own.dense.end << ") on "
                << endpoint_ << " with " << job_.optimizer;
@@ -215,6 +233,13 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
     case wire::Body::SnapshotStart:
       StartRound(*msg.envelope->body_as_SnapshotStart());
       return Status::Ok();
+    case wire::Body::Welcome: {
+      const auto* welcome = msg.envelope->body_as_Welcome();
+      LS_LOG(Warning) << "rolling back to snapshot round "
+                      << welcome->restore_round() << " (recovery epoch "
+                      << welcome->epoch() << ")";
+      return Setup(*welcome).WithContext("rollback failed");
+    }
     case wire::Body::Shutdown:
       LS_LOG(Info) << "shutdown: "
                    << flatbuffers::GetString(
@@ -253,7 +278,21 @@ void ServerShard::HandleWorkerMessage(Message& msg) {
                      0);
     return;
   }
-  switch (msg.envelope->body_type()) {
+  const auto type = msg.envelope->body_type();
+  const uint32_t epoch =
+      type == wire::Body::Pull   ? msg.envelope->body_as_Pull()->epoch()
+      : type == wire::Body::Push ? msg.envelope->body_as_Push()->epoch()
+                                 : epoch_;
+  if (epoch != epoch_) {
+    // Sent before the worker heard of a rollback: the state it was meant
+    // for is gone, and so is the socket it came from.
+    if (stale_dropped_++ == 0 || epoch > epoch_) {
+      LS_LOG(Info) << "dropped a " << BodyName(type) << " of recovery epoch "
+                   << epoch << " (this shard is at " << epoch_ << ")";
+    }
+    return;
+  }
+  switch (type) {
     case wire::Body::Pull:
       return HandlePull(msg);
     case wire::Body::Push:

@@ -168,6 +168,9 @@ class ServerShard {
 
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
+  // Recovery epoch (wire::Restored); data requests of another are dropped.
+  uint32_t epoch_ = 0;
+  uint64_t stale_dropped_ = 0;
 
   // Apply-on-arrival: per worker, the newest clock whose push is applied.
   std::map<uint32_t, int64_t> contained_;

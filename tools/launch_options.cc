@@ -44,6 +44,12 @@ po::options_description LaunchFlags() {
        "RUN_DIR: continue that run's job from its newest complete snapshot "
        "round (job flags given here, e.g. --workers or --servers, change "
        "it)")  //
+      ("supervise", po::bool_switch(),
+       "restart a server or worker that dies (backoff 0.5 s doubling to 10 "
+       "s); a restarted server makes every shard roll back to the newest "
+       "complete snapshot round")  //
+      ("max-restarts", po::value<uint32_t>()->default_value(10),
+       "with --supervise: restarts per role before the job is given up")  //
       ("stop-on-worker-failure", po::bool_switch(),
        "stop the whole job when a worker fails (default: the job goes on "
        "with the other workers)");
@@ -126,6 +132,8 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.data_transport = vm["data-transport"].as<std::string>();
     options.hetero = vm["hetero"].as<std::string>();
     options.stop_on_worker_failure = vm["stop-on-worker-failure"].as<bool>();
+    options.supervise = vm["supervise"].as<bool>();
+    options.max_restarts = vm["max-restarts"].as<uint32_t>();
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));
     JobConfig job;
     if (const auto resume = vm["resume"].as<std::string>(); !resume.empty()) {

@@ -42,6 +42,11 @@ struct LaunchOptions {
   // drops the worker and training goes on), so only a failing coordinator
   // or server stops the job. On: any failing worker stops it too.
   bool stop_on_worker_failure = false;
+  // --supervise: a server or worker that exits with an error (or a
+  // signal) is started again after a backoff, up to max_restarts times
+  // per role; the coordinator rolls the job back for a restarted server.
+  bool supervise = false;
+  uint32_t max_restarts = 10;
   // argv as given, recorded in config.json.
   std::vector<std::string> command;
   // --resume RUN_DIR: continue the job of RUN_DIR from its newest complete

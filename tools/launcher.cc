@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -113,7 +114,9 @@ Status Launcher::StartRole(const std::string& role, int rank,
   r.rank = rank;
   r.label = role == "coordinator" ? role : role + " " + std::to_string(rank);
   r.log_path = RoleLogPath(run_dir_, role, rank);
-  r.log.reset(std::fopen(r.log_path.c_str(), "we"));
+  // A restarted role appends to its log.
+  const bool again = restart_counts_.count(r.label) != 0;
+  r.log.reset(std::fopen(r.log_path.c_str(), again ? "ae" : "we"));
   if (!r.log) return IOError("cannot create " + r.log_path);
   LS_ASSIGN_OR_RETURN(const pid_t pid, group_.Spawn(argv, r.label));
   if (options_.verbose) {
@@ -142,29 +145,78 @@ Launcher::Outcome Launcher::StartAll() {
   for (uint32_t i = 0; i < options_.job.servers + options_.job.workers; ++i) {
     const bool server = i < options_.job.servers;
     const int rank = static_cast<int>(server ? i : i - options_.job.servers);
-    argv = {server ? binaries_.server : binaries_.worker, "--coordinator",
-            endpoint_};
-    if (server) {
-      const std::string data = DataListenEndpoint(
-          options_.data_transport, options_.host, rank, getpid());
-      if (std::string path = IpcSocketPath(data); !path.empty()) {
-        ipc_files_.push_back(std::move(path));
-      }
-      argv.insert(argv.end(), {"--listen", data});
-    }
-    argv.insert(argv.end(), {"--rank", std::to_string(rank)});
-    const auto hetero = options_.hetero_profiles.find(rank);
-    if (!server && hetero != options_.hetero_profiles.end()) {
-      argv.insert(argv.end(), {"--hetero", hetero->second});
-    }
-    if (options_.verbose) argv.push_back("-v");
-    if (Status s = StartRole(server ? "server" : "worker", rank, argv);
+    if (Status s = StartRole(server ? "server" : "worker", rank,
+                             PeerArgv(server, rank));
         !s.ok()) {
       Fail(s.message(), nullptr);
       return Outcome::kFailed;
     }
   }
   return Outcome::kRunning;
+}
+
+std::vector<std::string> Launcher::PeerArgv(bool server, int rank) {
+  std::vector<std::string> argv = {server ? binaries_.server : binaries_.worker,
+                                   "--coordinator", endpoint_};
+  if (server) {
+    // A restarted server binds the same data endpoint (an ipc path is
+    // unlinked and bound again; a tcp port 0 picks a new port, which the
+    // coordinator passes on to the workers).
+    const std::string data = DataListenEndpoint(options_.data_transport,
+                                                options_.host, rank, getpid());
+    if (std::string path = IpcSocketPath(data);
+        !path.empty() && std::find(ipc_files_.begin(), ipc_files_.end(),
+                                   path) == ipc_files_.end()) {
+      ipc_files_.push_back(std::move(path));
+    }
+    argv.insert(argv.end(), {"--listen", data});
+  }
+  argv.insert(argv.end(), {"--rank", std::to_string(rank)});
+  const auto hetero = options_.hetero_profiles.find(rank);
+  if (!server && hetero != options_.hetero_profiles.end()) {
+    argv.insert(argv.end(), {"--hetero", hetero->second});
+  }
+  if (options_.verbose) argv.push_back("-v");
+  return argv;
+}
+
+bool Launcher::ScheduleRestart(const Role& role, const std::string& what) {
+  uint32_t& count = restart_counts_[role.label];
+  if (count >= options_.max_restarts) {
+    Fail(what + "; restarted " + std::to_string(count) +
+             " times already (--max-restarts)",
+         &role);
+    return false;
+  }
+  ++count;
+  const double delay_s =
+      std::min(10.0, 0.5 * static_cast<double>(1u << std::min(count - 1, 5u)));
+  restarts_.push_back(
+      {role.role, role.rank,
+       std::chrono::steady_clock::now() +
+           std::chrono::milliseconds(static_cast<int64_t>(delay_s * 1000))});
+  console_->Message(what + "; restarting it in " +
+                    std::to_string(delay_s).substr(0, 3) + " s (restart " +
+                    std::to_string(count) + " of at most " +
+                    std::to_string(options_.max_restarts) + ")");
+  return true;
+}
+
+void Launcher::StartDueRestarts() {
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < restarts_.size();) {
+    if (restarts_[i].at > now || coordinator_done_) {
+      ++i;
+      continue;
+    }
+    const Restart due = restarts_[i];
+    restarts_.erase(restarts_.begin() + static_cast<std::ptrdiff_t>(i));
+    const bool server = due.role == "server";
+    if (Status s = StartRole(due.role, due.rank, PeerArgv(server, due.rank));
+        !s.ok()) {
+      Fail(s.message(), nullptr);
+    }
+  }
 }
 
 Launcher::Outcome Launcher::WaitForEndpoint() {
@@ -214,6 +266,7 @@ void Launcher::AwaitShutdown() {
 
 Launcher::Outcome Launcher::Step() {
   HandleEvents(group_.Poll(kPollPeriod));
+  StartDueRestarts();
   if (!failure_.empty()) return Outcome::kFailed;
   if (g_stop_signal != 0) return Outcome::kInterrupted;
   if (options_.timeout_s > 0 && !coordinator_done_ &&
@@ -271,6 +324,8 @@ void Launcher::HandleExit(Role& role, const ChildExit& exit) {
     }
   } else if (is_coordinator && exit.how.ok()) {
     coordinator_done_ = true;
+  } else if (options_.supervise && !is_coordinator && !exit.how.ok()) {
+    ScheduleRestart(role, what);
   } else if (role.role == "worker" && !exit.how.ok() &&
              !options_.stop_on_worker_failure) {
     WorkerFailed(role, what);

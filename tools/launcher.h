@@ -15,6 +15,9 @@
 //     since the coordinator drops dead workers and training continues.
 //     With --stop-on-worker-failure, or once every worker has failed, it is
 //     handled like a failing server instead.
+//   - with --supervise, a server or worker that fails is started again
+//     (same flags, its log appended) after 0.5 s, doubling per restart of
+//     that role up to 10 s; after --max-restarts it fails as above.
 //   - --timeout-s passes first: everything is stopped. Exit code 124.
 //   - SIGINT/SIGTERM reaches the launcher: everything is stopped. Exit 130.
 //
@@ -68,6 +71,12 @@ class Launcher {
   Status PrepareRunDir();
   Status StartRole(const std::string& role, int rank,
                    const std::vector<std::string>& argv);
+  // The command line of server or worker `rank`.
+  std::vector<std::string> PeerArgv(bool server, int rank);
+  // --supervise: schedules the restart of a failed role; false when it
+  // used up its restarts.
+  bool ScheduleRestart(const Role& role, const std::string& what);
+  void StartDueRestarts();
   Outcome StartAll();
   Outcome WaitForEndpoint();
   Outcome RunUntilCoordinatorDone();
@@ -108,7 +117,14 @@ class Launcher {
   bool judging_exits_ = true;
   std::string failure_;          // why the job failed; empty if it did not
   uint32_t workers_failed_ = 0;  // before the coordinator was done
-  const Role* failed_role_ = nullptr;  // the role to blame, if any
+  struct Restart {
+    std::string role;
+    int rank = 0;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::vector<Restart> restarts_;
+  std::map<std::string, uint32_t> restart_counts_;  // by role label
+  const Role* failed_role_ = nullptr;               // the role to blame, if any
 };
 
 }  // namespace lockstep

@@ -7,13 +7,16 @@
 
 namespace lockstep {
 
-PsClient::PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s)
-    : layout_(layout), rank_(rank), timeout_s_(timeout_s) {}
+PsClient::PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
+                   uint32_t epoch)
+    : layout_(layout), rank_(rank), timeout_s_(timeout_s), epoch_(epoch) {}
 
 StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
                                                      uint32_t rank,
-                                                     double timeout_s) {
-  std::unique_ptr<PsClient> client(new PsClient(layout, rank, timeout_s));
+                                                     double timeout_s,
+                                                     uint32_t epoch) {
+  std::unique_ptr<PsClient> client(
+      new PsClient(layout, rank, timeout_s, epoch));
   for (const ShardInfo& shard : layout.shards()) {
     if (shard.endpoint.empty()) {
       return InvalidArgument("shard " + std::to_string(shard.shard) +
@@ -29,8 +32,24 @@ StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
 
 Status PsClient::Send(uint32_t shard, Message&& msg) {
   Status sent = channels_[shard]->Send(std::move(msg));
-  return sent.WithContext("server " + std::to_string(shard) + " at " +
-                          layout_.shards()[shard].endpoint);
+  if (sent.ok()) return sent;
+  return WaitOutLostServer(
+      sent.WithContext("server " + std::to_string(shard) + " at " +
+                       layout_.shards()[shard].endpoint),
+      NowMillis() + static_cast<int64_t>(timeout_s_ * 1000));
+}
+
+Status PsClient::WaitOutLostServer(const Status& lost, int64_t deadline_ms) {
+  if (!interrupt_) return lost;
+  while (NowMillis() < deadline_ms) {
+    zmq::pollitem_t item = interrupt_item_;
+    PollSockets(&item, 1, std::chrono::milliseconds(100));
+    // Checked on every wake: a message may have been read off the socket
+    // before this wait began.
+    Status go_on = interrupt_();
+    if (!go_on.ok()) return go_on;
+  }
+  return lost.WithContext("no recovery within the request timeout");
 }
 
 template <typename OnReply>
@@ -51,12 +70,17 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
                               std::to_string(timeout_s_) + " s");
     }
     std::vector<zmq::pollitem_t> items;
-    items.reserve(waiting.size());
+    items.reserve(waiting.size() + 1);
     for (uint32_t s : waiting) {
       items.push_back(channels_[s]->PollItem());
     }
+    if (interrupt_) items.push_back(interrupt_item_);
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
+    if (interrupt_) {
+      LS_RETURN_IF_ERROR(interrupt_());
+      items.pop_back();
+    }
     for (size_t i = 0; i < items.size(); ++i) {
       if (!(items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) continue;
       const uint32_t shard = waiting[i];
@@ -65,9 +89,11 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
       while (true) {
         auto got = channels_[shard]->Receive(&msg);
         if (!got.ok()) {
-          return got.status().WithContext("server " + std::to_string(shard) +
-                                          " at " +
-                                          layout_.shards()[shard].endpoint);
+          return WaitOutLostServer(
+              got.status().WithContext("server " + std::to_string(shard) +
+                                       " at " +
+                                       layout_.shards()[shard].endpoint),
+              deadline);
         }
         if (!*got) break;
         Status ok = VerifyHeader(&msg);
@@ -114,8 +140,9 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
     flatbuffers::FlatBufferBuilder fbb(128);
     std::vector<wire::KeyRange> ranges;
     if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
-    auto body = wire::CreatePull(fbb, request_id, clock,
-                                 fbb.CreateVectorOfStructs(ranges), ids.size());
+    auto body =
+        wire::CreatePull(fbb, request_id, clock,
+                         fbb.CreateVectorOfStructs(ranges), ids.size(), epoch_);
     Message msg;
     msg.header = FinishEnvelope(fbb, wire::Body::Pull, body.Union(),
                                 wire::Role::Worker, static_cast<int>(rank_));
@@ -177,7 +204,7 @@ StatusOr<PsClient::PushResult> PsClient::Push(
     if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
     auto body = wire::CreatePush(fbb, request_id, clock, batch,
                                  fbb.CreateVectorOfStructs(ranges),
-                                 own_ids.size(), versions_[s.shard]);
+                                 own_ids.size(), versions_[s.shard], epoch_);
     Message msg;
     msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
                                 wire::Role::Worker, static_cast<int>(rank_));

@@ -1,11 +1,18 @@
 // The worker's client for the server shards: splits a pull or push by
 // shard, sends all pieces at once, and waits for every shard's reply. Push
 // payload frames point into the caller's shared buffers (no copy).
+//
+// A server that dies mid-request is not this client's failure to report at
+// once: with an interrupt set (SetInterrupt), every wait also watches the
+// coordinator's socket, a lost server is waited out, and the wait ends when
+// the interrupt's check says so (the coordinator rolled the job back, or
+// shut it down) or at the request timeout.
 // Thread-safety: not thread-safe; owns one DataChannel per shard.
 #ifndef LOCKSTEP_WORKER_PS_CLIENT_H_
 #define LOCKSTEP_WORKER_PS_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -21,10 +28,19 @@ namespace lockstep {
 
 class PsClient {
  public:
-  // Connects to every shard in `layout` (endpoints must be set).
+  // Connects to every shard in `layout` (endpoints must be set). Requests
+  // carry recovery epoch `epoch` (see wire::Restored).
   static StatusOr<std::unique_ptr<PsClient>> Create(const KeyLayout& layout,
                                                     uint32_t rank,
-                                                    double timeout_s);
+                                                    double timeout_s,
+                                                    uint32_t epoch = 0);
+
+  // While a request waits, `item` is polled too; when it is readable,
+  // `check` runs, and a non-OK status ends the request with it.
+  void SetInterrupt(zmq::pollitem_t item, std::function<Status()> check) {
+    interrupt_item_ = item;
+    interrupt_ = std::move(check);
+  }
 
   // Pulls the whole dense model into `dense_out` (layout.dense_keys()
   // floats) and the rows of `sparse_ids` (sorted, unique) into `sparse_out`
@@ -48,10 +64,15 @@ class PsClient {
                             const std::shared_ptr<std::vector<float>>& sparse);
 
  private:
-  PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s);
+  PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
+           uint32_t epoch);
 
   // Sends `msg` to `shard`.
   Status Send(uint32_t shard, Message&& msg);
+  // `lost` says a server is unreachable: without an interrupt that is the
+  // answer; with one, waits for the interrupt (a rollback) until
+  // `deadline_ms`, then gives up with `lost`.
+  Status WaitOutLostServer(const Status& lost, int64_t deadline_ms);
   // Waits until every shard in `shards` answered request `request_id`;
   // calls on_reply(shard, msg) for each reply.
   template <typename OnReply>
@@ -61,6 +82,9 @@ class PsClient {
   KeyLayout layout_;
   uint32_t rank_;
   double timeout_s_;
+  uint32_t epoch_;
+  zmq::pollitem_t interrupt_item_{};
+  std::function<Status()> interrupt_;
   std::vector<std::unique_ptr<DataChannel>> channels_;
   uint64_t next_request_ = 1;
   std::vector<uint64_t> versions_;  // per shard, from the last pull

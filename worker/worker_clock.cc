@@ -131,7 +131,7 @@ Status WorkerRuntime::Evaluate(int64_t clock, bool final, bool pulled) {
       model_->Evaluate(*data_, {params_, test_ids_, test_rows_});
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreateEvaluation(fbb, clock, result.loss, result.accuracy,
-                                     result.samples, final);
+                                     result.samples, final, epoch_);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Evaluation, body.Union(),
                                    wire::Role::Worker,
                                    static_cast<int>(rank_)));

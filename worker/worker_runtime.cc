@@ -67,7 +67,27 @@ Status WorkerRuntime::Run() {
 
 Status WorkerRuntime::Train() {
   LS_RETURN_IF_ERROR(Register());
-  for (int64_t clock = 0;; ++clock) {
+  int64_t clock = 0;
+  while (true) {
+    Status trained = TrainFrom(clock);
+    if (!rollback_) return trained;
+    LS_ASSIGN_OR_RETURN(clock, Rollback());
+  }
+}
+
+StatusOr<int64_t> WorkerRuntime::Rollback() {
+  Message msg = std::move(*rollback_);
+  rollback_.reset();
+  const auto* start = msg.envelope->body_as_Start();
+  LS_RETURN_IF_ERROR(Start(*start));
+  LS_LOG(Warning) << "the job was rolled back to a snapshot round: continuing "
+                  << "at clock " << start->clock() << " (recovery epoch "
+                  << epoch_ << ")";
+  return start->clock();
+}
+
+Status WorkerRuntime::TrainFrom(int64_t first_clock) {
+  for (int64_t clock = first_clock;; ++clock) {
     if (g_stop_requested) return Unavailable("interrupted by a signal");
     const double wait_start = NowSeconds();
     LS_ASSIGN_OR_RETURN(Admission admission, RequestAdmission(clock));
@@ -88,7 +108,7 @@ Status WorkerRuntime::Train() {
 StatusOr<WorkerRuntime::Admission> WorkerRuntime::RequestAdmission(
     int64_t clock) {
   flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateAdmit(fbb, clock);
+  auto body = wire::CreateAdmit(fbb, clock, epoch_);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Admit, body.Union(),
                                    wire::Role::Worker,
                                    static_cast<int>(rank_)));
@@ -124,8 +144,16 @@ StatusOr<bool> WorkerRuntime::AwaitCoordinator(Message* msg,
     LS_RETURN_IF_ERROR(CheckCoordinatorAlive());
     zmq::pollitem_t item{static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, std::chrono::milliseconds(50));
+    LS_ASSIGN_OR_RETURN(bool got, ReceiveFromCoordinator(msg));
+    if (got) return true;
+  }
+  return false;
+}
+
+StatusOr<bool> WorkerRuntime::ReceiveFromCoordinator(Message* msg) {
+  while (true) {
     LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(coordinator_, false, msg));
-    if (!got) continue;
+    if (!got) return false;
     last_heard_ms_ = NowMillis();
     Status ok = VerifyHeader(msg);
     if (!ok.ok()) {
@@ -147,9 +175,23 @@ StatusOr<bool> WorkerRuntime::AwaitCoordinator(Message* msg,
           "coordinator refused this worker: " +
           flatbuffers::GetString(msg->envelope->body_as_Error()->message()));
     }
+    if (type == wire::Body::Start && ps_ != nullptr) {
+      // A rollback: whatever this worker waits for is abandoned.
+      rollback_ = std::move(*msg);
+      return Unavailable("the job was rolled back");
+    }
     return true;
   }
-  return false;
+}
+
+Status WorkerRuntime::CheckCoordinatorDuringRequest() {
+  Message msg;
+  LS_ASSIGN_OR_RETURN(bool got, ReceiveFromCoordinator(&msg));
+  if (got) {
+    LS_LOG(Warning) << "ignored a " << BodyName(msg.envelope->body_type())
+                    << " from the coordinator during a request";
+  }
+  return Status::Ok();
 }
 
 Status WorkerRuntime::CheckCoordinatorAlive() {
@@ -189,9 +231,9 @@ void WorkerRuntime::SendToCoordinator(zmq::message_t header) {
 void WorkerRuntime::SendClockDone(int64_t clock, uint32_t batch,
                                   const ClockTimes& t) {
   flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = wire::CreateClockDone(fbb, clock, batch, t.compute_s, t.push_s,
-                                    t.pull_s, t.wait_s, t.loss, t.cpu_available,
-                                    MemoryAvailable(), t.staleness, t.dropped);
+  auto body = wire::CreateClockDone(
+      fbb, clock, batch, t.compute_s, t.push_s, t.pull_s, t.wait_s, t.loss,
+      t.cpu_available, MemoryAvailable(), t.staleness, t.dropped, epoch_);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::ClockDone, body.Union(),
                                    wire::Role::Worker,
                                    static_cast<int>(rank_)));

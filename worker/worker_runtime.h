@@ -77,6 +77,11 @@ class WorkerRuntime {
   explicit WorkerRuntime(WorkerOptions options);
 
   Status Train();
+  // Runs clocks from `first_clock` until the job ends, an error, or a
+  // rollback (Aborted, rollback_ set).
+  Status TrainFrom(int64_t first_clock);
+  // Applies the rollback's Start; returns the clock to continue at.
+  StatusOr<int64_t> Rollback();
   // Registers, sets up from the Welcome, describes the model and data, and
   // starts from the coordinator's Start (worker_setup.cc).
   Status Register();
@@ -91,7 +96,13 @@ class WorkerRuntime {
   StatusOr<bool> AwaitBody(wire::Body type, int64_t deadline_ms, Message* msg);
   StatusOr<Admission> RequestAdmission(int64_t clock);
   // Waits for the next message from the coordinator; heartbeats meanwhile.
+  // Aborted when it is a rollback (kept in rollback_).
   StatusOr<bool> AwaitCoordinator(Message* msg, int64_t deadline_ms);
+  // One message from the coordinator if one is queued (Heartbeats and bad
+  // messages skipped); errors on Shutdown, Error and rollbacks as above.
+  StatusOr<bool> ReceiveFromCoordinator(Message* msg);
+  // PsClient's interrupt: a rollback or a shutdown ends the request.
+  Status CheckCoordinatorDuringRequest();
   Status RunClock(const Admission& admission, ClockTimes* times);
   // Computes the gradient with `compute`, then waits out the emulated
   // slowdown; fills compute_s and cpu_available.
@@ -144,6 +155,10 @@ class WorkerRuntime {
   int64_t welcomed_ms_ = 0;
   uint64_t bad_messages_ = 0;
   bool shutdown_finished_ = false;
+  // Recovery epoch from the last Start; every report and request has it.
+  uint32_t epoch_ = 0;
+  // A Start that came while training: applied by Train().
+  std::optional<Message> rollback_;
 };
 
 }  // namespace lockstep

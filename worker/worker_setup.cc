@@ -117,8 +117,13 @@ Status WorkerRuntime::Start(const wire::Start& start) {
     stream_ = std::make_unique<SampleStream>(job_.train_samples, job_.workers,
                                              rank_, job_.seed);
   }
+  epoch_ = start.epoch();
+  ps_.reset();  // closes the old channels first
   LS_ASSIGN_OR_RETURN(
-      ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s));
+      ps_,
+      PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_));
+  ps_->SetInterrupt({static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0},
+                    [this] { return CheckCoordinatorDuringRequest(); });
   return Status::Ok();
 }
 

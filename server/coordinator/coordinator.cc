@@ -90,6 +90,7 @@ Status Coordinator::Run() {
   std::map<std::string, double> extra = {
       {"bad_messages", static_cast<double>(bad_messages_)},
       {"dead_workers", static_cast<double>(dead_workers_)},
+      {"recoveries", static_cast<double>(recoveries_)},
       {"snapshot_rounds_complete", static_cast<double>(rounds_complete_)},
       {"snapshot_rounds_failed", static_cast<double>(rounds_failed_)},
       {"policy_decision_s", policy_seconds_},
@@ -109,6 +110,7 @@ void Coordinator::PublishMetrics(bool force) {
   };
   line("lockstep_live_workers", static_cast<double>(worker_ids_.size()));
   line("lockstep_dead_workers_total", static_cast<double>(dead_workers_));
+  line("lockstep_recoveries_total", static_cast<double>(recoveries_));
   line("lockstep_bad_messages_total", static_cast<double>(bad_messages_));
   line("lockstep_policy_decision_seconds_total", policy_seconds_);
   line("lockstep_snapshot_rounds_total{result=\"complete\"}",
@@ -170,18 +172,27 @@ void Coordinator::HandlePeerMessage(const std::string& id, Peer& peer,
       return HandleDescribe(id, peer, *env.body_as_Describe());
     case wire::Body::Admit:
       if (!worker) break;
+      if (!CurrentEpoch(peer, env.body_as_Admit()->epoch())) return;
       return HandleAdmit(id, peer, env.body_as_Admit()->clock());
     case wire::Body::ClockDone:
       if (!worker) break;
+      if (!CurrentEpoch(peer, env.body_as_ClockDone()->epoch())) return;
       return HandleClockDone(peer, *env.body_as_ClockDone());
     case wire::Body::Committed:
       if (peer.role != wire::Role::Server) break;
+      // A survivor's acks of clocks past the round it is rolling back to.
+      if (recovering_) return;
       return HandleCommitted(*env.body_as_Committed());
     case wire::Body::SnapshotDone:
       if (peer.role != wire::Role::Server) break;
+      if (recovering_) return;  // its round was abandoned
       return HandleSnapshotDone(*env.body_as_SnapshotDone());
+    case wire::Body::Restored:
+      if (peer.role != wire::Role::Server) break;
+      return HandleRestored(peer, *env.body_as_Restored());
     case wire::Body::Evaluation:
       if (!worker) break;
+      if (!CurrentEpoch(peer, env.body_as_Evaluation()->epoch())) return;
       return HandleEvaluation(peer, *env.body_as_Evaluation());
     case wire::Body::Error: {
       const std::string text =
@@ -224,6 +235,7 @@ void Coordinator::Reply(const std::string& id, zmq::message_t header) {
 
 void Coordinator::SendToServers(zmq::message_t& header) {
   for (const auto& id : server_ids_) {
+    if (id.empty()) continue;  // lost, not back yet
     zmq::message_t copy;
     copy.copy(header);
     Reply(id, std::move(copy));

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -150,6 +151,20 @@ class Coordinator {
   void FinishRound(ManifestRound round);
   // Whether the job may end: no round in flight, or it waited long enough.
   bool RoundsSettled();
+  // Recovery from a lost server (coordinator_recovery.cc): every shard
+  // rolls back to the latest complete round. LoseServer starts it (or ends
+  // the job when no round can be restored).
+  void LoseServer(const std::string& id, const std::string& why);
+  // A server registering while the job trains takes a lost (or replaced)
+  // shard's rank. False when there is no shard for it.
+  bool AcceptReturningServer(const std::string& id, const wire::Register& reg);
+  void HandleRestored(const Peer& peer, const wire::Restored& restored);
+  // Every shard restored: the policy restarts at the round's clock + 1 and
+  // every worker gets its Start.
+  void FinishRecovery();
+  Status CheckRecoveryDeadline() const;
+  // Whether a worker's message of recovery epoch `epoch` counts now.
+  bool CurrentEpoch(const Peer& peer, uint32_t epoch) const;
   void SendWelcome(const std::string& id, Peer& peer);
   void SendStart(const std::string& id, Peer& peer);
   void SendShutdown(const std::string& reason);
@@ -210,6 +225,14 @@ class Coordinator {
   uint64_t rounds_complete_ = 0;
   uint64_t rounds_failed_ = 0;
   double settle_deadline_s_ = 0;  // when the job stops waiting for a round
+
+  // Recovery: the epoch every message of the job's current timeline
+  // carries; the shards that restored the round of this epoch.
+  uint32_t epoch_ = 0;
+  bool recovering_ = false;
+  double recovery_started_s_ = 0;
+  std::set<int> restored_;
+  uint64_t recoveries_ = 0;
 };
 
 }  // namespace lockstep

@@ -29,6 +29,11 @@ void Coordinator::HandleRegister(const std::string& id,
     RejectBadMessage(id, InvalidArgument("only servers and workers register"));
     return;
   }
+  if (is_server && training_ &&
+      !flatbuffers::GetString(reg.endpoint()).empty() &&
+      AcceptReturningServer(id, reg)) {
+    return;
+  }
   auto& ids = is_server ? server_ids_ : worker_ids_;
   const uint32_t want = is_server ? options_.job.servers : options_.job.workers;
   if (ids.size() >= want || (training_ && is_server)) {
@@ -118,11 +123,11 @@ void Coordinator::SendWelcome(const std::string& id, Peer& peer) {
   flatbuffers::Offset<wire::Layout> layout;
   if (server) layout = layout_.ToWire(fbb);
   const StalenessRule rule = policy_->staleness_rule();
-  auto body = wire::CreateWelcome(fbb, static_cast<uint32_t>(peer.rank), job,
-                                  layout, WireApplyMode(policy_->apply_mode()),
-                                  rule.scale_lr, rule.max_staleness,
-                                  server && restore_ ? restore_->round : 0,
-                                  server && restore_ ? restore_->shards : 0);
+  auto body = wire::CreateWelcome(
+      fbb, static_cast<uint32_t>(peer.rank), job, layout,
+      WireApplyMode(policy_->apply_mode()), rule.scale_lr, rule.max_staleness,
+      server && restore_ ? restore_->round : 0,
+      server && restore_ ? restore_->shards : 0, epoch_);
   Reply(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                            wire::Role::Coordinator, 0));
   peer.welcomed = true;
@@ -198,6 +203,7 @@ Status Coordinator::CheckLiveness() {
                            options_.dead_after_heartbeats;
   const int64_t now = NowMillis();
   std::vector<std::pair<std::string, std::string>> dead_workers;
+  std::vector<std::pair<std::string, std::string>> dead_servers;
   for (const auto& [id, peer] : peers_) {
     // A server waits silently for its Welcome (sent once the workers have
     // described the job); the registration deadline covers that wait.
@@ -211,20 +217,14 @@ Status Coordinator::CheckLiveness() {
     if (now - peer.last_seen_ms <= limit_ms) continue;
     const std::string why =
         "sent nothing for " + std::to_string(now - peer.last_seen_ms) + " ms";
-    if (peer.role == wire::Role::Worker) {
-      dead_workers.emplace_back(id, why);
-      continue;
-    }
-    // Servers hold the model; until snapshots and restore exist, losing
-    // one ends the job cleanly instead of training on a partial model.
-    Status dead = Unavailable("server " + std::to_string(peer.rank) + " on " +
-                              peer.host + " " + why);
-    LS_LOG(Error) << dead.message();
-    SendShutdown("job aborted: " + dead.message());
-    return dead;
+    (peer.role == wire::Role::Worker ? dead_workers : dead_servers)
+        .emplace_back(id, why);
   }
+  // A lost server's part of the model comes back from the latest complete
+  // snapshot round (coordinator_recovery.cc), or the job ends.
+  for (const auto& [id, why] : dead_servers) LoseServer(id, why);
   for (const auto& [id, why] : dead_workers) RemoveWorker(id, why);
-  return Status::Ok();
+  return CheckRecoveryDeadline();
 }
 
 }  // namespace lockstep

@@ -114,7 +114,8 @@ void Coordinator::SendStart(const std::string& id, Peer& peer) {
   flatbuffers::FlatBufferBuilder fbb(4096);
   auto job = JobConfigToWire(fbb, options_.job);
   auto layout = layout_.ToWire(fbb);
-  auto body = wire::CreateStart(fbb, job, layout);
+  auto body =
+      wire::CreateStart(fbb, job, layout, epoch_, policy_->CurrentClock());
   Reply(id, FinishEnvelope(fbb, wire::Body::Start, body.Union(),
                            wire::Role::Coordinator, 0));
   peer.started = true;

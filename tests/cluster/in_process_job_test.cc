@@ -40,7 +40,9 @@ JobConfig Job(const Optimizer_& opt) {
   job.max_clocks = kClocks;
   job.eval_every = 0;
   job.seed = kSeed;
-  job.heartbeat_ms = 100;
+  // Liveness (10 heartbeats) far above what a sanitizer-slowed thread
+  // can stall on a busy machine: nothing here is about dead peers.
+  job.heartbeat_ms = 500;
   return job;
 }
 

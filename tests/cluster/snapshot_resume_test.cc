@@ -50,7 +50,9 @@ JobConfig ResumeJob(const std::string& model, const std::string& optimizer,
   job.max_clocks = kResumeClocks;
   job.eval_every = 0;
   job.seed = 11;
-  job.heartbeat_ms = 100;
+  // Liveness (10 heartbeats) far above what a sanitizer-slowed thread
+  // can stall on a busy machine: nothing here is about dead peers.
+  job.heartbeat_ms = 500;
   job.data_order = "global";
   job.snapshot_every_clocks = 10;
   job.snapshot_keep = 5;

@@ -205,6 +205,53 @@ TEST(SnapshotRecoveryTest, AFlippedByteFailsItsRoundAndTheOlderOneIsUsed) {
   ExpectSameModel(*got, expected);
 }
 
+// A server SIGKILLed mid-training and started again by hand (as an
+// orchestrator would): every shard rolls back to the newest complete round
+// while the workers wait, the job continues at its clock + 1, and it ends
+// with the uninterrupted job's model, byte for byte.
+TEST(SnapshotRecoveryTest, AServerKilledAndRestartedRollsTheJobBackLive) {
+  const std::vector<float> expected = UninterruptedModel();
+  const std::string dir = MakeTempDir("lockstep-live");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(RecoveryJob(dir)).ok());
+  const std::vector<std::string> server1 = {BinaryPath("lockstep-server"),
+                                            "--coordinator",
+                                            cluster.endpoint(),
+                                            "--rank",
+                                            "1",
+                                            "--listen",
+                                            "tcp://127.0.0.1:0"};
+  ASSERT_TRUE(cluster.StartServer(0).ok());
+  auto victim = cluster.Start(server1, "server 1");
+  ASSERT_TRUE(victim.ok());
+  for (int w = 0; w < 3; ++w) {
+    std::vector<std::string> extra = {"--hetero", "linear=0.005+0.0002"};
+    if (w == 0) extra.insert(extra.end(), {"--dump-model", dir + "/model.bin"});
+    ASSERT_TRUE(cluster.StartWorker(w, extra).ok());
+  }
+  for (int i = 0; i < 600; ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
+    if (manifest.ok() && manifest->rounds().size() >= 2) break;
+  }
+  cluster.Pump(std::chrono::milliseconds(70));
+  ASSERT_EQ(kill(*victim, SIGKILL), 0);
+  // Dead for longer than the liveness limit (10 heartbeats of 100 ms):
+  // the coordinator notices, rolls the survivors back and waits for it.
+  for (int i = 0; i < 30; ++i) cluster.Pump(std::chrono::milliseconds(50));
+  ASSERT_TRUE(cluster.Start(server1, "server 1 again").ok());
+  auto model = RunToTheEnd(cluster, dir);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const std::string log = cluster.Output("coordinator");
+  EXPECT_NE(log.find("rolling every shard back to snapshot round"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("recovered in"), std::string::npos) << log;
+  ExpectSameModel(*model, expected);
+  const std::string summary = ReadFile(dir + "/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "recoveries"), 1) << summary;
+}
+
 TEST(SnapshotRecoveryTest, LauncherResumesARunDirectoryWithMoreWorkers) {
   const std::string run_dir = MakeTempDir("lockstep-resume") + "/run";
   auto launch = [&](const std::vector<std::string>& flags) {
