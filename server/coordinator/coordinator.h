@@ -175,7 +175,9 @@ class Coordinator {
   void RejectBadMessage(const std::string& id, const Status& why);
   Status CheckLiveness();
   // Removes a dead (or refused) worker; the policy re-evaluates without it.
-  void RemoveWorker(const std::string& id, const std::string& why);
+  // With no worker left the job ends, unless it is being `replaced`.
+  void RemoveWorker(const std::string& id, const std::string& why,
+                    bool replaced = false);
   // Lowest live worker rank, or -1.
   int Evaluator() const;
   bool TrainingDone() const;

@@ -34,6 +34,18 @@ void Coordinator::HandleRegister(const std::string& id,
       AcceptReturningServer(id, reg)) {
     return;
   }
+  if (!is_server && workers_welcomed_ && reg.rank_hint() >= 0) {
+    // A new process for a rank that looks alive: the old one is gone (a
+    // supervisor restarts a worker faster than it is declared dead).
+    const auto old = std::find_if(worker_ids_.begin(), worker_ids_.end(),
+                                  [&](const std::string& w) {
+                                    return peers_[w].rank == reg.rank_hint();
+                                  });
+    if (old != worker_ids_.end()) {
+      RemoveWorker(std::string(*old), "replaced by a new worker process",
+                   /*replaced=*/true);
+    }
+  }
   auto& ids = is_server ? server_ids_ : worker_ids_;
   const uint32_t want = is_server ? options_.job.servers : options_.job.workers;
   if (ids.size() >= want || (training_ && is_server)) {
@@ -175,7 +187,8 @@ void Coordinator::MaybeRequestFinalEvaluation() {
                << " runs the final evaluation";
 }
 
-void Coordinator::RemoveWorker(const std::string& id, const std::string& why) {
+void Coordinator::RemoveWorker(const std::string& id, const std::string& why,
+                               bool replaced) {
   const Peer gone = peers_[id];
   LS_LOG(Warning) << "worker " << gone.rank << " removed: " << why << "; "
                   << worker_ids_.size() - 1 << " workers go on";
@@ -192,7 +205,7 @@ void Coordinator::RemoveWorker(const std::string& id, const std::string& why) {
   }
   if (gone.rank == final_evaluator_) final_evaluator_ = -1;
   MaybeRequestFinalEvaluation();
-  if (worker_ids_.empty()) {
+  if (worker_ids_.empty() && !replaced) {
     abort_status_ = Unavailable("every worker is gone (last: worker " +
                                 std::to_string(gone.rank) + ", " + why + ")");
   }

@@ -1,0 +1,127 @@
+// lockstep-launch --supervise with real SIGKILLs, under every policy: a
+// server killed mid-training is started again by the launcher, every shard
+// rolls back to the newest complete snapshot round and the job still
+// learns; a worker killed afterwards is started again and rejoins.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <regex>
+
+#include "server/coordinator/snapshot_manifest.h"
+#include "tests/integration/test_cluster.h"
+
+namespace lockstep {
+namespace {
+
+// The pid of the newest "started ROLE (pid N)" line of the launcher.
+pid_t StartedPid(TestCluster& cluster, const std::string& role) {
+  const std::regex started("started " + role + R"( \(pid ([0-9]+)\))");
+  pid_t pid = 0;
+  for (const std::string& line : cluster.Lines("launch")) {
+    std::smatch m;
+    if (std::regex_search(line, m, started)) pid = std::stoi(m[1]);
+  }
+  return pid;
+}
+
+// Pumps until `done` holds (true) or about `seconds` passed (false).
+template <typename Done>
+bool PumpUntil(TestCluster& cluster, int seconds, Done done) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (done()) return true;
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+class SuperviseTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SuperviseTest, KilledServerAndWorkerAreRestartedAndTheJobLearns) {
+  const std::string dir = MakeTempDir("lockstep-supervise") + "/run";
+  TestCluster cluster;
+  const std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
+                                         "--timeout-s",
+                                         "150",
+                                         "--supervise",
+                                         "-v",
+                                         "--servers",
+                                         "2",
+                                         "--workers",
+                                         "3",
+                                         "--sync",
+                                         GetParam(),
+                                         "--model",
+                                         "softmax",
+                                         "--batch",
+                                         "32",
+                                         "--clocks",
+                                         "600",
+                                         "--train-limit",
+                                         "6000",
+                                         "--test-limit",
+                                         "2000",
+                                         "--eval-every",
+                                         "0",
+                                         "--lr",
+                                         "0.1",
+                                         "--heartbeat-ms",
+                                         "100",
+                                         "--snapshot-every-clocks",
+                                         "20",
+                                         "--hetero",
+                                         "*:linear=0.004+0.00002",
+                                         "--run-dir",
+                                         dir};
+  ASSERT_TRUE(cluster.Start(argv, "launch").ok());
+  ASSERT_TRUE(PumpUntil(cluster, 60, [&] {
+    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
+    return manifest.ok() && manifest->LatestComplete() != nullptr;
+  })) << cluster.Output("launch");
+  const pid_t server = StartedPid(cluster, "server 1");
+  ASSERT_GT(server, 0) << cluster.Output("launch");
+  ASSERT_EQ(kill(server, SIGKILL), 0);
+
+  // The launcher starts it again; the coordinator rolls the job back.
+  const std::string log = dir + "/logs/coordinator.log";
+  ASSERT_TRUE(PumpUntil(cluster, 60, [&] {
+    return ReadFile(log).find("recovered in") != std::string::npos;
+  })) << ReadFile(log);
+  const pid_t worker = StartedPid(cluster, "worker 2");
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(150));
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("launch");
+  EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  const std::string out = cluster.Output("launch");
+  EXPECT_NE(out.find("server 1 (pid " + std::to_string(server) +
+                     ") was killed by signal 9 (SIGKILL); restarting it"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("worker 2 (pid " + std::to_string(worker) +
+                     ") was killed by signal 9 (SIGKILL); restarting it"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(StartedPid(cluster, "worker 2"), worker) << out;
+  const std::string summary = ReadFile(dir + "/summary.json");
+  EXPECT_GE(JsonNumber(summary, "recoveries"), 1) << summary;
+  EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0.6) << summary;
+  // Back at once: registering for its rank replaces the dead process.
+  EXPECT_NE(ReadFile(log).find("worker 2 removed: replaced by a new worker"),
+            std::string::npos);
+  EXPECT_EQ(out.find("restart 2 of"), std::string::npos) << out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, SuperviseTest,
+                         ::testing::Values("bsp", "ssp:2", "asp", "backup:1",
+                                           "lbbsp"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (c == ':') c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace lockstep
