@@ -89,15 +89,8 @@ Status ServerShard::AwaitWelcome() {
 }
 
 Status ServerShard::Setup(const wire::Welcome& welcome) {
-  // Welcomed again (a rollback): the round in flight is abandoned and
-  // everything below is built afresh.
-  JoinRoundWriter();
-  if (dense_ != nullptr) dense_->WatchCapture(nullptr, 0);
-  if (sparse_ != nullptr) sparse_->WatchCapture(nullptr, 0);
-  capture_.reset();
-  store_.reset();
+  DropSnapshotState();
   sparse_.reset();
-  contained_.clear();
   epoch_ = welcome.epoch();
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
   LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(welcome.layout()));
@@ -125,33 +118,8 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
     sparse_ = std::make_unique<SparseTable>(layout_.sparse_dim(),
                                             optimizer_->state_slots());
   }
-  if (welcome.restore_round() > 0) {
-    if (job_.snapshot_dir.empty()) {
-      return InvalidArgument("welcome asks to restore without a snapshot_dir");
-    }
-    Status restored =
-        RestoreRound(welcome.restore_round(), welcome.restore_shards())
-            .WithContext("restoring round " +
-                         std::to_string(welcome.restore_round()));
-    if (!restored.ok()) {
-      // The coordinator marks the round failed, so the next resume takes
-      // the complete round before it.
-      SendToCoordinator(
-          MakeErrorHeader(wire::ErrorCode::RestoreFailed, restored.message(),
-                          welcome.restore_round(), wire::Role::Server,
-                          static_cast<int>(shard_)));
-      return restored;
-    }
-  }
-  OpenSnapshotStore();
-  if (epoch_ > 0) {
-    flatbuffers::FlatBufferBuilder fbb(64);
-    auto body = wire::CreateRestored(fbb, epoch_, welcome.restore_round(),
-                                     clock_.applied());
-    SendToCoordinator(FinishEnvelope(fbb, wire::Body::Restored, body.Union(),
-                                     wire::Role::Server,
-                                     static_cast<int>(shard_)));
-  }
+  LS_RETURN_IF_ERROR(
+      RestoreFromWelcome(welcome.restore_round(), welcome.restore_shards()));
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
                << own.dense.begin << ", " << own.dense.end << ") on "
                << endpoint_ << " with " << job_.optimizer;

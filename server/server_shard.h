@@ -131,6 +131,13 @@ class ServerShard {
     std::map<uint32_t, int64_t> contained;
   };
   void OpenSnapshotStore();
+  // Welcomed again (a rollback): the round in flight is abandoned (its
+  // writer joined, its capture dropped) and the store closed.
+  void DropSnapshotState();
+  // After the stores are built: restores `round` of `shards` shards when
+  // it is not 0 (a failure is also reported to the coordinator), opens the
+  // snapshot store, and answers Restored in a recovery epoch.
+  Status RestoreFromWelcome(uint64_t round, uint32_t shards);
   // Loads round `round` that `shards` shards wrote under the job's
   // snapshot_dir into this shard's (fresh) state.
   Status RestoreRound(uint64_t round, uint32_t shards);

@@ -34,6 +34,43 @@ void ServerShard::OpenSnapshotStore() {
   store_ = std::move(store).value();
 }
 
+void ServerShard::DropSnapshotState() {
+  JoinRoundWriter();
+  if (dense_ != nullptr) dense_->WatchCapture(nullptr, 0);
+  if (sparse_ != nullptr) sparse_->WatchCapture(nullptr, 0);
+  capture_.reset();
+  store_.reset();
+  contained_.clear();
+}
+
+Status ServerShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
+  if (round > 0) {
+    if (job_.snapshot_dir.empty()) {
+      return InvalidArgument("welcome asks to restore without a snapshot_dir");
+    }
+    Status restored =
+        RestoreRound(round, shards)
+            .WithContext("restoring round " + std::to_string(round));
+    if (!restored.ok()) {
+      // The coordinator marks the round failed, so the next resume takes
+      // the complete round before it.
+      SendToCoordinator(
+          MakeErrorHeader(wire::ErrorCode::RestoreFailed, restored.message(),
+                          round, wire::Role::Server, static_cast<int>(shard_)));
+      return restored;
+    }
+  }
+  OpenSnapshotStore();
+  if (epoch_ > 0) {
+    flatbuffers::FlatBufferBuilder fbb(64);
+    auto body = wire::CreateRestored(fbb, epoch_, round, clock_.applied());
+    SendToCoordinator(FinishEnvelope(fbb, wire::Body::Restored, body.Union(),
+                                     wire::Role::Server,
+                                     static_cast<int>(shard_)));
+  }
+  return Status::Ok();
+}
+
 Status ServerShard::RestoreRound(uint64_t round, uint32_t shards) {
   const double start = NowSeconds();
   std::vector<std::unique_ptr<RocksDbStore>> stores;

@@ -52,6 +52,22 @@ Status PsClient::WaitOutLostServer(const Status& lost, int64_t deadline_ms) {
   return lost.WithContext("no recovery within the request timeout");
 }
 
+StatusOr<bool> PsClient::CheckReply(uint32_t shard, uint64_t request_id,
+                                    const char* what, Message* msg) const {
+  Status ok = VerifyHeader(msg);
+  if (!ok.ok()) {
+    return ok.WithContext("bad reply from server " + std::to_string(shard));
+  }
+  if (msg->envelope->body_type() != wire::Body::Error) return true;
+  const auto* err = msg->envelope->body_as_Error();
+  if (err->request_id() != 0 && err->request_id() != request_id) {
+    return false;  // about an older request
+  }
+  return FailedPrecondition("server " + std::to_string(shard) +
+                            " refused the " + what + ": " +
+                            flatbuffers::GetString(err->message()));
+}
+
 template <typename OnReply>
 Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
                               uint64_t request_id, const char* what,
@@ -96,20 +112,9 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
               deadline);
         }
         if (!*got) break;
-        Status ok = VerifyHeader(&msg);
-        if (!ok.ok()) {
-          return ok.WithContext("bad reply from server " +
-                                std::to_string(shard));
-        }
-        if (msg.envelope->body_type() == wire::Body::Error) {
-          const auto* err = msg.envelope->body_as_Error();
-          if (err->request_id() != 0 && err->request_id() != request_id) {
-            continue;
-          }
-          return FailedPrecondition("server " + std::to_string(shard) +
-                                    " refused the " + what + ": " +
-                                    flatbuffers::GetString(err->message()));
-        }
+        LS_ASSIGN_OR_RETURN(bool reply,
+                            CheckReply(shard, request_id, what, &msg));
+        if (!reply) continue;
         LS_ASSIGN_OR_RETURN(bool mine, on_reply(shard, msg));
         if (mine) {
           // This shard is done; a close right after its reply (shutdown)

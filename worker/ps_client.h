@@ -73,6 +73,10 @@ class PsClient {
   // answer; with one, waits for the interrupt (a rollback) until
   // `deadline_ms`, then gives up with `lost`.
   Status WaitOutLostServer(const Status& lost, int64_t deadline_ms);
+  // Verifies a reply from `shard`: true to hand it on, false to skip it (an
+  // error about an older request), an error for a bad frame or a refusal.
+  StatusOr<bool> CheckReply(uint32_t shard, uint64_t request_id,
+                            const char* what, Message* msg) const;
   // Waits until every shard in `shards` answered request `request_id`;
   // calls on_reply(shard, msg) for each reply.
   template <typename OnReply>

@@ -145,7 +145,9 @@ class Coordinator {
   void MaybeStartRound(int64_t clock, bool force);
   void HandleSnapshotDone(const wire::SnapshotDone& done);
   // A server could not restore `round`: the round is marked failed in the
-  // manifest (a resume then takes the one before it) and the job ends.
+  // manifest (a resume then takes the one before it). At start-up the job
+  // ends; in a live recovery every shard rolls back to the round before
+  // (the server that failed exits; a supervisor brings it back).
   void HandleRestoreFailed(int shard, uint64_t round, const std::string& why);
   // Records a finished round in the manifest and prunes it.
   void FinishRound(ManifestRound round);
@@ -158,6 +160,8 @@ class Coordinator {
   // A server registering while the job trains takes a lost (or replaced)
   // shard's rank. False when there is no shard for it.
   bool AcceptReturningServer(const std::string& id, const wire::Register& reg);
+  // A new recovery epoch: every live server is welcomed with `round`.
+  void BeginRollback(const ManifestRound& round, const std::string& why);
   void HandleRestored(const Peer& peer, const wire::Restored& restored);
   // Every shard restored: the policy restarts at the round's clock + 1 and
   // every worker gets its Start.
@@ -174,6 +178,10 @@ class Coordinator {
   void ReplyHeartbeat(const std::string& id);
   void RejectBadMessage(const std::string& id, const Status& why);
   Status CheckLiveness();
+  // A new process registering for worker rank `rank` (>= 0) while one is
+  // registered: the old one is gone (a supervisor restarts a worker faster
+  // than it is declared dead), so it is removed.
+  void ReplaceWorkerOfRank(int rank);
   // Removes a dead (or refused) worker; the policy re-evaluates without it.
   // With no worker left the job ends, unless it is being `replaced`.
   void RemoveWorker(const std::string& id, const std::string& why,

@@ -19,6 +19,19 @@ wire::ApplyMode WireApplyMode(ApplyMode mode) {
                                        : wire::ApplyMode::OnCommit;
 }
 
+// What a worker says it can do ("max_batch=N").
+WorkerCaps CapsOf(const wire::Register& reg) {
+  WorkerCaps caps;
+  if (reg.capabilities() == nullptr) return caps;
+  for (const auto* cap : *reg.capabilities()) {
+    unsigned long v = 0;
+    if (std::sscanf(cap->c_str(), "max_batch=%lu", &v) == 1) {
+      caps.max_batch = static_cast<uint32_t>(v);
+    }
+  }
+  return caps;
+}
+
 }  // namespace
 
 void Coordinator::HandleRegister(const std::string& id,
@@ -34,18 +47,7 @@ void Coordinator::HandleRegister(const std::string& id,
       AcceptReturningServer(id, reg)) {
     return;
   }
-  if (!is_server && workers_welcomed_ && reg.rank_hint() >= 0) {
-    // A new process for a rank that looks alive: the old one is gone (a
-    // supervisor restarts a worker faster than it is declared dead).
-    const auto old = std::find_if(worker_ids_.begin(), worker_ids_.end(),
-                                  [&](const std::string& w) {
-                                    return peers_[w].rank == reg.rank_hint();
-                                  });
-    if (old != worker_ids_.end()) {
-      RemoveWorker(std::string(*old), "replaced by a new worker process",
-                   /*replaced=*/true);
-    }
-  }
+  if (!is_server && workers_welcomed_) ReplaceWorkerOfRank(reg.rank_hint());
   auto& ids = is_server ? server_ids_ : worker_ids_;
   const uint32_t want = is_server ? options_.job.servers : options_.job.workers;
   if (ids.size() >= want || (training_ && is_server)) {
@@ -65,14 +67,7 @@ void Coordinator::HandleRegister(const std::string& id,
   peer.rank_hint = reg.rank_hint();
   peer.endpoint = flatbuffers::GetString(reg.endpoint());
   peer.host = flatbuffers::GetString(reg.host());
-  if (reg.capabilities() != nullptr) {
-    for (const auto* cap : *reg.capabilities()) {
-      unsigned long v = 0;
-      if (std::sscanf(cap->c_str(), "max_batch=%lu", &v) == 1) {
-        peer.caps.max_batch = static_cast<uint32_t>(v);
-      }
-    }
-  }
+  peer.caps = CapsOf(reg);
   peers_[id] = peer;
   ids.push_back(id);
   LS_LOG(Info) << RoleName(reg.role()) << " registered from "
@@ -94,6 +89,17 @@ void Coordinator::HandleRegister(const std::string& id,
   }
   WelcomeWorkersIfReady();
   StartTrainingIfReady();
+}
+
+void Coordinator::ReplaceWorkerOfRank(int rank) {
+  if (rank < 0) return;
+  const auto old = std::find_if(
+      worker_ids_.begin(), worker_ids_.end(),
+      [&](const std::string& w) { return peers_[w].rank == rank; });
+  if (old != worker_ids_.end()) {
+    RemoveWorker(std::string(*old), "replaced by a new worker process",
+                 /*replaced=*/true);
+  }
 }
 
 void Coordinator::AssignRanks(std::vector<std::string>& ids) {

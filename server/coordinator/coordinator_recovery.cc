@@ -34,10 +34,10 @@ void Coordinator::LoseServer(const std::string& id, const std::string& why) {
   }
   const std::string what =
       "server " + std::to_string(gone.rank) + " on " + gone.host + " " + why;
-  const ManifestRound* round = training_ && options_.job.snapshots()
-                                   ? manifest_.LatestComplete()
-                                   : nullptr;
-  if (round == nullptr) {
+  const ManifestRound* latest = training_ && options_.job.snapshots()
+                                    ? manifest_.LatestComplete()
+                                    : nullptr;
+  if (latest == nullptr) {
     const std::string missing =
         !training_ ? "before training started"
         : options_.job.snapshots()
@@ -48,19 +48,26 @@ void Coordinator::LoseServer(const std::string& id, const std::string& why) {
     LS_LOG(Error) << abort_status_.message();
     return;
   }
+  // A copy: recording the abandoned round below changes the manifest.
+  const ManifestRound round = *latest;
   if (auto abandoned = rounds_.Abandon("server " + std::to_string(gone.rank) +
                                        " was lost")) {
     FinishRound(std::move(*abandoned));
   }
   final_round_clock_.reset();
-  restore_ = *round;
-  ++epoch_;
   ++recoveries_;
   if (!recovering_) recovery_started_s_ = NowSeconds();
+  BeginRollback(round, what);
+}
+
+void Coordinator::BeginRollback(const ManifestRound& round,
+                                const std::string& why) {
+  restore_ = round;
+  ++epoch_;
   recovering_ = true;
   restored_.clear();
-  LS_LOG(Warning) << what << "; rolling every shard back to snapshot round "
-                  << round->round << " (clock " << round->clock
+  LS_LOG(Warning) << why << "; rolling every shard back to snapshot round "
+                  << round.round << " (clock " << round.clock
                   << "), recovery epoch " << epoch_;
   for (const auto& server : server_ids_) {
     if (!server.empty()) SendWelcome(server, peers_[server]);

@@ -140,6 +140,13 @@ void Coordinator::HandleRestoreFailed(int shard, uint64_t round,
   manifest_.Record(std::move(failed));
   Status saved = manifest_.Save(options_.job.snapshot_dir);
   const ManifestRound* older = manifest_.LatestComplete();
+  if (recovering_ && older != nullptr) {
+    const ManifestRound previous = *older;
+    BeginRollback(previous, "snapshot round " + std::to_string(round) +
+                                " cannot be restored (" + why +
+                                "); it is marked failed");
+    return;
+  }
   abort_status_ =
       Corruption("snapshot round " + std::to_string(round) +
                  " cannot be restored (" + why + "); it is marked failed" +

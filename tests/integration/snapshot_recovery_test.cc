@@ -252,6 +252,60 @@ TEST(SnapshotRecoveryTest, AServerKilledAndRestartedRollsTheJobBackLive) {
   EXPECT_EQ(JsonNumber(summary, "recoveries"), 1) << summary;
 }
 
+// As above, but the newest round is damaged (a flipped byte in shard 0's
+// part) after the kill: server 0 fails to restore it and exits, the round
+// is marked failed, every shard rolls back to the round before, and the job
+// still ends with the uninterrupted job's model.
+TEST(SnapshotRecoveryTest, ADamagedRoundInALiveRecoveryFallsBackToTheOlder) {
+  const std::vector<float> expected = UninterruptedModel();
+  const std::string dir = MakeTempDir("lockstep-live-flip");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(RecoveryJob(dir)).ok());
+  auto server = [&](int rank) {
+    return std::vector<std::string>{BinaryPath("lockstep-server"),
+                                    "--coordinator",
+                                    cluster.endpoint(),
+                                    "--rank",
+                                    std::to_string(rank),
+                                    "--listen",
+                                    "tcp://127.0.0.1:0"};
+  };
+  ASSERT_TRUE(cluster.Start(server(0), "server 0").ok());
+  auto victim = cluster.Start(server(1), "server 1");
+  ASSERT_TRUE(victim.ok());
+  for (int w = 0; w < 3; ++w) {
+    std::vector<std::string> extra = {"--hetero", "linear=0.005+0.0002"};
+    if (w == 0) extra.insert(extra.end(), {"--dump-model", dir + "/model.bin"});
+    ASSERT_TRUE(cluster.StartWorker(w, extra).ok());
+  }
+  for (int i = 0; i < 600; ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
+    if (manifest.ok() && manifest->rounds().size() >= 2) break;
+  }
+  ASSERT_EQ(kill(*victim, SIGKILL), 0);
+  // No round completes without server 1, and the survivor starts to
+  // restore only once server 1 is declared dead (1 s).
+  FlipAByteOfTheNewestRound(dir + "/snapshots");
+  const uint64_t bad =
+      SnapshotManifest::Load(dir + "/snapshots")->LatestComplete()->round;
+  auto failed = cluster.WaitFor("server 0", std::chrono::seconds(30));
+  ASSERT_TRUE(failed.ok() && !failed->ok()) << cluster.Output("server 0");
+  ASSERT_TRUE(cluster.Start(server(0), "server 0 again").ok());
+  ASSERT_TRUE(cluster.Start(server(1), "server 1 again").ok());
+  auto model = RunToTheEnd(cluster, dir);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const std::string log = cluster.Output("coordinator");
+  EXPECT_NE(
+      log.find("snapshot round " + std::to_string(bad) + " cannot be restored"),
+      std::string::npos)
+      << log;
+  EXPECT_NE(log.find("it is marked failed; rolling every shard back"),
+            std::string::npos)
+      << log;
+  ExpectSameModel(*model, expected);
+}
+
 TEST(SnapshotRecoveryTest, LauncherResumesARunDirectoryWithMoreWorkers) {
   const std::string run_dir = MakeTempDir("lockstep-resume") + "/run";
   auto launch = [&](const std::vector<std::string>& flags) {
