@@ -68,7 +68,11 @@ int Launcher::Run() {
     return 1;
   }
   Outcome outcome = StartAll();
-  if (outcome == Outcome::kRunning) outcome = RunUntilCoordinatorDone();
+  while (true) {
+    if (outcome == Outcome::kRunning) outcome = RunUntilCoordinatorDone();
+    if (outcome != Outcome::kRestart) break;
+    outcome = RestartJob();
+  }
   if (outcome != Outcome::kRunning) return Abort(outcome);
   AwaitShutdown();
   return Finish();
@@ -115,7 +119,7 @@ Status Launcher::StartRole(const std::string& role, int rank,
   r.label = role == "coordinator" ? role : role + " " + std::to_string(rank);
   r.log_path = RoleLogPath(run_dir_, role, rank);
   // A restarted role appends to its log.
-  const bool again = restart_counts_.count(r.label) != 0;
+  const bool again = !started_labels_.insert(r.label).second;
   r.log.reset(std::fopen(r.log_path.c_str(), again ? "ae" : "we"));
   if (!r.log) return IOError("cannot create " + r.log_path);
   LS_ASSIGN_OR_RETURN(const pid_t pid, group_.Spawn(argv, r.label));
@@ -180,45 +184,6 @@ std::vector<std::string> Launcher::PeerArgv(bool server, int rank) {
   return argv;
 }
 
-bool Launcher::ScheduleRestart(const Role& role, const std::string& what) {
-  uint32_t& count = restart_counts_[role.label];
-  if (count >= options_.max_restarts) {
-    Fail(what + "; restarted " + std::to_string(count) +
-             " times already (--max-restarts)",
-         &role);
-    return false;
-  }
-  ++count;
-  const double delay_s =
-      std::min(10.0, 0.5 * static_cast<double>(1u << std::min(count - 1, 5u)));
-  restarts_.push_back(
-      {role.role, role.rank,
-       std::chrono::steady_clock::now() +
-           std::chrono::milliseconds(static_cast<int64_t>(delay_s * 1000))});
-  console_->Message(what + "; restarting it in " +
-                    std::to_string(delay_s).substr(0, 3) + " s (restart " +
-                    std::to_string(count) + " of at most " +
-                    std::to_string(options_.max_restarts) + ")");
-  return true;
-}
-
-void Launcher::StartDueRestarts() {
-  const auto now = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < restarts_.size();) {
-    if (restarts_[i].at > now || coordinator_done_) {
-      ++i;
-      continue;
-    }
-    const Restart due = restarts_[i];
-    restarts_.erase(restarts_.begin() + static_cast<std::ptrdiff_t>(i));
-    const bool server = due.role == "server";
-    if (Status s = StartRole(due.role, due.rank, PeerArgv(server, due.rank));
-        !s.ok()) {
-      Fail(s.message(), nullptr);
-    }
-  }
-}
-
 Launcher::Outcome Launcher::WaitForEndpoint() {
   const auto deadline = std::chrono::steady_clock::now() + kEndpointWait;
   const Role* coordinator = &roles_.at(coordinator_pid_);
@@ -268,6 +233,7 @@ Launcher::Outcome Launcher::Step() {
   HandleEvents(group_.Poll(kPollPeriod));
   StartDueRestarts();
   if (!failure_.empty()) return Outcome::kFailed;
+  if (resume_job_) return Outcome::kRestart;
   if (g_stop_signal != 0) return Outcome::kInterrupted;
   if (options_.timeout_s > 0 && !coordinator_done_ &&
       ElapsedS() > options_.timeout_s) {
@@ -324,8 +290,12 @@ void Launcher::HandleExit(Role& role, const ChildExit& exit) {
     }
   } else if (is_coordinator && exit.how.ok()) {
     coordinator_done_ = true;
-  } else if (options_.supervise && !is_coordinator && !exit.how.ok()) {
-    ScheduleRestart(role, what);
+  } else if (options_.supervise && !exit.how.ok()) {
+    if (is_coordinator) {
+      ScheduleJobRestart(role, what);
+    } else {
+      ScheduleRestart(role, what);
+    }
   } else if (role.role == "worker" && !exit.how.ok() &&
              !options_.stop_on_worker_failure) {
     WorkerFailed(role, what);

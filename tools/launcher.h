@@ -17,7 +17,10 @@
 //     handled like a failing server instead.
 //   - with --supervise, a server or worker that fails is started again
 //     (same flags, its log appended) after 0.5 s, doubling per restart of
-//     that role up to 10 s; after --max-restarts it fails as above.
+//     that role up to 10 s; after --max-restarts it fails as above. A
+//     coordinator that fails takes the job's timeline with it: every role
+//     is stopped and the whole job started again with --resume from its
+//     newest complete snapshot round (launcher_supervise.cc).
 //   - --timeout-s passes first: everything is stopped. Exit code 124.
 //   - SIGINT/SIGTERM reaches the launcher: everything is stopped. Exit 130.
 //
@@ -33,6 +36,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "tools/console.h"
@@ -57,7 +62,9 @@ class Launcher {
   int Run();
 
  private:
-  enum class Outcome { kRunning, kFailed, kTimedOut, kInterrupted };
+  // kRestart: the coordinator failed under --supervise; the job starts
+  // again from its newest complete snapshot round.
+  enum class Outcome { kRunning, kFailed, kTimedOut, kInterrupted, kRestart };
 
   struct Role {
     std::string role;  // "coordinator", "server", "worker"
@@ -77,6 +84,12 @@ class Launcher {
   // used up its restarts.
   bool ScheduleRestart(const Role& role, const std::string& what);
   void StartDueRestarts();
+  // --supervise, the coordinator failed: schedules the restart of the whole
+  // job with --resume (the recorded job in resume_job_); false (a failure)
+  // without a complete round or restarts left.
+  bool ScheduleJobRestart(const Role& role, const std::string& what);
+  // Stops every role, waits out the backoff and starts the job again.
+  Outcome RestartJob();
   Outcome StartAll();
   Outcome WaitForEndpoint();
   Outcome RunUntilCoordinatorDone();
@@ -124,7 +137,9 @@ class Launcher {
   };
   std::vector<Restart> restarts_;
   std::map<std::string, uint32_t> restart_counts_;  // by role label
-  const Role* failed_role_ = nullptr;               // the role to blame, if any
+  std::set<std::string> started_labels_;            // logs to append to
+  std::optional<JobConfig> resume_job_;  // set: restart the job with it
+  const Role* failed_role_ = nullptr;    // the role to blame, if any
 };
 
 }  // namespace lockstep

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "common/clock.h"
+#include "common/durable_file.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "server/optimizers/optimizer.h"
@@ -40,6 +41,11 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   std::string bound;
   LS_ASSIGN_OR_RETURN(c->socket_, BindRouter(c->options_.listen, &bound));
   c->endpoint_ = AdvertisedEndpoint(bound, c->options_.advertise);
+  if (!c->options_.run_dir.empty()) {
+    // For tools that talk to the live job (lockstep-snapshot now).
+    LS_RETURN_IF_ERROR(WriteFileDurably(c->options_.run_dir + "/endpoint",
+                                        c->endpoint_ + "\n"));
+  }
   if (!c->options_.metrics_listen.empty()) {
     LS_ASSIGN_OR_RETURN(c->metrics_,
                         MetricsHttpServer::Start(c->options_.metrics_listen));
@@ -134,6 +140,11 @@ void Coordinator::HandleMessage(Message& msg) {
   const wire::Envelope* env = msg.envelope;
   if (env->body_type() == wire::Body::Register) {
     HandleRegister(msg.peer, *env->body_as_Register());
+    return;
+  }
+  if (env->body_type() == wire::Body::SnapshotStart &&
+      env->sender_role() == wire::Role::Tool) {
+    HandleRoundRequest(msg.peer);
     return;
   }
   auto it = peers_.find(msg.peer);

@@ -143,7 +143,15 @@ class Coordinator {
   // After the commit of `clock`: starts a round when one is due (or
   // `force`d), right behind the commit on every server's queue.
   void MaybeStartRound(int64_t clock, bool force);
+  // Starts round after `clock` (the state after its commit) on every
+  // server; tools waiting for a round wait for this one.
+  void StartRound(int64_t clock);
   void HandleSnapshotDone(const wire::SnapshotDone& done);
+  // A tool (lockstep-snapshot now) asks for a round now: it starts at the
+  // last committed clock (or after the round in flight), and the tool is
+  // answered with a SnapshotDone for the whole round once it finished.
+  void HandleRoundRequest(const std::string& id);
+  void AnswerRoundRequests(const ManifestRound& round);
   // A server could not restore `round`: the round is marked failed in the
   // manifest (a resume then takes the one before it). At start-up the job
   // ends; in a live recovery every shard rolls back to the round before
@@ -232,6 +240,8 @@ class Coordinator {
   // The job's last commit came while a round was in flight: its round
   // starts when that one finishes (nothing changes the state after it).
   std::optional<int64_t> final_round_clock_;
+  std::vector<std::string> round_requests_;  // tools waiting for a start
+  std::map<uint64_t, std::vector<std::string>> round_waiters_;  // by round
   uint64_t rounds_complete_ = 0;
   uint64_t rounds_failed_ = 0;
   double settle_deadline_s_ = 0;  // when the job stops waiting for a round

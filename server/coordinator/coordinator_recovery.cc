@@ -34,13 +34,13 @@ void Coordinator::LoseServer(const std::string& id, const std::string& why) {
   }
   const std::string what =
       "server " + std::to_string(gone.rank) + " on " + gone.host + " " + why;
-  const ManifestRound* latest = training_ && options_.job.snapshots()
-                                    ? manifest_.LatestComplete()
-                                    : nullptr;
+  const bool snapshots = !options_.job.snapshot_dir.empty();
+  const ManifestRound* latest =
+      training_ && snapshots ? manifest_.LatestComplete() : nullptr;
   if (latest == nullptr) {
     const std::string missing =
         !training_ ? "before training started"
-        : options_.job.snapshots()
+        : snapshots
             ? "and no snapshot round is complete yet"
             : "and the job takes no snapshots (--snapshot-every-clocks)";
     abort_status_ = Unavailable(what + " " + missing +
@@ -50,13 +50,14 @@ void Coordinator::LoseServer(const std::string& id, const std::string& why) {
   }
   // A copy: recording the abandoned round below changes the manifest.
   const ManifestRound round = *latest;
+  if (!recovering_) recovery_started_s_ = NowSeconds();
+  recovering_ = true;  // no round starts for a tool's request meanwhile
   if (auto abandoned = rounds_.Abandon("server " + std::to_string(gone.rank) +
                                        " was lost")) {
     FinishRound(std::move(*abandoned));
   }
   final_round_clock_.reset();
   ++recoveries_;
-  if (!recovering_) recovery_started_s_ = NowSeconds();
   BeginRollback(round, what);
 }
 
@@ -66,6 +67,12 @@ void Coordinator::BeginRollback(const ManifestRound& round,
   ++epoch_;
   recovering_ = true;
   restored_.clear();
+  for (const std::string& tool : round_requests_) {
+    Reply(tool, MakeErrorHeader(wire::ErrorCode::NotReady,
+                                "the job is rolling back; ask again", 0,
+                                wire::Role::Coordinator, 0));
+  }
+  round_requests_.clear();
   LS_LOG(Warning) << why << "; rolling every shard back to snapshot round "
                   << round.round << " (clock " << round.clock
                   << "), recovery epoch " << epoch_;

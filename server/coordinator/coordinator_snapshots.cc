@@ -64,12 +64,17 @@ Status Coordinator::SetUpSnapshots() {
 void Coordinator::MaybeStartRound(int64_t clock, bool force) {
   const JobConfig& job = options_.job;
   if (job.snapshot_dir.empty() || !job.snapshots() || clock < 0) return;
-  const double now = NowSeconds();
   if (force && rounds_.in_flight()) {
     final_round_clock_ = clock;
     return;
   }
-  if (!force && !rounds_.Due(clock, now)) return;
+  if (!force && !rounds_.Due(clock, NowSeconds())) return;
+  StartRound(clock);
+}
+
+void Coordinator::StartRound(int64_t clock) {
+  const JobConfig& job = options_.job;
+  const double now = NowSeconds();
   const uint64_t round =
       manifest_.NextRound(restore_ ? restore_->round + 1 : 1);
   // Rounds older than the newest snapshot_keep complete ones go; the one
@@ -84,6 +89,47 @@ void Coordinator::MaybeStartRound(int64_t clock, bool force) {
   SendToServers(header);
   LS_LOG(Debug) << "snapshot round " << round << " of clock " << clock
                 << " started";
+  if (!round_requests_.empty()) {
+    auto& waiting = round_waiters_[round];
+    waiting.insert(waiting.end(), round_requests_.begin(),
+                   round_requests_.end());
+    round_requests_.clear();
+  }
+}
+
+void Coordinator::HandleRoundRequest(const std::string& id) {
+  const int64_t clock = training_ ? policy_->CurrentClock() - 1 : -1;
+  std::string refused;
+  if (options_.job.snapshot_dir.empty()) {
+    refused = "this job has no --snapshot-dir";
+  } else if (clock < 0 || recovering_) {
+    refused = recovering_ ? "the job is recovering from a lost server"
+                          : "no clock is committed yet";
+  }
+  if (!refused.empty()) {
+    Reply(id, MakeErrorHeader(wire::ErrorCode::NotReady,
+                              "no snapshot round now: " + refused, 0,
+                              wire::Role::Coordinator, 0));
+    return;
+  }
+  LS_LOG(Info) << "a snapshot round was requested at clock " << clock;
+  round_requests_.push_back(id);
+  // One in flight: the next starts when it finishes (FinishRound).
+  if (!rounds_.in_flight()) StartRound(clock);
+}
+
+void Coordinator::AnswerRoundRequests(const ManifestRound& round) {
+  auto it = round_waiters_.find(round.round);
+  if (it == round_waiters_.end()) return;
+  for (const std::string& id : it->second) {
+    flatbuffers::FlatBufferBuilder fbb(256);
+    auto body =
+        wire::CreateSnapshotDone(fbb, round.round, 0, round.clock, round.bytes,
+                                 round.complete, fbb.CreateString(round.error));
+    Reply(id, FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
+                             wire::Role::Coordinator, 0));
+  }
+  round_waiters_.erase(it);
 }
 
 void Coordinator::HandleSnapshotDone(const wire::SnapshotDone& done) {
@@ -116,6 +162,7 @@ void Coordinator::FinishRound(ManifestRound round) {
                   << round.clock
                   << ") failed; older rounds stay: " << round.error;
   }
+  AnswerRoundRequests(round);
   manifest_.Record(std::move(round));
   manifest_.Prune(options_.job.snapshot_keep);
   Status saved = manifest_.Save(options_.job.snapshot_dir);
@@ -127,6 +174,9 @@ void Coordinator::FinishRound(ManifestRound round) {
     const int64_t clock = *final_round_clock_;
     final_round_clock_.reset();
     MaybeStartRound(clock, /*force=*/true);
+  }
+  if (!round_requests_.empty() && !rounds_.in_flight() && !recovering_) {
+    StartRound(policy_->CurrentClock() - 1);
   }
 }
 

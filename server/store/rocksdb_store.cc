@@ -153,6 +153,7 @@ StatusOr<std::unique_ptr<RoundWriter>> RocksDbStore::BeginRound(
   if (read_only_) {
     return FailedPrecondition("snapshot store " + path_ + " is read-only");
   }
+  LS_RETURN_IF_ERROR(ResumeAfterError());
   // A meta record, even a corrupted one, means the round is stored.
   const Status meta = ReadMeta(round).status();
   if (meta.ok() || meta.code() == StatusCode::kCorruption) {
@@ -170,6 +171,7 @@ StatusOr<std::vector<uint64_t>> RocksDbStore::ListRounds() const {
   // SST file (compactions are off) whose last key is the round's meta, so
   // a round whose data blocks are damaged is still listed (and reading it
   // names the bad chunk) instead of hiding every other round.
+  LS_RETURN_IF_ERROR(CheckOpen());
   std::vector<rocksdb::LiveFileMetaData> files;
   db_->GetLiveFilesMetaData(&files);
   std::vector<uint64_t> rounds;
@@ -184,6 +186,7 @@ StatusOr<std::vector<uint64_t>> RocksDbStore::ListRounds() const {
 
 StatusOr<std::string> RocksDbStore::Get(const std::string& key,
                                         const std::string& what) const {
+  LS_RETURN_IF_ERROR(CheckOpen());
   rocksdb::ReadOptions options;
   options.verify_checksums = true;
   options.fill_cache = false;  // a round is read once: keep no copy
@@ -208,6 +211,7 @@ StatusOr<std::string> RocksDbStore::ReadChunk(uint64_t round,
 StatusOr<uint64_t> RocksDbStore::RoundBytes(uint64_t round) const {
   const std::string begin = RoundPrefix(round);
   const std::string end = RoundPrefix(round + 1);
+  LS_RETURN_IF_ERROR(CheckOpen());
   const rocksdb::Range range(begin, end);
   rocksdb::SizeApproximationOptions options;
   options.include_memtables = true;
@@ -220,6 +224,28 @@ StatusOr<uint64_t> RocksDbStore::RoundBytes(uint64_t round) const {
   return bytes;
 }
 
+Status RocksDbStore::ResumeAfterError() {
+  // A failed write (a full disk under the WAL) stops every later write
+  // until the error is cleared. Resume is OK at once when there was none;
+  // otherwise RocksDB's own recovery polls the disk for seconds (Resume
+  // says Busy meanwhile), so the store is reopened, which replays the WAL
+  // and clears the error now, or fails while the disk is still full.
+  if (db_ != nullptr && db_->Resume().ok()) return Status::Ok();
+  db_.reset();
+  rocksdb::DB* db = nullptr;
+  LS_RETURN_IF_ERROR(
+      FromRocks(rocksdb::DB::Open(StoreOptions(), path_, &db),
+                "reopening snapshot store " + path_ + " after an I/O error"));
+  db_.reset(db);
+  return Status::Ok();
+}
+
+Status RocksDbStore::CheckOpen() const {
+  if (db_ != nullptr) return Status::Ok();
+  return IOError("snapshot store " + path_ +
+                 " is closed: it could not be reopened after an I/O error");
+}
+
 Status RocksDbStore::DeleteRound(uint64_t round) {
   if (read_only_) {
     return FailedPrecondition("snapshot store " + path_ + " is read-only");
@@ -230,6 +256,7 @@ Status RocksDbStore::DeleteRound(uint64_t round) {
       "deleting round " + std::to_string(round) + " in " + path_;
   const rocksdb::Slice b(begin);
   const rocksdb::Slice e(end);
+  LS_RETURN_IF_ERROR(ResumeAfterError());
   // Drops the round's files outright, then anything left in the range.
   LS_RETURN_IF_ERROR(
       FromRocks(rocksdb::DeleteFilesInRange(db_.get(),

@@ -44,13 +44,18 @@ class RocksDbStore : public SnapshotStore {
 
  private:
   class Writer;
+  // Clears a background error a failed write left (reopening the store),
+  // so the next round is written as soon as space is free again.
+  Status ResumeAfterError();
+  // IOError when a reopen failed and the store is closed.
+  Status CheckOpen() const;
   RocksDbStore(std::string path, std::unique_ptr<rocksdb::DB> db,
                bool read_only);
   StatusOr<std::string> Get(const std::string& key,
                             const std::string& what) const;
 
   const std::string path_;
-  const std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<rocksdb::DB> db_;  // null only after a failed reopen
   const bool read_only_;
 };
 

@@ -1,7 +1,9 @@
 // lockstep-launch --supervise with real SIGKILLs, under every policy: a
 // server killed mid-training is started again by the launcher, every shard
 // rolls back to the newest complete snapshot round and the job still
-// learns; a worker killed afterwards is started again and rejoins.
+// learns; a worker killed afterwards is started again and rejoins. A killed
+// coordinator makes the launcher resume the whole job from its newest
+// round.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -110,6 +112,70 @@ TEST_P(SuperviseTest, KilledServerAndWorkerAreRestartedAndTheJobLearns) {
   EXPECT_NE(ReadFile(log).find("worker 2 removed: replaced by a new worker"),
             std::string::npos);
   EXPECT_EQ(out.find("restart 2 of"), std::string::npos) << out;
+}
+
+// The coordinator SIGKILLed under --supervise: the launcher stops the
+// other roles and starts the job again from its newest complete round.
+TEST(SuperviseCoordinatorTest, AKilledCoordinatorResumesTheJob) {
+  const std::string dir = MakeTempDir("lockstep-supervise-c") + "/run";
+  TestCluster cluster;
+  const std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
+                                         "--timeout-s",
+                                         "150",
+                                         "--supervise",
+                                         "-v",
+                                         "--servers",
+                                         "2",
+                                         "--workers",
+                                         "2",
+                                         "--model",
+                                         "softmax",
+                                         "--batch",
+                                         "32",
+                                         "--clocks",
+                                         "400",
+                                         "--train-limit",
+                                         "6000",
+                                         "--test-limit",
+                                         "2000",
+                                         "--eval-every",
+                                         "0",
+                                         "--lr",
+                                         "0.1",
+                                         "--heartbeat-ms",
+                                         "100",
+                                         "--snapshot-every-clocks",
+                                         "20",
+                                         "--hetero",
+                                         "*:linear=0.004+0.00002",
+                                         "--run-dir",
+                                         dir};
+  ASSERT_TRUE(cluster.Start(argv, "launch").ok());
+  uint64_t round = 0;
+  ASSERT_TRUE(PumpUntil(cluster, 60, [&] {
+    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
+    if (!manifest.ok() || manifest->LatestComplete() == nullptr) return false;
+    round = manifest->LatestComplete()->round;
+    return true;
+  })) << cluster.Output("launch");
+  const pid_t coordinator = StartedPid(cluster, "coordinator");
+  ASSERT_GT(coordinator, 0);
+  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
+
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(150));
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("launch");
+  EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  const std::string out = cluster.Output("launch");
+  EXPECT_NE(out.find("stopping every role and resuming the job from "
+                     "snapshot round"),
+            std::string::npos)
+      << out;
+  const std::string log = ReadFile(dir + "/logs/coordinator.log");
+  EXPECT_NE(log.find("resuming from snapshot round"), std::string::npos) << log;
+  const std::string summary = ReadFile(dir + "/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "clocks"), 400) << summary;
+  EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0.6) << summary;
+  EXPECT_GE(round, 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, SuperviseTest,

@@ -1,5 +1,6 @@
 // lockstep-snapshot: list, inspect, verify and export the snapshot rounds
-// of a snapshot folder (a run's RUN_DIR/snapshots by default).
+// of a snapshot folder (a run's RUN_DIR/snapshots by default), and ask a
+// live job for a round now.
 #include <charconv>
 #include <filesystem>
 #include <iostream>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "common/main_guard.h"
+#include "tools/snapshot/snapshot_now.h"
 #include "tools/snapshot/snapshot_tool.h"
 
 namespace {
@@ -23,6 +25,9 @@ constexpr char kUsage[] =
     "                            round); exit 1 naming the first bad chunk\n"
     "  export DIR OUT [ROUND]    the weights as NAME.npy and NAME.f32 per\n"
     "                            tensor, model.f32, sparse_*.npy\n"
+    "  now RUN_DIR|ENDPOINT      ask the live job's coordinator for a round\n"
+    "                            at its last committed clock; waits (up to\n"
+    "                            an hour) until it is durable or failed\n"
     "Exit status: 0 done, 1 failed (corrupt, missing), 2 bad arguments.\n";
 
 int Usage(const std::string& why) {
@@ -47,6 +52,13 @@ int Main(int argc, char** argv) {
   }
   if (args.size() < 2) return Usage("a command and a folder are needed");
   const std::string& command = args[0];
+  if (command == "now") {
+    if (args.size() > 2) return Usage("too many arguments for now");
+    lockstep::Status done = lockstep::RequestRoundNow(args[1], 3600, std::cout);
+    if (!done.ok())
+      std::cerr << "lockstep-snapshot: " << done.message() << "\n";
+    return done.ok() ? 0 : 1;
+  }
   const std::string dir = SnapshotFolder(args[1]);
   const size_t round_at = command == "export" ? 3 : 2;
   const size_t max_args = round_at + 1;

@@ -1,0 +1,78 @@
+// lockstep-snapshot now against live jobs: a job with only --snapshot-dir
+// (no periodic rounds) takes a round on request, and the tool waits until
+// it is complete; a job without --snapshot-dir refuses, saying why.
+#include <gtest/gtest.h>
+
+#include "server/coordinator/snapshot_manifest.h"
+#include "tests/integration/test_cluster.h"
+
+namespace lockstep {
+namespace {
+
+std::vector<std::string> NowJob(const std::string& dir, bool snapshot_dir) {
+  std::vector<std::string> flags = {
+      "--servers",      "2",
+      "--workers",      "2",
+      "--model",        "softmax",
+      "--data",         "synthetic:samples=2000:test=400:dim=12:classes=3",
+      "--clocks",       "400",
+      "--eval-every",   "0",
+      "--heartbeat-ms", "100",
+      "--run-dir",      dir};
+  if (snapshot_dir) flags.insert(flags.end(), {"--snapshot-dir", dir + "/s"});
+  return flags;
+}
+
+// Starts the roles (each clock takes about 5 ms), asks for a round once
+// training runs, and returns the tool's exit and output.
+std::pair<ExitInfo, std::string> AskForARound(TestCluster& cluster,
+                                              const std::string& dir,
+                                              bool snapshot_dir) {
+  EXPECT_TRUE(cluster.StartCoordinator(NowJob(dir, snapshot_dir)).ok());
+  for (int s = 0; s < 2; ++s) EXPECT_TRUE(cluster.StartServer(s).ok());
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_TRUE(
+        cluster.StartWorker(w, {"--hetero", "linear=0.005+0.00001"}).ok());
+  }
+  for (int i = 0; i < 200 && ReadLines(dir + "/metrics.jsonl").size() < 3;
+       ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(
+      cluster.Start({BinaryPath("lockstep-snapshot"), "now", dir}, "now").ok());
+  auto exit = cluster.WaitFor("now", std::chrono::seconds(60));
+  EXPECT_TRUE(exit.ok());
+  return {exit.ok() ? *exit : ExitInfo{true, -1}, cluster.Output("now")};
+}
+
+TEST(SnapshotNowTest, ALiveJobTakesARoundOnRequest) {
+  const std::string dir = MakeTempDir("lockstep-now");
+  TestCluster cluster;
+  const auto [exit, out] = AskForARound(cluster, dir, true);
+  EXPECT_TRUE(exit.ok()) << out << cluster.Output("coordinator");
+  EXPECT_NE(out.find("round 1 (clock "), std::string::npos) << out;
+  EXPECT_NE(out.find(") complete: "), std::string::npos) << out;
+  auto manifest = SnapshotManifest::Load(dir + "/s");
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  ASSERT_EQ(manifest->rounds().size(), 1u);
+  EXPECT_TRUE(manifest->rounds()[0].complete);
+  EXPECT_GE(manifest->rounds()[0].clock, 0);
+  auto done = cluster.WaitFor("coordinator", std::chrono::seconds(60));
+  EXPECT_TRUE(done.ok() && done->ok()) << cluster.Output("coordinator");
+  EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+}
+
+TEST(SnapshotNowTest, AJobWithoutASnapshotDirRefuses) {
+  const std::string dir = MakeTempDir("lockstep-now-off");
+  TestCluster cluster;
+  const auto [exit, out] = AskForARound(cluster, dir, false);
+  EXPECT_FALSE(exit.ok()) << out;
+  EXPECT_NE(out.find("this job has no --snapshot-dir"), std::string::npos)
+      << out;
+  auto done = cluster.WaitFor("coordinator", std::chrono::seconds(60));
+  EXPECT_TRUE(done.ok() && done->ok()) << cluster.Output("coordinator");
+  EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+}
+
+}  // namespace
+}  // namespace lockstep

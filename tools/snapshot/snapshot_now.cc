@@ -1,0 +1,73 @@
+#include "tools/snapshot/snapshot_now.h"
+
+#include <chrono>
+
+#include "common/clock.h"
+#include "common/durable_file.h"
+#include "common/message.h"
+#include "common/transport/zmq/zmq_socket.h"
+
+namespace lockstep {
+namespace {
+
+StatusOr<std::string> CoordinatorEndpoint(const std::string& target) {
+  if (target.rfind("tcp://", 0) == 0 || target.rfind("ipc://", 0) == 0) {
+    return target;
+  }
+  auto text = ReadWholeFile(target + "/endpoint");
+  if (!text.ok()) {
+    return NotFound(
+        "no coordinator endpoint in " + target +
+        "/endpoint (is the job running?): " + text.status().message());
+  }
+  std::string endpoint = *text;
+  while (!endpoint.empty() &&
+         (endpoint.back() == '\n' || endpoint.back() == ' ')) {
+    endpoint.pop_back();
+  }
+  if (endpoint.empty()) return NotFound(target + "/endpoint is empty");
+  return endpoint;
+}
+
+}  // namespace
+
+Status RequestRoundNow(const std::string& target, double timeout_s,
+                       std::ostream& out) {
+  LS_ASSIGN_OR_RETURN(const std::string endpoint, CoordinatorEndpoint(target));
+  LS_ASSIGN_OR_RETURN(zmq::socket_t socket, ConnectDealer(endpoint, ""));
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateSnapshotStart(fbb, 0, 0, 0);
+  Message request;
+  request.header = FinishEnvelope(fbb, wire::Body::SnapshotStart, body.Union(),
+                                  wire::Role::Tool, 0);
+  LS_RETURN_IF_ERROR(SendMessage(socket, false, std::move(request)));
+  const double deadline = NowSeconds() + timeout_s;
+  Message msg;
+  while (NowSeconds() < deadline) {
+    zmq::pollitem_t item{static_cast<void*>(socket), 0, ZMQ_POLLIN, 0};
+    PollSockets(&item, 1, std::chrono::milliseconds(100));
+    LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(socket, false, &msg));
+    if (!got) continue;
+    LS_RETURN_IF_ERROR(VerifyHeader(&msg));
+    const auto type = msg.envelope->body_type();
+    if (type == wire::Body::Error) {
+      return FailedPrecondition(
+          "the coordinator at " + endpoint + " refused: " +
+          flatbuffers::GetString(msg.envelope->body_as_Error()->message()));
+    }
+    if (type != wire::Body::SnapshotDone) continue;
+    const auto* done = msg.envelope->body_as_SnapshotDone();
+    const std::string name = "round " + std::to_string(done->round()) +
+                             " (clock " + std::to_string(done->clock()) + ")";
+    if (!done->ok()) {
+      return IOError(name +
+                     " failed: " + flatbuffers::GetString(done->error()));
+    }
+    out << name << " complete: " << done->bytes() << " bytes\n";
+    return Status::Ok();
+  }
+  return DeadlineExceeded("no answer from the coordinator at " + endpoint +
+                          " within " + std::to_string(timeout_s) + " s");
+}
+
+}  // namespace lockstep
