@@ -16,7 +16,7 @@
 namespace lockstep {
 namespace {
 
-constexpr int kClocks = 400;
+constexpr int kPolicyClocks = 400;
 
 std::vector<std::string> Job(const std::string& sync, const std::string& dir,
                              int clocks) {
@@ -67,7 +67,7 @@ class SyncPolicyTrainingTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(SyncPolicyTrainingTest, TrainsAndSurvivesAKilledWorker) {
   const std::string dir = MakeTempDir("lockstep-policy");
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(Job(GetParam(), dir, kClocks)).ok());
+  ASSERT_TRUE(cluster.StartCoordinator(Job(GetParam(), dir, kPolicyClocks)).ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   std::vector<pid_t> pids;
   for (int w = 0; w < 3; ++w) {
@@ -144,7 +144,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, SyncPolicyTrainingTest,
 TEST(SyncPolicyRejoinTest, ReplacementWorkerJoinsAtTheCurrentClock) {
   const std::string dir = MakeTempDir("lockstep-rejoin");
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(Job("bsp", dir, kClocks)).ok());
+  ASSERT_TRUE(cluster.StartCoordinator(Job("bsp", dir, kPolicyClocks)).ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   std::vector<pid_t> pids;
   for (int w = 0; w < 3; ++w) {
