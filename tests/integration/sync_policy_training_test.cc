@@ -67,7 +67,8 @@ class SyncPolicyTrainingTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(SyncPolicyTrainingTest, TrainsAndSurvivesAKilledWorker) {
   const std::string dir = MakeTempDir("lockstep-policy");
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(Job(GetParam(), dir, kPolicyClocks)).ok());
+  ASSERT_TRUE(
+      cluster.StartCoordinator(Job(GetParam(), dir, kPolicyClocks)).ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   std::vector<pid_t> pids;
   for (int w = 0; w < 3; ++w) {
