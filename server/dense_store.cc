@@ -40,7 +40,7 @@ DenseStore::DenseStore(KeySpan range, int state_slots)
 
 StatusOr<std::unique_ptr<DenseStore>> DenseStore::Create(
     KeySpan range, const std::vector<TensorInfo>& tensors, uint64_t seed,
-    int state_slots) {
+    int state_slots, bool initialize) {
   if (state_slots < 0 || state_slots > kMaxOptimizerSlots) {
     return InvalidArgument("dense store: state_slots " +
                            std::to_string(state_slots) + " not in [0, " +
@@ -53,6 +53,7 @@ StatusOr<std::unique_ptr<DenseStore>> DenseStore::Create(
                            std::to_string(covered) + ")");
   }
   std::unique_ptr<DenseStore> store(new DenseStore(range, state_slots));
+  if (!initialize) return store;
   for (const TensorInfo& tensor : tensors) {
     const uint64_t first = std::max(range.begin, tensor.offset);
     const uint64_t last = std::min(range.end, tensor.offset + tensor.size);

@@ -111,7 +111,8 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   const ShardInfo& own = layout_.shards()[shard_];
   LS_ASSIGN_OR_RETURN(
       dense_, DenseStore::Create(own.dense, layout_.tensors(), job_.seed,
-                                 optimizer_->state_slots()));
+                                 optimizer_->state_slots(),
+                                 /*initialize=*/welcome.restore_round() == 0));
   dense_acc_ = WeightedAccumulator(own.dense.size());
   dense_grad_.assign(own.dense.size(), 0.0f);
   if (layout_.sparse_dim() > 0) {

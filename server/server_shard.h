@@ -192,6 +192,10 @@ class ServerShard {
   RoundReport round_;
   int round_fd_ = -1;
   std::thread writer_;  // joined by ~ServerShard before anything it reads
+  // Fault injection for tests (env LOCKSTEP_FAULT_ROUND_DELAY_MS): every
+  // round's background write starts this late, so a test can kill a
+  // server while its round is in flight. 0 (off) in production.
+  int fault_round_delay_ms_ = 0;
 
   // On-arrival pushes of at least this many dense bytes are applied on
   // background_ while this thread receives the next message; smaller ones

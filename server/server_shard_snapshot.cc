@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/logging.h"
@@ -24,6 +26,11 @@ std::string ShardStorePath(const std::string& dir, uint32_t shard) {
 
 void ServerShard::OpenSnapshotStore() {
   round_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (const char* delay = std::getenv("LOCKSTEP_FAULT_ROUND_DELAY_MS")) {
+    fault_round_delay_ms_ = std::atoi(delay);
+    LS_LOG(Warning) << "fault injection: every round's write starts "
+                    << fault_round_delay_ms_ << " ms late";
+  }
   if (job_.snapshot_dir.empty()) return;
   auto store = RocksDbStore::Open(ShardStorePath(job_.snapshot_dir, shard_));
   if (!store.ok()) {
@@ -157,6 +164,10 @@ void ServerShard::StartRound(const wire::SnapshotStart& start) {
 
 Status ServerShard::WriteRoundInBackground(const ShardRoundMeta& meta,
                                            uint64_t keep_from) {
+  if (fault_round_delay_ms_ > 0) {
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(fault_round_delay_ms_));
+  }
   // A round number the coordinator never recorded (its manifest was not
   // updated before a restart) may exist from an earlier life: replace it.
   LS_RETURN_IF_ERROR(store_->DeleteRound(meta.round));

@@ -260,8 +260,9 @@ class SizeRun {
                                                   Status(Internal("not run")));
     std::vector<std::unique_ptr<DenseStore>> fresh(o_.shards);
     r_.restore_s = Parallel(o_.shards, [&](uint32_t k) {
-      auto store = DenseStore::Create(layout_.shards()[k].dense,
-                                      layout_.tensors(), 7, 2);
+      auto store =
+          DenseStore::Create(layout_.shards()[k].dense, layout_.tensors(), 7, 2,
+                             /*initialize=*/false);
       if (!store.ok()) return;
       fresh[k] = std::move(store).value();
       restored[k] = RestoreShard(sources, o_.rounds, layout_, k, "adam",

@@ -32,13 +32,6 @@ void FillTheDisk(const std::string& path) {
   std::fclose(file);
 }
 
-bool Logged(TestCluster& cluster, const std::string& text) {
-  for (const std::string& line : cluster.Lines("coordinator")) {
-    if (line.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
-
 TEST(SnapshotDiskTest, AFullDiskFailsRoundsWhileTrainingGoesOn) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a tmpfs";
   if (unshare(CLONE_NEWNS) != 0) {
@@ -85,17 +78,19 @@ TEST(SnapshotDiskTest, AFullDiskFailsRoundsWhileTrainingGoesOn) {
       ASSERT_TRUE(
           cluster.StartWorker(w, {"--hetero", "linear=0.01+0.00001"}).ok());
     }
-    for (int i = 0; i < 400 && !Logged(cluster, ") complete: "); ++i) {
-      cluster.Pump(std::chrono::milliseconds(50));
-    }
-    ASSERT_TRUE(Logged(cluster, ") complete: "))
-        << cluster.Output("coordinator");
-    FillTheDisk(disk + "/filler");
-    for (int i = 0; i < 400 && !Logged(cluster, "failed; older rounds stay");
+    for (int i = 0; i < 400 && !cluster.Printed("coordinator", ") complete: ");
          ++i) {
       cluster.Pump(std::chrono::milliseconds(50));
     }
-    EXPECT_TRUE(Logged(cluster, "No space left on device"))
+    ASSERT_TRUE(cluster.Printed("coordinator", ") complete: "))
+        << cluster.Output("coordinator");
+    FillTheDisk(disk + "/filler");
+    for (int i = 0; i < 400 && !cluster.Printed("coordinator",
+                                                "failed; older rounds stay");
+         ++i) {
+      cluster.Pump(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(cluster.Printed("coordinator", "No space left on device"))
         << cluster.Output("coordinator");
     fs::remove(disk + "/filler");
 

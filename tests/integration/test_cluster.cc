@@ -131,6 +131,13 @@ bool TestCluster::WaitAll(std::chrono::seconds timeout) {
   return true;
 }
 
+bool TestCluster::Printed(const std::string& name, const std::string& text) {
+  for (const std::string& line : lines_[name]) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::string TestCluster::Output(const std::string& name) {
   std::string out;
   for (const auto& line : lines_[name]) out += line + "\n";

@@ -55,6 +55,8 @@ class TestCluster {
   }
   // Joined output of `name`, for failure messages.
   std::string Output(const std::string& name);
+  // Whether `name` printed a line containing `text` so far.
+  bool Printed(const std::string& name, const std::string& text);
   bool Exited(const std::string& name) const { return exits_.count(name); }
   const ExitInfo& ExitOf(const std::string& name) { return exits_[name]; }
   ProcessGroup& group() { return group_; }

@@ -50,7 +50,8 @@ StatusOr<WholeRound> LoadWholeRound(const std::string& dir, uint64_t round) {
       KeyLayout::Build(layout.tensors(), 1, layout.sparse_dim()));
   LS_ASSIGN_OR_RETURN(
       auto dense, DenseStore::Create(one.shards()[0].dense, one.tensors(), 1,
-                                     whole.meta.state_slots));
+                                     whole.meta.state_slots,
+                                     /*initialize=*/false));
   std::unique_ptr<SparseTable> sparse;
   if (one.sparse_dim() > 0) {
     sparse =

@@ -1,0 +1,43 @@
+// The job the recovery tests kill and resume: BSP with global data order,
+// Adam, snapshot rounds every 10 clocks, 150 clocks of 7-10 ms each, so
+// that its final model is a deterministic function of the job and any
+// interruption that loses nothing ends with the same bytes.
+// Thread-safety: test helpers; one thread.
+#ifndef LOCKSTEP_TESTS_INTEGRATION_RECOVERY_JOB_H_
+#define LOCKSTEP_TESTS_INTEGRATION_RECOVERY_JOB_H_
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "tests/integration/test_cluster.h"
+
+namespace lockstep {
+
+inline constexpr int kRecoveryClocks = 150;
+
+// The coordinator's flags: 2 servers, 3 workers, rounds under dir/snapshots,
+// the run directory `dir`.
+std::vector<std::string> RecoveryJob(const std::string& dir);
+// Starts the job's servers and workers; worker 0 (the final evaluator)
+// dumps the final model into dir/model.bin.
+void StartRoles(TestCluster& cluster, const std::string& dir);
+// Only the workers of StartRoles.
+void StartWorkers(TestCluster& cluster, const std::string& dir);
+// A server's command line (started with TestCluster::Start, its pid known).
+std::vector<std::string> ServerArgv(const TestCluster& cluster, int rank);
+// Waits for the coordinator's clean end and returns the dumped model.
+StatusOr<std::vector<float>> RunToTheEnd(TestCluster& cluster,
+                                         const std::string& dir);
+// The uninterrupted job's final model (runs it in a fresh folder).
+std::vector<float> UninterruptedModel();
+// Inverts one byte of the newest complete round's weights in shard 0's
+// store (in its SST file; the store may be open in a live server).
+void FlipAByteOfTheNewestRound(const std::string& snapshots);
+// Byte-for-byte equality, naming the first parameter that differs.
+void ExpectSameModel(const std::vector<float>& got,
+                     const std::vector<float>& expected);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TESTS_INTEGRATION_RECOVERY_JOB_H_
