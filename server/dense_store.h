@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/layout.h"
+#include "common/prefaulted.h"
 #include "common/status.h"
 #include "server/optimizers/optimizer.h"
 #include "server/snapshot/snapshot_capture.h"
@@ -89,8 +90,8 @@ class DenseStore {
 
   const KeySpan range_;
   const int state_slots_;
-  std::vector<float> weights_;
-  std::vector<float> state_;
+  PrefaultedVector<float> weights_;
+  PrefaultedVector<float> state_;
   int64_t step_ = 0;
   SnapshotCapture* capture_ = nullptr;
   size_t capture_first_ = 0;

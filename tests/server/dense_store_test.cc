@@ -62,6 +62,31 @@ TEST_F(DenseStoreTest, InitialisesEachKeyWithItsTensorsScaleAcrossBoundaries) {
   for (float x : store->state()) EXPECT_EQ(x, 0.0f);
 }
 
+// A store a restore will overwrite skips the initial values; a large one
+// (prefaulted arrays) is zeroed the same way as a small one.
+TEST_F(DenseStoreTest, WithoutInitialValuesEveryArrayStartsAtZero) {
+  auto small = DenseStore::Create({0, 20}, Tensors(), kSeed, 2, false);
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  for (float x : (*small)->weights()) EXPECT_EQ(x, 0.0f);
+  const uint64_t keys = 3u << 20;  // 12 MiB of weights, 24 MiB of state
+  const std::vector<TensorInfo> big = {{.name = "w",
+                                        .shape = {keys},
+                                        .offset = 0,
+                                        .size = keys,
+                                        .init_scale = 1.0f}};
+  auto large = DenseStore::Create({0, keys}, big, kSeed, 2, false);
+  ASSERT_TRUE(large.ok()) << large.status().ToString();
+  ASSERT_EQ((*large)->weights().size(), keys);
+  ASSERT_EQ((*large)->state().size(), 2 * keys);
+  for (float x : (*large)->weights()) ASSERT_EQ(x, 0.0f);
+  for (float x : (*large)->state()) ASSERT_EQ(x, 0.0f);
+  (*large)->mutable_weights()[keys - 1] = 3.0f;  // every page is writable
+  auto initialised = DenseStore::Create({0, keys}, big, kSeed, 2);
+  ASSERT_TRUE(initialised.ok());
+  EXPECT_EQ((*initialised)->weights()[keys - 1],
+            InitialValue(kSeed, keys - 1, 1.0f));
+}
+
 TEST_F(DenseStoreTest, AdjacentShardsTogetherMatchOneStoreOverTheUnion) {
   std::unique_ptr<DenseStore> whole = Make({0, 20}, 0);
   std::unique_ptr<DenseStore> left = Make({0, 13}, 0);
