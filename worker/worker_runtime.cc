@@ -78,6 +78,9 @@ Status WorkerRuntime::Train() {
 StatusOr<int64_t> WorkerRuntime::Rollback() {
   Message msg = std::move(*rollback_);
   rollback_.reset();
+  // The envelope pointer refers to the header's bytes, which a move may
+  // relocate (ZeroMQ keeps small messages inline): verify it again.
+  LS_RETURN_IF_ERROR(VerifyHeader(&msg));
   const auto* start = msg.envelope->body_as_Start();
   LS_RETURN_IF_ERROR(Start(*start));
   LS_LOG(Warning) << "the job was rolled back to a snapshot round: continuing "
