@@ -188,6 +188,9 @@ StatusOr<bool> WorkerRuntime::ReceiveFromCoordinator(Message* msg) {
 }
 
 Status WorkerRuntime::CheckCoordinatorDuringRequest() {
+  // A request waiting out a lost server must not outlive the coordinator.
+  if (g_stop_requested) return Unavailable("interrupted by a signal");
+  LS_RETURN_IF_ERROR(CheckCoordinatorAlive());
   Message msg;
   LS_ASSIGN_OR_RETURN(bool got, ReceiveFromCoordinator(&msg));
   if (got) {

@@ -101,7 +101,8 @@ class WorkerRuntime {
   // One message from the coordinator if one is queued (Heartbeats and bad
   // messages skipped); errors on Shutdown, Error and rollbacks as above.
   StatusOr<bool> ReceiveFromCoordinator(Message* msg);
-  // PsClient's interrupt: a rollback or a shutdown ends the request.
+  // PsClient's interrupt: a rollback, a shutdown, a signal or a silent
+  // coordinator ends the request.
   Status CheckCoordinatorDuringRequest();
   Status RunClock(const Admission& admission, ClockTimes* times);
   // Computes the gradient with `compute`, then waits out the emulated
