@@ -2,7 +2,7 @@
 # The whole test suite: installs dependencies, builds, runs every test
 # (unit, integration, benchmark smoke runs), the static checks, the unit
 # tests again under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# suites whose threads share state under ThreadSanitizer. About 14 minutes
+# suites whose threads share state under ThreadSanitizer. About 14-15 minutes
 # on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
