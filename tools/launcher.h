@@ -83,6 +83,10 @@ class Launcher {
   // --supervise: schedules the restart of a failed role; false when it
   // used up its restarts.
   bool ScheduleRestart(const Role& role, const std::string& what);
+  // Counts a restart of `role`: " in D s (restart N of at most M)", or
+  // nullopt (and the job fails) when it used up --max-restarts.
+  std::optional<std::string> TakeRestart(const Role& role,
+                                         const std::string& what);
   void StartDueRestarts();
   // --supervise, the coordinator failed: schedules the restart of the whole
   // job with --resume (the recorded job in resume_job_); false (a failure)

@@ -19,24 +19,30 @@ double RestartDelayS(uint32_t restart) {
 
 }  // namespace
 
-bool Launcher::ScheduleRestart(const Role& role, const std::string& what) {
+std::optional<std::string> Launcher::TakeRestart(const Role& role,
+                                                 const std::string& what) {
   uint32_t& count = restart_counts_[role.label];
   if (count >= options_.max_restarts) {
     Fail(what + "; restarted " + std::to_string(count) +
              " times already (--max-restarts)",
          &role);
-    return false;
+    return std::nullopt;
   }
   ++count;
-  const double delay_s = RestartDelayS(count);
+  return " in " + std::to_string(RestartDelayS(count)).substr(0, 3) +
+         " s (restart " + std::to_string(count) + " of at most " +
+         std::to_string(options_.max_restarts) + ")";
+}
+
+bool Launcher::ScheduleRestart(const Role& role, const std::string& what) {
+  const std::optional<std::string> when = TakeRestart(role, what);
+  if (!when) return false;
+  const double delay_s = RestartDelayS(restart_counts_[role.label]);
   restarts_.push_back(
       {role.role, role.rank,
        std::chrono::steady_clock::now() +
            std::chrono::milliseconds(static_cast<int64_t>(delay_s * 1000))});
-  console_->Message(what + "; restarting it in " +
-                    std::to_string(delay_s).substr(0, 3) + " s (restart " +
-                    std::to_string(count) + " of at most " +
-                    std::to_string(options_.max_restarts) + ")");
+  console_->Message(what + "; restarting it" + *when);
   return true;
 }
 
@@ -58,16 +64,15 @@ void Launcher::StartDueRestarts() {
 }
 
 bool Launcher::ScheduleJobRestart(const Role& role, const std::string& what) {
-  uint32_t& count = restart_counts_[role.label];
   const JobConfig& job = options_.job;
   const ManifestRound* round = nullptr;
   StatusOr<SnapshotManifest> manifest = NotFound("no snapshots");
-  if (job.snapshots() && !job.snapshot_dir.empty()) {
+  if (!job.snapshot_dir.empty()) {
     manifest = SnapshotManifest::Load(job.snapshot_dir);
     if (manifest.ok()) round = manifest->LatestComplete();
   }
   if (round == nullptr) {
-    Fail(what + (job.snapshots()
+    Fail(what + (!job.snapshot_dir.empty()
                      ? "; no snapshot round is complete yet, so the job "
                        "cannot be resumed"
                      : "; the job takes no snapshots "
@@ -75,20 +80,12 @@ bool Launcher::ScheduleJobRestart(const Role& role, const std::string& what) {
          &role);
     return false;
   }
-  if (count >= options_.max_restarts) {
-    Fail(what + "; restarted " + std::to_string(count) +
-             " times already (--max-restarts)",
-         &role);
-    return false;
-  }
-  ++count;
+  const std::optional<std::string> when = TakeRestart(role, what);
+  if (!when) return false;
   resume_job_ = manifest->job();
   console_->Message(what + "; stopping every role and resuming the job from " +
                     "snapshot round " + std::to_string(round->round) +
-                    " (clock " + std::to_string(round->clock) + ") in " +
-                    std::to_string(RestartDelayS(count)).substr(0, 3) +
-                    " s (restart " + std::to_string(count) + " of at most " +
-                    std::to_string(options_.max_restarts) + ")");
+                    " (clock " + std::to_string(round->clock) + ")" + *when);
   return true;
 }
 

@@ -11,6 +11,7 @@
 
 #include "server/optimizers/optimizer.h"
 #include "tests/cluster/in_process_cluster.h"
+#include "tests/support/param_names.h"
 #include "worker/data/dataset_registry.h"
 #include "worker/models/mlp_model.h"
 #include "worker/sample_stream.h"
@@ -156,13 +157,7 @@ TEST_P(InProcessPolicyTest, RunsTheJobToItsEndAndLearns) {
 INSTANTIATE_TEST_SUITE_P(Policies, InProcessPolicyTest,
                          ::testing::Values("bsp", "ssp:2", "asp", "backup:1",
                                            "lbbsp", "lbbsp:numerical"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (c == ':') c = '_';
-                           }
-                           return name;
-                         });
+                         PolicyParamName());
 
 }  // namespace
 }  // namespace lockstep

@@ -11,6 +11,7 @@
 
 #include "server/coordinator/snapshot_manifest.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/support/param_names.h"
 
 namespace lockstep {
 namespace {
@@ -36,44 +37,49 @@ bool PumpUntil(TestCluster& cluster, int seconds, Done done) {
   return done();
 }
 
+// lockstep-launch --supervise on 2 servers: softmax on Fashion-MNIST,
+// rounds every 20 clocks, each clock about 5 ms; `flags` add workers,
+// clocks and the policy.
+std::vector<std::string> SupervisedJob(const std::string& dir,
+                                       std::vector<std::string> flags) {
+  std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
+                                   "--timeout-s",
+                                   "150",
+                                   "--supervise",
+                                   "-v",
+                                   "--servers",
+                                   "2",
+                                   "--model",
+                                   "softmax",
+                                   "--batch",
+                                   "32",
+                                   "--train-limit",
+                                   "6000",
+                                   "--test-limit",
+                                   "2000",
+                                   "--eval-every",
+                                   "0",
+                                   "--lr",
+                                   "0.1",
+                                   "--heartbeat-ms",
+                                   "100",
+                                   "--snapshot-every-clocks",
+                                   "20",
+                                   "--hetero",
+                                   "*:linear=0.004+0.00002",
+                                   "--run-dir",
+                                   dir};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  return argv;
+}
+
 class SuperviseTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SuperviseTest, KilledServerAndWorkerAreRestartedAndTheJobLearns) {
   const std::string dir = MakeTempDir("lockstep-supervise") + "/run";
   TestCluster cluster;
-  const std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
-                                         "--timeout-s",
-                                         "150",
-                                         "--supervise",
-                                         "-v",
-                                         "--servers",
-                                         "2",
-                                         "--workers",
-                                         "3",
-                                         "--sync",
-                                         GetParam(),
-                                         "--model",
-                                         "softmax",
-                                         "--batch",
-                                         "32",
-                                         "--clocks",
-                                         "600",
-                                         "--train-limit",
-                                         "6000",
-                                         "--test-limit",
-                                         "2000",
-                                         "--eval-every",
-                                         "0",
-                                         "--lr",
-                                         "0.1",
-                                         "--heartbeat-ms",
-                                         "100",
-                                         "--snapshot-every-clocks",
-                                         "20",
-                                         "--hetero",
-                                         "*:linear=0.004+0.00002",
-                                         "--run-dir",
-                                         dir};
+  const std::vector<std::string> argv = SupervisedJob(
+      dir, {"--workers", "3", "--clocks", "600", "--sync", GetParam()});
   ASSERT_TRUE(cluster.Start(argv, "launch").ok());
   ASSERT_TRUE(PumpUntil(cluster, 60, [&] {
     auto manifest = SnapshotManifest::Load(dir + "/snapshots");
@@ -119,37 +125,8 @@ TEST_P(SuperviseTest, KilledServerAndWorkerAreRestartedAndTheJobLearns) {
 TEST(SuperviseCoordinatorTest, AKilledCoordinatorResumesTheJob) {
   const std::string dir = MakeTempDir("lockstep-supervise-c") + "/run";
   TestCluster cluster;
-  const std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
-                                         "--timeout-s",
-                                         "150",
-                                         "--supervise",
-                                         "-v",
-                                         "--servers",
-                                         "2",
-                                         "--workers",
-                                         "2",
-                                         "--model",
-                                         "softmax",
-                                         "--batch",
-                                         "32",
-                                         "--clocks",
-                                         "400",
-                                         "--train-limit",
-                                         "6000",
-                                         "--test-limit",
-                                         "2000",
-                                         "--eval-every",
-                                         "0",
-                                         "--lr",
-                                         "0.1",
-                                         "--heartbeat-ms",
-                                         "100",
-                                         "--snapshot-every-clocks",
-                                         "20",
-                                         "--hetero",
-                                         "*:linear=0.004+0.00002",
-                                         "--run-dir",
-                                         dir};
+  const std::vector<std::string> argv =
+      SupervisedJob(dir, {"--workers", "2", "--clocks", "400"});
   ASSERT_TRUE(cluster.Start(argv, "launch").ok());
   uint64_t round = 0;
   ASSERT_TRUE(PumpUntil(cluster, 60, [&] {
@@ -181,13 +158,7 @@ TEST(SuperviseCoordinatorTest, AKilledCoordinatorResumesTheJob) {
 INSTANTIATE_TEST_SUITE_P(Policies, SuperviseTest,
                          ::testing::Values("bsp", "ssp:2", "asp", "backup:1",
                                            "lbbsp"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (c == ':') c = '_';
-                           }
-                           return name;
-                         });
+                         PolicyParamName());
 
 }  // namespace
 }  // namespace lockstep

@@ -4,6 +4,7 @@
 
 #include "common/job_config.h"
 #include "sync_policies/policy_registry.h"
+#include "tests/support/param_names.h"
 
 namespace lockstep {
 namespace {
@@ -48,13 +49,7 @@ TEST_P(PolicyResumeTest, WorkersStartAtTheResumedClock) {
 INSTANTIATE_TEST_SUITE_P(Policies, PolicyResumeTest,
                          ::testing::Values("bsp", "ssp:2", "asp", "backup:1",
                                            "lbbsp", "lbbsp:numerical"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (c == ':') c = '_';
-                           }
-                           return name;
-                         });
+                         PolicyParamName());
 
 }  // namespace
 }  // namespace lockstep
