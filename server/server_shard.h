@@ -82,6 +82,9 @@ class ServerShard {
   // Checks a push's ranges and frames against this shard and its header
   // and fills *record (all but its message).
   Status CheckPush(const Message& msg, BufferedPush* record) const;
+  // Whether the restored round already holds `worker`'s push of `clock`
+  // (see replay_floor_).
+  bool AlreadyContained(uint32_t worker, int64_t clock);
   void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
                    wire::PushStatus status, int64_t staleness);
   Status ApplyCommit(const wire::Commit& commit);
@@ -181,6 +184,14 @@ class ServerShard {
 
   // Apply-on-arrival: per worker, the newest clock whose push is applied.
   std::map<uint32_t, int64_t> contained_;
+  // After a restore: per worker, the newest clock the restored round holds.
+  // A resumed worker may push such a clock again (it restarts where the
+  // policy's clock table had it, which can be behind this shard's cut);
+  // the push is acknowledged as applied and skipped, so every (worker,
+  // clock) is in the model once. An entry goes once the worker pushes a
+  // later clock.
+  std::map<uint32_t, int64_t> replay_floor_;
+  uint64_t replays_skipped_ = 0;
   static constexpr size_t kSnapshotChunkBytes = 1u << 20;
   std::unique_ptr<SnapshotStore> store_;
   std::string store_error_;  // why store_ could not be opened

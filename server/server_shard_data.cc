@@ -183,6 +183,10 @@ void ServerShard::HandlePush(Message& msg) {
                 clock_.Buffer(clock, worker, std::move(record)), 0);
     return;
   }
+  if (AlreadyContained(worker, clock)) {
+    SendPushAck(peer, id, clock, wire::PushStatus::Applied, 0);
+    return;
+  }
   int64_t staleness = 0;
   const wire::PushStatus status = clock_.Admit(
       static_cast<uint64_t>(dense_->step()), version_read, &staleness);
@@ -197,6 +201,20 @@ void ServerShard::HandlePush(Message& msg) {
   background_.Start([this, clock, staleness] {
     ApplyOnArrival(background_push_, clock, staleness);
   });
+}
+
+bool ServerShard::AlreadyContained(uint32_t worker, int64_t clock) {
+  auto it = replay_floor_.find(worker);
+  if (it == replay_floor_.end()) return false;
+  if (clock > it->second) {
+    replay_floor_.erase(it);
+    return false;
+  }
+  if (replays_skipped_++ == 0) {
+    LS_LOG(Info) << "worker " << worker << " pushed clock " << clock
+                 << " again, which the restored round holds: skipped";
+  }
+  return true;
 }
 
 void ServerShard::SendPushAck(const std::string& peer, uint64_t id,

@@ -48,6 +48,7 @@ void ServerShard::DropSnapshotState() {
   capture_.reset();
   store_.reset();
   contained_.clear();
+  replay_floor_.clear();
 }
 
 Status ServerShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
@@ -94,6 +95,7 @@ Status ServerShard::RestoreRound(uint64_t round, uint32_t shards) {
                    dense_.get(), sparse_.get()));
   clock_.FinishCommit(restored.clock);
   contained_ = restored.contained;
+  replay_floor_ = restored.contained;
   const double seconds = NowSeconds() - start;
   LS_LOG(Info) << "restored round " << round << " (clock " << restored.clock
                << ", step " << restored.step << ") from " << shards

@@ -9,8 +9,44 @@ namespace lockstep {
 void ClockTable::Join(uint32_t worker, int64_t clock) {
   Entry entry;
   entry.completed = std::max(clock, floor_);
+  auto saved = saved_.find(worker);
+  if (saved != saved_.end()) {
+    // Where it was, even below a worker that joined before it.
+    entry.completed = std::max(saved->second, floor_);
+    saved_.erase(saved);
+  }
   entry.admitted = entry.completed - 1;
   live_[worker] = entry;
+}
+
+PolicyState ClockTable::SaveState() const {
+  PolicyState state;
+  state["clock_floor"] = {static_cast<double>(floor_)};
+  for (const auto& [w, completed] : saved_) {
+    state[WorkerKey("completed", w)] = {static_cast<double>(completed)};
+  }
+  for (const auto& [w, entry] : live_) {
+    state[WorkerKey("completed", w)] = {static_cast<double>(entry.completed)};
+  }
+  return state;
+}
+
+Status ClockTable::LoadState(const PolicyState& state) {
+  assert(live_.empty());
+  LS_ASSIGN_OR_RETURN(StateReader floor, StateReader::Of(state, "clock_floor"));
+  LS_ASSIGN_OR_RETURN(const int64_t saved_floor,
+                      floor.GetInt(0, kMaxStateCount));
+  LS_RETURN_IF_ERROR(floor.Finish());
+  std::map<uint32_t, int64_t> saved;
+  for (uint32_t w : WorkersWithKey(state, "completed")) {
+    LS_ASSIGN_OR_RETURN(StateReader in,
+                        StateReader::Of(state, WorkerKey("completed", w)));
+    LS_ASSIGN_OR_RETURN(saved[w], in.GetInt(0, kMaxStateCount));
+    LS_RETURN_IF_ERROR(in.Finish());
+  }
+  floor_ = std::max(floor_, saved_floor);
+  saved_ = std::move(saved);
+  return Status::Ok();
 }
 
 void ClockTable::Leave(uint32_t worker) {

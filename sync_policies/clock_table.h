@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+#include "sync_policies/policy_state.h"
+
 namespace lockstep {
 
 class ClockTable {
@@ -18,12 +21,20 @@ class ClockTable {
   // `worker` joins (or re-joins) counting as having completed `clock`
   // clocks. A clock below the floor (the highest minimum seen so far) is
   // raised to it, so a joiner never holds back workers already past it.
+  // A worker of a loaded state starts at the clocks it had completed (or
+  // the floor), whatever `clock` says.
   void Join(uint32_t worker, int64_t clock);
   // Forgets `worker`: its clocks no longer hold anyone back.
   void Leave(uint32_t worker);
   // Every worker counts as having completed at least `clock` clocks (a job
   // resumed from a round). REQUIRES: no worker live.
   void StartAt(int64_t clock) { floor_ = std::max(floor_, clock); }
+  // Writes each worker's completed clocks ("completed/<w>", also those
+  // loaded but not joined again yet) and the floor ("clock_floor").
+  PolicyState SaveState() const;
+  // Reads what SaveState wrote: workers joining later start where they
+  // were. REQUIRES: no worker live.
+  Status LoadState(const PolicyState& state);
   bool IsLive(uint32_t worker) const { return live_.count(worker) != 0; }
 
   // `worker` finished `clock`. Ignored for departed workers and for clocks
@@ -58,6 +69,8 @@ class ClockTable {
   void RaiseFloor();
 
   std::map<uint32_t, Entry> live_;
+  // Completed clocks of workers in a loaded state, until they join.
+  std::map<uint32_t, int64_t> saved_;
   int64_t floor_ = 0;
 };
 

@@ -22,4 +22,16 @@ double EmaPredictor::Predict(double /*cpu_available*/,
   return average_;
 }
 
+void EmaPredictor::SaveState(StateWriter* out) const {
+  out->Put(average_);
+  out->Put(static_cast<double>(observations_));
+}
+
+Status EmaPredictor::LoadState(StateReader* in) {
+  LS_ASSIGN_OR_RETURN(average_, in->Get());
+  LS_ASSIGN_OR_RETURN(const int64_t n, in->GetInt(0, kMaxStateCount));
+  observations_ = static_cast<uint64_t>(n);
+  return Status::Ok();
+}
+
 }  // namespace lockstep

@@ -26,6 +26,8 @@ class EmaPredictor : public SpeedPredictor {
   // The moving average; availability is ignored.
   double Predict(double cpu_available, double mem_available) const override;
   uint64_t observations() const override { return observations_; }
+  void SaveState(StateWriter* out) const override;
+  Status LoadState(StateReader* in) override;
 
  private:
   double alpha_;

@@ -16,4 +16,16 @@ double LastPredictor::Predict(double /*cpu_available*/,
   return last_;
 }
 
+void LastPredictor::SaveState(StateWriter* out) const {
+  out->Put(last_);
+  out->Put(static_cast<double>(observations_));
+}
+
+Status LastPredictor::LoadState(StateReader* in) {
+  LS_ASSIGN_OR_RETURN(last_, in->Get());
+  LS_ASSIGN_OR_RETURN(const int64_t n, in->GetInt(0, kMaxStateCount));
+  observations_ = static_cast<uint64_t>(n);
+  return Status::Ok();
+}
+
 }  // namespace lockstep

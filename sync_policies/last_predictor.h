@@ -19,6 +19,8 @@ class LastPredictor : public SpeedPredictor {
   // The last observed speed; availability is ignored.
   double Predict(double cpu_available, double mem_available) const override;
   uint64_t observations() const override { return observations_; }
+  void SaveState(StateWriter* out) const override;
+  Status LoadState(StateReader* in) override;
 
  private:
   double last_ = 0;

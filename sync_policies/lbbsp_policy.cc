@@ -120,6 +120,12 @@ std::vector<uint32_t> LbBspPolicy::WorkersOfCurrentClock() const {
   return out;
 }
 
+std::unique_ptr<SpeedPredictor> LbBspPolicy::NewPredictor(
+    uint32_t worker) const {
+  return MakeSpeedPredictor(options_.predictor,
+                            options_.seed * 1000003 + worker);
+}
+
 void LbBspPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
                                  const WorkerCaps& caps) {
   QuotaBounds b = SpecBounds();
@@ -127,10 +133,7 @@ void LbBspPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
   if (caps.max_batch != 0) b.max = std::min(b.max, caps.max_batch);
   bounds_[worker] = b;
   if (live().count(worker) != 0) return;  // already in; keep its quota
-  WorkerModel model;
-  model.predictor =
-      MakeSpeedPredictor(options_.predictor, options_.seed * 1000003 + worker);
-  models_[worker] = std::move(model);
+  models_[worker] = TakeModel(worker);
   // Quotas of a clock under way are fixed: join at the next one.
   const bool under_way = !admitted_.empty();
   const int64_t at = under_way ? CurrentClock() + 1 : CurrentClock();
@@ -157,7 +160,10 @@ std::optional<AdmissionDecision> LbBspPolicy::Admit(uint32_t worker,
   auto it = live().find(worker);
   if (it == live().end() || it->second > CurrentClock()) return std::nullopt;
   std::optional<AdmissionDecision> decision = BspPolicy::Admit(worker, clock);
-  if (decision.has_value()) admitted_.insert(worker);
+  if (decision.has_value()) {
+    admitted_.insert(worker);
+    saved_.reset();  // the clock is under way with the quotas it has
+  }
   return decision;
 }
 
@@ -227,6 +233,7 @@ std::map<uint32_t, double> LbBspPolicy::NumericalWeights() const {
 }
 
 void LbBspPolicy::Resplit() {
+  if (UseSavedQuotas()) return;
   const bool numerical = options_.method == LbBspOptions::Method::kNumerical;
   const std::map<uint32_t, double> weights =
       numerical ? NumericalWeights() : AnalyticalWeights();

@@ -93,6 +93,12 @@ class LbBspPolicy : public BspPolicy {
   // (0 fast approach, 1 fine tune, 2 balanced), lockstep_lbbsp_step,
   // lockstep_lbbsp_window, lockstep_lbbsp_moves_total.
   std::map<std::string, double> Metrics() const override;
+  // Quotas, each worker's predictor, readings and RMSE sums, the numerical
+  // search's position (lbbsp_policy_state.cc). A resumed job whose workers
+  // are the saved ones gets the saved quotas for its first clock; other
+  // workers get a fresh split.
+  PolicyState SaveState() const override;
+  Status LoadState(const PolicyState& state) override;
   // Quotas change every clock, so workers draw from one global order.
   bool prefers_global_order() const override { return true; }
 
@@ -121,6 +127,24 @@ class LbBspPolicy : public BspPolicy {
     double mem_available = 1;
   };
 
+  // What LoadState read, until the first clock after a resume starts.
+  struct Saved {
+    std::map<uint32_t, uint32_t> quotas;
+    bool feasible = true;
+    std::map<uint32_t, WorkerModel> models;  // taken as workers join
+    std::optional<NumericalBatchSearch> search;
+  };
+
+  // `worker`'s predictor before its first observation.
+  std::unique_ptr<SpeedPredictor> NewPredictor(uint32_t worker) const;
+  // A fresh model for `worker`, or its saved one.
+  WorkerModel TakeModel(uint32_t worker);
+  // Saved quotas for the current clock's workers, if they are the saved
+  // ones; returns whether it used them.
+  bool UseSavedQuotas();
+  StatusOr<WorkerModel> LoadModel(const PolicyState& state,
+                                  uint32_t worker) const;
+
   // The bounds of the spec alone.
   QuotaBounds SpecBounds() const;
   // Feeds each reporter's speed of a committed clock to its predictor.
@@ -145,6 +169,7 @@ class LbBspPolicy : public BspPolicy {
   // Live workers admitted to the current clock: while there are any, the
   // clock is under way and its quotas are fixed.
   std::set<uint32_t> admitted_;
+  std::optional<Saved> saved_;
   bool membership_changed_ = false;
   bool feasible_ = true;
   uint64_t resplits_ = 0;

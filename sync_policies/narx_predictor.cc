@@ -99,4 +99,64 @@ double NarxPredictor::Predict(double cpu_available,
   return std::clamp(last + scale_ * out, 0.1 * last, 10 * last);
 }
 
+void NarxPredictor::SaveState(StateWriter* out) const {
+  for (const Input& row : w1_) {
+    for (double w : row) out->Put(w);
+  }
+  for (double b : b1_) out->Put(b);
+  for (double w : w2_) out->Put(w);
+  out->Put(b2_);
+  out->PutList(std::vector<double>(speeds_.begin(), speeds_.end()));
+  out->Put(cpu_last_);
+  out->Put(mem_last_);
+  out->Put(scale_);
+  std::vector<double> replay;
+  for (const Example& e : replay_) {
+    replay.insert(replay.end(), e.input.begin(), e.input.end());
+    replay.push_back(e.target);
+  }
+  out->PutList(replay);
+  fallback_.SaveState(out);
+  out->Put(static_cast<double>(observations_));
+}
+
+Status NarxPredictor::LoadState(StateReader* in) {
+  for (Input& row : w1_) {
+    for (double& w : row) {
+      LS_ASSIGN_OR_RETURN(w, in->Get());
+    }
+  }
+  for (double& b : b1_) {
+    LS_ASSIGN_OR_RETURN(b, in->Get());
+  }
+  for (double& w : w2_) {
+    LS_ASSIGN_OR_RETURN(w, in->Get());
+  }
+  LS_ASSIGN_OR_RETURN(b2_, in->Get());
+  LS_ASSIGN_OR_RETURN(const std::vector<double> speeds, in->GetList(kLags));
+  speeds_.assign(speeds.begin(), speeds.end());
+  LS_ASSIGN_OR_RETURN(cpu_last_, in->Get());
+  LS_ASSIGN_OR_RETURN(mem_last_, in->Get());
+  LS_ASSIGN_OR_RETURN(scale_, in->Get());
+  constexpr size_t kExample = kInputs + 1;
+  LS_ASSIGN_OR_RETURN(const std::vector<double> replay,
+                      in->GetList(kReplay * kExample));
+  if (replay.size() % kExample != 0) {
+    return InvalidArgument("NARX replay window of " +
+                           std::to_string(replay.size()) + " numbers");
+  }
+  replay_.clear();
+  for (size_t at = 0; at < replay.size(); at += kExample) {
+    Example e;
+    std::copy_n(replay.begin() + static_cast<ptrdiff_t>(at), kInputs,
+                e.input.begin());
+    e.target = replay[at + kInputs];
+    replay_.push_back(e);
+  }
+  LS_RETURN_IF_ERROR(fallback_.LoadState(in));
+  LS_ASSIGN_OR_RETURN(const int64_t n, in->GetInt(0, kMaxStateCount));
+  observations_ = static_cast<uint64_t>(n);
+  return Status::Ok();
+}
+
 }  // namespace lockstep

@@ -46,6 +46,9 @@ class NarxPredictor : public SpeedPredictor {
                double mem_available) override;
   double Predict(double cpu_available, double mem_available) const override;
   uint64_t observations() const override { return observations_; }
+  // Weights, lags, scale, replay window, fallback and count.
+  void SaveState(StateWriter* out) const override;
+  Status LoadState(StateReader* in) override;
 
  private:
   using Input = std::array<double, kInputs>;

@@ -132,4 +132,55 @@ QuotaBounds NumericalBatchSearch::BoundsOf(
   return it != bounds.end() ? it->second : QuotaBounds{};
 }
 
+void NumericalBatchSearch::SaveState(PolicyState* state) const {
+  StateWriter out(&(*state)["search"]);
+  out.Put(static_cast<double>(workers_));
+  out.Put(fast_step_);
+  out.Put(static_cast<double>(phase_));
+  out.Put(step_);
+  out.Put(window_);
+  out.Put(last_move_.has_value() ? 1 : 0);
+  out.Put(last_move_.has_value() ? last_move_->from : 0);
+  out.Put(last_move_.has_value() ? last_move_->to : 0);
+  out.Put(static_cast<double>(moves_));
+  out.Put(last_gap_);
+  out.Put(settled_gap_);
+  for (const auto& [w, samples] : samples_) {
+    (*state)[WorkerKey("search_samples", w)] = samples;
+  }
+}
+
+Status NumericalBatchSearch::LoadState(const PolicyState& state) {
+  LS_ASSIGN_OR_RETURN(StateReader in, StateReader::Of(state, "search"));
+  constexpr int64_t kMax32 = UINT32_MAX;
+  LS_ASSIGN_OR_RETURN(const int64_t workers, in.GetInt(1, kMax32));
+  LS_ASSIGN_OR_RETURN(const int64_t fast_step, in.GetInt(1, kMax32));
+  LS_ASSIGN_OR_RETURN(const int64_t phase,
+                      in.GetInt(0, static_cast<int64_t>(Phase::kBalanced)));
+  LS_ASSIGN_OR_RETURN(const int64_t step, in.GetInt(0, kMax32));
+  LS_ASSIGN_OR_RETURN(const int64_t window, in.GetInt(1, kMax32));
+  LS_ASSIGN_OR_RETURN(const int64_t has_move, in.GetInt(0, 1));
+  LS_ASSIGN_OR_RETURN(const int64_t from, in.GetInt(0, kMax32));
+  LS_ASSIGN_OR_RETURN(const int64_t to, in.GetInt(0, kMax32));
+  LS_ASSIGN_OR_RETURN(const int64_t moves, in.GetInt(0, kMaxStateCount));
+  LS_ASSIGN_OR_RETURN(last_gap_, in.Get());
+  LS_ASSIGN_OR_RETURN(settled_gap_, in.Get());
+  LS_RETURN_IF_ERROR(in.Finish());
+  workers_ = static_cast<size_t>(workers);
+  fast_step_ = static_cast<uint32_t>(fast_step);
+  phase_ = static_cast<Phase>(phase);
+  step_ = static_cast<uint32_t>(step);
+  window_ = static_cast<uint32_t>(window);
+  last_move_.reset();
+  if (has_move == 1) {
+    last_move_ = Move{static_cast<uint32_t>(from), static_cast<uint32_t>(to)};
+  }
+  moves_ = static_cast<uint64_t>(moves);
+  samples_.clear();
+  for (uint32_t w : WorkersWithKey(state, "search_samples")) {
+    samples_[w] = state.at(WorkerKey("search_samples", w));
+  }
+  return Status::Ok();
+}
+
 }  // namespace lockstep

@@ -29,6 +29,8 @@
 #include <optional>
 #include <vector>
 
+#include "common/status.h"
+#include "sync_policies/policy_state.h"
 #include "sync_policies/quota_split.h"
 
 namespace lockstep {
@@ -58,6 +60,12 @@ class NumericalBatchSearch {
   bool OnClock(const std::map<uint32_t, double>& compute_s,
                std::map<uint32_t, uint32_t>* quotas,
                const std::map<uint32_t, QuotaBounds>& bounds);
+
+  // Writes the search's position (phase, step, window, the window's
+  // samples so far, the last move) as "search" and "search_samples/<w>".
+  void SaveState(PolicyState* state) const;
+  // Continues from what SaveState wrote.
+  Status LoadState(const PolicyState& state);
 
   Phase phase() const { return phase_; }
   uint32_t step() const { return step_; }

@@ -11,6 +11,9 @@
 #include <memory>
 #include <string>
 
+#include "common/status.h"
+#include "sync_policies/policy_state.h"
+
 namespace lockstep {
 
 class SpeedPredictor {
@@ -30,6 +33,12 @@ class SpeedPredictor {
   virtual double Predict(double cpu_available, double mem_available) const = 0;
   // Number of speeds observed.
   virtual uint64_t observations() const = 0;
+  // Everything Observe has learned, so a restored predictor predicts
+  // exactly what this one would.
+  virtual void SaveState(StateWriter* out) const = 0;
+  // Reads what SaveState wrote, into a predictor made by
+  // MakeSpeedPredictor with the same kind and seed.
+  virtual Status LoadState(StateReader* in) = 0;
 };
 
 enum class PredictorKind { kLast, kEma, kNarx };
@@ -52,6 +61,12 @@ class RmseTracker {
   // 0 before the first sample.
   double rmse() const { return count_ == 0 ? 0 : std::sqrt(sum_sq_ / count_); }
   uint64_t count() const { return count_; }
+  double sum_sq() const { return sum_sq_; }
+  // Continues from the sums of an earlier tracker.
+  void Restore(double sum_sq, uint64_t count) {
+    sum_sq_ = sum_sq;
+    count_ = count;
+  }
 
  private:
   double sum_sq_ = 0;

@@ -38,6 +38,11 @@ class SspPolicy : public SyncPolicy {
   std::string name() const override;
   ApplyMode apply_mode() const override { return ApplyMode::kOnArrival; }
   void ResumeAt(int64_t clock) override { table_.StartAt(clock); }
+  // The clock table: a resumed worker starts where it was.
+  PolicyState SaveState() const override { return table_.SaveState(); }
+  Status LoadState(const PolicyState& state) override {
+    return table_.LoadState(state);
+  }
   // Joins at max(clock, CurrentClock()).
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+#include "sync_policies/policy_state.h"
+
 namespace lockstep {
 
 // How servers apply pushes under a policy: buffered per clock until the
@@ -96,6 +99,19 @@ class SyncPolicy {
   // committed, and workers joining from now on start at `clock` or later.
   // Called once, before any worker joins.
   virtual void ResumeAt(int64_t clock) = 0;
+
+  // The state a resumed job needs to take the same decisions as this one
+  // from here on (clock tables, quotas, predictor state), for a snapshot
+  // round taken now. Reports of clocks not yet committed are left out: a
+  // resumed job runs those clocks again.
+  virtual PolicyState SaveState() const { return {}; }
+  // Continues from `state`, saved by a policy of the same name(). Called
+  // after ResumeAt, before any worker joins; a worker joining later with a
+  // rank that has saved entries picks them up. InvalidArgument when
+  // `state` does not fit this policy.
+  virtual Status LoadState(const PolicyState& /*state*/) {
+    return Status::Ok();
+  }
 
   // Worker `worker` joined (or re-joined) and may start at `clock`.
   virtual void OnWorkerJoined(uint32_t worker, int64_t clock,

@@ -61,6 +61,14 @@ void SampleStream::StartNextPass() {
   Shuffle(&partition_, rng);
 }
 
+void SampleStream::SkipTo(uint64_t consumed) {
+  assert(consumed_ == 0);
+  const uint64_t size = partition_.size();
+  for (uint64_t pass = consumed / size; passes_ < pass;) StartNextPass();
+  position_ = consumed % size;
+  consumed_ = consumed;
+}
+
 void SampleStream::Next(uint32_t count, std::vector<uint64_t>* out) {
   out->clear();
   out->reserve(count);

@@ -37,6 +37,12 @@ class SampleStream {
   // times within one call. count 0 leaves *out empty.
   void Next(uint32_t count, std::vector<uint64_t>* out);
 
+  // Moves a fresh stream on as if Next had handed out `consumed` samples
+  // (a worker that starts at clock c > 0 of a job it had run before, or
+  // that a resumed job restarts, continues where its data was).
+  // REQUIRES: consumed() == 0.
+  void SkipTo(uint64_t consumed);
+
   // Samples handed out so far, over all passes.
   uint64_t consumed() const { return consumed_; }
   // Samples this worker owns: ceil((total - rank) / workers).

@@ -47,6 +47,11 @@ Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
   if (global_order_ != nullptr) {
     global_order_->Slice(clock, admission.offset, admission.quota, &batch_);
   } else {
+    // A stream that starts late (a rollback, a resumed job, a re-joining
+    // worker) picks up where a worker that ran every clock would be.
+    if (stream_->consumed() == 0 && clock > 0) {
+      stream_->SkipTo(static_cast<uint64_t>(clock) * admission.quota);
+    }
     stream_->Next(admission.quota, &batch_);
   }
   const uint32_t sparse_dim = layout_.sparse_dim();

@@ -140,6 +140,10 @@ class Coordinator {
   // Snapshot rounds (coordinator_snapshots.cc). Opens or, on resume,
   // loads the manifest and picks the round to restore.
   Status SetUpSnapshots();
+  // The (new) policy continues after `round`: resumes at its clock + 1
+  // with the policy state the round holds, when it was taken under the
+  // same policy.
+  void ResumePolicy(const ManifestRound& round);
   // After the commit of `clock`: starts a round when one is due (or
   // `force`d), right behind the commit on every server's queue.
   void MaybeStartRound(int64_t clock, bool force);

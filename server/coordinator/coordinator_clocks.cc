@@ -70,13 +70,16 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
     if (done.dropped() == 0) {
       recorder_->RecordCommit(report.clock, report.batch, report.loss);
     }
-    // A round is a consistent cut, its clock the newest every live worker
-    // finished; each shard records which pushes its part holds.
-    MaybeStartRound(policy_->CurrentClock() - 1, false);
   } else {
     ledger_.Report(report.clock, report.worker, report.batch, report.loss);
   }
   IssueCommits(Timed([&] { return policy_->OnClockDone(report); }));
+  if (policy_->apply_mode() == ApplyMode::kOnArrival) {
+    // A round is a consistent cut, its clock the newest every live worker
+    // finished; each shard records which pushes its part holds, the
+    // policy's clock table (with this report) where each worker was.
+    MaybeStartRound(policy_->CurrentClock() - 1, false);
+  }
   AnswerPendingAdmissions();
 }
 

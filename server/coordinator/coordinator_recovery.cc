@@ -129,7 +129,7 @@ void Coordinator::FinishRecovery() {
     return;
   }
   policy_ = std::move(policy).value();
-  policy_->ResumeAt(clock);
+  ResumePolicy(*restore_);
   ledger_ = CommitLedger(options_.job.servers);
   rounds_ = RoundTracker(options_.job.snapshot_every_clocks,
                          options_.job.snapshot_every_s, NowSeconds(),

@@ -81,7 +81,7 @@ Status Coordinator::StartTraining() {
   }
   recorder_->SetJob(job);
   if (restore_) {
-    policy_->ResumeAt(restore_->clock + 1);
+    ResumePolicy(*restore_);
     LS_LOG(Info) << "resuming from snapshot round " << restore_->round
                  << " at clock " << restore_->clock + 1;
   }

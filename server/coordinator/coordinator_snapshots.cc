@@ -61,6 +61,24 @@ Status Coordinator::SetUpSnapshots() {
   return manifest_.Save(job.snapshot_dir);
 }
 
+void Coordinator::ResumePolicy(const ManifestRound& round) {
+  policy_->ResumeAt(round.clock + 1);
+  if (round.policy.empty()) return;  // a round of an older manifest
+  if (round.policy != policy_->name()) {
+    LS_LOG(Info) << "round " << round.round << " was taken under "
+                 << round.policy << "; " << policy_->name()
+                 << " starts with fresh state";
+    return;
+  }
+  const Status loaded = policy_->LoadState(round.policy_state);
+  if (!loaded.ok()) {
+    // The model is intact; only the policy's learning is lost.
+    LS_LOG(Warning) << "round " << round.round
+                    << ": the policy's state is not usable ("
+                    << loaded.message() << "); it starts fresh";
+  }
+}
+
 void Coordinator::MaybeStartRound(int64_t clock, bool force) {
   const JobConfig& job = options_.job;
   if (job.snapshot_dir.empty() || !job.snapshots() || clock < 0) return;
@@ -81,7 +99,11 @@ void Coordinator::StartRound(int64_t clock) {
   // starting now is not complete yet, so keep one more until it is.
   SnapshotManifest kept = manifest_;
   const uint64_t keep_from = kept.Prune(job.snapshot_keep);
-  rounds_.Begin(round, clock, layout_.num_shards(), now, UnixSeconds());
+  // The policy's state now is its state after `clock`: rounds start when
+  // `clock` is committed (or the newest committed one, for a requested
+  // round), and uncommitted reports are not part of it.
+  rounds_.Begin(round, clock, layout_.num_shards(), now, UnixSeconds(),
+                policy_->name(), policy_->SaveState());
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateSnapshotStart(fbb, round, clock, keep_from);
   zmq::message_t header = FinishEnvelope(

@@ -9,8 +9,11 @@ bool RoundTracker::Due(int64_t clock, double now_s) const {
 }
 
 void RoundTracker::Begin(uint64_t round, int64_t clock, uint32_t shards,
-                         double now_s, double unix_time) {
+                         double now_s, double unix_time, std::string policy,
+                         PolicyState policy_state) {
   Pending p;
+  p.round.policy = std::move(policy);
+  p.round.policy_state = std::move(policy_state);
   p.round.round = round;
   p.round.clock = clock;
   p.round.shards = shards;

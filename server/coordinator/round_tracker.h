@@ -36,9 +36,11 @@ class RoundTracker {
   bool Due(int64_t clock, double now_s) const;
   bool in_flight() const { return pending_.has_value(); }
 
-  // Round `round` of the state after `clock` was sent to `shards` shards.
+  // Round `round` of the state after `clock` was sent to `shards` shards;
+  // `policy` (name) and `policy_state` go into the round as they are.
   void Begin(uint64_t round, int64_t clock, uint32_t shards, double now_s,
-             double unix_time);
+             double unix_time, std::string policy = "",
+             PolicyState policy_state = {});
   // Shard `shard` reports its part of `round`. Returns the finished round
   // (complete, or failed with the first error, naming the shard) once
   // every shard reported; nullopt before, and for a report of a round not

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "common/durable_file.h"
@@ -41,10 +42,27 @@ json RoundToJson(const ManifestRound& r) {
     }
     cuts[std::to_string(shard)] = cut;
   }
+  json state = json::object();
+  for (const auto& [key, values] : r.policy_state) state[key] = values;
   return {{"round", r.round},         {"clock", r.clock},
           {"unix_time", r.unix_time}, {"shards", r.shards},
           {"complete", r.complete},   {"error", r.error},
-          {"bytes", r.bytes},         {"contained", cuts}};
+          {"bytes", r.bytes},         {"contained", cuts},
+          {"policy", r.policy},       {"policy_state", state}};
+}
+
+// JSON has no NaN or infinity (they are written as null): read null back
+// as NaN rather than refuse the manifest.
+PolicyState PolicyStateFromJson(const json& j) {
+  PolicyState state;
+  for (const auto& [key, values] : j.items()) {
+    std::vector<double>& out = state[key];
+    for (const json& v : values) {
+      out.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                : v.get<double>());
+    }
+  }
+  return state;
 }
 
 ManifestRound RoundFromJson(const json& j) {
@@ -61,6 +79,10 @@ ManifestRound RoundFromJson(const json& j) {
     for (const auto& [worker, clock] : workers.items()) {
       cut[static_cast<uint32_t>(std::stoul(worker))] = clock.get<int64_t>();
     }
+  }
+  if (j.contains("policy")) r.policy = j.at("policy").get<std::string>();
+  if (j.contains("policy_state")) {
+    r.policy_state = PolicyStateFromJson(j.at("policy_state"));
   }
   return r;
 }

@@ -16,6 +16,7 @@
 
 #include "common/job_config.h"
 #include "common/status.h"
+#include "sync_policies/policy_state.h"
 
 namespace lockstep {
 
@@ -33,6 +34,11 @@ struct ManifestRound {
   // Apply-on-arrival rounds: per shard, per worker, the newest clock whose
   // push the shard's part contains: the consistent cut.
   std::map<uint32_t, std::map<uint32_t, int64_t>> contained;
+  // The sync policy's name and state when the round started, so a job
+  // resumed from it continues the policy's decisions (empty in rounds of
+  // older manifests: the policy then starts fresh).
+  std::string policy;
+  PolicyState policy_state;
   bool operator==(const ManifestRound&) const = default;
 };
 

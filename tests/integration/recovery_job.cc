@@ -11,7 +11,8 @@
 
 namespace lockstep {
 
-std::vector<std::string> RecoveryJob(const std::string& dir) {
+std::vector<std::string> RecoveryJob(const std::string& dir,
+                                     const std::string& data_order) {
   return {"--servers",
           "2",
           "--workers",
@@ -33,7 +34,7 @@ std::vector<std::string> RecoveryJob(const std::string& dir) {
           "--heartbeat-ms",
           "100",
           "--data-order",
-          "global",
+          data_order,
           "--snapshot-every-clocks",
           "10",
           "--snapshot-dir",
@@ -81,10 +82,10 @@ StatusOr<std::vector<float>> RunToTheEnd(TestCluster& cluster,
 }
 
 // The uninterrupted job's final model.
-std::vector<float> UninterruptedModel() {
+std::vector<float> UninterruptedModel(const std::string& data_order) {
   const std::string dir = MakeTempDir("lockstep-whole");
   TestCluster cluster;
-  EXPECT_TRUE(cluster.StartCoordinator(RecoveryJob(dir)).ok());
+  EXPECT_TRUE(cluster.StartCoordinator(RecoveryJob(dir, data_order)).ok());
   StartRoles(cluster, dir);
   auto model = RunToTheEnd(cluster, dir);
   EXPECT_TRUE(model.ok()) << model.status().ToString();

@@ -17,8 +17,9 @@ namespace lockstep {
 inline constexpr int kRecoveryClocks = 150;
 
 // The coordinator's flags: 2 servers, 3 workers, rounds under dir/snapshots,
-// the run directory `dir`.
-std::vector<std::string> RecoveryJob(const std::string& dir);
+// the run directory `dir`, workers drawing samples in `data_order`.
+std::vector<std::string> RecoveryJob(const std::string& dir,
+                                     const std::string& data_order = "global");
 // Starts the job's servers and workers; worker 0 (the final evaluator)
 // dumps the final model into dir/model.bin.
 void StartRoles(TestCluster& cluster, const std::string& dir);
@@ -30,7 +31,7 @@ std::vector<std::string> ServerArgv(const TestCluster& cluster, int rank);
 StatusOr<std::vector<float>> RunToTheEnd(TestCluster& cluster,
                                          const std::string& dir);
 // The uninterrupted job's final model (runs it in a fresh folder).
-std::vector<float> UninterruptedModel();
+std::vector<float> UninterruptedModel(const std::string& data_order = "global");
 // Inverts one byte of the newest complete round's weights in shard 0's
 // store (in its SST file; the store may be open in a live server).
 void FlipAByteOfTheNewestRound(const std::string& snapshots);

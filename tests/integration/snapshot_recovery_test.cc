@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "server/coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
@@ -23,10 +24,11 @@ namespace {
 // Runs the job in `dir` until two snapshot rounds are complete and a few
 // clocks more, then SIGKILLs every process of it. Returns the clock of the
 // newest complete round, or -1 (with a test failure).
-int64_t KillMidTraining(const std::string& dir) {
+int64_t KillMidTraining(const std::string& dir,
+                        const std::string& data_order = "global") {
   int64_t killed_after = -1;
   TestCluster cluster;
-  EXPECT_TRUE(cluster.StartCoordinator(RecoveryJob(dir)).ok());
+  EXPECT_TRUE(cluster.StartCoordinator(RecoveryJob(dir, data_order)).ok());
   StartRoles(cluster, dir);
   for (int i = 0; i < 600; ++i) {
     cluster.Pump(std::chrono::milliseconds(50));
@@ -45,14 +47,19 @@ int64_t KillMidTraining(const std::string& dir) {
   return killed_after;
 }
 
-TEST(SnapshotRecoveryTest, EveryProcessKilledThenResumedEndsWithTheSameModel) {
-  const std::vector<float> expected = UninterruptedModel();
+// Under both data orders: a worker's own partition stream continues at the
+// resumed clock too.
+class KilledJobTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KilledJobTest, EveryProcessKilledThenResumedEndsWithTheSameModel) {
+  const std::string data_order = GetParam();
+  const std::vector<float> expected = UninterruptedModel(data_order);
   ASSERT_FALSE(expected.empty());
   const std::string dir = MakeTempDir("lockstep-killed");
-  const int64_t killed_after = KillMidTraining(dir);
+  const int64_t killed_after = KillMidTraining(dir, data_order);
   ASSERT_GE(killed_after, 0);
   TestCluster cluster;
-  std::vector<std::string> resume = RecoveryJob(dir);
+  std::vector<std::string> resume = RecoveryJob(dir, data_order);
   resume.push_back("--resume");
   ASSERT_TRUE(cluster.StartCoordinator(resume).ok());
   StartRoles(cluster, dir);
@@ -66,6 +73,9 @@ TEST(SnapshotRecoveryTest, EveryProcessKilledThenResumedEndsWithTheSameModel) {
   std::cout << "killed after round of clock " << killed_after << "\n";
   ExpectSameModel(*got, expected);
 }
+
+INSTANTIATE_TEST_SUITE_P(DataOrders, KilledJobTest,
+                         ::testing::Values("global", "partition"));
 
 // Flips one byte of shard 0's weights in the newest complete round, found
 // by their bytes in the store's SST files.
@@ -149,6 +159,137 @@ TEST(SnapshotRecoveryTest, LauncherResumesARunDirectoryWithMoreWorkers) {
   EXPECT_EQ(manifest->LatestComplete()->clock, 69);
   EXPECT_EQ(manifest->LatestComplete()->shards, 3u);
   EXPECT_EQ(manifest->job().workers, 3u);
+}
+
+// A 40-clock job of 3 uneven workers (per-sample costs 1 : 3 : 6) under
+// `sync`, rounds every 20 clocks into `snapshots`, metrics into `run_dir`.
+void RunUnevenJob(const std::string& sync, const std::string& snapshots,
+                  const std::string& run_dir,
+                  const std::vector<std::string>& more = {}) {
+  std::filesystem::create_directories(run_dir);
+  std::vector<std::string> flags = {
+      "--servers",
+      "2",
+      "--workers",
+      "3",
+      "--model",
+      "softmax",
+      "--data",
+      "synthetic:samples=3000:test=300:dim=12:classes=3",
+      "--batch",
+      "16",
+      "--sync",
+      sync,
+      "--clocks",
+      "40",
+      "--eval-every",
+      "0",
+      "--heartbeat-ms",
+      "100",
+      "--snapshot-every-clocks",
+      "20",
+      "--snapshot-dir",
+      snapshots,
+      "--run-dir",
+      run_dir};
+  flags.insert(flags.end(), more.begin(), more.end());
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(flags).ok());
+  for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
+  for (int w = 0; w < 3; ++w) {
+    const std::string cost = std::to_string(0.0001 * (w == 0 ? 1 : 3 * w));
+    ASSERT_TRUE(
+        cluster.StartWorker(w, {"--hetero", "linear=0.002+" + cost}).ok());
+  }
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(120));
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(30)));
+}
+
+// Per worker, per clock it reported, its batch (a run's metrics.jsonl).
+std::map<int, std::map<int64_t, double>> ReportedClocks(
+    const std::string& run_dir) {
+  std::map<int, std::map<int64_t, double>> out;
+  for (const std::string& line : ReadLines(run_dir + "/metrics.jsonl")) {
+    if (line.find("\"batch\"") == std::string::npos) continue;
+    out[static_cast<int>(JsonNumber(line, "worker"))]
+       [static_cast<int64_t>(JsonNumber(line, "clock"))] =
+           JsonNumber(line, "batch");
+  }
+  return out;
+}
+
+// The round `round` of the manifest in `snapshots`, complete.
+ManifestRound CompleteRound(const std::string& snapshots, uint64_t round) {
+  auto manifest = SnapshotManifest::Load(snapshots);
+  EXPECT_TRUE(manifest.ok()) << manifest.status().ToString();
+  const ManifestRound* found = manifest.ok() ? manifest->Find(round) : nullptr;
+  EXPECT_TRUE(found != nullptr && found->complete);
+  return found != nullptr ? *found : ManifestRound{};
+}
+
+// Per worker, the first number of the state entry "<name>/<worker>".
+std::map<int, double> PerWorker(const ManifestRound& round,
+                                const std::string& name) {
+  std::map<int, double> out;
+  for (int w = 0; w < 3; ++w) {
+    auto it = round.policy_state.find(name + "/" + std::to_string(w));
+    if (it != round.policy_state.end()) out[w] = it->second.at(0);
+  }
+  return out;
+}
+
+// LB-BSP's learned quotas and predictors travel in the round: a job
+// resumed from the round at clock 19 gives its workers, at clock 20, the
+// quotas the uninterrupted job gave them, not a fresh equal split.
+TEST(SnapshotRecoveryTest, AResumedLbBspJobKeepsTheQuotasItHadLearned) {
+  const std::string dir = MakeTempDir("lockstep-lbbsp-state");
+  RunUnevenJob("lbbsp", dir + "/snapshots", dir + "/whole");
+  const ManifestRound round = CompleteRound(dir + "/snapshots", 1);
+  ASSERT_EQ(round.clock, 19);
+  EXPECT_EQ(round.policy, "lbbsp:analytical:narx");
+  const std::map<int, double> saved = PerWorker(round, "quota");
+  ASSERT_EQ(saved.size(), 3u);
+  EXPECT_EQ(saved.at(0) + saved.at(1) + saved.at(2), 48);
+  EXPECT_GT(saved.at(0), saved.at(2) + 8) << "the quotas learned the speeds";
+  auto batch_at_20 = [](const std::string& run_dir) {
+    std::map<int, double> out;
+    for (const auto& [w, clocks] : ReportedClocks(run_dir)) {
+      if (clocks.count(20) != 0) out[w] = clocks.at(20);
+    }
+    return out;
+  };
+  EXPECT_EQ(batch_at_20(dir + "/whole"), saved);
+
+  RunUnevenJob("lbbsp", dir + "/snapshots", dir + "/resumed",
+               {"--resume", "--resume-round", "1"});
+  EXPECT_EQ(batch_at_20(dir + "/resumed"), saved);
+}
+
+// Under SSP a round is a cut in which the fast worker is clocks ahead: the
+// round's clock table says where each worker was, and a resumed worker
+// starts there (not at the slowest worker's clock, which would run the
+// fast one's clocks twice).
+TEST(SnapshotRecoveryTest, AResumedSspWorkerStartsWhereItWas) {
+  const std::string dir = MakeTempDir("lockstep-ssp-state");
+  RunUnevenJob("ssp:3", dir + "/snapshots", dir + "/whole");
+  const ManifestRound round = CompleteRound(dir + "/snapshots", 1);
+  EXPECT_EQ(round.policy, "ssp:3");
+  const std::map<int, double> completed = PerWorker(round, "completed");
+  ASSERT_EQ(completed.size(), 3u);
+  for (const auto& [w, clocks] : completed) {
+    EXPECT_GE(clocks, round.clock + 1) << w;
+  }
+  // Worker 0 is 6x faster than worker 2: SSP let it run ahead.
+  EXPECT_GT(completed.at(0), completed.at(2));
+  RunUnevenJob("ssp:3", dir + "/snapshots", dir + "/resumed",
+               {"--resume", "--resume-round", "1"});
+  const auto resumed = ReportedClocks(dir + "/resumed");
+  for (const auto& [w, clocks] : completed) {
+    ASSERT_EQ(resumed.count(w), 1u) << w;
+    EXPECT_EQ(static_cast<double>(resumed.at(w).begin()->first), clocks)
+        << "worker " << w << "'s first clock after the resume";
+  }
 }
 
 }  // namespace

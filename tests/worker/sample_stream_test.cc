@@ -150,5 +150,29 @@ TEST_F(SampleStreamTest, SameArgumentsGiveSameSequence) {
   }
 }
 
+TEST_F(SampleStreamTest, SkipToContinuesExactlyWhereTheStreamWouldBe) {
+  // 103 samples over 3 workers: rank 1 owns 34; skip points inside the
+  // first pass, at a pass boundary and several passes on.
+  for (uint64_t skip : {0u, 7u, 34u, 68u, 150u}) {
+    SCOPED_TRACE(skip);
+    SampleStream walked(103, 3, 1, 9);
+    std::vector<uint64_t> batch;
+    for (uint64_t done = 0; done < skip;) {
+      const auto count =
+          static_cast<uint32_t>(std::min<uint64_t>(5, skip - done));
+      walked.Next(count, &batch);
+      done += count;
+    }
+    SampleStream skipped(103, 3, 1, 9);
+    skipped.SkipTo(skip);
+    EXPECT_EQ(skipped.consumed(), walked.consumed());
+    EXPECT_EQ(skipped.passes(), walked.passes());
+    std::vector<uint64_t> want, got;
+    walked.Next(80, &want);
+    skipped.Next(80, &got);
+    EXPECT_EQ(got, want);
+  }
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "tests/support/temp_dir.h"
@@ -33,6 +34,11 @@ TEST(SnapshotManifestTest, JsonRoundTripKeepsJobRoundsAndCuts) {
   ManifestRound cut = Round(2, true);
   cut.contained[0] = {{0, 17}, {1, 15}};
   cut.contained[1] = {{0, 18}, {1, 15}};
+  cut.policy = "lbbsp:analytical:narx";
+  // Values JSON must carry bit for bit: a weight with all 53 bits, a
+  // denormal, the largest exact count.
+  cut.policy_state["model/0"] = {0.1 + 0.2, 4.9e-324, 9007199254740992.0};
+  cut.policy_state["quota/0"] = {96};
   manifest.Record(cut);
   manifest.Record(Round(1, false));
   auto back = SnapshotManifest::FromJson(manifest.ToJson());
@@ -41,6 +47,21 @@ TEST(SnapshotManifestTest, JsonRoundTripKeepsJobRoundsAndCuts) {
   ASSERT_EQ(back->rounds().size(), 2u);
   EXPECT_EQ(back->rounds()[0], Round(1, false));
   EXPECT_EQ(back->rounds()[1], cut);
+}
+
+TEST(SnapshotManifestTest, ANonFiniteStateValueComesBackAsNaN) {
+  SnapshotManifest manifest{JobConfig{}};
+  ManifestRound round = Round(1, true);
+  round.policy = "lbbsp";
+  round.policy_state["model/0"] = {std::nan(""), 1.5};
+  manifest.Record(round);
+  auto back = SnapshotManifest::FromJson(manifest.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const std::vector<double>& values =
+      back->rounds()[0].policy_state.at("model/0");
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_TRUE(std::isnan(values[0]));
+  EXPECT_EQ(values[1], 1.5);
 }
 
 TEST(SnapshotManifestTest, RecordReplacesAndKeepsRoundOrder) {
