@@ -13,6 +13,7 @@
 #ifndef LOCKSTEP_COMMON_PREFAULTED_H_
 #define LOCKSTEP_COMMON_PREFAULTED_H_
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <cstddef>
@@ -58,6 +59,19 @@ struct PrefaultedAllocator {
 // A large array that is written as soon as it exists.
 template <typename T>
 using PrefaultedVector = std::vector<T, PrefaultedAllocator<T>>;
+
+// Makes this process keep the heap memory it frees (up to 1 GiB) and serve
+// buffers under 32 MiB from the heap, for processes that allocate and free
+// megabyte buffers all the time (a server's or worker's message frames, a
+// restore's 1 MiB chunks). By default glibc maps such a buffer fresh and
+// unmaps it again, or trims the heap top after each free, so every buffer
+// costs a page fault per 4 KiB; on a VM that maps guest pages on first
+// touch, that made a restore of 600 MB in a new server process take 3.4 s
+// instead of 1.4 s. Call once at the start of main.
+inline void RetainFreedHeapMemory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
 
 }  // namespace lockstep
 

@@ -5,6 +5,7 @@
 
 #include "common/logging.h"
 #include "common/main_guard.h"
+#include "common/prefaulted.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "server/server_shard.h"
 
@@ -13,6 +14,7 @@ namespace po = boost::program_options;
 namespace {
 
 int Main(int argc, char** argv) {
+  lockstep::RetainFreedHeapMemory();
   po::options_description options("lockstep-server options");
   options.add_options()("help,h", "show this help")(
       "coordinator", po::value<std::string>(),

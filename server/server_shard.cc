@@ -109,12 +109,27 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
       schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job_)));
   const ShardInfo& own = layout_.shards()[shard_];
-  LS_ASSIGN_OR_RETURN(
-      dense_, DenseStore::Create(own.dense, layout_.tensors(), job_.seed,
-                                 optimizer_->state_slots(),
-                                 /*initialize=*/welcome.restore_round() == 0));
-  dense_acc_ = WeightedAccumulator(own.dense.size());
-  dense_grad_.assign(own.dense.size(), 0.0f);
+  AwaitScratch();
+  // A survivor rolled back keeps its arrays when its range is the same:
+  // the restore overwrites every value, and fresh memory is slow to get
+  // (on a VM each page is mapped on first touch: 600 MB took 2 s).
+  const bool keep = dense_ != nullptr && welcome.restore_round() > 0 &&
+                    dense_->range() == own.dense &&
+                    dense_->state_slots() == optimizer_->state_slots() &&
+                    dense_acc_.size() == own.dense.size();
+  if (!keep) {
+    dense_.reset();  // the old arrays go before the new ones come
+    LS_ASSIGN_OR_RETURN(
+        dense_,
+        DenseStore::Create(own.dense, layout_.tensors(), job_.seed,
+                           optimizer_->state_slots(),
+                           /*initialize=*/welcome.restore_round() == 0));
+    dense_acc_ = WeightedAccumulator(0);
+    dense_grad_ = {};
+    scratch_ = std::async(std::launch::async, [n = own.dense.size()] {
+      return Scratch{WeightedAccumulator(n), std::vector<float>(n)};
+    });
+  }
   if (layout_.sparse_dim() > 0) {
     sparse_ = std::make_unique<SparseTable>(layout_.sparse_dim(),
                                             optimizer_->state_slots());
@@ -125,6 +140,13 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
                << own.dense.begin << ", " << own.dense.end << ") on "
                << endpoint_ << " with " << job_.optimizer;
   return Status::Ok();
+}
+
+void ServerShard::AwaitScratch() {
+  if (!scratch_.valid()) return;
+  Scratch scratch = scratch_.get();
+  dense_acc_ = std::move(scratch.acc);
+  dense_grad_ = std::move(scratch.grad);
 }
 
 Status ServerShard::Serve() {

@@ -49,7 +49,8 @@ po::options_description LaunchFlags() {
        "s); a restarted server makes every shard roll back to the newest "
        "complete snapshot round")  //
       ("max-restarts", po::value<uint32_t>()->default_value(10),
-       "with --supervise: restarts per role before the job is given up")  //
+       "with --supervise: restarts in a row per role before the job is "
+       "given up (a role that ran for a minute counts from 0 again)")  //
       ("stop-on-worker-failure", po::bool_switch(),
        "stop the whole job when a worker fails (default: the job goes on "
        "with the other workers)");

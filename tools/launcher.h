@@ -73,6 +73,8 @@ class Launcher {
     std::string log_path;
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> log{nullptr, &std::fclose};
     std::deque<std::string> tail;
+    std::chrono::steady_clock::time_point started =
+        std::chrono::steady_clock::now();
   };
 
   Status PrepareRunDir();
@@ -84,7 +86,9 @@ class Launcher {
   // used up its restarts.
   bool ScheduleRestart(const Role& role, const std::string& what);
   // Counts a restart of `role`: " in D s (restart N of at most M)", or
-  // nullopt (and the job fails) when it used up --max-restarts.
+  // nullopt (and the job fails) when it used up --max-restarts. A role
+  // that had run for a minute counts from zero again (it was not in a
+  // crash loop: a preempted machine, a killed process).
   std::optional<std::string> TakeRestart(const Role& role,
                                          const std::string& what);
   void StartDueRestarts();

@@ -11,6 +11,9 @@
 namespace lockstep {
 namespace {
 
+// A role that ran this long before it failed restarts like a first time.
+constexpr auto kStableRun = std::chrono::seconds(60);
+
 // 0.5 s before the first restart of a role, doubling up to 10 s.
 double RestartDelayS(uint32_t restart) {
   return std::min(10.0,
@@ -22,6 +25,7 @@ double RestartDelayS(uint32_t restart) {
 std::optional<std::string> Launcher::TakeRestart(const Role& role,
                                                  const std::string& what) {
   uint32_t& count = restart_counts_[role.label];
+  if (std::chrono::steady_clock::now() - role.started >= kStableRun) count = 0;
   if (count >= options_.max_restarts) {
     Fail(what + "; restarted " + std::to_string(count) +
              " times already (--max-restarts)",

@@ -8,6 +8,7 @@
 
 #include "bench/snapshot/snapshot_bench.h"
 #include "common/main_guard.h"
+#include "common/prefaulted.h"
 
 namespace {
 
@@ -19,6 +20,7 @@ bool ParseNumber(const std::string& text, T* out) {
 }
 
 int Main(int argc, char** argv) {
+  lockstep::RetainFreedHeapMemory();  // as lockstep-server does
   lockstep::SnapshotBenchOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];

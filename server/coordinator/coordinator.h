@@ -255,6 +255,9 @@ class Coordinator {
   uint32_t epoch_ = 0;
   bool recovering_ = false;
   double recovery_started_s_ = 0;
+  // Set when a recovery finishes, until the first commit after it (logged
+  // with the time since the loss was noticed, for bench/recovery).
+  bool first_commit_pending_ = false;
   std::set<int> restored_;
   uint64_t recoveries_ = 0;
 };

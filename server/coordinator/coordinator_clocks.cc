@@ -96,6 +96,13 @@ void Coordinator::IssueCommits(const std::vector<CommitDecision>& commits) {
         ledger_.Commit(commit.clock, commit.workers);
     recorder_->RecordCommit(commit.clock, totals.samples, totals.mean_loss);
     SetLogClock(commit.clock);
+    if (first_commit_pending_) {
+      first_commit_pending_ = false;
+      LS_LOG(Warning) << "first commit after the recovery: clock "
+                      << commit.clock << ", "
+                      << NowSeconds() - recovery_started_s_
+                      << " s after the server was lost";
+    }
     MaybeStartRound(commit.clock, commit.clock + 1 == options_.job.max_clocks);
   }
 }

@@ -12,9 +12,10 @@
 //  2. The replacement registers (lockstep-launch --supervise restarts it;
 //     an orchestrator or a person can too): it takes the lost shard's rank
 //     and is welcomed with the same round and epoch.
-//  3. Every server answers Restored for the epoch: the policy starts afresh
-//     at clock + 1 with the live workers, and every worker gets a Start
-//     (the layout with the new endpoint, the epoch, the clock).
+//  3. Every server answers Restored for the epoch: a new policy continues
+//     at clock + 1 from the state the round holds, with the live workers,
+//     and every worker gets a Start (the layout with the new endpoint, the
+//     epoch, the clock).
 //
 // No complete round, no snapshots, or no replacement within the
 // registration timeout: the job ends, saying which and why.
@@ -146,6 +147,7 @@ void Coordinator::FinishRecovery() {
     policy_->OnWorkerJoined(static_cast<uint32_t>(peer.rank), clock, peer.caps);
     SendStart(id, peer);
   }
+  first_commit_pending_ = true;
   LS_LOG(Warning) << "recovered in " << NowSeconds() - recovery_started_s_
                   << " s: every shard holds snapshot round " << restore_->round
                   << "; training continues at clock " << clock
