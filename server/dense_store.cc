@@ -145,9 +145,21 @@ Status DenseStore::LoadOverlap(
                            " optimizer state slots, this store " +
                            std::to_string(state_slots_));
   }
-  bool sizes_match = weights.size() == from.size();
-  for (const auto& slot : slots) sizes_match &= slot.size() == from.size();
-  if (!sizes_match) {
+  LS_RETURN_IF_ERROR(LoadArrayOverlap(from, 0, std::as_bytes(weights)));
+  for (int s = 0; s < state_slots_; ++s) {
+    LS_RETURN_IF_ERROR(LoadArrayOverlap(from, s + 1, std::as_bytes(slots[s])));
+  }
+  return Status::Ok();
+}
+
+Status DenseStore::LoadArrayOverlap(KeySpan from, int array,
+                                    std::span<const std::byte> bytes) {
+  if (array < 0 || array > state_slots_) {
+    return InvalidArgument("array " + std::to_string(array) +
+                           " of a store with " + std::to_string(state_slots_) +
+                           " state slots");
+  }
+  if (bytes.size() != from.size() * sizeof(float)) {
     return InvalidArgument("a round's arrays for keys " + SpanText(from) +
                            " do not hold " + std::to_string(from.size()) +
                            " floats each");
@@ -155,13 +167,11 @@ Status DenseStore::LoadOverlap(
   const uint64_t begin = std::max(from.begin, range_.begin);
   const uint64_t end = std::min(from.end, range_.end);
   if (begin >= end) return Status::Ok();
-  const size_t n = end - begin;
-  std::memcpy(weights_.data() + (begin - range_.begin),
-              weights.data() + (begin - from.begin), n * sizeof(float));
-  for (int s = 0; s < state_slots_; ++s) {
-    std::memcpy(state_.data() + s * range_.size() + (begin - range_.begin),
-                slots[s].data() + (begin - from.begin), n * sizeof(float));
-  }
+  float* to = array == 0 ? weights_.data()
+                         : state_.data() + (array - 1) * range_.size();
+  std::memcpy(to + (begin - range_.begin),
+              bytes.data() + (begin - from.begin) * sizeof(float),
+              (end - begin) * sizeof(float));
   return Status::Ok();
 }
 

@@ -74,6 +74,10 @@ class DenseStore {
   // InvalidArgument when the slot count or a size does not match.
   Status LoadOverlap(KeySpan from, std::span<const float> weights,
                      const std::vector<std::span<const float>>& slots);
+  // The same for one array: 0 the weights, s + 1 state slot s; `bytes`
+  // (from.size() floats, any alignment) straight from a store's buffer.
+  Status LoadArrayOverlap(KeySpan from, int array,
+                          std::span<const std::byte> bytes);
 
   // Number of updates applied to this store so far (restored from
   // snapshots); the server advances it once per applied update.

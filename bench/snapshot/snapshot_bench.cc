@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/prefaulted.h"
 #include "server/dense_store.h"
 #include "server/optimizers/optimizer.h"
 #include "server/snapshot/shard_restore.h"
@@ -37,6 +38,11 @@ struct SizeResult {
   std::vector<double> pause_ms, apply_ms, apply_during_ms, write_mbps;
   uint64_t round_bytes = 0, copied_on_apply = 0, chunks = 0;
   double raw_write_mbps = 0, restore_mbps = 0, raw_read_mbps = 0;
+  // A restore into arrays that exist already (a surviving server's
+  // rollback), and the rate at which this machine hands out fresh memory
+  // (allocate and write once), the other bound of a restore into new
+  // arrays.
+  double restore_kept_mbps = 0, fresh_memory_mbps = 0;
   double restore_s = 0;
   bool restored_exactly = false;
 };
@@ -250,36 +256,69 @@ class SizeRun {
   }
 
   // Restores the last round into fresh stores, every shard at once, and
-  // checks the weights against the round's image.
+  // checks the weights against the round's image; then again into the
+  // same stores. Measures fresh memory first.
   Status MeasureRestore() {
+    MeasureFreshMemory();
+    std::vector<std::unique_ptr<DenseStore>> fresh(o_.shards);
+    double seconds = 0;
+    uint64_t bytes = 0;
+    LS_RETURN_IF_ERROR(RestoreInto(&fresh, &seconds, &bytes));
+    r_.restore_s = seconds;
+    r_.restore_mbps = static_cast<double>(bytes) / 1e6 / seconds;
+    r_.restored_exactly = true;
+    for (uint32_t k = 0; k < o_.shards; ++k) {
+      const auto image = shards_[k].capture->image(0);
+      const auto got = std::as_bytes(fresh[k]->weights());
+      r_.restored_exactly &=
+          std::equal(image.begin(), image.end(), got.begin(), got.end());
+    }
+    LS_RETURN_IF_ERROR(RestoreInto(&fresh, &seconds, &bytes));
+    r_.restore_kept_mbps = static_cast<double>(bytes) / 1e6 / seconds;
+    return Status::Ok();
+  }
+
+  // Restores the last round into `stores` (created where null), the page
+  // cache dropped first.
+  Status RestoreInto(std::vector<std::unique_ptr<DenseStore>>* stores,
+                     double* seconds, uint64_t* bytes) {
     DropCache(dir_);
     std::vector<const SnapshotStore*> sources;
     sources.reserve(shards_.size());
     for (BenchShard& s : shards_) sources.push_back(s.store.get());
     std::vector<StatusOr<RestoredShard>> restored(o_.shards,
                                                   Status(Internal("not run")));
-    std::vector<std::unique_ptr<DenseStore>> fresh(o_.shards);
-    r_.restore_s = Parallel(o_.shards, [&](uint32_t k) {
-      auto store =
-          DenseStore::Create(layout_.shards()[k].dense, layout_.tensors(), 7, 2,
-                             /*initialize=*/false);
-      if (!store.ok()) return;
-      fresh[k] = std::move(store).value();
+    *seconds = Parallel(o_.shards, [&](uint32_t k) {
+      std::unique_ptr<DenseStore>& store = (*stores)[k];
+      if (store == nullptr) {
+        auto created =
+            DenseStore::Create(layout_.shards()[k].dense, layout_.tensors(), 7,
+                               2, /*initialize=*/false);
+        if (!created.ok()) {
+          restored[k] = created.status();
+          return;
+        }
+        store = std::move(created).value();
+      }
       restored[k] = RestoreShard(sources, o_.rounds, layout_, k, "adam",
-                                 fresh[k].get(), nullptr);
+                                 store.get(), nullptr);
     });
-    uint64_t bytes = 0;
-    r_.restored_exactly = true;
-    for (uint32_t k = 0; k < o_.shards; ++k) {
-      LS_RETURN_IF_ERROR(restored[k].status());
-      bytes += restored[k]->bytes_read;
-      const auto image = shards_[k].capture->image(0);
-      const auto got = std::as_bytes(fresh[k]->weights());
-      r_.restored_exactly &=
-          std::equal(image.begin(), image.end(), got.begin(), got.end());
+    *bytes = 0;
+    for (const auto& r : restored) {
+      LS_RETURN_IF_ERROR(r.status());
+      *bytes += r->bytes_read;
     }
-    r_.restore_mbps = static_cast<double>(bytes) / 1e6 / r_.restore_s;
     return Status::Ok();
+  }
+
+  // Fresh arrays of a round's size, allocated and written once per shard.
+  void MeasureFreshMemory() {
+    const size_t floats = r_.round_bytes / o_.shards / sizeof(float);
+    const double seconds = Parallel(o_.shards, [&](uint32_t /*k*/) {
+      PrefaultedVector<float> fresh(floats);
+      std::fill(fresh.begin(), fresh.end(), 1.0f);
+    });
+    r_.fresh_memory_mbps = static_cast<double>(r_.round_bytes) / 1e6 / seconds;
   }
 
   std::string RawPath(uint32_t k) const {
@@ -313,7 +352,7 @@ Status RunSnapshotBench(const SnapshotBenchOptions& o, std::ostream& out) {
     results.push_back(std::move(r).value());
   }
   if (o.dir.empty()) fs::remove_all(root);
-  char line[512];
+  char line[640];
   out << "# snapshot bench: dense model with Adam (weights + 2 state slots), "
       << o.shards << " shards in one process, " << o.rounds
       << " rounds, a round every " << o.clocks_per_round << " clocks, "
@@ -321,20 +360,24 @@ Status RunSnapshotBench(const SnapshotBenchOptions& o, std::ostream& out) {
       << std::thread::hardware_concurrency() << " cores\n";
   out << "# params    | pause p50/p99 ms | clock apply p50 ms | pause p99 "
          "share | apply in round p50 ms | write MB/s | raw fsync MB/s | "
-         "ratio | restore MB/s | raw read MB/s | ratio | restore s | exact\n";
+         "ratio | restore MB/s | raw read MB/s | ratio | fresh memory MB/s | "
+         "restore s | into kept arrays MB/s | ratio | exact\n";
   for (const SizeResult& r : results) {
     const double apply = Percentile(r.apply_ms, 0.5);
     std::snprintf(
         line, sizeof(line),
         "%11llu | %7.3f / %6.3f | %18.1f | %15.5f | %21.1f | %10.0f | %14.0f "
-        "| %5.2f | %12.0f | %13.0f | %5.2f | %9.2f | %s\n",
+        "| %5.2f | %12.0f | %13.0f | %5.2f | %17.0f | %9.2f | %21.0f | %5.2f "
+        "| %s\n",
         static_cast<unsigned long long>(r.params), Percentile(r.pause_ms, 0.5),
         Percentile(r.pause_ms, 0.99), apply,
         Percentile(r.pause_ms, 0.99) / std::max(apply, 1e-9),
         Percentile(r.apply_during_ms, 0.5), Percentile(r.write_mbps, 0.5),
         r.raw_write_mbps, Percentile(r.write_mbps, 0.5) / r.raw_write_mbps,
         r.restore_mbps, r.raw_read_mbps, r.restore_mbps / r.raw_read_mbps,
-        r.restore_s, r.restored_exactly ? "yes" : "NO");
+        r.fresh_memory_mbps, r.restore_s, r.restore_kept_mbps,
+        r.restore_kept_mbps / r.raw_read_mbps,
+        r.restored_exactly ? "yes" : "NO");
     out << line;
   }
   for (const SizeResult& r : results) {

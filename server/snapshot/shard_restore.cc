@@ -121,17 +121,21 @@ StatusOr<ShardRoundMeta> ReadSourceMeta(const SnapshotStore& store,
   return meta;
 }
 
-// Chunk `index` of `array` in `meta`'s round; a chunk the meta lists but
-// the store lacks is Corruption.
+// A chunk the meta lists but the store lacks is a Corruption.
+Status ListedChunkStatus(Status status) {
+  if (status.code() == StatusCode::kNotFound) {
+    return Corruption(status.message() + " although the round's meta lists it");
+  }
+  return status;
+}
+
+// Chunk `index` of `array` in `meta`'s round.
 StatusOr<std::string> ReadListedChunk(const SnapshotStore& store,
                                       const ShardRoundMeta& meta,
                                       const std::string& array,
                                       uint32_t index) {
   auto chunk = store.ReadChunk(meta.round, array, index);
-  if (chunk.status().code() == StatusCode::kNotFound) {
-    return Corruption(chunk.status().message() +
-                      " although the round's meta lists it");
-  }
+  if (!chunk.ok()) return ListedChunkStatus(chunk.status());
   return chunk;
 }
 
@@ -165,30 +169,26 @@ Status LoadDenseChunks(const SnapshotStore& store, const ShardRoundMeta& meta,
   const uint64_t per_chunk = meta.chunk_bytes / sizeof(float);
   const uint64_t begin = std::max(from.begin, own.begin);
   const uint64_t end = std::min(from.end, own.end);
-  std::vector<std::string> bytes(names.size());
   for (uint64_t c = (begin - from.begin) / per_chunk;
        c <= (end - 1 - from.begin) / per_chunk; ++c) {
     const KeySpan keys{from.begin + c * per_chunk,
                        std::min(from.end, from.begin + (c + 1) * per_chunk)};
+    const auto index = static_cast<uint32_t>(c);
     for (size_t i = 0; i < names.size(); ++i) {
-      LS_ASSIGN_OR_RETURN(bytes[i], ReadListedChunk(store, meta, names[i],
-                                                    static_cast<uint32_t>(c)));
-      if (bytes[i].size() != keys.size() * sizeof(float)) {
-        return Corruption(
-            ChunkName(meta.round, names[i], static_cast<uint32_t>(c)) +
-            " has " + std::to_string(bytes[i].size()) + " bytes, not " +
-            std::to_string(keys.size() * sizeof(float)));
-      }
-      *bytes_read += bytes[i].size();
+      // Straight from the store's read buffer into the arrays.
+      Status loaded = store.VisitChunk(
+          meta.round, names[i], index, [&](std::span<const std::byte> bytes) {
+            if (bytes.size() != keys.size() * sizeof(float)) {
+              return Corruption(ChunkName(meta.round, names[i], index) +
+                                " has " + std::to_string(bytes.size()) +
+                                " bytes, not " +
+                                std::to_string(keys.size() * sizeof(float)));
+            }
+            *bytes_read += bytes.size();
+            return dense->LoadArrayOverlap(keys, static_cast<int>(i), bytes);
+          });
+      LS_RETURN_IF_ERROR(ListedChunkStatus(std::move(loaded)));
     }
-    // std::string storage is aligned for float.
-    const auto floats = [&](size_t i) {
-      return std::span<const float>(
-          reinterpret_cast<const float*>(bytes[i].data()), keys.size());
-    };
-    std::vector<std::span<const float>> slots;
-    for (size_t i = 1; i < names.size(); ++i) slots.push_back(floats(i));
-    LS_RETURN_IF_ERROR(dense->LoadOverlap(keys, floats(0), slots));
   }
   return Status::Ok();
 }

@@ -95,6 +95,12 @@ std::string EncodeChunk(std::span<const std::byte> data) {
 
 StatusOr<std::string> DecodeChunk(std::string_view value,
                                   const std::string& what) {
+  LS_ASSIGN_OR_RETURN(const std::string_view data, VerifyChunk(value, what));
+  return std::string(data);
+}
+
+StatusOr<std::string_view> VerifyChunk(std::string_view value,
+                                       const std::string& what) {
   if (value.size() < 4) {
     return Corruption(what + ": stored value of " +
                       std::to_string(value.size()) +
@@ -111,7 +117,7 @@ StatusOr<std::string> DecodeChunk(std::string_view value,
                       ", computed " + Hex(actual, 8) + " over " +
                       std::to_string(data.size()) + " bytes)");
   }
-  return std::string(data);
+  return data;
 }
 
 Status ChunkOrder::Next(std::string_view array, uint32_t index) {

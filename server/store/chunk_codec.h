@@ -40,6 +40,9 @@ std::string EncodeChunk(std::span<const std::byte> data);
 // shorter than its checksum or the checksum does not match.
 StatusOr<std::string> DecodeChunk(std::string_view value,
                                   const std::string& what);
+// DecodeChunk without the copy: the payload inside `value`, checked.
+StatusOr<std::string_view> VerifyChunk(std::string_view value,
+                                       const std::string& what);
 
 // Checks that chunks arrive in the order RoundWriter::AddChunk requires:
 // arrays by name ascending, each from chunk 0 without gaps.

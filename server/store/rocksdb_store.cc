@@ -186,6 +186,17 @@ StatusOr<std::vector<uint64_t>> RocksDbStore::ListRounds() const {
 
 StatusOr<std::string> RocksDbStore::Get(const std::string& key,
                                         const std::string& what) const {
+  std::string out;
+  LS_RETURN_IF_ERROR(Visit(key, what, [&](std::span<const std::byte> bytes) {
+    out.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return Status::Ok();
+  }));
+  return out;
+}
+
+Status RocksDbStore::Visit(
+    const std::string& key, const std::string& what,
+    const std::function<Status(std::span<const std::byte>)>& use) const {
   LS_RETURN_IF_ERROR(CheckOpen());
   rocksdb::ReadOptions options;
   options.verify_checksums = true;
@@ -195,7 +206,9 @@ StatusOr<std::string> RocksDbStore::Get(const std::string& key,
       db_->Get(options, db_->DefaultColumnFamily(), key, &value);
   if (s.IsNotFound()) return NotFound(what + " is not stored in " + path_);
   LS_RETURN_IF_ERROR(FromRocks(s, what + " in " + path_));
-  return DecodeChunk(value.ToStringView(), what + " in " + path_);
+  LS_ASSIGN_OR_RETURN(const std::string_view data,
+                      VerifyChunk(value.ToStringView(), what + " in " + path_));
+  return use(std::as_bytes(std::span(data)));
 }
 
 StatusOr<std::string> RocksDbStore::ReadMeta(uint64_t round) const {
@@ -206,6 +219,13 @@ StatusOr<std::string> RocksDbStore::ReadChunk(uint64_t round,
                                               std::string_view array,
                                               uint32_t index) const {
   return Get(ChunkKey(round, array, index), ChunkName(round, array, index));
+}
+
+Status RocksDbStore::VisitChunk(
+    uint64_t round, std::string_view array, uint32_t index,
+    const std::function<Status(std::span<const std::byte>)>& use) const {
+  return Visit(ChunkKey(round, array, index), ChunkName(round, array, index),
+               use);
 }
 
 StatusOr<uint64_t> RocksDbStore::RoundBytes(uint64_t round) const {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -57,6 +58,17 @@ class SnapshotStore {
   virtual StatusOr<std::string> ReadChunk(uint64_t round,
                                           std::string_view array,
                                           uint32_t index) const = 0;
+  // Calls `use` with a chunk's bytes, checksum verified, without copying
+  // them where the store can (RocksDbStore hands out its read buffer); the
+  // bytes are valid during the call only and need not be aligned. Errors
+  // as ReadChunk's, or `use`'s own.
+  virtual Status VisitChunk(
+      uint64_t round, std::string_view array, uint32_t index,
+      const std::function<Status(std::span<const std::byte>)>& use) const {
+    LS_ASSIGN_OR_RETURN(const std::string bytes,
+                        ReadChunk(round, array, index));
+    return use(std::as_bytes(std::span(bytes)));
+  }
   // Bytes the round occupies (chunks and meta as stored).
   virtual StatusOr<uint64_t> RoundBytes(uint64_t round) const = 0;
   // Removes a round; removing one not stored is Ok.

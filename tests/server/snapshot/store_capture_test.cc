@@ -121,6 +121,24 @@ TEST(DenseStoreCaptureTest, LoadOverlapTakesOnlyItsOwnKeys) {
               HasSubstr("do not hold 16 floats"));
 }
 
+TEST(DenseStoreCaptureTest, LoadArrayOverlapTakesUnalignedBytes) {
+  auto store = DenseStore::Create({10, 14}, OneTensor(20), 1, 1, false);
+  ASSERT_TRUE(store.ok());
+  // Keys 8..16 as floats 8..15, one byte into a buffer: not float-aligned.
+  std::vector<std::byte> buffer(1 + 8 * sizeof(float));
+  for (int k = 0; k < 8; ++k) {
+    const float v = static_cast<float>(8 + k);
+    std::memcpy(buffer.data() + 1 + k * sizeof(float), &v, sizeof v);
+  }
+  const auto bytes = std::span<const std::byte>(buffer).subspan(1);
+  ASSERT_TRUE((*store)->LoadArrayOverlap({8, 16}, 1, bytes).ok());
+  EXPECT_EQ(
+      std::vector<float>((*store)->state().begin(), (*store)->state().end()),
+      (std::vector<float>{10, 11, 12, 13}));
+  EXPECT_FALSE((*store)->LoadArrayOverlap({8, 16}, 2, bytes).ok());
+  EXPECT_FALSE((*store)->LoadArrayOverlap({8, 15}, 0, bytes).ok());
+}
+
 TEST(SparseTableCaptureTest, GrowthAfterTheFreezeLeavesTheImageAsItWas) {
   auto opt = Adam();
   SparseTable table(4, 2);

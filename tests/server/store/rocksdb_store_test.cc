@@ -83,6 +83,17 @@ TEST_F(RocksDbStoreTest, AFlippedByteOnDiskIsACorruptionNamingTheChunk) {
   const auto chunk = (*store)->ReadChunk(4, "w", 0);
   EXPECT_EQ(chunk.status().code(), StatusCode::kCorruption);
   EXPECT_THAT(chunk.status().message(), HasSubstr("round 4 array w chunk 0"));
+  // The restore's path, without the copy, finds it too and never hands
+  // the bytes out.
+  bool used = false;
+  const Status visited =
+      (*store)->VisitChunk(4, "w", 0, [&](std::span<const std::byte>) {
+        used = true;
+        return Status::Ok();
+      });
+  EXPECT_EQ(visited.code(), StatusCode::kCorruption);
+  EXPECT_THAT(visited.message(), HasSubstr("round 4 array w chunk 0"));
+  EXPECT_FALSE(used);
 }
 
 TEST_F(RocksDbStoreTest, AReaderOpensAStoreThatIsOpenForWriting) {

@@ -60,6 +60,22 @@ TEST_P(SnapshotStoreTest, ReadsBackWhatACommittedRoundHolds) {
   EXPECT_GT(*store_->RoundBytes(7), 0u);
 }
 
+TEST_P(SnapshotStoreTest, VisitsAChunksBytesAndPassesOnItsErrors) {
+  WriteRound(7, "x");
+  std::string seen;
+  auto collect = [&](std::span<const std::byte> bytes) {
+    seen.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return Status::Ok();
+  };
+  ASSERT_TRUE(store_->VisitChunk(7, "a", 1, collect).ok());
+  EXPECT_EQ(seen, "xa1");
+  EXPECT_EQ(store_->VisitChunk(7, "b", 1, collect).code(),
+            StatusCode::kNotFound);
+  const Status refused = store_->VisitChunk(
+      7, "b", 0, [](std::span<const std::byte>) { return Corruption("mine"); });
+  EXPECT_EQ(refused.message(), "mine");
+}
+
 TEST_P(SnapshotStoreTest, KeepsLargeAndEmptyChunksIntact) {
   std::string big(3 << 20, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 31);
