@@ -21,7 +21,6 @@ is kill-to-commit under 2 s plus that read time.
 Usage: bench/recovery_bench.py [--params N,N] [--kills K] [--out FILE]
 """
 import argparse
-import faulthandler
 import datetime
 import glob
 import json
@@ -210,7 +209,6 @@ def run_size(params, kills, workdir):
 
 
 def main():
-    faulthandler.dump_traceback_later(900, exit=True)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--params", default="10000000,100000000")
     parser.add_argument("--kills", type=int, default=3)

@@ -169,26 +169,26 @@ Status LoadDenseChunks(const SnapshotStore& store, const ShardRoundMeta& meta,
   const uint64_t per_chunk = meta.chunk_bytes / sizeof(float);
   const uint64_t begin = std::max(from.begin, own.begin);
   const uint64_t end = std::min(from.end, own.end);
-  for (uint64_t c = (begin - from.begin) / per_chunk;
-       c <= (end - 1 - from.begin) / per_chunk; ++c) {
-    const KeySpan keys{from.begin + c * per_chunk,
-                       std::min(from.end, from.begin + (c + 1) * per_chunk)};
-    const auto index = static_cast<uint32_t>(c);
-    for (size_t i = 0; i < names.size(); ++i) {
-      // Straight from the store's read buffer into the arrays.
-      Status loaded = store.VisitChunk(
-          meta.round, names[i], index, [&](std::span<const std::byte> bytes) {
-            if (bytes.size() != keys.size() * sizeof(float)) {
-              return Corruption(ChunkName(meta.round, names[i], index) +
-                                " has " + std::to_string(bytes.size()) +
-                                " bytes, not " +
-                                std::to_string(keys.size() * sizeof(float)));
-            }
-            *bytes_read += bytes.size();
-            return dense->LoadArrayOverlap(keys, static_cast<int>(i), bytes);
-          });
-      LS_RETURN_IF_ERROR(ListedChunkStatus(std::move(loaded)));
-    }
+  const auto first = static_cast<uint32_t>((begin - from.begin) / per_chunk);
+  const auto last = static_cast<uint32_t>((end - 1 - from.begin) / per_chunk);
+  for (size_t i = 0; i < names.size(); ++i) {
+    // Straight from the store's read buffer into the array, one array's
+    // chunks in storage order.
+    Status loaded = store.VisitChunks(
+        meta.round, names[i], first, last,
+        [&](uint32_t c, std::span<const std::byte> bytes) {
+          const KeySpan keys{
+              from.begin + c * per_chunk,
+              std::min(from.end, from.begin + (uint64_t{c} + 1) * per_chunk)};
+          if (bytes.size() != keys.size() * sizeof(float)) {
+            return Corruption(ChunkName(meta.round, names[i], c) + " has " +
+                              std::to_string(bytes.size()) + " bytes, not " +
+                              std::to_string(keys.size() * sizeof(float)));
+          }
+          *bytes_read += bytes.size();
+          return dense->LoadArrayOverlap(keys, static_cast<int>(i), bytes);
+        });
+    LS_RETURN_IF_ERROR(ListedChunkStatus(std::move(loaded)));
   }
   return Status::Ok();
 }

@@ -44,6 +44,11 @@ class RocksDbStore : public SnapshotStore {
   Status VisitChunk(uint64_t round, std::string_view array, uint32_t index,
                     const std::function<Status(std::span<const std::byte>)>&
                         use) const override;
+  // One iterator reading ahead through the round's SST file.
+  Status VisitChunks(
+      uint64_t round, std::string_view array, uint32_t first, uint32_t last,
+      const std::function<Status(uint32_t, std::span<const std::byte>)>& use)
+      const override;
   StatusOr<uint64_t> RoundBytes(uint64_t round) const override;
   Status DeleteRound(uint64_t round) override;
 

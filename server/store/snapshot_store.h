@@ -69,6 +69,22 @@ class SnapshotStore {
                         ReadChunk(round, array, index));
     return use(std::as_bytes(std::span(bytes)));
   }
+  // Calls `use(index, bytes)` for chunks first..last (inclusive) of
+  // `array`, in order, each as VisitChunk would: for reading a range of
+  // chunks at the storage's sequential speed (RocksDbStore reads ahead).
+  // A missing chunk is NotFound naming it.
+  virtual Status VisitChunks(
+      uint64_t round, std::string_view array, uint32_t first, uint32_t last,
+      const std::function<Status(uint32_t, std::span<const std::byte>)>& use)
+      const {
+    for (uint32_t i = first; i <= last; ++i) {
+      LS_RETURN_IF_ERROR(VisitChunk(
+          round, array, i,
+          [&](std::span<const std::byte> bytes) { return use(i, bytes); }));
+      if (i == last) break;  // last may be UINT32_MAX
+    }
+    return Status::Ok();
+  }
   // Bytes the round occupies (chunks and meta as stored).
   virtual StatusOr<uint64_t> RoundBytes(uint64_t round) const = 0;
   // Removes a round; removing one not stored is Ok.

@@ -93,6 +93,13 @@ TEST_F(RocksDbStoreTest, AFlippedByteOnDiskIsACorruptionNamingTheChunk) {
       });
   EXPECT_EQ(visited.code(), StatusCode::kCorruption);
   EXPECT_THAT(visited.message(), HasSubstr("round 4 array w chunk 0"));
+  const Status ranged = (*store)->VisitChunks(
+      4, "w", 0, 0, [&](uint32_t, std::span<const std::byte>) {
+        used = true;
+        return Status::Ok();
+      });
+  EXPECT_EQ(ranged.code(), StatusCode::kCorruption);
+  EXPECT_THAT(ranged.message(), HasSubstr("round 4 array w chunk 0"));
   EXPECT_FALSE(used);
 }
 

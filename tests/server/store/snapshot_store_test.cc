@@ -76,6 +76,32 @@ TEST_P(SnapshotStoreTest, VisitsAChunksBytesAndPassesOnItsErrors) {
   EXPECT_EQ(refused.message(), "mine");
 }
 
+TEST_P(SnapshotStoreTest, VisitsARangeOfChunksInOrder) {
+  auto writer = store_->BeginRound(3);
+  ASSERT_TRUE(writer.ok());
+  for (uint32_t i = 0; i < 20; ++i) {
+    ASSERT_TRUE(
+        (*writer)->AddChunk("a", i, Bytes("a" + std::to_string(i))).ok());
+  }
+  ASSERT_TRUE((*writer)->AddChunk("b", 0, Bytes("b0")).ok());
+  ASSERT_TRUE((*writer)->Commit({}).ok());
+  std::vector<std::string> seen;
+  auto collect = [&](uint32_t i, std::span<const std::byte> bytes) {
+    seen.push_back(
+        std::to_string(i) + "=" +
+        std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    return Status::Ok();
+  };
+  ASSERT_TRUE(store_->VisitChunks(3, "a", 9, 11, collect).ok());
+  EXPECT_THAT(seen, ElementsAre("9=a9", "10=a10", "11=a11"));
+  seen.clear();
+  // Past the array's end: the chunks there, then NotFound naming the next.
+  const Status past = store_->VisitChunks(3, "a", 18, 21, collect);
+  EXPECT_EQ(past.code(), StatusCode::kNotFound);
+  EXPECT_THAT(past.message(), HasSubstr("chunk 20"));
+  EXPECT_THAT(seen, ElementsAre("18=a18", "19=a19"));
+}
+
 TEST_P(SnapshotStoreTest, KeepsLargeAndEmptyChunksIntact) {
   std::string big(3 << 20, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 31);
