@@ -57,13 +57,32 @@ Status ServerShard::Run() {
 Status ServerShard::AwaitWelcome() {
   const int64_t deadline =
       NowMillis() + static_cast<int64_t>(options_.welcome_timeout_s * 1000);
+  // Heartbeats while waiting (the job's interval comes with the welcome):
+  // the coordinator answers every registered peer, so a coordinator that
+  // stays silent is gone, e.g. it ended the job before this server's
+  // registration reached it, and no shutdown will come.
+  constexpr int64_t kBeatMs = 1000;
+  int64_t next_beat = NowMillis() + kBeatMs;
+  int64_t last_heard = NowMillis();
   Message msg;
   while (NowMillis() < deadline) {
     if (g_stop_requested) return Unavailable("interrupted by a signal");
+    if (NowMillis() - last_heard > 10 * kBeatMs) {
+      return Unavailable("the coordinator at " + options_.coordinator +
+                         " went silent before welcoming this server");
+    }
+    if (NowMillis() >= next_beat) {
+      flatbuffers::FlatBufferBuilder fbb(64);
+      auto body = wire::CreateHeartbeat(fbb, -1);
+      SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
+                                       wire::Role::Server, options_.rank_hint));
+      next_beat = NowMillis() + kBeatMs;
+    }
     zmq::pollitem_t item{static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, std::chrono::milliseconds(100));
     auto got = ReceiveMessage(coordinator_, false, &msg);
     if (!got.ok() || !*got) continue;
+    last_heard = NowMillis();
     Status ok = VerifyHeader(&msg);
     if (!ok.ok()) {
       ++bad_messages_;

@@ -29,8 +29,7 @@ void EmaPredictor::SaveState(StateWriter* out) const {
 
 Status EmaPredictor::LoadState(StateReader* in) {
   LS_ASSIGN_OR_RETURN(average_, in->Get());
-  LS_ASSIGN_OR_RETURN(const int64_t n, in->GetInt(0, kMaxStateCount));
-  observations_ = static_cast<uint64_t>(n);
+  LS_ASSIGN_OR_RETURN(observations_, in->GetCount());
   return Status::Ok();
 }
 

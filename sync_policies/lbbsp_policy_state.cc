@@ -43,8 +43,8 @@ StatusOr<LbBspPolicy::WorkerModel> LbBspPolicy::LoadModel(
   LS_ASSIGN_OR_RETURN(const double predicted, in.Get());
   if (has_predicted == 1) model.predicted = predicted;
   LS_ASSIGN_OR_RETURN(const double sum_sq, in.Get());
-  LS_ASSIGN_OR_RETURN(const int64_t count, in.GetInt(0, kMaxStateCount));
-  model.rmse.Restore(sum_sq, static_cast<uint64_t>(count));
+  LS_ASSIGN_OR_RETURN(const uint64_t count, in.GetCount());
+  model.rmse.Restore(sum_sq, count);
   model.predictor = NewPredictor(worker);
   LS_RETURN_IF_ERROR(model.predictor->LoadState(&in));
   LS_RETURN_IF_ERROR(in.Finish());
@@ -55,7 +55,7 @@ Status LbBspPolicy::LoadState(const PolicyState& state) {
   LS_ASSIGN_OR_RETURN(StateReader in, StateReader::Of(state, "lbbsp"));
   Saved saved;
   LS_ASSIGN_OR_RETURN(const int64_t feasible, in.GetInt(0, 1));
-  LS_ASSIGN_OR_RETURN(const int64_t resplits, in.GetInt(0, kMaxStateCount));
+  LS_ASSIGN_OR_RETURN(const uint64_t resplits, in.GetCount());
   LS_RETURN_IF_ERROR(in.Finish());
   saved.feasible = feasible == 1;
   for (uint32_t w : WorkersWithKey(state, kQuota)) {
@@ -75,7 +75,7 @@ Status LbBspPolicy::LoadState(const PolicyState& state) {
     LS_RETURN_IF_ERROR(search.LoadState(state));
     saved.search = std::move(search);
   }
-  resplits_ = static_cast<uint64_t>(resplits);
+  resplits_ = resplits;
   saved_ = std::move(saved);
   return Status::Ok();
 }

@@ -154,8 +154,7 @@ Status NarxPredictor::LoadState(StateReader* in) {
     replay_.push_back(e);
   }
   LS_RETURN_IF_ERROR(fallback_.LoadState(in));
-  LS_ASSIGN_OR_RETURN(const int64_t n, in->GetInt(0, kMaxStateCount));
-  observations_ = static_cast<uint64_t>(n);
+  LS_ASSIGN_OR_RETURN(observations_, in->GetCount());
   return Status::Ok();
 }
 

@@ -62,6 +62,11 @@ StatusOr<int64_t> StateReader::GetInt(int64_t min, int64_t max) {
   return static_cast<int64_t>(value);
 }
 
+StatusOr<uint64_t> StateReader::GetCount() {
+  LS_ASSIGN_OR_RETURN(const int64_t n, GetInt(0, kMaxStateCount));
+  return static_cast<uint64_t>(n);
+}
+
 StatusOr<std::vector<double>> StateReader::GetList(size_t max_size) {
   LS_ASSIGN_OR_RETURN(const int64_t size,
                       GetInt(0, static_cast<int64_t>(max_size)));

@@ -56,6 +56,8 @@ class StateReader {
   StatusOr<double> Get();
   // A whole number in [min, max].
   StatusOr<int64_t> GetInt(int64_t min, int64_t max);
+  // A count written as a double.
+  StatusOr<uint64_t> GetCount();
   // A list written by PutList, at most `max_size` long.
   StatusOr<std::vector<double>> GetList(size_t max_size);
   // InvalidArgument unless every value was read.

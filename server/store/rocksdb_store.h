@@ -44,7 +44,7 @@ class RocksDbStore : public SnapshotStore {
   Status VisitChunk(uint64_t round, std::string_view array, uint32_t index,
                     const std::function<Status(std::span<const std::byte>)>&
                         use) const override;
-  // One iterator reading ahead through the round's SST file.
+  // MultiGet over a few chunks at a time.
   Status VisitChunks(
       uint64_t round, std::string_view array, uint32_t first, uint32_t last,
       const std::function<Status(uint32_t, std::span<const std::byte>)>& use)

@@ -4,6 +4,7 @@
 // dead) while workers load their data.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <thread>
 
@@ -35,6 +36,33 @@ TEST(JobSetupTest, AModelTheWorkersCannotBuildEndsTheJobWithTheirReason) {
   ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
   EXPECT_FALSE(cluster.ExitOf("worker 0").ok());
   EXPECT_FALSE(cluster.ExitOf("server 0").ok());
+}
+
+// A server that registered with a coordinator which then died (or ended the
+// job before the registration reached it) hears no shutdown: it notices the
+// silence and exits, instead of waiting out its welcome timeout.
+TEST(JobSetupTest, AServerWaitingForItsWelcomeExitsWhenTheCoordinatorDies) {
+  TestCluster cluster;
+  ASSERT_TRUE(
+      cluster
+          .StartCoordinator({"--servers", "1", "--workers", "1", "--model",
+                             "mlp:8", "--data", "synthetic", "--clocks", "5"})
+          .ok());
+  const std::vector<pid_t> coordinator = cluster.group().running_pids();
+  ASSERT_EQ(coordinator.size(), 1u);
+  ASSERT_TRUE(cluster.StartServer(0).ok());
+  for (int i = 0; i < 100 && !cluster.Printed("coordinator", "registered");
+       ++i) {
+    cluster.Pump(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(cluster.Printed("coordinator", "registered"))
+      << cluster.Output("coordinator");
+  kill(coordinator[0], SIGKILL);
+  auto exit = cluster.WaitFor("server 0", std::chrono::seconds(40));
+  ASSERT_TRUE(exit.ok()) << cluster.Output("server 0");
+  EXPECT_FALSE(exit->ok());
+  EXPECT_TRUE(cluster.Printed("server 0", "went silent before welcoming"))
+      << cluster.Output("server 0");
 }
 
 TEST(JobSetupTest, ServersWaitSilentlyWhileWorkersAreSlowToCome) {
