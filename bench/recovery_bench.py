@@ -158,6 +158,8 @@ def one_kill(argv, run_dir):
                  launcher)
         pid = wait_for("server 1", lambda: child_server(launcher.pid, 1), 30,
                        launcher)
+        # The round a recovery restores; the manifest may prune it later.
+        newest = complete_rounds(snapshots)[-1]
         time.sleep(0.3)  # mid-clock, not right at the round
         t_kill = time.time()
         os.kill(pid, signal.SIGKILL)
@@ -167,7 +169,10 @@ def one_kill(argv, run_dir):
                          launcher)
         restore_s, round_number = restore_figure(logs, t_kill, marks["commit"])
         round_bytes = next((r["bytes"] for r in complete_rounds(snapshots)
-                            if r["round"] == round_number), 0)
+                            if r["round"] == round_number), newest["bytes"])
+        if round_bytes <= 0:
+            raise RuntimeError("no size for the restored round in "
+                               + snapshots)
     finally:
         launcher.send_signal(signal.SIGINT)
         try:
@@ -211,7 +216,8 @@ def run_size(params, kills, workdir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--params", default="10000000,100000000")
-    parser.add_argument("--kills", type=int, default=3)
+    parser.add_argument("--kills", type=int, default=3,
+                        choices=range(1, 101), metavar="K (1-100)")
     parser.add_argument("--out", help="also write the table here")
     parser.add_argument("--keep", action="store_true",
                         help="keep the run directories")

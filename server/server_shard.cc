@@ -60,14 +60,16 @@ Status ServerShard::AwaitWelcome() {
   // Heartbeats while waiting (the job's interval comes with the welcome):
   // the coordinator answers every registered peer, so a coordinator that
   // stays silent is gone, e.g. it ended the job before this server's
-  // registration reached it, and no shutdown will come.
+  // registration reached it, and no shutdown will come. Until it first
+  // answered it may still be starting: that silence may last longer.
   constexpr int64_t kBeatMs = 1000;
   int64_t next_beat = NowMillis() + kBeatMs;
   int64_t last_heard = NowMillis();
+  bool heard = false;
   Message msg;
   while (NowMillis() < deadline) {
     if (g_stop_requested) return Unavailable("interrupted by a signal");
-    if (NowMillis() - last_heard > 10 * kBeatMs) {
+    if (NowMillis() - last_heard > (heard ? 10 : 30) * kBeatMs) {
       return Unavailable("the coordinator at " + options_.coordinator +
                          " went silent before welcoming this server");
     }
@@ -83,6 +85,7 @@ Status ServerShard::AwaitWelcome() {
     auto got = ReceiveMessage(coordinator_, false, &msg);
     if (!got.ok() || !*got) continue;
     last_heard = NowMillis();
+    heard = true;
     Status ok = VerifyHeader(&msg);
     if (!ok.ok()) {
       ++bad_messages_;
@@ -128,7 +131,7 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
       schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job_)));
   const ShardInfo& own = layout_.shards()[shard_];
-  AwaitScratch();
+  LS_RETURN_IF_ERROR(AwaitScratch());
   // A survivor rolled back keeps its arrays when its range is the same:
   // the restore overwrites every value, and fresh memory is slow to get
   // (on a VM each page is mapped on first touch: 600 MB took 2 s).
@@ -161,11 +164,17 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   return Status::Ok();
 }
 
-void ServerShard::AwaitScratch() {
-  if (!scratch_.valid()) return;
-  Scratch scratch = scratch_.get();
-  dense_acc_ = std::move(scratch.acc);
-  dense_grad_ = std::move(scratch.grad);
+Status ServerShard::AwaitScratch() {
+  if (!scratch_.valid()) return Status::Ok();
+  try {
+    Scratch scratch = scratch_.get();
+    dense_acc_ = std::move(scratch.acc);
+    dense_grad_ = std::move(scratch.grad);
+  } catch (const std::exception& e) {  // bad_alloc from the other thread
+    return Internal(std::string("cannot allocate the commit scratch: ") +
+                    e.what());
+  }
+  return Status::Ok();
 }
 
 Status ServerShard::Serve() {

@@ -171,16 +171,17 @@ class ServerShard {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<DenseStore> dense_;
   std::unique_ptr<SparseTable> sparse_;
-  // Commit scratch, as large as the shard's range. A shard set up for the
-  // first time allocates it on a second thread (scratch_) while it
-  // restores and serves its first pulls: fresh memory is slow to map on a
-  // VM, and nothing needs it before the first apply (AwaitScratch).
+  // Commit scratch, as large as the shard's range. A shard that needs new
+  // arrays allocates it on a second thread (scratch_) while it restores and
+  // serves its first pulls: fresh memory is slow to map on a VM, and
+  // nothing needs it before the first apply (AwaitScratch; Internal when
+  // the allocation failed).
   struct Scratch {
     WeightedAccumulator acc{0};
     std::vector<float> grad;
   };
   std::future<Scratch> scratch_;
-  void AwaitScratch();
+  Status AwaitScratch();
   WeightedAccumulator dense_acc_{0};
   SparseAccumulator sparse_acc_;
   std::vector<float> dense_grad_;

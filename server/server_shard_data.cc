@@ -295,7 +295,7 @@ StatusOr<ServerShard::SparseView> ServerShard::SparseRows(
 Status ServerShard::ApplyPushes(const std::vector<const BufferedPush*>& pushes,
                                 double lr, double grad_scale) {
   if (pushes.empty()) return Status::Ok();
-  AwaitScratch();
+  LS_RETURN_IF_ERROR(AwaitScratch());
   if (pushes.size() == 1 && pushes[0]->ranges.size() == 1 &&
       pushes[0]->ranges[0].begin == dense_->range().begin &&
       pushes[0]->ranges[0].end == dense_->range().end) {

@@ -99,7 +99,12 @@ bool LbBspPolicy::UseSavedQuotas() {
   const std::vector<uint32_t> workers = WorkersOfCurrentClock();
   if (workers.size() != saved_->quotas.size()) return false;
   for (uint32_t w : workers) {
-    if (saved_->quotas.count(w) == 0) return false;
+    auto it = saved_->quotas.find(w);
+    // A worker may come back with other caps (a smaller GPU).
+    if (it == saved_->quotas.end() || it->second < bounds(w).min ||
+        it->second > bounds(w).max) {
+      return false;
+    }
   }
   quotas_ = saved_->quotas;
   feasible_ = saved_->feasible;

@@ -163,9 +163,12 @@ Status NumericalBatchSearch::LoadState(const PolicyState& state) {
   LS_ASSIGN_OR_RETURN(const int64_t from, in.GetInt(0, kMax32));
   LS_ASSIGN_OR_RETURN(const int64_t to, in.GetInt(0, kMax32));
   LS_ASSIGN_OR_RETURN(const int64_t moves, in.GetInt(0, kMaxStateCount));
-  LS_ASSIGN_OR_RETURN(last_gap_, in.Get());
-  LS_ASSIGN_OR_RETURN(settled_gap_, in.Get());
+  LS_ASSIGN_OR_RETURN(const double last_gap, in.Get());
+  LS_ASSIGN_OR_RETURN(const double settled_gap, in.Get());
   LS_RETURN_IF_ERROR(in.Finish());
+  // Everything is read: only now does the search change.
+  last_gap_ = last_gap;
+  settled_gap_ = settled_gap;
   workers_ = static_cast<size_t>(workers);
   fast_step_ = static_cast<uint32_t>(fast_step);
   phase_ = static_cast<Phase>(phase);

@@ -102,8 +102,9 @@ class SyncPolicy {
 
   // The state a resumed job needs to take the same decisions as this one
   // from here on (clock tables, quotas, predictor state), for a snapshot
-  // round taken now. Reports of clocks not yet committed are left out: a
-  // resumed job runs those clocks again.
+  // round taken now. Commit policies leave out reports of clocks not yet
+  // committed (a resumed job runs those clocks again); apply-on-arrival
+  // policies include every report, as their pushes are in the model.
   virtual PolicyState SaveState() const { return {}; }
   // Continues from `state`, saved by a policy of the same name(). Called
   // after ResumeAt, before any worker joins; a worker joining later with a

@@ -266,16 +266,23 @@ class SizeRun {
     LS_RETURN_IF_ERROR(RestoreInto(&fresh, &seconds, &bytes));
     r_.restore_s = seconds;
     r_.restore_mbps = static_cast<double>(bytes) / 1e6 / seconds;
-    r_.restored_exactly = true;
-    for (uint32_t k = 0; k < o_.shards; ++k) {
-      const auto image = shards_[k].capture->image(0);
-      const auto got = std::as_bytes(fresh[k]->weights());
-      r_.restored_exactly &=
-          std::equal(image.begin(), image.end(), got.begin(), got.end());
-    }
+    r_.restored_exactly = SameAsTheRound(fresh);
     LS_RETURN_IF_ERROR(RestoreInto(&fresh, &seconds, &bytes));
     r_.restore_kept_mbps = static_cast<double>(bytes) / 1e6 / seconds;
+    r_.restored_exactly &= SameAsTheRound(fresh);
     return Status::Ok();
+  }
+
+  // Whether `stores` hold the weights of the round's image, byte for byte.
+  bool SameAsTheRound(
+      const std::vector<std::unique_ptr<DenseStore>>& stores) const {
+    bool same = true;
+    for (uint32_t k = 0; k < o_.shards; ++k) {
+      const auto image = shards_[k].capture->image(0);
+      const auto got = std::as_bytes(stores[k]->weights());
+      same &= std::equal(image.begin(), image.end(), got.begin(), got.end());
+    }
+    return same;
   }
 
   // Restores the last round into `stores` (created where null), the page

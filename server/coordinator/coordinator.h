@@ -258,6 +258,9 @@ class Coordinator {
   // Set when a recovery finishes, until the first commit after it (logged
   // with the time since the loss was noticed, for bench/recovery).
   bool first_commit_pending_ = false;
+  // Logs the first commit (apply-on-arrival: the first clock applied) after
+  // a recovery, once.
+  void LogFirstCommitAfterRecovery(int64_t clock);
   std::set<int> restored_;
   uint64_t recoveries_ = 0;
 };

@@ -70,6 +70,7 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
     if (done.dropped() == 0) {
       recorder_->RecordCommit(report.clock, report.batch, report.loss);
     }
+    LogFirstCommitAfterRecovery(report.clock);
   } else {
     ledger_.Report(report.clock, report.worker, report.batch, report.loss);
   }
@@ -96,15 +97,17 @@ void Coordinator::IssueCommits(const std::vector<CommitDecision>& commits) {
         ledger_.Commit(commit.clock, commit.workers);
     recorder_->RecordCommit(commit.clock, totals.samples, totals.mean_loss);
     SetLogClock(commit.clock);
-    if (first_commit_pending_) {
-      first_commit_pending_ = false;
-      LS_LOG(Warning) << "first commit after the recovery: clock "
-                      << commit.clock << ", "
-                      << NowSeconds() - recovery_started_s_
-                      << " s after the server was lost";
-    }
+    LogFirstCommitAfterRecovery(commit.clock);
     MaybeStartRound(commit.clock, commit.clock + 1 == options_.job.max_clocks);
   }
+}
+
+void Coordinator::LogFirstCommitAfterRecovery(int64_t clock) {
+  if (!first_commit_pending_) return;
+  first_commit_pending_ = false;
+  LS_LOG(Warning) << "first commit after the recovery: clock " << clock << ", "
+                  << NowSeconds() - recovery_started_s_
+                  << " s after the server was lost";
 }
 
 void Coordinator::AnswerPendingAdmissions() {

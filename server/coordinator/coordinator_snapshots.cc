@@ -101,7 +101,8 @@ void Coordinator::StartRound(int64_t clock) {
   const uint64_t keep_from = kept.Prune(job.snapshot_keep);
   // The policy's state now is its state after `clock`: rounds start when
   // `clock` is committed (or the newest committed one, for a requested
-  // round), and uncommitted reports are not part of it.
+  // round); under apply-on-arrival policies the clock table is where each
+  // worker was when the shards' cuts begin.
   rounds_.Begin(round, clock, layout_.num_shards(), now, UnixSeconds(),
                 policy_->name(), policy_->SaveState());
   flatbuffers::FlatBufferBuilder fbb(64);

@@ -121,6 +121,25 @@ StatusOr<ShardRoundMeta> ReadSourceMeta(const SnapshotStore& store,
   return meta;
 }
 
+// Per worker, the smallest clock among `cuts`; a worker missing from one of
+// them is left out (its pushes may be missing from part of the state).
+std::map<uint32_t, int64_t> MergeCuts(
+    const std::vector<std::map<uint32_t, int64_t>>& cuts) {
+  std::map<uint32_t, int64_t> merged;
+  if (cuts.empty()) return merged;
+  for (const auto& [worker, clock] : cuts.front()) {
+    int64_t least = clock;
+    bool everywhere = true;
+    for (const auto& cut : cuts) {
+      auto it = cut.find(worker);
+      everywhere &= it != cut.end();
+      if (it != cut.end()) least = std::min(least, it->second);
+    }
+    if (everywhere) merged[worker] = least;
+  }
+  return merged;
+}
+
 // A chunk the meta lists but the store lacks is a Corruption.
 Status ListedChunkStatus(Status status) {
   if (status.code() == StatusCode::kNotFound) {
@@ -140,8 +159,9 @@ StatusOr<std::string> ReadListedChunk(const SnapshotStore& store,
 }
 
 // Reads only the chunks of the source's dense arrays that hold keys of
-// `own`, one chunk per array at a time, each straight into `dense`: no
-// buffer of a whole array, and a re-sharded restore reads no key twice.
+// `own`, array by array in batches (SnapshotStore::VisitChunks), each chunk
+// straight into `dense`: no buffer of a whole array, and a re-sharded
+// restore reads no key twice.
 Status LoadDenseChunks(const SnapshotStore& store, const ShardRoundMeta& meta,
                        KeySpan own, DenseStore* dense, uint64_t* bytes_read) {
   const KeySpan from = meta.layout.shards()[meta.shard].dense;
@@ -223,6 +243,7 @@ StatusOr<RestoredShard> RestoreShard(
   RestoredShard out;
   bool first = true;
   std::vector<bool> seen;
+  std::vector<std::map<uint32_t, int64_t>> cuts;  // of the contributors
   for (const SnapshotStore* store : sources) {
     // The meta first: of a part, only the chunks this shard needs are read.
     LS_ASSIGN_OR_RETURN(const ShardRoundMeta meta,
@@ -233,9 +254,9 @@ StatusOr<RestoredShard> RestoreShard(
         from.begin < own.dense.end && own.dense.begin < from.end;
     out.clock = first ? meta.clock : std::min(out.clock, meta.clock);
     out.step = std::max(out.step, meta.step);
-    for (const auto& [worker, clock] : meta.contained) {
-      auto [it, inserted] = out.contained.try_emplace(worker, clock);
-      if (!inserted) it->second = std::min(it->second, clock);
+    const bool same_layout = meta.layout.num_shards() == layout.num_shards();
+    if (same_layout ? meta.shard == shard : overlaps || sparse != nullptr) {
+      cuts.push_back(meta.contained);
     }
     first = false;
     if (overlaps) {
@@ -249,6 +270,7 @@ StatusOr<RestoredShard> RestoreShard(
     }
   }
   dense->set_step(out.step);
+  out.contained = MergeCuts(cuts);
   return out;
 }
 

@@ -23,13 +23,17 @@ struct RestoredShard {
   int64_t clock = 0;  // the committed clock the round is right after
   int64_t step = 0;   // updates applied (the largest among the sources)
   // Apply-on-arrival rounds: per worker, the newest clock whose push the
-  // restored state contains (the smallest among the sources).
+  // restored state contains. With the round's own layout that is this
+  // shard's source's cut; re-sharded, the smallest among the sources the
+  // state came from (dense keys overlapping, or any when sparse rows come
+  // from every source), and a worker some of them lack is left out.
   std::map<uint32_t, int64_t> contained;
   uint64_t bytes_read = 0;
 };
 
 // Round `round` of `sources` (store k holds old shard k) loaded into shard
-// `shard` of `layout`: `dense` (fresh, its range that shard's) and `sparse`
+// `shard` of `layout`: `dense` (its range that shard's; every value is
+// overwritten, so it may be a store kept from before) and `sparse`
 // (fresh and empty, or null when the model has none). Errors: NotFound
 // when a store lacks the round; Corruption naming the chunk for a bad
 // checksum; FailedPrecondition when the round was taken with another

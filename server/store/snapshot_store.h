@@ -71,7 +71,7 @@ class SnapshotStore {
   }
   // Calls `use(index, bytes)` for chunks first..last (inclusive) of
   // `array`, in order, each as VisitChunk would: for reading a range of
-  // chunks at the storage's sequential speed (RocksDbStore reads ahead).
+  // chunks faster than one at a time (RocksDbStore: a MultiGet per few).
   // A missing chunk is NotFound naming it.
   virtual Status VisitChunks(
       uint64_t round, std::string_view array, uint32_t first, uint32_t last,

@@ -33,7 +33,10 @@ TEST(JobSetupTest, AModelTheWorkersCannotBuildEndsTheJobWithTheirReason) {
   EXPECT_THAT(log, HasSubstr("cannot join"));
   EXPECT_THAT(log, HasSubstr("unknown model 'resnet:50'"));
   EXPECT_THAT(log, HasSubstr("mlp:W1,W2,..."));  // the known ones
-  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  // A server whose registration arrives after the coordinator gave up
+  // hears nothing and exits after 30 s of silence (the coordinator might
+  // have been still starting).
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(45)));
   EXPECT_FALSE(cluster.ExitOf("worker 0").ok());
   EXPECT_FALSE(cluster.ExitOf("server 0").ok());
 }
@@ -57,6 +60,9 @@ TEST(JobSetupTest, AServerWaitingForItsWelcomeExitsWhenTheCoordinatorDies) {
   }
   ASSERT_TRUE(cluster.Printed("coordinator", "registered"))
       << cluster.Output("coordinator");
+  // Its first heartbeat (after 1 s) is answered: from then on 10 s of
+  // silence mean the coordinator is gone.
+  for (int i = 0; i < 20; ++i) cluster.Pump(std::chrono::milliseconds(100));
   kill(coordinator[0], SIGKILL);
   auto exit = cluster.WaitFor("server 0", std::chrono::seconds(40));
   ASSERT_TRUE(exit.ok()) << cluster.Output("server 0");

@@ -1,0 +1,93 @@
+// RestoreShard's record of which pushes the restored state contains (the
+// consistent cut of an apply-on-arrival round), which a server uses to skip
+// a resumed worker's pushes it already holds: with the round's own layout
+// it is the shard's own source's cut; re-sharded, only what every source
+// the state came from holds.
+#include "server/snapshot/shard_restore.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "server/dense_store.h"
+#include "server/snapshot/shard_round.h"
+#include "server/snapshot/snapshot_capture.h"
+#include "server/store/memory_store.h"
+
+namespace lockstep {
+namespace {
+
+constexpr uint64_t kKeys = 40;
+
+KeyLayout Layout(uint32_t shards) {
+  auto layout = KeyLayout::Build({{.name = "w", .shape = {kKeys}}}, shards, 0);
+  EXPECT_TRUE(layout.ok());
+  return *layout;
+}
+
+// Round 1 of a 2-shard job, shard k holding `cuts[k]`.
+std::vector<std::unique_ptr<MemoryStore>> TwoShardRound(
+    const std::vector<std::map<uint32_t, int64_t>>& cuts) {
+  const KeyLayout layout = Layout(2);
+  std::vector<std::unique_ptr<MemoryStore>> stores;
+  for (uint32_t k = 0; k < 2; ++k) {
+    auto dense =
+        DenseStore::Create(layout.shards()[k].dense, layout.tensors(), 1, 0);
+    EXPECT_TRUE(dense.ok());
+    SnapshotCapture capture((*dense)->SnapshotArrays(), 64);
+    capture.Run();
+    ShardRoundMeta meta;
+    meta.round = 1;
+    meta.clock = 9;
+    meta.shard = k;
+    meta.layout = layout;
+    meta.optimizer = "sgd";
+    meta.state_slots = 0;
+    meta.contained = cuts[k];
+    stores.push_back(std::make_unique<MemoryStore>());
+    EXPECT_TRUE(WriteShardRound(*stores.back(), meta, capture).ok());
+  }
+  return stores;
+}
+
+std::map<uint32_t, int64_t> CutRestored(
+    const std::vector<std::unique_ptr<MemoryStore>>& stores, uint32_t shards,
+    uint32_t shard) {
+  const KeyLayout layout = Layout(shards);
+  std::vector<const SnapshotStore*> sources;
+  for (const auto& s : stores) sources.push_back(s.get());
+  auto dense = DenseStore::Create(layout.shards()[shard].dense,
+                                  layout.tensors(), 1, 0, false);
+  EXPECT_TRUE(dense.ok());
+  auto restored =
+      RestoreShard(sources, 1, layout, shard, "sgd", dense->get(), nullptr);
+  EXPECT_TRUE(restored.ok()) << restored.status().ToString();
+  return restored.ok() ? restored->contained : std::map<uint32_t, int64_t>{};
+}
+
+TEST(ShardRestoreCutTest, WithTheRoundsLayoutEachShardGetsItsOwnCut) {
+  // Shard 0 froze after worker 0's clock 5 arrived, shard 1 before it;
+  // worker 2's first push reached only shard 0.
+  const auto stores =
+      TwoShardRound({{{0, 5}, {1, 7}, {2, 0}}, {{0, 4}, {1, 7}}});
+  EXPECT_EQ(CutRestored(stores, 2, 0),
+            (std::map<uint32_t, int64_t>{{0, 5}, {1, 7}, {2, 0}}));
+  EXPECT_EQ(CutRestored(stores, 2, 1),
+            (std::map<uint32_t, int64_t>{{0, 4}, {1, 7}}));
+}
+
+TEST(ShardRestoreCutTest, ReShardedOnlyWhatEverySourceHoldsCounts) {
+  const auto stores =
+      TwoShardRound({{{0, 5}, {1, 7}, {2, 0}}, {{0, 4}, {1, 7}}});
+  // Of 3 shards, shard 1 takes keys from both old shards.
+  EXPECT_EQ(CutRestored(stores, 3, 1),
+            (std::map<uint32_t, int64_t>{{0, 4}, {1, 7}}));
+  // Shard 0 takes keys from old shard 0 only.
+  EXPECT_EQ(CutRestored(stores, 3, 0),
+            (std::map<uint32_t, int64_t>{{0, 5}, {1, 7}, {2, 0}}));
+}
+
+}  // namespace
+}  // namespace lockstep
