@@ -65,7 +65,8 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
   report.cpu_available = done.cpu_available();
   report.mem_available = done.mem_available();
   recorder_->RecordClock(report, done.staleness(), done.dropped());
-  if (policy_->apply_mode() == ApplyMode::kOnArrival) {
+  const bool on_arrival = policy_->apply_mode() == ApplyMode::kOnArrival;
+  if (on_arrival) {
     // Applied on arrival: the clock's samples count now (unless dropped).
     if (done.dropped() == 0) {
       recorder_->RecordCommit(report.clock, report.batch, report.loss);
@@ -75,7 +76,7 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
     ledger_.Report(report.clock, report.worker, report.batch, report.loss);
   }
   IssueCommits(Timed([&] { return policy_->OnClockDone(report); }));
-  if (policy_->apply_mode() == ApplyMode::kOnArrival) {
+  if (on_arrival) {
     // A round is a consistent cut, its clock the newest every live worker
     // finished; each shard records which pushes its part holds, the
     // policy's clock table (with this report) where each worker was.
