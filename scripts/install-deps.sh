@@ -8,13 +8,14 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libzmq3-dev cppzmq-dev flatbuffers-compiler libflatbuffers-dev
   libboost-program-options-dev libopenblas-dev zlib1g-dev librocksdb-dev
-  nlohmann-json3-dev
+  nlohmann-json3-dev libtomlplusplus-dev
   dataset-fashion-mnist
 )
 case "$profile" in
   demo) ;;
+  # python3-matplotlib: the experiment report's plots (its test draws them).
   test) packages+=(libgtest-dev libgmock-dev libbenchmark-dev clang-format
-                   clang-tidy) ;;
+                   clang-tidy python3-matplotlib) ;;
   *) echo "usage: $0 [demo|test]" >&2; exit 2 ;;
 esac
 missing=()

@@ -15,31 +15,12 @@
 #include "tools/hetero_spec.h"
 #include "tools/progress.h"
 #include "tools/run_dir.h"
+#include "tools/stop_signal.h"
 
 namespace lockstep {
 namespace {
 
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-void OnStopSignal(int signal) { g_stop_signal = signal; }
-
-void InstallSignalHandlers() {
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;  // no SA_RESTART: poll() returns at once with EINTR
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
-  // A closed stdout must not kill the launcher and orphan the job's logs.
-  std::signal(SIGPIPE, SIG_IGN);
-}
-
 constexpr std::chrono::milliseconds kPollPeriod(200);
-
-std::string SignalName(int signal) {
-  const char* abbrev = sigabbrev_np(signal);
-  return abbrev != nullptr ? std::string("SIG") + abbrev
-                           : "signal " + std::to_string(signal);
-}
 
 std::string Seconds(double s) {
   char buf[32];
@@ -61,8 +42,7 @@ Launcher::~Launcher() {
 
 int Launcher::Run() {
   start_ = std::chrono::steady_clock::now();
-  g_stop_signal = 0;
-  InstallSignalHandlers();
+  InstallStopSignalHandlers();
   if (Status status = PrepareRunDir(); !status.ok()) {
     console_->Message(status.message());
     return 1;
@@ -213,7 +193,7 @@ Launcher::Outcome Launcher::RunUntilCoordinatorDone() {
 
 void Launcher::AwaitShutdown() {
   const auto deadline = std::chrono::steady_clock::now() + kShutdownWait;
-  while (group_.running() > 0 && g_stop_signal == 0 &&
+  while (group_.running() > 0 && StopSignal() == 0 &&
          std::chrono::steady_clock::now() < deadline) {
     HandleEvents(group_.Poll(kPollPeriod));
   }
@@ -234,7 +214,7 @@ Launcher::Outcome Launcher::Step() {
   StartDueRestarts();
   if (!failure_.empty()) return Outcome::kFailed;
   if (resume_job_) return Outcome::kRestart;
-  if (g_stop_signal != 0) return Outcome::kInterrupted;
+  if (StopSignal() != 0) return Outcome::kInterrupted;
   if (options_.timeout_s > 0 && !coordinator_done_ &&
       ElapsedS() > options_.timeout_s) {
     return Outcome::kTimedOut;
@@ -348,7 +328,7 @@ int Launcher::Abort(Outcome outcome) {
                         Seconds(options_.timeout_s) + "; " + stopping);
       break;
     default:
-      console_->Message("interrupted (" + SignalName(g_stop_signal) + "); " +
+      console_->Message("interrupted (" + SignalName(StopSignal()) + "); " +
                         stopping);
       break;
   }

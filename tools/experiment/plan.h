@@ -1,0 +1,47 @@
+// An experiment's plan: one run per scenario x policy x seed, each a
+// complete, validated job and the lockstep-launch command line that runs
+// it, in OUT/<scenario>/<policy label>/seed-<seed>/.
+// Thread-safety: free functions on values.
+#ifndef LOCKSTEP_TOOLS_EXPERIMENT_PLAN_H_
+#define LOCKSTEP_TOOLS_EXPERIMENT_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/job_config.h"
+#include "common/status.h"
+#include "tools/experiment/spec.h"
+#include "tools/hetero_spec.h"
+
+namespace lockstep {
+
+struct PlannedRun {
+  std::string scenario;
+  std::string policy;  // the policy's label
+  uint64_t seed = 0;
+  std::string dir;
+  // The job as the launcher will run it, resolved against the data set
+  // (max_clocks is set), for the estimate and the report.
+  JobConfig job;
+  // The scenario's heterogeneity profile of each worker.
+  HeteroProfiles profiles;
+  // argv[0] is the launcher.
+  std::vector<std::string> argv;
+};
+
+// Builds and checks every run of `spec`: the job of [job], the scenario's
+// overrides, the policy and the seed, checked like the launcher does
+// (CheckJob) with the scenario's profiles checked against the worker
+// count. The first bad run fails the plan, its error naming the spec
+// file, the scenario and the policy, so a typo fails before any job runs.
+StatusOr<std::vector<PlannedRun>> PlanExperiment(const ExperimentSpec& spec,
+                                                 const std::string& out_dir,
+                                                 const std::string& launcher);
+
+// The folder name of a policy label ("ssp:3" -> "ssp_3").
+std::string RunFolderName(const std::string& label);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TOOLS_EXPERIMENT_PLAN_H_

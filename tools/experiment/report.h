@@ -1,0 +1,46 @@
+// `lockstep-experiment report DIR`: the report of an experiment folder.
+// From the runs recorded in DIR (planned again from DIR/spec.toml, the copy
+// `run` keeps), it writes
+//   DIR/report.md           tables per scenario (medians over seeds with
+//                           min-max), the published result beside ours, the
+//                           spec, the versions and the machine;
+//   DIR/report/*.csv        the numbers behind each table;
+//   DIR/report/report.json  what the plots need (every run's folder);
+// then runs the plotting script (report.py, matplotlib) with
+// /usr/bin/python3, which draws DIR/report/*.png and writes DIR/report.html:
+// the same report with its plots embedded, openable with no server.
+// Thread-safety: not thread-safe; one report per process.
+#ifndef LOCKSTEP_TOOLS_EXPERIMENT_REPORT_H_
+#define LOCKSTEP_TOOLS_EXPERIMENT_REPORT_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "tools/experiment/runner.h"
+#include "tools/experiment/spec.h"
+
+namespace lockstep {
+
+struct ReportCommand {
+  std::string dir;
+  std::string python = "/usr/bin/python3";
+  std::string script;  // report.py; empty: tables only, no plots or HTML
+};
+
+// Returns the exit status: 0 written, 1 an error (said on `err`).
+int RunReportCommand(const ReportCommand& command, std::ostream& out,
+                     std::ostream& err);
+
+// The report.md text of the recorded runs in `states`.
+std::string ReportMarkdown(const ExperimentSpec& spec,
+                           const std::vector<RunState>& states);
+
+// The report.json text: the spec's shape and every recorded run's folder.
+std::string ReportJson(const ExperimentSpec& spec,
+                       const std::vector<RunState>& states);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TOOLS_EXPERIMENT_REPORT_H_

@@ -1,0 +1,368 @@
+#!/usr/bin/python3
+"""Plots of an experiment report, and the report as one HTML page.
+
+Run by `lockstep-experiment report DIR` (installed next to it as
+lockstep-report.py) after it wrote DIR/report.md and DIR/report/report.json.
+Reads every recorded run's eval.jsonl and metrics.jsonl, draws the PNGs that
+report.json lists, and writes DIR/report.html: report.md with the plots and
+CSV files embedded, so the page opens in a browser with no server.
+Needs Debian's python3-matplotlib and python3-numpy.
+"""
+
+import base64
+import html
+import json
+import os
+import platform
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def read_jsonl(path):
+    rows = []
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    rows.append(json.loads(line))
+    except FileNotFoundError:
+        pass
+    return rows
+
+
+def colors(n):
+    cmap = plt.get_cmap("tab10")
+    return [cmap(i % 10) for i in range(n)]
+
+
+def spread_on_grid(series, points=300):
+    """series: [(x array, y array)] -> grid, median, min, max (NaN outside)."""
+    ends = [x[-1] for x, _ in series if len(x)]
+    if not ends:
+        return None
+    grid = np.linspace(0, max(ends), points)
+    ys = []
+    for x, y in series:
+        if len(x) == 0:
+            continue
+        v = np.interp(grid, x, y, left=np.nan, right=np.nan)
+        ys.append(v)
+    stack = np.vstack(ys)
+    counts = np.sum(~np.isnan(stack), axis=0)
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=RuntimeWarning)
+            med = np.nanmedian(stack, axis=0)
+            lo = np.nanmin(stack, axis=0)
+            hi = np.nanmax(stack, axis=0)
+    med[counts == 0] = np.nan
+    return grid, med, lo, hi
+
+
+def plot_accuracy(scenario, key, xlabel, path):
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for color, policy in zip(colors(len(scenario["policies"])),
+                             scenario["policies"]):
+        series = []
+        for run in policy["runs"]:
+            ev = read_jsonl(os.path.join(run["dir"], "eval.jsonl"))
+            if not ev:
+                continue
+            x = np.array([0.0] + [e[key] for e in ev], dtype=float)
+            y = np.array([np.nan] + [e["test_accuracy"] for e in ev], dtype=float)
+            series.append((x[1:], y[1:]))
+        s = spread_on_grid(series)
+        if s is None:
+            continue
+        grid, med, lo, hi = s
+        ax.plot(grid, med, color=color, label=policy["label"], linewidth=1.6)
+        if len(series) > 1:
+            ax.fill_between(grid, lo, hi, color=color, alpha=0.18, linewidth=0)
+    target = scenario.get("target_accuracy", 0)
+    if target:
+        ax.axhline(target, color="black", linestyle="--", linewidth=0.8,
+                   label="target %.3g" % target)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("test accuracy")
+    ax.set_title(scenario["name"] + ": test accuracy vs " + xlabel.split(" (")[0])
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def worker_series(run_dir, field):
+    """{worker: (clocks, values)} from metrics.jsonl; field is a function."""
+    out = {}
+    for m in read_jsonl(os.path.join(run_dir, "metrics.jsonl")):
+        c, v = out.setdefault(m["worker"], ([], []))
+        c.append(m["clock"])
+        v.append(field(m))
+    return {w: (np.array(c), np.array(v)) for w, (c, v) in sorted(out.items())}
+
+
+def policy_grid(scenario, select, draw, title, ylabel, path):
+    policies = [p for p in scenario["policies"] if p["runs"] and select(p)]
+    fig_h = 2.6
+    if not policies:
+        fig, ax = plt.subplots(figsize=(8, 2))
+        ax.text(0.5, 0.5, "no policy changed any worker's batch size",
+                ha="center", va="center")
+        ax.set_axis_off()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return
+    cols = 2 if len(policies) > 1 else 1
+    rows = (len(policies) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(8 if cols == 2 else 7,
+                                                  fig_h * rows + 0.6),
+                             squeeze=False, sharex=True)
+    for ax, policy in zip(axes.flat, policies):
+        draw(ax, policy["runs"][0]["dir"])
+        ax.set_title(policy["label"], fontsize=9)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(policies):]:
+        ax.set_axis_off()
+    for ax in axes[-1]:
+        ax.set_xlabel("clock", fontsize=8)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", fontsize=7, ncol=4)
+    fig.suptitle(scenario["name"] + ": " + title, fontsize=10, x=0.02,
+                 ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def batches_vary(policy):
+    series = worker_series(policy["runs"][0]["dir"], lambda m: m["batch"])
+    return any(len(set(v.tolist())) > 1 for _, v in series.values())
+
+
+def draw_batches(ax, run_dir):
+    series = worker_series(run_dir, lambda m: m["batch"])
+    for color, (w, (c, v)) in zip(colors(len(series)), series.items()):
+        ax.step(c, v, where="post", color=color, linewidth=1,
+                label="worker %d" % w)
+
+
+def draw_clock_times(ax, run_dir):
+    series = worker_series(
+        run_dir, lambda m: (m["compute_s"] + m["push_s"] + m["pull_s"]) * 1000)
+    for color, (w, (c, v)) in zip(colors(len(series)), series.items()):
+        ax.plot(c, v, color=color, linewidth=0.7, label="worker %d" % w)
+
+
+def idle_shares(run_dir):
+    wait, total = {}, {}
+    for m in read_jsonl(os.path.join(run_dir, "metrics.jsonl")):
+        w = m["worker"]
+        wait[w] = wait.get(w, 0) + m["wait_s"]
+        total[w] = total.get(w, 0) + (m["compute_s"] + m["push_s"] +
+                                      m["pull_s"] + m["wait_s"])
+    return {w: wait[w] / total[w] for w in wait if total[w] > 0}
+
+
+def plot_idle(scenario, path):
+    policies = [p for p in scenario["policies"] if p["runs"]]
+    shares = []
+    workers = set()
+    for p in policies:
+        per_run = [idle_shares(r["dir"]) for r in p["runs"]]
+        ws = sorted(set().union(*per_run)) if per_run else []
+        workers.update(ws)
+        shares.append({w: float(np.median([r[w] for r in per_run if w in r]))
+                       for w in ws})
+    workers = sorted(workers)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    width = 0.8 / max(1, len(workers))
+    x = np.arange(len(policies))
+    for i, (color, w) in enumerate(zip(colors(len(workers)), workers)):
+        ax.bar(x + (i - (len(workers) - 1) / 2) * width,
+               [100 * s.get(w, np.nan) for s in shares], width, color=color,
+               label="worker %d" % w)
+    ax.set_xticks(x)
+    ax.set_xticklabels([p["label"] for p in policies], fontsize=8,
+                       rotation=15)
+    ax.set_ylabel("idle share of the worker's time (%)")
+    ax.set_title(scenario["name"] + ": idle share per worker")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=4)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def draw(scenario, plot, out_dir):
+    path = os.path.join(out_dir, plot["file"])
+    kind = plot["kind"]
+    if kind == "accuracy-time":
+        plot_accuracy(scenario, "wall_s", "wall time (s)", path)
+    elif kind == "accuracy-clock":
+        plot_accuracy(scenario, "clock", "clock", path)
+    elif kind == "batches":
+        policy_grid(scenario, batches_vary, draw_batches,
+                    "batch size per worker", "samples", path)
+    elif kind == "clock-times":
+        policy_grid(scenario, lambda p: True, draw_clock_times,
+                    "time per clock, compute + push + pull", "ms", path)
+    elif kind == "idle":
+        plot_idle(scenario, path)
+    else:
+        raise ValueError("unknown plot kind " + kind)
+
+
+# --- Markdown to HTML: the subset report.md uses. ---
+
+def data_uri(path, mime):
+    with open(path, "rb") as f:
+        return "data:%s;base64,%s" % (mime, base64.b64encode(f.read()).decode())
+
+
+def inline(text, base):
+    text = html.escape(text, quote=False)
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
+
+    def link(m):
+        target = m.group(2)
+        path = os.path.join(base, target)
+        if target.endswith(".csv") and os.path.exists(path):
+            return '<a download="%s" href="%s">%s</a>' % (
+                os.path.basename(target), data_uri(path, "text/csv"),
+                m.group(1))
+        return '<a href="%s">%s</a>' % (target, m.group(1))
+
+    return re.sub(r"\[([^\]]+)\]\(([^)]+)\)", link, text)
+
+
+def table_html(lines, base):
+    cells = [[c.strip() for c in l.strip().strip("|").split("|")] for l in lines]
+    out = ["<table><thead><tr>"]
+    out += ["<th>%s</th>" % inline(c, base) for c in cells[0]]
+    out.append("</tr></thead><tbody>")
+    for row in cells[2:]:
+        out.append("<tr>" + "".join("<td>%s</td>" % inline(c, base)
+                                    for c in row) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def markdown_html(md, base):
+    out, lines, i = [], md.split("\n"), 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("```"):
+                j += 1
+            out.append("<pre>%s</pre>" % html.escape("\n".join(lines[i + 1:j])))
+            i = j + 1
+        elif line.startswith("|"):
+            j = i
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            out.append(table_html(lines[i:j], base))
+            i = j
+        elif m := re.match(r"^(#{1,3}) (.*)", line):
+            level = len(m.group(1))
+            out.append("<h%d>%s</h%d>" % (level, inline(m.group(2), base),
+                                          level))
+            i += 1
+        elif m := re.match(r"^!\[([^\]]*)\]\(([^)]+)\)$", line):
+            path = os.path.join(base, m.group(2))
+            src = data_uri(path, "image/png") if os.path.exists(path) else ""
+            out.append('<figure><img alt="%s" src="%s"><figcaption>%s'
+                       "</figcaption></figure>" % (html.escape(m.group(1)),
+                                                   src,
+                                                   html.escape(m.group(1))))
+            i += 1
+        elif line.startswith("- "):
+            items = []
+            while i < len(lines) and lines[i].startswith("- "):
+                items.append("<li>%s</li>" % inline(lines[i][2:], base))
+                i += 1
+            out.append("<ul>%s</ul>" % "".join(items))
+        elif line.strip():
+            j = i
+            while (j < len(lines) and lines[j].strip() and
+                   not re.match(r"^(#|\||```|!\[|- )", lines[j])):
+                j += 1
+            out.append("<p>%s</p>" % inline(" ".join(lines[i:j]), base))
+            i = j
+        else:
+            i += 1
+    return "\n".join(out)
+
+
+STYLE = """
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto;
+       padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right;
+         white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #f0f0f0; }
+pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto;
+      font-size: 0.8em; }
+figure { margin: 1em 0; }
+figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { font-size: 0.85em; color: #555; }
+"""
+
+
+# Once the page has loaded, its title says how many plots the browser could
+# draw ("name [5/5 plots]"): scripts/check-report.sh reads it.
+COUNT_PLOTS = """<script>
+window.addEventListener("load", function () {
+  var imgs = Array.from(document.images);
+  var drawn = imgs.filter(function (i) {
+    return i.complete && i.naturalWidth > 0;
+  }).length;
+  document.title += " [" + drawn + "/" + imgs.length + " plots]";
+});
+</script>
+"""
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: lockstep-report.py DIR")
+    out_dir = sys.argv[1]
+    with open(os.path.join(out_dir, "report", "report.json")) as f:
+        report = json.load(f)
+    for scenario in report["scenarios"]:
+        for plot in scenario["plots"]:
+            draw(scenario, plot, out_dir)
+    with open(os.path.join(out_dir, "report.md")) as f:
+        md = f.read()
+    md += ("\nPlots: Python %s, matplotlib %s, numpy %s.\n" %
+           (platform.python_version(), matplotlib.__version__,
+            np.__version__))
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
+        f.write(md)
+    body = markdown_html(md, out_dir)
+    page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            "<title>%s</title><style>%s</style></head><body>\n%s\n%s"
+            "</body></html>\n" % (html.escape(report["name"]), STYLE, body,
+                                   COUNT_PLOTS))
+    tmp = os.path.join(out_dir, "report.html.tmp")
+    with open(tmp, "w") as f:
+        f.write(page)
+    os.replace(tmp, os.path.join(out_dir, "report.html"))
+
+
+if __name__ == "__main__":
+    main()

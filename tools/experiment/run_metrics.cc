@@ -1,0 +1,113 @@
+#include "tools/experiment/run_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace lockstep {
+namespace {
+
+using nlohmann::json;
+
+// Calls `each` with every line of `path` parsed; false when the file is
+// missing.
+template <typename F>
+StatusOr<bool> ForEachJsonLine(const std::string& path, F each) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    try {
+      each(json::parse(line));
+    } catch (const json::exception& e) {
+      return Corruption(path + ":" + std::to_string(number) +
+                        " is damaged: " + e.what());
+    }
+  }
+  return true;
+}
+
+Status ReadWorkerLines(const std::string& dir, RunMetrics* m) {
+  struct Time {
+    double wait = 0, total = 0;
+  };
+  std::vector<Time> times;
+  std::vector<double> staleness;
+  LS_ASSIGN_OR_RETURN(
+      bool found, ForEachJsonLine(dir + "/metrics.jsonl", [&](const json& j) {
+        const size_t w = j.at("worker").get<size_t>();
+        if (w >= times.size()) times.resize(w + 1);
+        const double wait = j.value("wait_s", 0.0);
+        times[w].wait += wait;
+        times[w].total += j.value("compute_s", 0.0) + j.value("push_s", 0.0) +
+                          j.value("pull_s", 0.0) + wait;
+        staleness.push_back(j.value("staleness", 0.0));
+        m->pushes += 1;
+        if (j.value("dropped", false)) m->dropped_pushes += 1;
+      }));
+  m->staleness_p50 = found ? Quantile(staleness, 0.5) : NAN;
+  m->staleness_p99 = found ? Quantile(staleness, 0.99) : NAN;
+  for (const Time& t : times) {
+    m->idle_share.push_back(t.total > 0 ? t.wait / t.total : NAN);
+  }
+  return Status();
+}
+
+void ReadPredictors(const std::map<std::string, double>& policy_metrics,
+                    RunMetrics* m) {
+  const std::string prefix = "lockstep_predictor_rmse{";
+  double sum = 0;
+  int n = 0;
+  for (const auto& [key, rmse] : policy_metrics) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    auto speed = policy_metrics.find("lockstep_predicted_speed{" +
+                                     key.substr(prefix.size()));
+    if (speed == policy_metrics.end() || !(speed->second > 0)) continue;
+    sum += rmse / speed->second;
+    ++n;
+  }
+  if (n > 0) m->predictor_rmse_share = sum / n;
+}
+
+}  // namespace
+
+double Quantile(std::vector<double> values, double q) {
+  if (values.empty()) return NAN;
+  std::sort(values.begin(), values.end());
+  const double rank = std::ceil(q * static_cast<double>(values.size()));
+  const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+StatusOr<RunMetrics> ReadRunMetrics(const std::string& dir) {
+  RunMetrics m;
+  LS_ASSIGN_OR_RETURN(m.summary, ReadRunSummary(dir));
+  const double clocks = m.summary.clocks;
+  m.mean_clock_s = clocks > 0 ? m.summary.Get("wall_s") / clocks : NAN;
+  std::ifstream config(dir + "/config.json");
+  if (config) {
+    try {
+      m.target_accuracy =
+          json::parse(config).at("job").value("target_accuracy", 0.0);
+    } catch (const json::exception& e) {
+      return Corruption(dir + "/config.json is damaged: " + e.what());
+    }
+  }
+  ReadPredictors(m.summary.policy_metrics, &m);
+  LS_RETURN_IF_ERROR(ReadWorkerLines(dir, &m));
+  LS_RETURN_IF_ERROR(ForEachJsonLine(dir + "/eval.jsonl", [&](const json& j) {
+                       const double acc = j.value("test_accuracy", 0.0);
+                       if (!m.clocks_to_target && m.target_accuracy > 0 &&
+                           acc >= m.target_accuracy) {
+                         m.clocks_to_target = j.at("clock").get<double>();
+                       }
+                     }).status());
+  return m;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,46 @@
+// Everything the report needs from one finished run's folder: the
+// coordinator's summary.json, and what metrics.jsonl (a line per worker
+// per clock), eval.jsonl (a line per evaluation) and config.json (the job)
+// add: clocks to target, per-worker idle shares, staleness percentiles,
+// and the LB-BSP predictor's error.
+// Thread-safety: free functions on values.
+#ifndef LOCKSTEP_TOOLS_EXPERIMENT_RUN_METRICS_H_
+#define LOCKSTEP_TOOLS_EXPERIMENT_RUN_METRICS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "tools/experiment/results.h"
+
+namespace lockstep {
+
+struct RunMetrics {
+  RunSummary summary;
+  double target_accuracy = 0;  // the job's; 0 = none
+  // The first evaluation at or above the target, by clock.
+  std::optional<double> clocks_to_target;
+  double mean_clock_s = 0;  // wall time / committed clocks
+  // Per worker (by rank): waiting time over its whole time in clocks
+  // (compute + push + pull + wait).
+  std::vector<double> idle_share;
+  // Over every push of every worker; NaN without metrics.jsonl.
+  double staleness_p50 = 0, staleness_p99 = 0;
+  double pushes = 0, dropped_pushes = 0;
+  // LB-BSP's predictors at the end: the RMSE of each worker's speed
+  // prediction over its predicted speed, averaged over the workers.
+  std::optional<double> predictor_rmse_share;
+};
+
+// Reads DIR's files. NotFound without summary.json; the other files are
+// optional (their metrics are NaN or unset without them); a damaged line
+// is Corruption naming the file and line.
+StatusOr<RunMetrics> ReadRunMetrics(const std::string& dir);
+
+// The `q` quantile (0..1) of `values` by nearest rank; NaN when empty.
+double Quantile(std::vector<double> values, double q);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TOOLS_EXPERIMENT_RUN_METRICS_H_

@@ -1,0 +1,105 @@
+// An experiment spec: a TOML file that declares which job to run, under
+// which sync policies, heterogeneity scenarios and seeds, so the comparison
+// can be rerun by anyone from the file alone. Parsed with toml++; every
+// error names the file and line ("spec.toml:12: ...").
+//
+//     name = "static-heterogeneity"         # required
+//     description = "four speed classes"    # optional, shown in the report
+//     seeds = [1, 2, 3]                     # default [1]
+//     timeout_s = 900                       # per run, default 1800
+//     baseline = "bsp"                      # a policy label; default first
+//     policies = ["bsp", "ssp:3", { sync = "lbbsp:numerical", label = "num" }]
+//
+//     [job]             # any job flag of lockstep-launch --help, e.g.
+//     model = "mlp:128" # required
+//     data = "fashion-mnist"                # required
+//     workers = 4                           # required
+//     global_batch = 128                    # or batch = 32 / [16, 48, ...]
+//     clocks = 600
+//     target-accuracy = 0.85
+//
+//     [launch]          # launcher flags: data-transport, host
+//     data-transport = "tcp"
+//
+//     [[scenario]]      # default: one scenario "uniform" without profiles
+//     name = "one-slow"
+//     hetero = "*:linear=0.002+0.0004;w3:x4"   # or { "*" = "...", w3 = "x4" }
+//     job = { lr = 0.05 }                      # overrides [job]
+//     launch = { data-transport = "zmq-tcp" }  # overrides [launch]
+//
+//     [paper]           # the published result the experiment reproduces
+//     source = "Chen et al., LB-BSP, SoCC 2020"
+//     claim = "LB-BSP up to 54% faster than BSP"
+//     policy = "num"      # the policy the claim is about, and the speedup
+//     speedup = 1.54      # it reports over the baseline: printed beside ours
+//
+// `sync` and `seed` come from `policies` and `seeds`, so [job] refuses
+// them; a `data-order` not given is "global" for every policy, so every
+// policy sees the same sample order.
+//
+// Thread-safety: free functions on values.
+#ifndef LOCKSTEP_TOOLS_EXPERIMENT_SPEC_H_
+#define LOCKSTEP_TOOLS_EXPERIMENT_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace lockstep {
+
+// One `key = value` of [job], [launch] or a scenario's job table, with the
+// value as flag text (arrays joined by ',') and where it was written.
+struct SpecSetting {
+  std::string key;  // as written: "target-accuracy" or "target_accuracy"
+  std::string value;
+  int line = 0;
+};
+
+struct SpecPolicy {
+  std::string sync;   // the --sync value
+  std::string label;  // unique; names the run folders and table rows
+  int line = 0;
+};
+
+struct SpecScenario {
+  std::string name;  // unique, a file name: [A-Za-z0-9._-]+
+  std::string description;
+  std::string hetero;  // inline --hetero text; empty = no profiles
+  std::vector<SpecSetting> job;
+  std::vector<SpecSetting> launch;  // over the spec's [launch]
+  int line = 0;
+};
+
+struct ExperimentSpec {
+  std::string file_name;  // as given, for errors
+  std::string text;       // the file, copied into the output folder
+  std::string name;
+  std::string description;
+  std::vector<uint64_t> seeds = {1};
+  double timeout_s = 1800;
+  std::string baseline;  // a policy label
+  std::vector<SpecPolicy> policies;
+  std::vector<SpecSetting> job;
+  std::vector<SpecSetting> launch;
+  std::vector<SpecScenario> scenarios;
+  std::string paper_source;
+  std::string paper_claim;
+  std::string paper_policy;  // a label; empty: no number to compare
+  double paper_speedup = 0;
+};
+
+// Parses and checks a spec's text: the TOML syntax, required and unknown
+// keys, value types, policy names (listing the known ones), unique labels
+// and scenario names. Whether each run's job is valid is PlanExperiment's
+// to say. Errors: InvalidArgument "FILE:LINE: reason".
+StatusOr<ExperimentSpec> ParseExperimentSpec(const std::string& text,
+                                             const std::string& file_name);
+
+// Reads and parses the file at `path`.
+StatusOr<ExperimentSpec> LoadExperimentSpec(const std::string& path);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TOOLS_EXPERIMENT_SPEC_H_
