@@ -4,9 +4,10 @@
 README.md marks the place of each table with
     <!-- experiment:NAME -->
     <!-- /experiment -->
-and the table comes from experiments/results/NAME/report.md (the first
+and the table comes from experiments/results/NAME/report.md: the first
 Markdown table after its first "## " scenario heading, with the published
-comparison line before it). Usage: scripts/readme-experiments.py
+comparison line before it; or, for <!-- experiment:NAME:event -->, the table
+after the "Around clock" line. Usage: scripts/readme-experiments.py
 """
 import os
 import re
@@ -16,12 +17,16 @@ root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
 def headline(name):
+    part = None
+    if name.endswith(":event"):
+        name, part = name[:-len(":event")], "event"
     path = os.path.join(root, "experiments", "results", name, "report.md")
     lines = open(path).read().split("\n")
-    start = next(i for i, l in enumerate(lines) if l.startswith("## "))
+    marker = "Around clock" if part == "event" else "## "
+    start = next(i for i, l in enumerate(lines) if l.startswith(marker))
     out, in_table = [], False
     for line in lines[start + 1:]:
-        if line.startswith("**Published"):
+        if line.startswith("**Published") and part is None:
             out += [line, ""]
         elif line.startswith("|"):
             in_table = True
@@ -33,7 +38,7 @@ def headline(name):
 
 readme_path = os.path.join(root, "README.md")
 readme = open(readme_path).read()
-pattern = re.compile(r"(<!-- experiment:([\w.-]+) -->\n).*?(<!-- /experiment -->)",
+pattern = re.compile(r"(<!-- experiment:([\w.:-]+) -->\n).*?(<!-- /experiment -->)",
                      re.S)
 updated = pattern.sub(lambda m: m.group(1) + headline(m.group(2)) + "\n" +
                       m.group(3), readme)

@@ -188,9 +188,13 @@ void LbBspPolicy::OnCommitted(int64_t clock) {
     Resplit();
     return;
   }
-  std::map<uint32_t, double> compute_s;
-  for (const auto& [w, report] : reports) compute_s[w] = report.compute_s;
-  search_.OnClock(compute_s, &quotas_, bounds_);
+  // A worker's whole time in the clock but its wait for admission: a slower
+  // link (push and pull) makes a straggler as much as slower compute does.
+  std::map<uint32_t, double> busy_s;
+  for (const auto& [w, report] : reports) {
+    busy_s[w] = report.compute_s + report.push_s + report.pull_s;
+  }
+  search_.OnClock(busy_s, &quotas_, bounds_);
 }
 
 void LbBspPolicy::ObserveSpeeds(

@@ -19,7 +19,9 @@
 //    batch / compute_s of every committed clock and the CPU and memory
 //    readings of its reports.
 //  - numerical (GPU clusters): NumericalBatchSearch's leader/straggler
-//    moves over averaged compute times.
+//    moves over each worker's averaged busy time per clock, compute + push
+//    + pull (communication is not negligible on GPUs, and a worker behind
+//    a slower link is a straggler too).
 // Initial quotas are an equal split of X. If the bounds make sum == X
 // impossible, quotas are clamped (all at min or all at max) and
 // Metrics() reports lockstep_quota_infeasible = 1.

@@ -22,17 +22,19 @@ NarxPredictor::NarxPredictor(uint64_t seed) {
   }
 }
 
-NarxPredictor::Input NarxPredictor::MakeInput(double cpu_next,
-                                              double mem_next) const {
+NarxPredictor::Input NarxPredictor::MakeInput(double cpu_newest,
+                                              double mem_newest,
+                                              double cpu_before,
+                                              double mem_before) const {
   Input x{};
   for (int i = 0; i < kLags; ++i) {
     const double speed = speeds_[speeds_.size() - 1 - i];
     x[i] = speed / scale_ - 1;
   }
-  x[kLags + 0] = cpu_next - 0.5;
-  x[kLags + 1] = cpu_last_ - 0.5;
-  x[kLags + 2] = mem_next - 0.5;
-  x[kLags + 3] = mem_last_ - 0.5;
+  x[kLags + 0] = cpu_newest - 0.5;
+  x[kLags + 1] = cpu_before - 0.5;
+  x[kLags + 2] = mem_newest - 0.5;
+  x[kLags + 3] = mem_before - 0.5;
   return x;
 }
 
@@ -68,8 +70,10 @@ void NarxPredictor::Observe(double speed, double cpu_available,
                             double mem_available) {
   if (!std::isfinite(speed) || speed <= 0) return;
   if (speeds_.size() == static_cast<size_t>(kLags)) {
+    // What a prediction of this clock saw: the readings of the two clocks
+    // before it (this clock's own readings came with its speed).
     Example example;
-    example.input = MakeInput(cpu_available, mem_available);
+    example.input = MakeInput(cpu_last_, mem_last_, cpu_before_, mem_before_);
     example.target = (speed - speeds_.back()) / scale_;
     replay_.push_back(example);
     if (replay_.size() > kReplay) replay_.pop_front();
@@ -80,6 +84,8 @@ void NarxPredictor::Observe(double speed, double cpu_available,
   fallback_.Observe(speed, cpu_available, mem_available);
   speeds_.push_back(speed);
   if (speeds_.size() > static_cast<size_t>(kLags)) speeds_.pop_front();
+  cpu_before_ = cpu_last_;
+  mem_before_ = mem_last_;
   cpu_last_ = cpu_available;
   mem_last_ = mem_available;
   scale_ = observations_ == 0
@@ -94,7 +100,9 @@ double NarxPredictor::Predict(double cpu_available,
     return fallback_.Predict(cpu_available, mem_available);
   }
   const double last = speeds_.back();
-  const double out = Forward(MakeInput(cpu_available, mem_available), nullptr);
+  const double out =
+      Forward(MakeInput(cpu_available, mem_available, cpu_before_, mem_before_),
+              nullptr);
   // Keep a badly trained model within a plausible range of the last speed.
   return std::clamp(last + scale_ * out, 0.1 * last, 10 * last);
 }
@@ -109,6 +117,8 @@ void NarxPredictor::SaveState(StateWriter* out) const {
   out->PutList(std::vector<double>(speeds_.begin(), speeds_.end()));
   out->Put(cpu_last_);
   out->Put(mem_last_);
+  out->Put(cpu_before_);
+  out->Put(mem_before_);
   out->Put(scale_);
   std::vector<double> replay;
   for (const Example& e : replay_) {
@@ -137,6 +147,8 @@ Status NarxPredictor::LoadState(StateReader* in) {
   speeds_.assign(speeds.begin(), speeds.end());
   LS_ASSIGN_OR_RETURN(cpu_last_, in->Get());
   LS_ASSIGN_OR_RETURN(mem_last_, in->Get());
+  LS_ASSIGN_OR_RETURN(cpu_before_, in->Get());
+  LS_ASSIGN_OR_RETURN(mem_before_, in->Get());
   LS_ASSIGN_OR_RETURN(scale_, in->Get());
   constexpr size_t kExample = kInputs + 1;
   LS_ASSIGN_OR_RETURN(const std::vector<double> replay,

@@ -1,7 +1,9 @@
 // A small NARX model (nonlinear autoregressive with exogenous inputs), the
 // predictor the LB-BSP paper uses on CPU clusters: the next clock's speed
 // is predicted from the last kLags speeds and the worker's CPU and memory
-// availability (the next clock's and the last one's).
+// availability readings of the last two clocks. A clock's readings exist
+// only once it ran, so training pairs the speed of clock c with the readings
+// of clocks c-1 and c-2 — exactly what a prediction of clock c had.
 //
 // Model: inputs are the last kLags speeds normalised by a running speed
 // scale s (as speed / s - 1) and the four availability readings centred
@@ -30,7 +32,7 @@ namespace lockstep {
 class NarxPredictor : public SpeedPredictor {
  public:
   static constexpr int kLags = 4;
-  static constexpr int kInputs = kLags + 4;  // + cpu, mem: next and last
+  static constexpr int kInputs = kLags + 4;  // + cpu, mem: last two clocks
   static constexpr int kHidden = 8;
   static constexpr uint64_t kWarmup = kLags + 4;
   static constexpr size_t kReplay = 32;
@@ -44,6 +46,8 @@ class NarxPredictor : public SpeedPredictor {
   std::string name() const override { return "narx"; }
   void Observe(double speed, double cpu_available,
                double mem_available) override;
+  // `cpu_available` and `mem_available` are the newest readings (those of
+  // the last observed clock), paired with the readings of the clock before.
   double Predict(double cpu_available, double mem_available) const override;
   uint64_t observations() const override { return observations_; }
   // Weights, lags, scale, replay window, fallback and count.
@@ -58,8 +62,10 @@ class NarxPredictor : public SpeedPredictor {
     double target;  // (speed - last speed) / s
   };
 
-  // The inputs for predicting the clock after the last observed one.
-  Input MakeInput(double cpu_next, double mem_next) const;
+  // The inputs from the last kLags speeds, the newest readings and the
+  // ones of the clock before them.
+  Input MakeInput(double cpu_newest, double mem_newest, double cpu_before,
+                  double mem_before) const;
   // The network's output o; fills `hidden` when non-null.
   double Forward(const Input& x, Hidden* hidden) const;
   void Step(const Example& example);
@@ -70,8 +76,11 @@ class NarxPredictor : public SpeedPredictor {
   double b2_ = 0;
 
   std::deque<double> speeds_;  // the last kLags speeds, newest last
+  // Readings of the last observed clock and of the one before it.
   double cpu_last_ = 1;
   double mem_last_ = 1;
+  double cpu_before_ = 1;
+  double mem_before_ = 1;
   double scale_ = 0;
   std::deque<Example> replay_;
   EmaPredictor fallback_;

@@ -22,6 +22,7 @@ void NumericalBatchSearch::Reset(size_t workers) {
   samples_.clear();
   last_move_.reset();
   settled_gap_ = 0;
+  references_.clear();
 }
 
 bool NumericalBatchSearch::OnClock(
@@ -40,6 +41,13 @@ bool NumericalBatchSearch::OnClock(
     last_gap_ = 0;
     return false;
   }
+  const bool load_changed =
+      phase_ != Phase::kFastApproach && LoadChanged(*means, *quotas);
+  // Fine-tune moves a sample per doubled window: far too slow to follow a
+  // new load, so a worker whose time changed at an unchanged quota sends
+  // the search back to the fast approach.
+  if (load_changed) Reset(workers_);
+  UpdateReferences(*means, *quotas);
   const double slowest = means->at(move->from);
   last_gap_ = slowest > 0 ? (slowest - means->at(move->to)) / slowest : 0;
   if (!UpdatePhase(last_gap_)) return false;
@@ -77,6 +85,39 @@ std::optional<std::map<uint32_t, double>> NumericalBatchSearch::WindowMeans(
     means[w] = std::accumulate(s.end() - window_, s.end(), 0.0) / window_;
   }
   return means;
+}
+
+void NumericalBatchSearch::UpdateReferences(
+    const std::map<uint32_t, double>& means,
+    const std::map<uint32_t, uint32_t>& quotas) {
+  for (const auto& [w, mean] : means) {
+    auto ref = references_.find(w);
+    const double quota = quotas.at(w);
+    if (ref == references_.end() || !QuotaNear(quota, ref->second.first)) {
+      references_[w] = {quotas.at(w), mean};
+    }
+  }
+}
+
+bool NumericalBatchSearch::QuotaNear(double quota, double reference) {
+  return std::abs(quota - reference) <= std::max(1.0, 0.1 * reference);
+}
+
+bool NumericalBatchSearch::LoadChanged(
+    const std::map<uint32_t, double>& means,
+    const std::map<uint32_t, uint32_t>& quotas) const {
+  for (const auto& [w, mean] : means) {
+    auto ref = references_.find(w);
+    if (ref == references_.end() || !(ref->second.second > 0) ||
+        !QuotaNear(quotas.at(w), ref->second.first)) {
+      continue;  // no reference at this quota: its time follows its quota
+    }
+    if (std::abs(mean - ref->second.second) / ref->second.second >
+        options_.restart_gap) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool NumericalBatchSearch::UpdatePhase(double gap) {
@@ -148,6 +189,10 @@ void NumericalBatchSearch::SaveState(PolicyState* state) const {
   for (const auto& [w, samples] : samples_) {
     (*state)[WorkerKey("search_samples", w)] = samples;
   }
+  for (const auto& [w, last] : references_) {
+    (*state)[WorkerKey("search_reference", w)] = {
+        static_cast<double>(last.first), last.second};
+  }
 }
 
 Status NumericalBatchSearch::LoadState(const PolicyState& state) {
@@ -182,6 +227,15 @@ Status NumericalBatchSearch::LoadState(const PolicyState& state) {
   samples_.clear();
   for (uint32_t w : WorkersWithKey(state, "search_samples")) {
     samples_[w] = state.at(WorkerKey("search_samples", w));
+  }
+  references_.clear();
+  for (uint32_t w : WorkersWithKey(state, "search_reference")) {
+    const std::vector<double>& v = state.at(WorkerKey("search_reference", w));
+    if (v.size() != 2 || !(v[0] >= 0) || v[0] > kMax32) {
+      return InvalidArgument("search_reference of worker " + std::to_string(w) +
+                             " is not [quota, mean time]");
+    }
+    references_[w] = {static_cast<uint32_t>(v[0]), v[1]};
   }
   return Status::Ok();
 }

@@ -19,7 +19,13 @@
 // better (a worker with 12 samples cannot be balanced within 3%): the
 // search stops there too, at that "settled" gap. Balanced, it moves again
 // only if the gap exceeds the settled gap plus `tolerance`; a gap above
-// `restart_gap` (the load changed) restarts the fast approach.
+// `restart_gap` (the load changed) restarts the fast approach. So does,
+// once past the fast approach, a worker whose mean time moved more than
+// restart_gap from its reference — the mean it had when its quota was last
+// more than 10% away — at about the same quota: noise can keep a search
+// from ever reaching balanced, a window that straddles the change hides
+// it from the gap, and fine-tune's single samples per doubled window cannot
+// follow a new load.
 // Thread-safety: not thread-safe.
 #ifndef LOCKSTEP_SYNC_POLICIES_NUMERICAL_BATCH_SEARCH_H_
 #define LOCKSTEP_SYNC_POLICIES_NUMERICAL_BATCH_SEARCH_H_
@@ -92,6 +98,16 @@ class NumericalBatchSearch {
   // Updates phase/step/window for a window with relative gap `gap`;
   // returns false if the search should not move.
   bool UpdatePhase(double gap);
+  // Whether some worker's time moved more than restart_gap from its
+  // reference while its quota stayed near the reference's.
+  bool LoadChanged(const std::map<uint32_t, double>& means,
+                   const std::map<uint32_t, uint32_t>& quotas) const;
+  // Takes each worker's mean as its reference when it has none, or its
+  // quota has left the reference's.
+  void UpdateReferences(const std::map<uint32_t, double>& means,
+                        const std::map<uint32_t, uint32_t>& quotas);
+  // Within 10% (at least one sample).
+  static bool QuotaNear(double quota, double reference);
   // Moves a step along `move` (halving first on a reversal); false if
   // nothing moved.
   bool MoveStep(const Move& move, std::map<uint32_t, uint32_t>* quotas,
@@ -111,6 +127,8 @@ class NumericalBatchSearch {
   uint64_t moves_ = 0;
   double last_gap_ = 0;
   double settled_gap_ = 0;  // the gap the search stopped at
+  // Each worker's reference: a quota and its mean time at that quota.
+  std::map<uint32_t, std::pair<uint32_t, double>> references_;
 };
 
 }  // namespace lockstep

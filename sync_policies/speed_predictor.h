@@ -27,9 +27,9 @@ class SpeedPredictor {
   // availability during that clock (shares in [0, 1]).
   virtual void Observe(double speed, double cpu_available,
                        double mem_available) = 0;
-  // The predicted speed of the next clock, given the availability expected
-  // for it (the latest readings when nothing better is known). 0 before
-  // the first observation.
+  // The predicted speed of the next clock, given the newest availability
+  // readings (those of the last observed clock: a clock's own readings
+  // exist only once it ran). 0 before the first observation.
   virtual double Predict(double cpu_available, double mem_available) const = 0;
   // Number of speeds observed.
   virtual uint64_t observations() const = 0;

@@ -56,6 +56,14 @@ bool IsTwoNumbersAndCount(const std::string& text) {
          IsInteger(parts[2]);
 }
 
+// "N/N" or "N/N@I": a link's bandwidth and latency, from a clock on.
+bool IsLink(const std::string& text) {
+  const std::vector<std::string> at = SplitString(text, '@');
+  const std::vector<std::string> parts = SplitString(at[0], '/');
+  return at.size() <= 2 && parts.size() == 2 && IsNumber(parts[0]) &&
+         IsNumber(parts[1]) && (at.size() == 1 || IsInteger(at[1]));
+}
+
 bool IsFactor(const std::string& item) {
   const std::vector<std::string> parts = SplitString(item.substr(1), '@');
   return parts.size() <= 2 && IsNumber(parts[0]) &&
@@ -149,6 +157,8 @@ Status CheckHeteroItems(const std::string& items) {
       ++cost_models;
     } else if (key == "transient") {
       ok = IsTwoNumbersAndCount(value);
+    } else if (key == "net") {
+      ok = IsLink(value);
     } else if (key == "cpu") {
       ok = IsNumber(value);
       ++cpus;

@@ -15,43 +15,23 @@
 
 #include "common/hash.h"
 #include "common/strings.h"
+#include "worker/profile_text.h"
 
 namespace lockstep {
 namespace {
 
 constexpr char kCgroupRoot[] = "/sys/fs/cgroup";
 
-// A whole string as a finite double (locale-independent).
-bool ParseDouble(const std::string& text, double* out) {
-  const char* end = text.data() + text.size();
-  auto [ptr, error] = std::from_chars(text.data(), end, *out);
-  return error == std::errc() && ptr == end && !text.empty() &&
-         std::isfinite(*out);
-}
-
-bool ParseInt(const std::string& text, int64_t* out) {
-  const char* end = text.data() + text.size();
-  auto [ptr, error] = std::from_chars(text.data(), end, *out);
-  return error == std::errc() && ptr == end && !text.empty();
-}
-
 // "A+B": the '+' that splits two numbers (an exponent's '+' does not).
 bool ParseSum(const std::string& text, double* a, double* b) {
   for (size_t pos = text.find('+'); pos != std::string::npos;
        pos = text.find('+', pos + 1)) {
-    if (ParseDouble(text.substr(0, pos), a) &&
-        ParseDouble(text.substr(pos + 1), b)) {
+    if (ParseProfileDouble(text.substr(0, pos), a) &&
+        ParseProfileDouble(text.substr(pos + 1), b)) {
       return true;
     }
   }
   return false;
-}
-
-// The shortest text that reads back as exactly `value`.
-std::string Num(double value) {
-  char buf[64];
-  auto [ptr, error] = std::to_chars(buf, buf + sizeof(buf), value);
-  return error == std::errc() ? std::string(buf, ptr) : "nan";
 }
 
 // A uniform draw in [0, 1) that depends only on its arguments.
@@ -67,7 +47,8 @@ Status BadItem(const std::string& item, const std::string& why) {
 }
 
 Status Unapplied(double quota, const std::string& why) {
-  return FailedPrecondition("cpu=" + Num(quota) + " not applied: " + why);
+  return FailedPrecondition("cpu=" + ProfileNumber(quota) +
+                            " not applied: " + why);
 }
 
 std::string ErrnoText() { return std::strerror(errno); }
@@ -133,6 +114,7 @@ StatusOr<HeteroProfile> HeteroProfile::Parse(const std::string& text,
     }
   }
   steps = std::move(unique);
+  profile.link_.Finish();
   return profile;
 }
 
@@ -145,16 +127,20 @@ Status HeteroProfile::ParseItem(const std::string& item) {
   if (key == "linear" || key == "gpu") return ParseCostModel(item, key, value);
   if (key == "transient") return ParseTransient(item, value);
   if (key == "cpu") return ParseCpu(item, value);
+  if (key == "net") {
+    const std::string problem = link_.AddItem(value);
+    return problem.empty() ? Status::Ok() : BadItem(item, problem);
+  }
   return BadItem(item, "unknown item");
 }
 
 Status HeteroProfile::ParseFactor(const std::string& item) {
   const std::vector<std::string> parts = SplitString(item.substr(1), '@');
   FactorStep step;
-  if (parts.size() > 2 || !ParseDouble(parts[0], &step.factor) ||
+  if (parts.size() > 2 || !ParseProfileDouble(parts[0], &step.factor) ||
       step.factor <= 0 ||
       (parts.size() == 2 &&
-       (!ParseInt(parts[1], &step.from_clock) || step.from_clock < 0))) {
+       (!ParseProfileInt(parts[1], &step.from_clock) || step.from_clock < 0))) {
     return BadItem(item, "a factor is xF or xF@C with F > 0 and C >= 0");
   }
   schedule_.push_back(step);
@@ -177,9 +163,10 @@ Status HeteroProfile::ParseCostModel(const std::string& item,
   }
   const std::vector<std::string> parts = SplitString(value, '/');
   int64_t cap = 0;
-  if (parts.size() != 3 || !ParseDouble(parts[0], &base_s_) ||
-      !ParseDouble(parts[1], &per_sample_s_) || !ParseInt(parts[2], &cap) ||
-      base_s_ < 0 || per_sample_s_ <= 0 || cap < 1 || cap > UINT32_MAX) {
+  if (parts.size() != 3 || !ParseProfileDouble(parts[0], &base_s_) ||
+      !ParseProfileDouble(parts[1], &per_sample_s_) ||
+      !ParseProfileInt(parts[2], &cap) || base_s_ < 0 || per_sample_s_ <= 0 ||
+      cap < 1 || cap > UINT32_MAX) {
     return BadItem(item,
                    "gpu=TSAT/B/CAP needs TSAT >= 0, B > 0 (seconds) and "
                    "an integer CAP >= 1");
@@ -193,9 +180,10 @@ Status HeteroProfile::ParseTransient(const std::string& item,
                                      const std::string& value) {
   const std::vector<std::string> parts = SplitString(value, '/');
   Transient t;
-  if (parts.size() != 3 || !ParseDouble(parts[0], &t.probability) ||
-      !ParseDouble(parts[1], &t.factor) || !ParseInt(parts[2], &t.length) ||
-      t.probability < 0 || t.probability > 1 || t.factor <= 0 || t.length < 1) {
+  if (parts.size() != 3 || !ParseProfileDouble(parts[0], &t.probability) ||
+      !ParseProfileDouble(parts[1], &t.factor) ||
+      !ParseProfileInt(parts[2], &t.length) || t.probability < 0 ||
+      t.probability > 1 || t.factor <= 0 || t.length < 1) {
     return BadItem(item,
                    "transient=P/K/L needs 0 <= P <= 1, K > 0 and an "
                    "integer L >= 1");
@@ -207,7 +195,8 @@ Status HeteroProfile::ParseTransient(const std::string& item,
 Status HeteroProfile::ParseCpu(const std::string& item,
                                const std::string& value) {
   if (cpu_quota_ > 0) return BadItem(item, "only one cpu= is allowed");
-  if (!ParseDouble(value, &cpu_quota_) || cpu_quota_ <= 0 || cpu_quota_ > 1) {
+  if (!ParseProfileDouble(value, &cpu_quota_) || cpu_quota_ <= 0 ||
+      cpu_quota_ > 1) {
     cpu_quota_ = 0;
     return BadItem(item, "cpu=Q needs 0 < Q <= 1 (a fraction of one CPU)");
   }
@@ -270,21 +259,24 @@ double HeteroProfile::WaitSeconds(int64_t clock, uint32_t batch,
 std::string HeteroProfile::ToString() const {
   std::vector<std::string> items;
   if (model_ == Model::kLinear) {
-    items.push_back("linear=" + Num(base_s_) + "+" + Num(per_sample_s_));
+    items.push_back("linear=" + ProfileNumber(base_s_) + "+" +
+                    ProfileNumber(per_sample_s_));
   } else if (model_ == Model::kGpu) {
-    items.push_back("gpu=" + Num(base_s_) + "/" + Num(per_sample_s_) + "/" +
+    items.push_back("gpu=" + ProfileNumber(base_s_) + "/" +
+                    ProfileNumber(per_sample_s_) + "/" +
                     std::to_string(max_batch_));
   }
   for (const FactorStep& step : schedule_) {
     items.push_back(
-        "x" + Num(step.factor) +
+        "x" + ProfileNumber(step.factor) +
         (step.from_clock == 0 ? "" : "@" + std::to_string(step.from_clock)));
   }
   for (const Transient& t : transients_) {
-    items.push_back("transient=" + Num(t.probability) + "/" + Num(t.factor) +
-                    "/" + std::to_string(t.length));
+    items.push_back("transient=" + ProfileNumber(t.probability) + "/" +
+                    ProfileNumber(t.factor) + "/" + std::to_string(t.length));
   }
-  if (cpu_quota_ > 0) items.push_back("cpu=" + Num(cpu_quota_));
+  if (!link_.empty()) items.push_back(link_.ToString());
+  if (cpu_quota_ > 0) items.push_back("cpu=" + ProfileNumber(cpu_quota_));
   std::string text;
   for (const std::string& item : items) {
     text += (text.empty() ? "" : ",") + item;

@@ -24,6 +24,10 @@
 //                   not compound; several transient items multiply. The
 //                   draw depends only on (seed, item, clock), never on
 //                   timing, so a run is reproducible.
+//   net=MBPS/LATENCY_MS[@C]  an emulated network link from clock C on (a
+//                   schedule like xF@C): each pull and push also waits the
+//                   latency plus its payload over MBPS megabits per second
+//                   (link_profile.h). E.g. net=1000/0.2,net=50/0.2@150.
 //   cpu=Q           a real CPU quota of Q in (0, 1] of one CPU, applied by
 //                   ApplyCpuQuota with cgroup v2. A robustness check only:
 //                   real contention is noisy on a small machine.
@@ -46,6 +50,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "worker/link_profile.h"
 
 namespace lockstep {
 
@@ -54,7 +59,7 @@ class HeteroProfile {
   // The grammar as one line, quoted in every parse error.
   static constexpr char kGrammar[] =
       "items separated by ',': linear=A+B | gpu=TSAT/B/CAP | xF[@C] | "
-      "transient=P/K/L | cpu=Q";
+      "transient=P/K/L | net=MBPS/LATENCY_MS[@C] | cpu=Q";
   // cgroup v2 period for cpu.max, in microseconds; the quota is Q of it.
   static constexpr int64_t kCpuPeriodUs = 100000;
   // The kernel refuses quotas below 1 ms: smaller Q are raised to this.
@@ -77,6 +82,8 @@ class HeteroProfile {
   uint32_t max_batch() const { return max_batch_; }
   // The cpu= quota in (0, 1], or 0 when there is none.
   double cpu_quota() const { return cpu_quota_; }
+  // The net= link; empty when there is none.
+  const LinkProfile& link() const { return link_; }
 
   // The slowdown at `clock`: the scheduled factor times every active
   // transient slowdown. 1 for an empty profile. REQUIRES: clock >= 0.
@@ -101,8 +108,8 @@ class HeteroProfile {
   double WaitSeconds(int64_t clock, uint32_t batch, double real_seconds) const;
 
   // The canonical text: cost model, factor schedule by clock, transients,
-  // cpu; numbers in their shortest exact form. Parse(ToString(), seed)
-  // gives an equal profile. Recorded in run directories.
+  // link schedule, cpu; numbers in their shortest exact form. Parse(ToString(),
+  // seed) gives an equal profile. Recorded in run directories.
   std::string ToString() const;
 
   // If cpu=Q was given, puts `pid` under a CPU quota of Q: creates
@@ -154,6 +161,7 @@ class HeteroProfile {
   uint32_t max_batch_ = 0;
   std::vector<FactorStep> schedule_;  // by from_clock, unique clocks
   std::vector<Transient> transients_;
+  LinkProfile link_;
   double cpu_quota_ = 0;
 };
 

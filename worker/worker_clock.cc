@@ -60,6 +60,8 @@ Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
   sparse_rows_.resize(sparse_ids_->size() * sparse_dim);
   double t = NowSeconds();
   LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, *sparse_ids_, sparse_rows_));
+  LinkWait(clock, (params_.size() + sparse_rows_.size()) * sizeof(float) +
+                      sparse_ids_->size() * sizeof(uint64_t));
   times->pull_s = NowSeconds() - t;
   if (admission.evaluate) LS_RETURN_IF_ERROR(Evaluate(clock, false, true));
   ReclaimBuffer(&dense_grad_, params_.size());
@@ -91,6 +93,11 @@ void WorkerRuntime::TimedCompute(int64_t clock, uint32_t quota,
   times->compute_s = NowSeconds() - start;
 }
 
+void WorkerRuntime::LinkWait(int64_t clock, uint64_t bytes) {
+  const double seconds = hetero_.link().Seconds(clock, bytes);
+  if (seconds > 0) EmulatedWait(seconds);
+}
+
 void WorkerRuntime::EmulatedWait(double seconds) {
   const double end = NowSeconds() + seconds;
   while (true) {
@@ -111,6 +118,9 @@ Status WorkerRuntime::PushGradient(int64_t clock, uint32_t quota,
       PsClient::PushResult result,
       ps_->Push(clock, quota, dense_grad_, sparse ? sparse_ids_ : nullptr,
                 sparse ? sparse_grad_ : nullptr));
+  LinkWait(clock, (dense_grad_->size() + (sparse ? sparse_grad_->size() : 0)) *
+                          sizeof(float) +
+                      (sparse ? sparse_ids_->size() * sizeof(uint64_t) : 0));
   times->push_s = NowSeconds() - t;
   times->staleness = result.max_staleness;
   times->dropped = result.dropped;

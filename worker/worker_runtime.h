@@ -111,6 +111,9 @@ class WorkerRuntime {
   void TimedCompute(int64_t clock, uint32_t quota, ClockTimes* times,
                     Compute compute);
   // Sleeps `seconds` (stops early on a stop request).
+  // The net= link's time for `bytes` of a pull or push at `clock`, waited
+  // after the real transfer.
+  void LinkWait(int64_t clock, uint64_t bytes);
   void EmulatedWait(double seconds);
   Status PushGradient(int64_t clock, uint32_t quota, ClockTimes* times);
   // Evaluates the model at `clock` and reports it. `pulled`: params_ holds

@@ -254,6 +254,30 @@ TEST_F(LbBspPolicyTest, NumericalMovesFromStragglerToLeaderAfterAWindow) {
   EXPECT_EQ(m.at("lockstep_lbbsp_moves_total"), 1);
 }
 
+TEST_F(LbBspPolicyTest, NumericalCountsASlowLinkLikeSlowCompute) {
+  // Equal compute, but worker 3's push and pull take 8 ms more per clock
+  // (a slower network link): it is the straggler, and loses samples to the
+  // leader; its wait for admission is not counted.
+  LbBspPolicy policy(128, Numerical());
+  JoinAll(&policy, 4);
+  for (int c = 0; c < 40; ++c) {
+    const int64_t clock = policy.CurrentClock();
+    std::map<uint32_t, uint32_t> batches;
+    for (uint32_t w = 0; w < 4; ++w) batches[w] = policy.Admit(w, clock)->batch;
+    for (const auto& [w, batch] : batches) {
+      ClockReport r = Report(w, clock, batch, 0.0002 * batch);
+      r.push_s = w == 3 ? 0.004 : 0.0001;
+      r.pull_s = w == 3 ? 0.004 : 0.0001;
+      r.wait_s = w == 3 ? 0 : 0.05;  // the others wait for it
+      (void)policy.OnClockDone(r);
+    }
+  }
+  const std::map<uint32_t, uint32_t> q = policy.quotas();
+  EXPECT_LT(q.at(3) + 16, q.at(0)) << "worker 3 keeps " << q.at(3);
+  // Balanced: 0.0002 x + 0.0002 = 0.0002 y + 0.008 with 3x + y = 128.
+  EXPECT_NEAR(q.at(3), 2.75, 8);
+}
+
 TEST_F(LbBspPolicyTest, NumericalBalancesAndNeverBreaksACap) {
   LbBspPolicy policy(256, Numerical());
   WorkerCaps caps;

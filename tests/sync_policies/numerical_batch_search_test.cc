@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 
 namespace lockstep {
@@ -139,10 +140,52 @@ TEST_F(NumericalBatchSearchTest, LoadChangeAfterBalanceRestartsTheApproach) {
   Run(200, {{0, 1}, {1, 1}});
   EXPECT_EQ(search_.phase(), Phase::kBalanced);
   EXPECT_EQ(search_.moves(), 0u);
-  Run(search_.window(), {{0, 1}, {1, 3}});
+  Run(static_cast<int>(search_.window()), {{0, 1}, {1, 3}});
   EXPECT_EQ(search_.phase(), Phase::kFastApproach);
   EXPECT_EQ(search_.step(), 32u);
   EXPECT_THAT(quotas_, ElementsAre(Pair(0, 96), Pair(1, 32)));
+}
+
+TEST_F(NumericalBatchSearchTest, ALoadChangeAfterSettlingIsFollowedQuickly) {
+  // Each worker's clock costs a fixed part (its link) plus its samples,
+  // with +-4% of deterministic noise. Once the search settled, worker 0's
+  // link slows by 10 ms — at each clock of a window in turn, as a window
+  // that straddles the change shows only part of it.
+  const std::vector<double> per_sample = {0.0001, 0.00033, 0.00036, 0.00064};
+  int slowest = 0;
+  for (int offset = 0; offset < 24; ++offset) {
+    NumericalBatchSearch search(128, {});
+    search.Reset(4);
+    std::map<uint32_t, uint32_t> quotas = {{0, 32}, {1, 32}, {2, 32}, {3, 32}};
+    std::vector<double> fixed = {0.007, 0.007, 0.007, 0.007};
+    uint64_t noise = 12345;
+    auto run_clock = [&] {
+      std::map<uint32_t, double> times;
+      for (const auto& [w, q] : quotas) {
+        noise = noise * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double unit = static_cast<double>(noise >> 11) * 0x1.0p-53;
+        times[w] = (fixed[w] + per_sample[w] * q) * (1 + 0.08 * (unit - 0.5));
+      }
+      search.OnClock(times, &quotas, bounds_);
+    };
+    for (int c = 0; c < 300 + offset; ++c) run_clock();
+    ASSERT_NE(search.phase(), Phase::kFastApproach);
+    ASSERT_GT(quotas.at(0), 65u);  // balanced: 74 for the fastest
+    fixed[0] += 0.010;
+    // Balanced for the new link: worker 0 near 31 samples.
+    int clocks = 0;
+    while (quotas.at(0) > 40 && clocks < 1000) {
+      run_clock();
+      ++clocks;
+    }
+    slowest = std::max(slowest, clocks);
+    uint32_t sum = 0;
+    for (const auto& [w, q] : quotas) sum += q;
+    EXPECT_EQ(sum, 128u);
+  }
+  std::cout << "[ RESULT   ] re-balanced within " << slowest << " clocks"
+            << std::endl;
+  EXPECT_LT(slowest, 80);
 }
 
 TEST_F(NumericalBatchSearchTest, MissingReportsDelayTheWindow) {

@@ -115,6 +115,8 @@ TEST_F(HeteroSpecTest, RejectsBadSpecsWithOneLineReason) {
       {"w1:gpu=0.1/0.2", "bad item 'gpu=0.1/0.2'"},
       {"w1:transient=0.1/2/1.5", "bad item 'transient=0.1/2/1.5'"},
       {"w1:cpu=half", "bad item 'cpu=half'"},
+      {"w1:net=50", "bad item 'net=50'"},
+      {"w1:net=50/1@2.5", "bad item 'net=50/1@2.5'"},
       {"w1:linear=1+1,gpu=1/1/4", "only one cost model"},
       {"*:linear=1+1;w1:gpu=1/1/4", "worker 1"},
       {"*:cpu=0.5;w0:cpu=0.2", "only one cpu="},
@@ -137,6 +139,7 @@ TEST_F(HeteroSpecTest, AcceptsEveryItemShape) {
   EXPECT_TRUE(CheckHeteroItems("linear=1e+0+2e-1").ok());
   EXPECT_TRUE(CheckHeteroItems("gpu=0.01/0.001/64,x1,x4@150,x1@300").ok());
   EXPECT_TRUE(CheckHeteroItems("transient=0.05/3/10, cpu=0.5").ok());
+  EXPECT_TRUE(CheckHeteroItems("net=1000/0.2,net=50/0.2@150").ok());
   // Ranges are the worker's to check.
   EXPECT_TRUE(CheckHeteroItems("x0,cpu=7").ok());
 }

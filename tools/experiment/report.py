@@ -129,6 +129,9 @@ def policy_grid(scenario, select, draw, title, ylabel, path):
                              squeeze=False, sharex=True)
     for ax, policy in zip(axes.flat, policies):
         draw(ax, policy["runs"][0]["dir"])
+        if scenario.get("event_clock"):
+            ax.axvline(scenario["event_clock"], color="black",
+                       linestyle=":", linewidth=0.9)
         ax.set_title(policy["label"], fontsize=9)
         ax.set_ylabel(ylabel, fontsize=8)
         ax.grid(alpha=0.3)

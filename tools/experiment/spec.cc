@@ -11,79 +11,14 @@
 #include "common/job_fields.h"
 #include "sync_policies/policy_registry.h"
 #include "tools/experiment/spec_keys.h"
+#include "tools/experiment/toml_reader.h"
 
 namespace lockstep {
 namespace {
 
-class SpecParser {
+class SpecParser : public TomlReader {
  public:
-  explicit SpecParser(std::string file_name)
-      : file_name_(std::move(file_name)) {}
-
-  Status Error(int line, const std::string& reason) const {
-    return InvalidArgument(file_name_ + ":" + std::to_string(line) + ": " +
-                           reason);
-  }
-  Status Error(const toml::node& node, const std::string& reason) const {
-    return Error(static_cast<int>(node.source().begin.line), reason);
-  }
-
-  Status UnknownKey(int line, const std::string& key, const std::string& where,
-                    const std::vector<std::string>& known) const {
-    std::string reason = "unknown key '" + key;
-    reason += "' in " + where;
-    reason += "; known: " + JoinKeys(known);
-    return Error(line, reason);
-  }
-
-  // Fails on a key of `table` that is not in `known`.
-  Status CheckKeys(const toml::table& table, const std::string& where,
-                   const std::vector<std::string>& known) const {
-    for (auto&& [key, node] : table) {
-      const std::string k(key.str());
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        return UnknownKey(static_cast<int>(node.source().begin.line), k, where,
-                          known);
-      }
-    }
-    return Status();
-  }
-
-  StatusOr<std::string> String(const toml::node& node,
-                               const std::string& key) const {
-    if (!node.is_string()) return Error(node, key + ": expected a string");
-    return std::string(node.as_string()->get());
-  }
-
-  // A scalar or a list of scalars as flag text.
-  StatusOr<std::string> FlagText(const toml::node& node,
-                                 const std::string& key) const {
-    if (const auto* array = node.as_array()) {
-      std::string text;
-      for (const toml::node& item : *array) {
-        if (item.is_array() || item.is_table()) {
-          return Error(item, key + ": a list may hold only plain values");
-        }
-        LS_ASSIGN_OR_RETURN(std::string one, FlagText(item, key));
-        text += (text.empty() ? "" : ",") + one;
-      }
-      return text;
-    }
-    if (node.is_string()) return std::string(node.as_string()->get());
-    if (node.is_integer()) return std::to_string(node.as_integer()->get());
-    if (node.is_boolean()) {
-      return std::string(node.as_boolean()->get() ? "true" : "false");
-    }
-    if (node.is_floating_point()) {
-      char buf[64];
-      auto r = std::to_chars(buf, buf + sizeof(buf),
-                             node.as_floating_point()->get());
-      return std::string(buf, r.ptr);
-    }
-    return Error(node, key +
-                           ": expected a string, number, boolean or a "
-                           "list of them");
-  }
+  using TomlReader::TomlReader;
 
   // The settings of a job or launch table; `known` checks each key.
   StatusOr<std::vector<SpecSetting>> Settings(
@@ -198,7 +133,8 @@ class SpecParser {
     SpecScenario s;
     s.line = static_cast<int>(node.source().begin.line);
     LS_RETURN_IF_ERROR(CheckKeys(
-        *t, "a scenario", {"name", "description", "hetero", "job", "launch"}));
+        *t, "a scenario",
+        {"name", "description", "hetero", "job", "launch", "event_clock"}));
     if (!t->contains("name")) return Error(s.line, "scenario: missing 'name'");
     LS_ASSIGN_OR_RETURN(s.name, String(*t->get("name"), "name"));
     if (!IsFileName(s.name)) {
@@ -217,6 +153,12 @@ class SpecParser {
           s.job, Settings(*t->get("job"), "scenario '" + s.name + "' job",
                           IsSpecJobKey, SpecJobKeys()));
     }
+    if (const toml::node* event = t->get("event_clock")) {
+      if (!event->is_integer() || event->as_integer()->get() < 1) {
+        return Error(*event, "event_clock: expected a clock >= 1");
+      }
+      s.event_clock = event->as_integer()->get();
+    }
     if (t->contains("launch")) {
       LS_ASSIGN_OR_RETURN(
           s.launch,
@@ -226,12 +168,6 @@ class SpecParser {
     return s;
   }
 
-  Status Required(const toml::table& root, const std::string& key,
-                  int line) const {
-    if (root.contains(key)) return Status();
-    return Error(line, "missing required key '" + key + "'");
-  }
-
   // The top-level keys, the policies and the baseline.
   Status FillHeader(const toml::table& root, ExperimentSpec* spec) const;
   // [job], [launch] and the scenarios.
@@ -239,11 +175,6 @@ class SpecParser {
   Status FillPaper(const toml::table& root, ExperimentSpec* spec) const;
 
  private:
-  static std::string JoinKeys(const std::vector<std::string>& keys) {
-    std::string text;
-    for (const auto& k : keys) text += (text.empty() ? "" : ", ") + k;
-    return text;
-  }
   static bool IsFileName(const std::string& name) {
     return !name.empty() && name != "." && name != ".." &&
            std::all_of(name.begin(), name.end(), [](char c) {
@@ -251,8 +182,6 @@ class SpecParser {
                     c == '_' || c == '-';
            });
   }
-
-  std::string file_name_;
 };
 
 Status SpecParser::FillHeader(const toml::table& root,
@@ -337,7 +266,7 @@ Status SpecParser::FillJob(const toml::table& root,
     }
   }
   if (spec->scenarios.empty()) {
-    spec->scenarios.push_back({"uniform", "", "", {}, {}, 0});
+    spec->scenarios.push_back({"uniform", "", "", {}, {}, 0, 0});
   }
   return Status();
 }

@@ -26,6 +26,8 @@
 //     hetero = "*:linear=0.002+0.0004;w3:x4"   # or { "*" = "...", w3 = "x4" }
 //     job = { lr = 0.05 }                      # overrides [job]
 //     launch = { data-transport = "zmq-tcp" }  # overrides [launch]
+//     event_clock = 150   # something changes here: the report shows the
+//                         # clock times and batches before and after
 //
 //     [paper]           # the published result the experiment reproduces
 //     source = "Chen et al., LB-BSP, SoCC 2020"
@@ -69,6 +71,7 @@ struct SpecScenario {
   std::string hetero;  // inline --hetero text; empty = no profiles
   std::vector<SpecSetting> job;
   std::vector<SpecSetting> launch;  // over the spec's [launch]
+  int64_t event_clock = 0;          // 0: none
   int line = 0;
 };
 

@@ -73,6 +73,7 @@ TEST(ExperimentSpecTest, ParsesEveryPartOfAFullSpec) {
   ASSERT_EQ(spec->scenarios[0].job.size(), 1u);
   EXPECT_EQ(spec->scenarios[0].job[0].value, "0.05");
   EXPECT_EQ(spec->scenarios[1].hetero, "w0:x2");
+  EXPECT_EQ(spec->scenarios[1].event_clock, 0);
   EXPECT_EQ(spec->paper_claim, "LB-BSP up to 54% faster than BSP");
   EXPECT_EQ(spec->text, kFullSpec);
 }
@@ -179,6 +180,12 @@ TEST(ExperimentSpecTest, RefusesWhatTheSpecSetsItselfAndAmbiguousNames) {
   bad_name.replace(bad_name.find("\"inline\""), 8, "\"a/b\"");
   EXPECT_NE(ErrorOf(bad_name).find("scenario name 'a/b' must be"),
             std::string::npos);
+  std::string bad_event = kFullSpec;
+  bad_event.insert(bad_event.find("hetero = \"w0:x2\""), "event_clock = 0\n");
+  EXPECT_NE(ErrorOf(bad_event).find("spec.toml:27: event_clock: expected a "
+                                    "clock >= 1"),
+            std::string::npos)
+      << ErrorOf(bad_event);
   std::string bad_type = kFullSpec;
   bad_type.replace(bad_type.find("seeds = [1, 2, 3]"), 17,
                    "seeds = [1, \"2\"]");

@@ -1,0 +1,63 @@
+#include "worker/link_profile.h"
+
+#include <algorithm>
+
+#include "common/strings.h"
+#include "worker/profile_text.h"
+
+namespace lockstep {
+
+std::string LinkProfile::AddItem(const std::string& value) {
+  const std::vector<std::string> at = SplitString(value, '@');
+  const std::vector<std::string> parts = SplitString(at[0], '/');
+  Step step;
+  if (at.size() > 2 || parts.size() != 2 ||
+      !ParseProfileDouble(parts[0], &step.mbps) ||
+      !ParseProfileDouble(parts[1], &step.latency_ms) || step.mbps <= 0 ||
+      step.latency_ms < 0 ||
+      (at.size() == 2 &&
+       (!ParseProfileInt(at[1], &step.from_clock) || step.from_clock < 0))) {
+    return "net=MBPS/LATENCY_MS[@C] needs MBPS > 0, LATENCY_MS >= 0 and "
+           "C >= 0";
+  }
+  steps_.push_back(step);
+  return "";
+}
+
+void LinkProfile::Finish() {
+  std::stable_sort(
+      steps_.begin(), steps_.end(),
+      [](const Step& a, const Step& b) { return a.from_clock < b.from_clock; });
+  std::vector<Step> unique;
+  for (const Step& step : steps_) {
+    if (!unique.empty() && unique.back().from_clock == step.from_clock) {
+      unique.back() = step;
+    } else {
+      unique.push_back(step);
+    }
+  }
+  steps_ = std::move(unique);
+}
+
+double LinkProfile::Seconds(int64_t clock, uint64_t bytes) const {
+  const Step* current = nullptr;
+  for (const Step& step : steps_) {
+    if (step.from_clock > clock) break;
+    current = &step;
+  }
+  if (current == nullptr) return 0;
+  return current->latency_ms / 1000 +
+         static_cast<double>(bytes) * 8 / (current->mbps * 1e6);
+}
+
+std::string LinkProfile::ToString() const {
+  std::string text;
+  for (const Step& step : steps_) {
+    text += (text.empty() ? "net=" : ",net=") + ProfileNumber(step.mbps) + "/" +
+            ProfileNumber(step.latency_ms) +
+            (step.from_clock == 0 ? "" : "@" + std::to_string(step.from_clock));
+  }
+  return text;
+}
+
+}  // namespace lockstep
