@@ -99,21 +99,8 @@ StatusOr<HeteroProfile> HeteroProfile::Parse(const std::string& text,
   for (const std::string& raw : SplitString(text, ',')) {
     LS_RETURN_IF_ERROR(profile.ParseItem(TrimWhitespace(raw)));
   }
-  // Same clock: the later item wins, so stable-sort and keep the last.
-  std::vector<FactorStep>& steps = profile.schedule_;
-  std::stable_sort(steps.begin(), steps.end(),
-                   [](const FactorStep& a, const FactorStep& b) {
-                     return a.from_clock < b.from_clock;
-                   });
-  std::vector<FactorStep> unique;
-  for (const FactorStep& step : steps) {
-    if (!unique.empty() && unique.back().from_clock == step.from_clock) {
-      unique.back() = step;
-    } else {
-      unique.push_back(step);
-    }
-  }
-  steps = std::move(unique);
+  // Same clock: the later item wins.
+  SortScheduleKeepingLast(&profile.schedule_);
   profile.link_.Finish();
   return profile;
 }

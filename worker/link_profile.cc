@@ -1,7 +1,5 @@
 #include "worker/link_profile.h"
 
-#include <algorithm>
-
 #include "common/strings.h"
 #include "worker/profile_text.h"
 
@@ -24,20 +22,7 @@ std::string LinkProfile::AddItem(const std::string& value) {
   return "";
 }
 
-void LinkProfile::Finish() {
-  std::stable_sort(
-      steps_.begin(), steps_.end(),
-      [](const Step& a, const Step& b) { return a.from_clock < b.from_clock; });
-  std::vector<Step> unique;
-  for (const Step& step : steps_) {
-    if (!unique.empty() && unique.back().from_clock == step.from_clock) {
-      unique.back() = step;
-    } else {
-      unique.push_back(step);
-    }
-  }
-  steps_ = std::move(unique);
-}
+void LinkProfile::Finish() { SortScheduleKeepingLast(&steps_); }
 
 double LinkProfile::Seconds(int64_t clock, uint64_t bytes) const {
   const Step* current = nullptr;

@@ -46,18 +46,25 @@ std::string WriteSpec(const std::string& dir, const std::string& text) {
   return path;
 }
 
+// Runs `lockstep-experiment run SPEC --out OUT` as "experiment" in
+// `cluster` and expects it to succeed.
+void RunToTheEnd(TestCluster* cluster, const std::string& spec,
+                 const std::string& out) {
+  ASSERT_TRUE(cluster
+                  ->Start({BinaryPath("lockstep-experiment"), "run", spec,
+                           "--out", out},
+                          "experiment")
+                  .ok());
+  auto exit = cluster->WaitFor("experiment", std::chrono::seconds(120));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_TRUE(exit->ok()) << cluster->Output("experiment");
+}
+
 TEST(ExperimentTest, ATinyExperimentRunsEndToEndAndTabulatesItsRuns) {
   const std::string dir = MakeTempDir("lockstep-experiment");
   const std::string spec = WriteSpec(dir, TinySpec(60));
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .Start({BinaryPath("lockstep-experiment"), "run", spec,
-                          "--out", dir + "/out"},
-                         "experiment")
-                  .ok());
-  auto exit = cluster.WaitFor("experiment", std::chrono::seconds(120));
-  ASSERT_TRUE(exit.ok());
-  EXPECT_TRUE(exit->ok()) << cluster.Output("experiment");
+  RunToTheEnd(&cluster, spec, dir + "/out");
   for (const char* run : {"bsp", "lbbsp-num"}) {
     const std::string run_dir = dir + "/out/one-slow/" + run + "/seed-1";
     EXPECT_NE(ReadFile(run_dir + "/run.json").find("\"status\": \"ok\""),
@@ -117,14 +124,7 @@ TEST(ExperimentTest, AnInterruptedExperimentFinishesOnItsSecondInvocation) {
     EXPECT_FALSE(fs::exists(second + "/summary.json"));
   }
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .Start({BinaryPath("lockstep-experiment"), "run", spec,
-                          "--out", dir + "/out"},
-                         "experiment")
-                  .ok());
-  auto exit = cluster.WaitFor("experiment", std::chrono::seconds(120));
-  ASSERT_TRUE(exit.ok());
-  EXPECT_TRUE(exit->ok()) << cluster.Output("experiment");
+  RunToTheEnd(&cluster, spec, dir + "/out");
   EXPECT_FALSE(cluster.Printed("experiment", "[1/2]"));
   EXPECT_TRUE(cluster.Printed("experiment", "[2/2] one-slow / lbbsp-num"));
   EXPECT_EQ(JsonNumber(ReadFile(second + "/summary.json"), "clocks"), 150);

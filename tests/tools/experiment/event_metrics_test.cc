@@ -1,26 +1,18 @@
 #include "tools/experiment/event_metrics.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "tests/support/temp_dir.h"
 
 namespace lockstep {
 namespace {
 
-namespace fs = std::filesystem;
-
 class EventMetricsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "lockstep_event_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { ASSERT_FALSE(dir_.empty()); }
 
   // Two workers, clocks [0, clocks). Before clock 100: 50 / 50 samples,
   // busy 5 / 10 ms. At 100 worker 0 slows to 20 ms; from clock 105 the
@@ -41,7 +33,8 @@ class EventMetricsTest : public ::testing::Test {
     }
   }
 
-  std::string dir_;
+  TempDir tmp_{"lockstep-event"};
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(EventMetricsTest, MeasuresTheClockTimesAndTheRebalanceAroundTheEvent) {

@@ -5,7 +5,6 @@
 #include "tools/experiment/report.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cmath>
 #include <filesystem>
@@ -13,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/temp_dir.h"
 #include "tools/experiment/plan.h"
 #include "tools/experiment/run_metrics.h"
 #include "tools/experiment/table.h"
@@ -49,10 +49,7 @@ std::string Slurp(const std::string& path) {
 class ExperimentReportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "lockstep_report_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(dir_.empty());
     std::ofstream(dir_ + "/spec.toml") << kFixtureSpec;
     auto spec = ParseExperimentSpec(kFixtureSpec, "spec.toml");
     ASSERT_TRUE(spec.ok()) << spec.status().message();
@@ -60,8 +57,6 @@ class ExperimentReportTest : public ::testing::Test {
     ASSERT_TRUE(runs.ok()) << runs.status().message();
     for (const PlannedRun& run : *runs) WriteRun(run);
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // bsp: target at 10 s (seed 1) and 12 s (seed 2), clock 3; lb: at 5 s
   // and 8 s, clock 2. Worker 1 waits 3 of its 4 ms per clock under bsp,
   // 1 of 4 under lb; staleness 0,0,0,0,0,0,1,2 per run.
@@ -116,7 +111,8 @@ class ExperimentReportTest : public ::testing::Test {
     ASSERT_TRUE(WriteRunRecord(run.dir, record).ok());
   }
 
-  std::string dir_;
+  TempDir tmp_{"lockstep-report"};
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(ExperimentReportTest, ReadsEveryMetricOfARunFolder) {

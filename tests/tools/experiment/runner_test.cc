@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/temp_dir.h"
 #include "tools/experiment/report.h"
 
 namespace lockstep {
@@ -50,16 +51,11 @@ std::string ReadRunnerFile(const fs::path& path) {
 class ExperimentRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "lockstep_runner_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    tmp_ = pattern;
-    launcher_ = tmp_ + "/fake-launch";
+    ASSERT_FALSE(tmp_.empty());
     std::ofstream(launcher_) << kFakeLauncher;
     chmod(launcher_.c_str(), 0755);
     setenv("FAKE_LAUNCHES", (tmp_ + "/launches").c_str(), 1);
   }
-  void TearDown() override { fs::remove_all(tmp_); }
 
   std::string Spec(const std::string& seeds, double lr = 0.1) {
     return "name = \"fake\"\nseeds = " + seeds +
@@ -95,8 +91,9 @@ class ExperimentRunnerTest : public ::testing::Test {
   }
   std::string Launches() { return ReadRunnerFile(tmp_ + "/launches"); }
 
-  std::string tmp_;
-  std::string launcher_;
+  TempDir dir_{"lockstep-runner"};
+  const std::string tmp_ = dir_.path();
+  const std::string launcher_ = tmp_ + "/fake-launch";
   std::ostringstream log_;
 };
 
