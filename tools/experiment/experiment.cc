@@ -1,5 +1,7 @@
 #include "tools/experiment/experiment.h"
 
+#include <fstream>
+
 #include "tools/experiment/plan.h"
 
 namespace lockstep {
@@ -32,9 +34,14 @@ int RunExperimentCommand(ExperimentCommand command, std::ostream& out,
     err << "lockstep-experiment: " << states.status().message() << std::endl;
     return 1;
   }
-  const std::string md = ReportMarkdown(*spec, *states);
-  out << "\n" << md.substr(0, md.find("\n## Setup")) << "\n";
-  if (RunReportCommand(command.report, out, err) != 0) return 1;
+  const int report = RunReportCommand(command.report, out, err);
+  // The report's tables, without its plots and set-up.
+  std::ifstream md_file(command.out_dir + "/report.md");
+  for (std::string line; std::getline(md_file, line);) {
+    if (line.rfind("## Setup", 0) == 0) break;
+    if (line.rfind("![", 0) != 0) out << line << "\n";
+  }
+  if (report != 0) return 1;
   if (outcome->interrupted) return 130;
   for (const RunState& s : *states) {
     if (s.record && s.record->status != "ok") return 1;

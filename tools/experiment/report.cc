@@ -228,10 +228,23 @@ std::string EventMarkdown(const SpecScenario& scenario,
   return md;
 }
 
-}  // namespace
+// Each scenario's rows, read from its runs' folders once.
+using ScenarioRows = std::map<std::string, std::vector<PolicyRow>>;
 
-std::string ReportMarkdown(const ExperimentSpec& spec,
-                           const std::vector<RunState>& states) {
+ScenarioRows RowsOf(const ExperimentSpec& spec,
+                    const std::vector<RunState>& states) {
+  ScenarioRows rows;
+  for (const SpecScenario& scenario : spec.scenarios) {
+    rows[scenario.name] = PolicyRows(OutcomesOf(states, scenario.name),
+                                     Labels(spec), spec.baseline);
+  }
+  return rows;
+}
+
+// report.md; `with_plots` links each scenario's PNGs after its tables.
+std::string MarkdownOf(const ExperimentSpec& spec,
+                       const std::vector<RunState>& states,
+                       const ScenarioRows& all_rows, bool with_plots) {
   std::string md = "# " + spec.name + "\n\n";
   if (!spec.description.empty()) md += spec.description + "\n\n";
   if (!spec.paper_claim.empty()) {
@@ -250,8 +263,7 @@ std::string ReportMarkdown(const ExperimentSpec& spec,
     if (!scenario.hetero.empty()) {
       md += "Heterogeneity: `" + scenario.hetero + "`\n\n";
     }
-    const std::vector<PolicyRow> rows = PolicyRows(
-        OutcomesOf(states, scenario.name), Labels(spec), spec.baseline);
+    const std::vector<PolicyRow>& rows = all_rows.at(scenario.name);
     md += PaperComparison(spec, rows);
     md += TableMarkdown(rows, spec.baseline) + "\n" + DetailMarkdown(rows);
     if (scenario.event_clock > 0) {
@@ -259,8 +271,21 @@ std::string ReportMarkdown(const ExperimentSpec& spec,
     }
     md += "\nThe numbers: [report/" + scenario.name + ".csv](report/" +
           scenario.name + ".csv)\n";
+    if (!with_plots) continue;
+    md += "\n";
+    for (const PlotKind& k : kPlots) {
+      md += "![" + std::string(k.caption) + "](" +
+            PlotFile(scenario.name, k.kind) + ")\n\n";
+    }
   }
   return md + SetupMarkdown(spec, states);
+}
+
+}  // namespace
+
+std::string ReportMarkdown(const ExperimentSpec& spec,
+                           const std::vector<RunState>& states) {
+  return MarkdownOf(spec, states, RowsOf(spec, states), false);
 }
 
 std::string ReportJson(const ExperimentSpec& spec,
@@ -317,30 +342,17 @@ int RunReportCommand(const ReportCommand& command, std::ostream& out,
   std::error_code ec;
   std::filesystem::create_directories(command.dir + "/report", ec);
   if (ec) return fail(IOError("cannot create " + command.dir + "/report"));
-  for (const SpecScenario& scenario : spec->scenarios) {
-    Status st =
-        WriteFileDurably(command.dir + "/report/" + scenario.name + ".csv",
-                         TableCsv(PolicyRows(OutcomesOf(*states, scenario.name),
-                                             Labels(*spec), spec->baseline)));
+  const ScenarioRows rows = RowsOf(*spec, *states);
+  for (const auto& [scenario, scenario_rows] : rows) {
+    Status st = WriteFileDurably(command.dir + "/report/" + scenario + ".csv",
+                                 TableCsv(scenario_rows));
     if (!st.ok()) return fail(st);
   }
-  std::string md = ReportMarkdown(*spec, *states);
   Status st = WriteFileDurably(command.dir + "/report/report.json",
                                ReportJson(*spec, *states) + "\n");
   if (!st.ok()) return fail(st);
-  if (!command.script.empty()) {
-    // Each scenario's plots go after its tables' CSV link.
-    for (const SpecScenario& scenario : spec->scenarios) {
-      const std::string anchor = "(report/" + scenario.name + ".csv)\n";
-      std::string images = "\n";
-      for (const PlotKind& k : kPlots) {
-        images += "![" + std::string(k.caption) + "](" +
-                  PlotFile(scenario.name, k.kind) + ")\n\n";
-      }
-      const size_t at = md.find(anchor);
-      if (at != std::string::npos) md.insert(at + anchor.size(), images);
-    }
-  }
+  const std::string md =
+      MarkdownOf(*spec, *states, rows, !command.script.empty());
   st = WriteFileDurably(command.dir + "/report.md", md);
   if (!st.ok()) return fail(st);
   if (!command.script.empty()) {

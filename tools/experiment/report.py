@@ -16,6 +16,7 @@ import os
 import platform
 import re
 import sys
+import warnings
 
 import matplotlib
 
@@ -56,14 +57,12 @@ def spread_on_grid(series, points=300):
         ys.append(v)
     stack = np.vstack(ys)
     counts = np.sum(~np.isnan(stack), axis=0)
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", category=RuntimeWarning)
-            med = np.nanmedian(stack, axis=0)
-            lo = np.nanmin(stack, axis=0)
-            hi = np.nanmax(stack, axis=0)
+    # Grid points no run reached are all-NaN columns: NaN, without warnings.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=RuntimeWarning)
+        med = np.nanmedian(stack, axis=0)
+        lo = np.nanmin(stack, axis=0)
+        hi = np.nanmax(stack, axis=0)
     med[counts == 0] = np.nan
     return grid, med, lo, hi
 

@@ -36,8 +36,6 @@ StatusOr<RunSummary> ReadRunSummary(const std::string& dir) {
   } catch (const json::exception& e) {
     return Corruption(path + " is damaged: " + e.what());
   }
-  s.clocks = s.Get("clocks");
-  s.test_accuracy = s.Get("test_accuracy");
   return s;
 }
 

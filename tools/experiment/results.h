@@ -21,8 +21,6 @@ struct RunSummary {
   // The policy's own gauges ("lockstep_quota{worker=\"0\"}").
   std::map<std::string, double> policy_metrics;
   std::optional<double> time_to_target_s;
-  double clocks = 0;
-  double test_accuracy = 0;
   double Get(const std::string& key) const;  // NaN when absent
 };
 

@@ -87,7 +87,7 @@ double Quantile(std::vector<double> values, double q) {
 StatusOr<RunMetrics> ReadRunMetrics(const std::string& dir) {
   RunMetrics m;
   LS_ASSIGN_OR_RETURN(m.summary, ReadRunSummary(dir));
-  const double clocks = m.summary.clocks;
+  const double clocks = m.summary.Get("clocks");
   m.mean_clock_s = clocks > 0 ? m.summary.Get("wall_s") / clocks : NAN;
   std::ifstream config(dir + "/config.json");
   if (config) {

@@ -126,8 +126,8 @@ std::string Outcome(const RunRecord& r, const std::string& dir) {
   StatusOr<RunSummary> s = ReadRunSummary(dir);
   if (!s.ok()) return text + " (" + s.status().message() + ")";
   char buf[160];
-  std::snprintf(buf, sizeof(buf), ": %.0f clocks, test acc %.4f", s->clocks,
-                s->test_accuracy);
+  std::snprintf(buf, sizeof(buf), ": %.0f clocks, test acc %.4f",
+                s->Get("clocks"), s->Get("test_accuracy"));
   text += buf;
   if (s->time_to_target_s) {
     std::snprintf(buf, sizeof(buf), ", target at %.1f s", *s->time_to_target_s);

@@ -20,10 +20,11 @@ class SpecParser : public TomlReader {
  public:
   using TomlReader::TomlReader;
 
-  // The settings of a job or launch table; `known` checks each key.
+  // The settings of a job or launch table; `flag_of` names the flag each
+  // key stands for ("" for an unknown key).
   StatusOr<std::vector<SpecSetting>> Settings(
       const toml::node& node, const std::string& where,
-      bool (*known)(const std::string&),
+      std::string (*flag_of)(const std::string&),
       const std::vector<std::string>& known_list) const {
     const toml::table* table = node.as_table();
     if (table == nullptr) return Error(node, where + ": expected a table");
@@ -37,7 +38,7 @@ class SpecParser : public TomlReader {
         reason += k == "sync" ? "policies" : "seeds";
         return Error(line, reason + "', not per job");
       }
-      if (!known(k)) return UnknownKey(line, k, where, known_list);
+      if (flag_of(k).empty()) return UnknownKey(line, k, where, known_list);
       LS_ASSIGN_OR_RETURN(std::string text, FlagText(value, k));
       settings.push_back({k, text, line});
     }
@@ -48,10 +49,7 @@ class SpecParser : public TomlReader {
               });
     for (size_t i = 0; i < settings.size(); ++i) {
       for (size_t j = 0; j < i; ++j) {
-        if (known == IsSpecJobKey
-                ? SpecJobFlag(settings[i].key) == SpecJobFlag(settings[j].key)
-                : SpecLaunchFlag(settings[i].key) ==
-                      SpecLaunchFlag(settings[j].key)) {
+        if (flag_of(settings[i].key) == flag_of(settings[j].key)) {
           return Error(settings[i].line,
                        where + ": '" + settings[i].key + "' is '" +
                            settings[j].key + "' (line " +
@@ -151,7 +149,7 @@ class SpecParser : public TomlReader {
     if (t->contains("job")) {
       LS_ASSIGN_OR_RETURN(
           s.job, Settings(*t->get("job"), "scenario '" + s.name + "' job",
-                          IsSpecJobKey, SpecJobKeys()));
+                          SpecJobFlag, SpecJobKeys()));
     }
     if (const toml::node* event = t->get("event_clock")) {
       if (!event->is_integer() || event->as_integer()->get() < 1) {
@@ -160,10 +158,9 @@ class SpecParser : public TomlReader {
       s.event_clock = event->as_integer()->get();
     }
     if (t->contains("launch")) {
-      LS_ASSIGN_OR_RETURN(
-          s.launch,
-          Settings(*t->get("launch"), "scenario '" + s.name + "' launch",
-                   IsSpecLaunchKey, SpecLaunchKeys()));
+      LS_ASSIGN_OR_RETURN(s.launch, Settings(*t->get("launch"),
+                                             "scenario '" + s.name + "' launch",
+                                             SpecLaunchFlag, SpecLaunchKeys()));
     }
     return s;
   }
@@ -235,7 +232,7 @@ Status SpecParser::FillJob(const toml::table& root,
                            ExperimentSpec* spec) const {
   const toml::node& job = *root.get("job");
   LS_ASSIGN_OR_RETURN(spec->job,
-                      Settings(job, "[job]", IsSpecJobKey, SpecJobKeys()));
+                      Settings(job, "[job]", SpecJobFlag, SpecJobKeys()));
   for (const char* key : {"model", "data", "workers"}) {
     const bool given = std::any_of(
         spec->job.begin(), spec->job.end(),
@@ -248,7 +245,7 @@ Status SpecParser::FillJob(const toml::table& root,
   if (const toml::node* launch = root.get("launch")) {
     LS_ASSIGN_OR_RETURN(
         spec->launch,
-        Settings(*launch, "[launch]", IsSpecLaunchKey, SpecLaunchKeys()));
+        Settings(*launch, "[launch]", SpecLaunchFlag, SpecLaunchKeys()));
   }
   if (const toml::node* scenarios = root.get("scenario")) {
     const toml::array* array = scenarios->as_array();

@@ -30,11 +30,6 @@ std::string SpecJobFlag(const std::string& key) {
   return "";
 }
 
-bool IsSpecJobKey(const std::string& key) {
-  const std::string flag = SpecJobFlag(key);
-  return !flag.empty() && !SetByTheSpec(flag);
-}
-
 std::vector<std::string> SpecJobKeys() {
   std::vector<std::string> keys;
   for (const JobField& f : JobFields()) {
@@ -50,10 +45,6 @@ std::string SpecLaunchFlag(const std::string& key) {
     if (k == dashed) return k;
   }
   return "";
-}
-
-bool IsSpecLaunchKey(const std::string& key) {
-  return !SpecLaunchFlag(key).empty();
 }
 
 std::vector<std::string> SpecLaunchKeys() { return {"data-transport", "host"}; }

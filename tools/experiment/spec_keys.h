@@ -19,14 +19,12 @@ inline constexpr char kGlobalBatchKey[] = "global-batch";
 // "target-accuracy", "max_clocks" -> "clocks", "global_batch" ->
 // "global-batch"; "" for an unknown key.
 std::string SpecJobFlag(const std::string& key);
-bool IsSpecJobKey(const std::string& key);
 // Every [job] key, as flags, for error messages.
 std::vector<std::string> SpecJobKeys();
 
 // The flag a [launch] key stands for ("data_transport" ->
 // "data-transport"); "" for an unknown key.
 std::string SpecLaunchFlag(const std::string& key);
-bool IsSpecLaunchKey(const std::string& key);
 std::vector<std::string> SpecLaunchKeys();
 
 }  // namespace lockstep
