@@ -132,6 +132,7 @@ Status WorkerRuntime::PushGradient(int64_t clock, uint32_t quota,
 }
 
 Status WorkerRuntime::Evaluate(int64_t clock, bool final, bool pulled) {
+  const double start = NowSeconds();
   if (!test_ids_ready_) {
     std::vector<uint64_t> all(data_->shape().test_samples);
     for (uint64_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -146,7 +147,8 @@ Status WorkerRuntime::Evaluate(int64_t clock, bool final, bool pulled) {
       model_->Evaluate(*data_, {params_, test_ids_, test_rows_});
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreateEvaluation(fbb, clock, result.loss, result.accuracy,
-                                     result.samples, final, epoch_);
+                                     result.samples, final, epoch_,
+                                     NowSeconds() - start);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Evaluation, body.Union(),
                                    wire::Role::Worker,
                                    static_cast<int>(rank_)));

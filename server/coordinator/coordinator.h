@@ -35,6 +35,7 @@
 #include "server/coordinator/metrics_http.h"
 #include "server/coordinator/round_tracker.h"
 #include "server/coordinator/run_recorder.h"
+#include "server/coordinator/sample_budget.h"
 #include "server/coordinator/shape_agreement.h"
 #include "server/coordinator/snapshot_manifest.h"
 #include "sync_policies/sync_policy.h"
@@ -132,8 +133,17 @@ class Coordinator {
   std::vector<uint32_t> WorkerRanks() const;
   void IssueCommits(const std::vector<CommitDecision>& commits);
   void AnswerPendingAdmissions();
+  // Admits `peer` to `decision`, or tells it the job is over when `done`
+  // or the decision is past the job's end.
   void SendAdmission(const std::string& id, Peer& peer,
-                     const AdmissionDecision& decision);
+                     const AdmissionDecision& decision, bool done = false);
+  // Tells a worker asking for `clock` that the job is over.
+  void SendFinished(const std::string& id, Peer& peer, int64_t clock);
+  bool OnArrival() const;
+  // Apply-on-arrival jobs: the sample budget is spent (sample_budget.h).
+  bool BudgetSpent() const;
+  // Apply-on-arrival jobs: the samples processed, in whole clocks of X.
+  int64_t ProgressClocks() const;
   // Once every live worker finished, asks the lowest-ranked one for the
   // final evaluation (again, if the one asked died).
   void MaybeRequestFinalEvaluation();
@@ -232,6 +242,13 @@ class Coordinator {
   int final_evaluator_ = -1;  // rank asked for the final evaluation
   ShapeAgreement shapes_;
   CommitLedger ledger_;
+  SampleBudget budget_;
+  // Apply-on-arrival evaluations: the progress point of the next one, one
+  // due (its point) for the evaluator's next admission.
+  int64_t next_eval_point_ = 0;
+  std::optional<int64_t> eval_due_;
+  // The progress point of the evaluation asked for and not yet received.
+  std::optional<int64_t> eval_point_;
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
   uint64_t dead_workers_ = 0;

@@ -17,10 +17,8 @@ void Coordinator::HandleAdmit(const std::string& id, Peer& peer,
     recorder_->Start();
     recorder_started_ = true;
   }
-  if (peer.finished) {
-    AdmissionDecision done;
-    done.clock = options_.job.max_clocks;
-    SendAdmission(id, peer, done);
+  if (peer.finished || BudgetSpent()) {
+    SendFinished(id, peer, clock);
     return;
   }
   auto decision = Timed([&] { return policy_->Admit(peer.rank, clock); });
@@ -31,21 +29,62 @@ void Coordinator::HandleAdmit(const std::string& id, Peer& peer,
   }
 }
 
+bool Coordinator::OnArrival() const {
+  return policy_->apply_mode() == ApplyMode::kOnArrival;
+}
+
+bool Coordinator::BudgetSpent() const { return OnArrival() && budget_.Spent(); }
+
+int64_t Coordinator::ProgressClocks() const {
+  return static_cast<int64_t>(budget_.processed() /
+                              std::max<uint64_t>(1, options_.job.GlobalBatch()));
+}
+
+void Coordinator::SendFinished(const std::string& id, Peer& peer,
+                               int64_t clock) {
+  AdmissionDecision done;
+  done.clock = std::max(clock, options_.job.max_clocks);
+  SendAdmission(id, peer, done, /*done=*/true);
+}
+
 void Coordinator::SendAdmission(const std::string& id, Peer& peer,
-                                const AdmissionDecision& decision) {
+                                const AdmissionDecision& decision, bool done) {
   peer.pending_admit.reset();
   const JobConfig& job = options_.job;
-  const bool finished = decision.clock >= job.max_clocks;
-  const bool evaluate = !finished && job.eval_every > 0 && decision.clock > 0 &&
-                        decision.clock % job.eval_every == 0 &&
-                        peer.rank == Evaluator();
+  // Apply-on-arrival jobs end on the sample budget (sample_budget.h), the
+  // others after max_clocks clocks.
+  const bool finished =
+      done || (!OnArrival() && decision.clock >= job.max_clocks);
+  // The last clock of an apply-on-arrival job takes what is left of the
+  // budget, so every policy processes exactly max_clocks x X samples.
+  const uint32_t batch =
+      finished ? 0
+      : OnArrival()
+          ? static_cast<uint32_t>(
+                std::min<uint64_t>(decision.batch, budget_.Remaining()))
+          : decision.batch;
+  if (!finished && OnArrival()) {
+    budget_.Admitted(static_cast<uint32_t>(peer.rank), batch);
+  }
+  // Evaluations come at fixed points of global progress, the same for
+  // every policy: the model after every eval_every clocks' worth of
+  // samples (apply-on-arrival: once that many are processed).
+  const bool evaluate =
+      !finished && peer.rank == Evaluator() &&
+      (OnArrival() ? eval_due_.has_value()
+                   : job.eval_every > 0 && decision.clock > 0 &&
+                         decision.clock % job.eval_every == 0);
+  if (evaluate) {
+    eval_point_ = OnArrival() ? *eval_due_ : decision.clock;
+    eval_due_.reset();
+  }
   peer.clock = decision.clock;
   if (finished) peer.finished = true;
   flatbuffers::FlatBufferBuilder fbb(128);
   const double epoch = static_cast<double>(decision.clock) * job.GlobalBatch() /
                        job.train_samples;
   auto body = wire::CreateAdmission(
-      fbb, decision.clock, !finished, finished, finished ? 0 : decision.batch,
+      fbb, decision.clock, !finished, finished, batch,
       epoch, finished ? 0 : decision.batch_offset, evaluate);
   Reply(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
                            wire::Role::Coordinator, 0));
@@ -67,9 +106,17 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
   recorder_->RecordClock(report, done.staleness(), done.dropped());
   const bool on_arrival = policy_->apply_mode() == ApplyMode::kOnArrival;
   if (on_arrival) {
-    // Applied on arrival: the clock's samples count now (unless dropped).
+    budget_.Reported(report.worker, report.batch);
+    // Applied on arrival: the clock's samples count now (unless dropped),
+    // at the job's global progress in clocks of X samples.
+    const int64_t progress = ProgressClocks();
     if (done.dropped() == 0) {
-      recorder_->RecordCommit(report.clock, report.batch, report.loss);
+      recorder_->RecordCommit(progress - 1, report.batch, report.loss);
+    }
+    const int64_t every = options_.job.eval_every;
+    if (every > 0 && progress >= next_eval_point_) {
+      eval_due_ = progress / every * every;
+      next_eval_point_ = *eval_due_ + every;
     }
     LogFirstCommitAfterRecovery(report.clock);
   } else {
@@ -115,6 +162,10 @@ void Coordinator::AnswerPendingAdmissions() {
   for (const auto& id : worker_ids_) {
     Peer& peer = peers_[id];
     if (!peer.pending_admit) continue;
+    if (BudgetSpent()) {
+      SendFinished(id, peer, *peer.pending_admit);
+      continue;
+    }
     auto decision =
         Timed([&] { return policy_->Admit(peer.rank, *peer.pending_admit); });
     if (decision) SendAdmission(id, peer, *decision);
@@ -127,8 +178,13 @@ void Coordinator::HandleCommitted(const wire::Committed& committed) {
 
 void Coordinator::HandleEvaluation(const Peer& peer,
                                    const wire::Evaluation& eval) {
-  recorder_->RecordEvaluation(eval.clock(), eval.test_loss(),
-                              eval.test_accuracy(), eval.final());
+  // A mid-run evaluation is stamped with the progress point it was asked
+  // for (under apply-on-arrival policies the worker's own clock differs).
+  int64_t clock = eval.clock();
+  if (!eval.final() && eval_point_) clock = *eval_point_;
+  if (!eval.final()) eval_point_.reset();
+  recorder_->RecordEvaluation(clock, eval.test_loss(), eval.test_accuracy(),
+                              eval.final(), eval.seconds());
   LS_LOG(Info) << "evaluation at clock " << eval.clock() << ": test loss "
                << eval.test_loss() << ", test accuracy " << eval.test_accuracy()
                << " over " << eval.samples() << " samples"

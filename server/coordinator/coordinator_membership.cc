@@ -204,6 +204,7 @@ void Coordinator::RemoveWorker(const std::string& id, const std::string& why,
   if (gone.rank >= 0) shapes_.Forget(static_cast<uint32_t>(gone.rank));
   if (!training_) return;  // a replacement may still register
   if (gone.started) {
+    budget_.Left(static_cast<uint32_t>(gone.rank));
     IssueCommits(Timed([&] {
       return policy_->OnWorkerLeft(static_cast<uint32_t>(gone.rank));
     }));

@@ -80,6 +80,9 @@ Status Coordinator::StartTraining() {
     layout_.set_endpoint(peers_[id].rank, peers_[id].endpoint);
   }
   recorder_->SetJob(job);
+  budget_ = SampleBudget(static_cast<uint64_t>(job.max_clocks) *
+                         job.GlobalBatch());
+  next_eval_point_ = job.eval_every;
   if (restore_) {
     ResumePolicy(*restore_);
     LS_LOG(Info) << "resuming from snapshot round " << restore_->round

@@ -63,6 +63,18 @@ Status Coordinator::SetUpSnapshots() {
 
 void Coordinator::ResumePolicy(const ManifestRound& round) {
   policy_->ResumeAt(round.clock + 1);
+  // Rounds of older manifests and of BSP-family jobs do not say: every
+  // clock up to the round's processed X samples.
+  auto processed = round.policy_state.find(kProcessedSamplesKey);
+  budget_.Restore(processed != round.policy_state.end() &&
+                          processed->second.size() == 1
+                      ? static_cast<uint64_t>(processed->second[0])
+                      : static_cast<uint64_t>(round.clock + 1) *
+                            options_.job.GlobalBatch());
+  eval_due_.reset();
+  eval_point_.reset();
+  const int64_t every = std::max<int64_t>(1, options_.job.eval_every);
+  next_eval_point_ = (ProgressClocks() / every + 1) * every;
   if (round.policy.empty()) return;  // a round of an older manifest
   if (round.policy != policy_->name()) {
     LS_LOG(Info) << "round " << round.round << " was taken under "
@@ -103,8 +115,12 @@ void Coordinator::StartRound(int64_t clock) {
   // `clock` is committed (or the newest committed one, for a requested
   // round); under apply-on-arrival policies the clock table is where each
   // worker was when the shards' cuts begin.
+  PolicyState state = policy_->SaveState();
+  if (OnArrival()) {
+    state[kProcessedSamplesKey] = {static_cast<double>(budget_.processed())};
+  }
   rounds_.Begin(round, clock, layout_.num_shards(), now, UnixSeconds(),
-                policy_->name(), policy_->SaveState());
+                policy_->name(), std::move(state));
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateSnapshotStart(fbb, round, clock, keep_from);
   zmq::message_t header = FinishEnvelope(

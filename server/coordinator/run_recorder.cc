@@ -105,17 +105,19 @@ void RunRecorder::RecordCommit(int64_t clock, uint64_t samples,
 }
 
 void RunRecorder::RecordEvaluation(int64_t clock, double loss, double accuracy,
-                                   bool final) {
+                                   bool final, double seconds) {
   test_accuracy_ = accuracy;
   test_loss_ = loss;
-  const double wall = WallSeconds();
+  eval_s_ += std::max(0.0, seconds);
+  const double train = TrainSeconds();
   if (job_.target_accuracy > 0 && accuracy >= job_.target_accuracy &&
       !time_to_target_s_) {
-    time_to_target_s_ = wall;
+    time_to_target_s_ = train;
   }
   if (!evals_.is_open()) return;
   JsonObject o;
-  o.Add("clock", clock).Add("wall_s", wall).Add("test_loss", loss);
+  o.Add("clock", clock).Add("wall_s", WallSeconds()).Add("train_s", train);
+  o.Add("eval_s", seconds).Add("test_loss", loss);
   o.Add("test_accuracy", accuracy).Add("final", final);
   evals_ << o.str() << '\n';
   evals_.flush();
@@ -174,10 +176,12 @@ std::string RunRecorder::PrometheusText() const {
 Status RunRecorder::Finish(
     const std::map<std::string, double>& extra,
     const std::map<std::string, double>& policy_metrics) {
-  const double wall = WallSeconds();
+  // Rates are over training time: evaluations are reported on their own.
+  const double wall = TrainSeconds();
   JsonObject o;
   o.Add("policy", policy_).Add("clocks", last_clock_ + 1);
-  o.Add("wall_s", wall).Add("samples", samples_);
+  o.Add("wall_s", WallSeconds()).Add("train_s", wall).Add("eval_s", eval_s_);
+  o.Add("samples", samples_);
   o.Add("samples_per_s", wall > 0 ? samples_ / wall : 0.0);
   o.Add("epochs", static_cast<double>(samples_) / job_.train_samples);
   o.Add("workers", job_.workers).Add("servers", job_.servers);

@@ -41,8 +41,12 @@ class RunRecorder {
                    uint32_t dropped);
   // Clock `clock` was committed with `samples` samples in total.
   void RecordCommit(int64_t clock, uint64_t samples, double mean_loss);
+  // An evaluation of the model after `clock` (a point of global progress:
+  // clocks, or X samples under apply-on-arrival policies) that took
+  // `seconds`: training time (train_s, the time axis of time to target)
+  // leaves every evaluation's seconds out.
   void RecordEvaluation(int64_t clock, double loss, double accuracy,
-                        bool final);
+                        bool final, double seconds);
   // Prints a @progress line if enough time passed since the last one (or
   // `force`).
   void MaybePrintProgress(bool force);
@@ -55,6 +59,8 @@ class RunRecorder {
   std::string PrometheusText() const;
 
   double WallSeconds() const;
+  // Wall time less the evaluations' time.
+  double TrainSeconds() const { return WallSeconds() - eval_s_; }
   int64_t last_committed() const { return last_clock_; }
 
  private:
@@ -77,6 +83,7 @@ class RunRecorder {
   double test_accuracy_ = -1;
   double test_loss_ = -1;
   std::optional<double> time_to_target_s_;
+  double eval_s_ = 0;  // evaluations' time so far
   // Staleness histogram: count of pushes with staleness in bucket i
   // (bucket bounds kStalenessBuckets in the .cc, last bucket = above).
   std::vector<uint64_t> staleness_counts_;

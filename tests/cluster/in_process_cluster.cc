@@ -129,6 +129,7 @@ InProcessResult RunInProcess(const InProcessJob& spec) {
       o.coordinator = endpoint;
       o.rank_hint = static_cast<int>(w);
       o.dump_model = spec.dump_model;
+      if (w < spec.hetero.size()) o.hetero = spec.hetero[w];
       o.request_timeout_s = static_cast<double>(spec.timeout.count());
       LS_ASSIGN_OR_RETURN(auto worker, WorkerRuntime::Create(o));
       return worker->Run();

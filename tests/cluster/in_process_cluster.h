@@ -26,6 +26,8 @@ struct InProcessJob {
   // The final evaluator writes the final dense model here (optional).
   std::string dump_model;
   std::string run_dir;
+  // Each worker's --hetero profile, by rank (missing ranks: none).
+  std::vector<std::string> hetero;
   // Continue from round `resume_round` (0: the newest complete one) under
   // job.snapshot_dir.
   bool resume = false;

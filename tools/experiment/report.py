@@ -76,7 +76,9 @@ def plot_accuracy(scenario, key, xlabel, path):
             ev = read_jsonl(os.path.join(run["dir"], "eval.jsonl"))
             if not ev:
                 continue
-            x = np.array([0.0] + [e[key] for e in ev], dtype=float)
+            # Runs of older builds have no training time (train_s).
+            x = np.array([0.0] + [e.get(key, e.get("wall_s")) for e in ev],
+                         dtype=float)
             y = np.array([np.nan] + [e["test_accuracy"] for e in ev], dtype=float)
             series.append((x[1:], y[1:]))
         s = spread_on_grid(series)
@@ -211,7 +213,7 @@ def draw(scenario, plot, out_dir):
     path = os.path.join(out_dir, plot["file"])
     kind = plot["kind"]
     if kind == "accuracy-time":
-        plot_accuracy(scenario, "wall_s", "wall time (s)", path)
+        plot_accuracy(scenario, "train_s", "training time (s)", path)
     elif kind == "accuracy-clock":
         plot_accuracy(scenario, "clock", "clock", path)
     elif kind == "batches":

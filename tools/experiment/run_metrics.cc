@@ -88,7 +88,10 @@ StatusOr<RunMetrics> ReadRunMetrics(const std::string& dir) {
   RunMetrics m;
   LS_ASSIGN_OR_RETURN(m.summary, ReadRunSummary(dir));
   const double clocks = m.summary.Get("clocks");
-  m.mean_clock_s = clocks > 0 ? m.summary.Get("wall_s") / clocks : NAN;
+  // Training time leaves evaluations out (runs of older builds: wall time).
+  double train_s = m.summary.Get("train_s");
+  if (std::isnan(train_s)) train_s = m.summary.Get("wall_s");
+  m.mean_clock_s = clocks > 0 ? train_s / clocks : NAN;
   std::ifstream config(dir + "/config.json");
   if (config) {
     try {
