@@ -36,8 +36,8 @@ bool Coordinator::OnArrival() const {
 bool Coordinator::BudgetSpent() const { return OnArrival() && budget_.Spent(); }
 
 int64_t Coordinator::ProgressClocks() const {
-  return static_cast<int64_t>(budget_.processed() /
-                              std::max<uint64_t>(1, options_.job.GlobalBatch()));
+  return static_cast<int64_t>(
+      budget_.processed() / std::max<uint64_t>(1, options_.job.GlobalBatch()));
 }
 
 void Coordinator::SendFinished(const std::string& id, Peer& peer,
@@ -57,12 +57,11 @@ void Coordinator::SendAdmission(const std::string& id, Peer& peer,
       done || (!OnArrival() && decision.clock >= job.max_clocks);
   // The last clock of an apply-on-arrival job takes what is left of the
   // budget, so every policy processes exactly max_clocks x X samples.
-  const uint32_t batch =
-      finished ? 0
-      : OnArrival()
-          ? static_cast<uint32_t>(
-                std::min<uint64_t>(decision.batch, budget_.Remaining()))
-          : decision.batch;
+  const uint32_t batch = finished ? 0
+                         : OnArrival()
+                             ? static_cast<uint32_t>(std::min<uint64_t>(
+                                   decision.batch, budget_.Remaining()))
+                             : decision.batch;
   if (!finished && OnArrival()) {
     budget_.Admitted(static_cast<uint32_t>(peer.rank), batch);
   }
@@ -84,8 +83,8 @@ void Coordinator::SendAdmission(const std::string& id, Peer& peer,
   const double epoch = static_cast<double>(decision.clock) * job.GlobalBatch() /
                        job.train_samples;
   auto body = wire::CreateAdmission(
-      fbb, decision.clock, !finished, finished, batch,
-      epoch, finished ? 0 : decision.batch_offset, evaluate);
+      fbb, decision.clock, !finished, finished, batch, epoch,
+      finished ? 0 : decision.batch_offset, evaluate);
   Reply(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
                            wire::Role::Coordinator, 0));
   if (finished) MaybeRequestFinalEvaluation();

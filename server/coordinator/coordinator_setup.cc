@@ -80,8 +80,8 @@ Status Coordinator::StartTraining() {
     layout_.set_endpoint(peers_[id].rank, peers_[id].endpoint);
   }
   recorder_->SetJob(job);
-  budget_ = SampleBudget(static_cast<uint64_t>(job.max_clocks) *
-                         job.GlobalBatch());
+  budget_ =
+      SampleBudget(static_cast<uint64_t>(job.max_clocks) * job.GlobalBatch());
   next_eval_point_ = job.eval_every;
   if (restore_) {
     ResumePolicy(*restore_);

@@ -45,8 +45,8 @@ class RunRecorder {
   // clocks, or X samples under apply-on-arrival policies) that took
   // `seconds`: training time (train_s, the time axis of time to target)
   // leaves every evaluation's seconds out.
-  void RecordEvaluation(int64_t clock, double loss, double accuracy,
-                        bool final, double seconds);
+  void RecordEvaluation(int64_t clock, double loss, double accuracy, bool final,
+                        double seconds);
   // Prints a @progress line if enough time passed since the last one (or
   // `force`).
   void MaybePrintProgress(bool force);

@@ -38,8 +38,8 @@ std::vector<Evaluation> ReadEvaluations(const std::string& path) {
   std::smatch m;
   while (std::getline(in, line)) {
     if (!std::regex_search(line, m, line_re)) continue;
-    out.push_back({std::stoll(m[1]), std::stod(m[2]), std::stod(m[3]),
-                   m[4] == "true"});
+    out.push_back(
+        {std::stoll(m[1]), std::stod(m[2]), std::stod(m[3]), m[4] == "true"});
   }
   return out;
 }

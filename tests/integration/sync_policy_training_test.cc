@@ -128,6 +128,33 @@ TEST_P(SyncPolicyTrainingTest, TrainsAndSurvivesAKilledWorker) {
   }
 }
 
+// Backup workers: each clock commits the first N-B pushes, n samples each,
+// and the late worker's push for a committed clock is dropped, not applied.
+TEST(BackupWorkersTest, CommitsNMinusBPushesPerClockAndDropsTheLateOnes) {
+  const std::string dir = MakeTempDir("lockstep-backup");
+  constexpr int kClocks = 150;
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(Job("backup:1", dir, kClocks)).ok());
+  for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
+  for (int w = 0; w < 3; ++w) {
+    std::vector<std::string> argv = {BinaryPath("lockstep-worker"),
+                                     "--coordinator", cluster.endpoint(),
+                                     "--rank", std::to_string(w)};
+    for (auto& a : Hetero(w)) argv.push_back(a);
+    ASSERT_TRUE(cluster.Start(argv, "worker " + std::to_string(w)).ok());
+  }
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(120));
+  ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");
+  EXPECT_TRUE(exit->ok()) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(20)));
+  const std::string summary = ReadFile(dir + "/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "clocks"), kClocks) << summary;
+  // (N - B) * n = 2 * 32 samples committed per clock.
+  EXPECT_EQ(JsonNumber(summary, "samples"), kClocks * 2 * 32) << summary;
+  // Worker 2 is three times slower: its pushes arrive after the commit.
+  EXPECT_GT(JsonNumber(summary, "dropped_pushes"), 0) << summary;
+}
+
 INSTANTIATE_TEST_SUITE_P(Policies, SyncPolicyTrainingTest,
                          ::testing::Values("bsp", "ssp:2", "asp",
                                            "asp:scale:drop=8", "backup:1",
