@@ -6,8 +6,9 @@ README.md marks the place of each table with
     <!-- /experiment -->
 and the table comes from experiments/results/NAME/report.md: the first
 Markdown table after its first "## " scenario heading, with the published
-comparison line before it; or, for <!-- experiment:NAME:event -->, the table
-after the "Around clock" line. Usage: scripts/readme-experiments.py
+comparison line before it; NAME:detail, the second table (where the time
+went); NAME:all, every scenario's first table under its name; NAME:event,
+the table after the "Around clock" line. Usage: scripts/readme-experiments.py
 """
 import os
 import re
@@ -16,24 +17,44 @@ import sys
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
+def tables(lines, start):
+    """The Markdown tables after line `start` up to the next heading."""
+    found, current = [], None
+    for line in lines[start + 1:]:
+        if line.startswith("## "):
+            break
+        if line.startswith("|"):
+            current = current if current is not None else []
+            current.append(line)
+        elif current is not None:
+            found.append(current)
+            current = None
+    if current is not None:
+        found.append(current)
+    return found
+
+
 def headline(name):
-    part = None
-    if name.endswith(":event"):
-        name, part = name[:-len(":event")], "event"
+    name, _, part = name.partition(":")
     path = os.path.join(root, "experiments", "results", name, "report.md")
     lines = open(path).read().split("\n")
-    marker = "Around clock" if part == "event" else "## "
-    start = next(i for i, l in enumerate(lines) if l.startswith(marker))
-    out, in_table = [], False
-    for line in lines[start + 1:]:
-        if line.startswith("**Published") and part is None:
-            out += [line, ""]
-        elif line.startswith("|"):
-            in_table = True
-            out.append(line)
-        elif in_table:
-            break
-    return "\n".join(out)
+    if part == "event":
+        start = next(i for i, l in enumerate(lines) if l.startswith("Around clock"))
+        return "\n".join(tables(lines, start)[0])
+    scenarios = [i for i, l in enumerate(lines)
+                 if l.startswith("## ") and l != "## Setup"]
+    if part == "detail":
+        return "\n".join(tables(lines, scenarios[0])[1])
+    out = []
+    for start in scenarios if part == "all" else scenarios[:1]:
+        if part == "all":
+            out += ["**" + lines[start][3:] + "**", ""]
+        published = [l for l in lines[start:start + 12]
+                     if l.startswith("**Published")]
+        if published and part != "all":
+            out += [published[0], ""]
+        out += tables(lines, start)[0] + [""]
+    return "\n".join(out).rstrip()
 
 
 readme_path = os.path.join(root, "README.md")

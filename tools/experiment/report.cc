@@ -27,7 +27,7 @@ struct PlotKind {
 };
 constexpr PlotKind kPlots[] = {
     {"accuracy-time",
-     "Test accuracy vs wall time (median over seeds, "
+     "Test accuracy vs training time (median over seeds, "
      "min-max shaded)"},
     {"accuracy-clock",
      "Test accuracy vs clock (median over seeds, min-max "

@@ -142,7 +142,11 @@ def policy_grid(scenario, select, draw, title, ylabel, path):
     for ax in axes[-1]:
         ax.set_xlabel("clock", fontsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", fontsize=7, ncol=4)
+    if len(labels) <= 8:
+        fig.legend(handles, labels, loc="upper right", fontsize=7, ncol=4)
+    else:
+        # A legend of every worker would cover the panels: say how many.
+        title += " (%d workers, one line each)" % len(labels)
     fig.suptitle(scenario["name"] + ": " + title, fontsize=10, x=0.02,
                  ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.95))
@@ -201,9 +205,13 @@ def plot_idle(scenario, path):
     ax.set_xticklabels([p["label"] for p in policies], fontsize=8,
                        rotation=15)
     ax.set_ylabel("idle share of the worker's time (%)")
-    ax.set_title(scenario["name"] + ": idle share per worker")
+    title = scenario["name"] + ": idle share per worker"
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, ncol=4)
+    if len(workers) <= 8:
+        ax.legend(fontsize=7, ncol=4)
+    else:
+        title += " (bars in rank order, 0 to %d)" % workers[-1]
+    ax.set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -50,8 +50,14 @@ std::string RunName(const PlannedRun& run) {
 // invocations without changing what a run computes.
 bool SameCommand(const std::vector<std::string>& a,
                  const std::vector<std::string>& b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin() + 1, a.end(), b.begin() + 1);
+  if (a.size() != b.size()) return false;
+  // Not the launcher's path, and not the run folder's: an experiment
+  // folder that was moved holds the same runs.
+  for (size_t i = 1; i < a.size(); ++i) {
+    if (a[i - 1] == "--run-dir") continue;
+    if (a[i] != b[i]) return false;
+  }
+  return true;
 }
 
 // Copies the spec into the output folder.

@@ -168,6 +168,19 @@ TEST_F(ExperimentRunnerTest, AFolderOfAnotherSpecIsNeverMixedIn) {
       << states.status().message();
 }
 
+TEST_F(ExperimentRunnerTest, AMovedExperimentFolderHoldsTheSameRuns) {
+  Run(Spec("[1]"));
+  fs::rename(tmp_ + "/out", tmp_ + "/moved");
+  auto spec = ParseExperimentSpec(Spec("[1]"), "spec.toml");
+  ASSERT_TRUE(spec.ok());
+  auto runs = PlanExperiment(*spec, tmp_ + "/moved", launcher_);
+  ASSERT_TRUE(runs.ok());
+  auto states = InspectRuns(*runs);
+  ASSERT_TRUE(states.ok()) << states.status().message();
+  ASSERT_EQ(states->size(), 2u);
+  EXPECT_TRUE((*states)[0].record.has_value());
+}
+
 TEST_F(ExperimentRunnerTest, ADryRunLaunchesNothingAndEstimates) {
   Run(Spec("[1, 2]"), false, /*dry_run=*/true);
   EXPECT_FALSE(fs::exists(tmp_ + "/launches"));
