@@ -195,7 +195,7 @@ TEST_F(ExperimentReportTest, WritesAnHtmlPageWithEveryPlotEmbedded) {
             0u);
   EXPECT_NE(csv.find("\nlb,2,0,2,6.5,5,8,1.75,1.5,2,"), std::string::npos)
       << csv;
-  EXPECT_NE(Slurp(dir_ + "/report.md").find("![Test accuracy vs wall time"),
+  EXPECT_NE(Slurp(dir_ + "/report.md").find("![Test accuracy vs training time"),
             std::string::npos);
 }
 
