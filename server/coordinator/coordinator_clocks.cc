@@ -103,7 +103,7 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
   report.cpu_available = done.cpu_available();
   report.mem_available = done.mem_available();
   recorder_->RecordClock(report, done.staleness(), done.dropped());
-  const bool on_arrival = policy_->apply_mode() == ApplyMode::kOnArrival;
+  const bool on_arrival = OnArrival();
   if (on_arrival) {
     budget_.Reported(report.worker, report.batch);
     // Applied on arrival: the clock's samples count now (unless dropped),
