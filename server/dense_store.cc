@@ -85,8 +85,7 @@ Status DenseStore::Read(KeySpan keys, float* out) const {
 }
 
 Status DenseStore::ApplyGradient(KeySpan keys, const float* grad,
-                                 const Optimizer& opt, double lr,
-                                 int64_t step) {
+                                 const Optimizer& opt, const UpdateStep& step) {
   LS_RETURN_IF_ERROR(CheckWithinRange(keys));
   if (opt.state_slots() != state_slots_) {
     return InvalidArgument("optimizer " + std::string(opt.name()) + " needs " +
@@ -97,7 +96,7 @@ Status DenseStore::ApplyGradient(KeySpan keys, const float* grad,
   if (keys.size() == 0) return Status::Ok();
   const size_t first = keys.begin - range_.begin;
   if (capture_ == nullptr || capture_->Done()) {
-    ApplyPiece(first, keys.size(), grad, opt, lr, step);
+    ApplyPiece(first, keys.size(), grad, opt, step);
     return Status::Ok();
   }
   // Copy-on-write: each piece is one capture chunk of every array (weights
@@ -110,19 +109,19 @@ Status DenseStore::ApplyGradient(KeySpan keys, const float* grad,
       capture_->BeforeWrite(capture_first_ + a, at * sizeof(float),
                             n * sizeof(float));
     }
-    ApplyPiece(at, n, grad + done, opt, lr, step);
+    ApplyPiece(at, n, grad + done, opt, step);
     done += n;
   }
   return Status::Ok();
 }
 
 void DenseStore::ApplyPiece(size_t first, size_t n, const float* grad,
-                            const Optimizer& opt, double lr, int64_t step) {
+                            const Optimizer& opt, const UpdateStep& step) {
   std::array<float*, kMaxOptimizerSlots> slots{};
   for (int s = 0; s < state_slots_; ++s) {
     slots[s] = state_.data() + s * range_.size() + first;
   }
-  opt.Apply(weights_.data() + first, grad, slots.data(), n, lr, step);
+  opt.Apply(weights_.data() + first, grad, slots.data(), n, step);
 }
 
 std::vector<CaptureArray> DenseStore::SnapshotArrays() const {

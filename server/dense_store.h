@@ -51,11 +51,17 @@ class DenseStore {
   Status Read(KeySpan keys, float* out) const;
   // Applies `opt` with gradient grad[0, keys.size()) to the weights and
   // state of `keys` only. `step` is passed to opt.Apply unchanged (the
-  // server passes step() + 1); this call does not change step().
+  // server passes time() + its fraction); this call changes neither step()
+  // nor time().
   // InvalidArgument unless `keys` lies within range() and
   // opt.state_slots() == state_slots().
   Status ApplyGradient(KeySpan keys, const float* grad, const Optimizer& opt,
-                       double lr, int64_t step);
+                       const UpdateStep& step);
+  // The whole step number `step` at rate `lr`.
+  Status ApplyGradient(KeySpan keys, const float* grad, const Optimizer& opt,
+                       double lr, int64_t step) {
+    return ApplyGradient(keys, grad, opt, UpdateStep::Whole(lr, step));
+  }
 
   // The arrays a snapshot round holds, in this order: "dense_weights",
   // then "dense_state_0", ... one per optimizer slot.
@@ -83,6 +89,10 @@ class DenseStore {
   // snapshots); the server advances it once per applied update.
   int64_t step() const { return step_; }
   void set_step(int64_t step) { step_ = step; }
+  // The clocks' worth of updates applied: the sum of their fractions
+  // (UpdateStep), equal to step() when every update was whole.
+  double time() const { return time_; }
+  void set_time(double time) { time_ = time; }
 
  private:
   DenseStore(KeySpan range, int state_slots);
@@ -90,13 +100,14 @@ class DenseStore {
 
   // opt.Apply over `n` keys from offset `first` of the range.
   void ApplyPiece(size_t first, size_t n, const float* grad,
-                  const Optimizer& opt, double lr, int64_t step);
+                  const Optimizer& opt, const UpdateStep& step);
 
   const KeySpan range_;
   const int state_slots_;
   PrefaultedVector<float> weights_;
   PrefaultedVector<float> state_;
   int64_t step_ = 0;
+  double time_ = 0;
   SnapshotCapture* capture_ = nullptr;
   size_t capture_first_ = 0;
 };

@@ -89,15 +89,20 @@ class ServerShard {
   void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
                    wire::PushStatus status, int64_t staleness);
   Status ApplyCommit(const wire::Commit& commit);
-  // Applies the batch-weighted mean of `pushes`, times `grad_scale`.
+  // Applies the batch-weighted mean of `pushes` as `fraction` of an
+  // optimizer step (UpdateStep: 1 for a commit, n_w / X for a push on
+  // arrival), advancing the store's step by 1 and its time by `fraction`.
   Status ApplyPushes(const std::vector<const BufferedPush*>& pushes, double lr,
-                     double grad_scale);
+                     double fraction);
   // ApplyPushes for one push that covers the whole dense range: its mean is
   // its own gradient, so the optimizer reads it straight from the frame
-  // (one fused scaling pass when grad_scale != 1) instead of going
-  // through the accumulator's zero, add, divide and scale passes.
-  Status ApplySinglePush(const BufferedPush& push, double lr,
-                         double grad_scale);
+  // instead of going through the accumulator's zero, add and divide passes.
+  Status ApplySinglePush(const BufferedPush& push, const UpdateStep& step);
+  // ApplyPushes' general case: through the accumulators.
+  Status ApplyMean(const std::vector<const BufferedPush*>& pushes,
+                   const UpdateStep& step);
+  // The next update's step at rate `lr`, `fraction` of a clock.
+  UpdateStep NextStep(double lr, double fraction) const;
   // Typed views of a push's sparse ids and gradient rows (empty when it
   // has none), copied into the scratch vectors only when misaligned.
   struct SparseView {

@@ -231,9 +231,10 @@ void ServerShard::ApplyOnArrival(const BufferedPush& record, int64_t clock,
                                  int64_t staleness) {
   double lr = schedule_.RateAt(clock);
   if (scale_lr_by_staleness_) lr /= static_cast<double>(staleness + 1);
-  // One push is a share n_w / X of its clock's weighted mean gradient, so
-  // a clock's worth of pushes moves the model as far as one BSP step and
-  // the policies compare at the same learning rate.
+  // One push is a share n_w / X of its clock's weighted mean gradient and
+  // is applied as that fraction of an optimizer step (UpdateStep), so a
+  // clock's worth of pushes moves the model as far as one BSP step and the
+  // policies compare at the same learning rate, for every optimizer.
   const double share =
       static_cast<double>(record.batch) /
       static_cast<double>(std::max<uint64_t>(1, job_.GlobalBatch()));
@@ -292,15 +293,29 @@ StatusOr<ServerShard::SparseView> ServerShard::SparseRows(
   return rows;
 }
 
+UpdateStep ServerShard::NextStep(double lr, double fraction) const {
+  return {lr, fraction, dense_->time() + fraction};
+}
+
 Status ServerShard::ApplyPushes(const std::vector<const BufferedPush*>& pushes,
-                                double lr, double grad_scale) {
+                                double lr, double fraction) {
   if (pushes.empty()) return Status::Ok();
   LS_RETURN_IF_ERROR(AwaitScratch());
+  const UpdateStep step = NextStep(lr, fraction);
   if (pushes.size() == 1 && pushes[0]->ranges.size() == 1 &&
       pushes[0]->ranges[0].begin == dense_->range().begin &&
       pushes[0]->ranges[0].end == dense_->range().end) {
-    return ApplySinglePush(*pushes[0], lr, grad_scale);
+    LS_RETURN_IF_ERROR(ApplySinglePush(*pushes[0], step));
+  } else {
+    LS_RETURN_IF_ERROR(ApplyMean(pushes, step));
   }
+  dense_->set_step(dense_->step() + 1);
+  dense_->set_time(step.time);
+  return Status::Ok();
+}
+
+Status ServerShard::ApplyMean(const std::vector<const BufferedPush*>& pushes,
+                              const UpdateStep& step) {
   dense_acc_.Reset();
   sparse_acc_.Reset();
   const uint64_t base = dense_->range().begin;
@@ -323,42 +338,18 @@ Status ServerShard::ApplyPushes(const std::vector<const BufferedPush*>& pushes,
                                          layout_.sparse_dim(), p->batch));
     }
   }
-  const int64_t step = dense_->step() + 1;
   dense_acc_.Finish(dense_grad_);
-  if (grad_scale != 1.0) {
-    for (float& g : dense_grad_) g *= static_cast<float>(grad_scale);
-  }
   LS_RETURN_IF_ERROR(dense_->ApplyGradient(dense_->range(), dense_grad_.data(),
-                                           *optimizer_, lr, step));
-  dense_->set_step(step);
+                                           *optimizer_, step));
   if (sparse_ != nullptr) {
     sparse_acc_.Finish(&sparse_ids_, &sparse_grad_);
-    if (grad_scale != 1.0) {
-      for (float& g : sparse_grad_) g *= static_cast<float>(grad_scale);
-    }
-    sparse_->ApplyGradient(sparse_ids_, sparse_grad_.data(), *optimizer_, lr,
-                           step);
+    sparse_->ApplyGradient(sparse_ids_, sparse_grad_.data(), *optimizer_, step);
   }
   return Status::Ok();
 }
 
-namespace {
-
-// `values` times `scale` into `out` (resized), or `values` itself when the
-// scale is 1: the gradient the optimizer reads.
-std::span<const float> Scaled(std::span<const float> values, double scale,
-                              std::vector<float>* out) {
-  if (scale == 1.0) return values;
-  out->resize(values.size());
-  const auto s = static_cast<float>(scale);
-  for (size_t i = 0; i < values.size(); ++i) (*out)[i] = values[i] * s;
-  return *out;
-}
-
-}  // namespace
-
-Status ServerShard::ApplySinglePush(const BufferedPush& push, double lr,
-                                    double grad_scale) {
+Status ServerShard::ApplySinglePush(const BufferedPush& push,
+                                    const UpdateStep& step) {
   std::vector<float> f_scratch, g_scratch;
   std::vector<uint64_t> id_scratch;
   LS_ASSIGN_OR_RETURN(auto values,
@@ -366,16 +357,11 @@ Status ServerShard::ApplySinglePush(const BufferedPush& push, double lr,
                                        dense_->range().size(), &f_scratch));
   // Every view first, so nothing is applied unless all of it can be.
   LS_ASSIGN_OR_RETURN(auto rows, SparseRows(push, &id_scratch, &g_scratch));
-  const int64_t step = dense_->step() + 1;
-  const std::span<const float> grad = Scaled(values, grad_scale, &dense_grad_);
-  LS_RETURN_IF_ERROR(dense_->ApplyGradient(dense_->range(), grad.data(),
-                                           *optimizer_, lr, step));
-  dense_->set_step(step);
+  LS_RETURN_IF_ERROR(
+      dense_->ApplyGradient(dense_->range(), values.data(), *optimizer_, step));
   if (sparse_ != nullptr && !rows.ids.empty()) {
     // Ids were checked sorted and unique on arrival, as the table needs.
-    const std::span<const float> sparse_grad =
-        Scaled(rows.grads, grad_scale, &sparse_grad_);
-    sparse_->ApplyGradient(rows.ids, sparse_grad.data(), *optimizer_, lr, step);
+    sparse_->ApplyGradient(rows.ids, rows.grads.data(), *optimizer_, step);
   }
   return Status::Ok();
 }

@@ -144,6 +144,7 @@ void ServerShard::StartRound(const wire::SnapshotStart& start) {
   meta.optimizer = job_.optimizer;
   meta.state_slots = optimizer_->state_slots();
   meta.step = dense_->step();
+  meta.time = dense_->time();
   meta.sparse_rows = sparse_ ? sparse_->rows() : 0;
   meta.contained = contained_;
   meta.unix_time = UnixSeconds();

@@ -53,7 +53,7 @@ size_t SparseTable::FindOrCreateRow(uint64_t id) {
 
 void SparseTable::ApplyGradient(std::span<const uint64_t> sorted_ids,
                                 const float* grads, const Optimizer& opt,
-                                double lr, int64_t step) {
+                                const UpdateStep& step) {
   assert(opt.state_slots() == state_slots_);
   if (capture_ != nullptr && !capture_->Done()) {
     const std::vector<CaptureArray> arrays = SnapshotArrays();
@@ -71,12 +71,12 @@ void SparseTable::ApplyGradient(std::span<const uint64_t> sorted_ids,
   const size_t chunk_rows = std::max<size_t>(1, kChunkFloats / dim_);
   for (size_t first = 0; first < sorted_ids.size(); first += chunk_rows) {
     const size_t count = std::min(chunk_rows, sorted_ids.size() - first);
-    ApplyChunk(first, count, grads + first * dim_, opt, lr, step);
+    ApplyChunk(first, count, grads + first * dim_, opt, step);
   }
 }
 
 void SparseTable::ApplyChunk(size_t first, size_t count, const float* grads,
-                             const Optimizer& opt, double lr, int64_t step) {
+                             const Optimizer& opt, const UpdateStep& step) {
   const size_t n = count * dim_;
   weights_scratch_.resize(n);
   state_scratch_.resize(static_cast<size_t>(state_slots_) * n);
@@ -95,7 +95,7 @@ void SparseTable::ApplyChunk(size_t first, size_t count, const float* grads,
     }
   };
   move_rows(/*to_scratch=*/true);
-  opt.Apply(weights_scratch_.data(), grads, slots.data(), n, lr, step);
+  opt.Apply(weights_scratch_.data(), grads, slots.data(), n, step);
   move_rows(/*to_scratch=*/false);
 }
 

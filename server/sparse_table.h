@@ -39,7 +39,12 @@ class SparseTable {
   // REQUIRES: ids unique (sorted, as SparseAccumulator::Finish gives them);
   // opt.state_slots() == state_slots().
   void ApplyGradient(std::span<const uint64_t> sorted_ids, const float* grads,
-                     const Optimizer& opt, double lr, int64_t step);
+                     const Optimizer& opt, const UpdateStep& step);
+  // The whole step number `step` at rate `lr`.
+  void ApplyGradient(std::span<const uint64_t> sorted_ids, const float* grads,
+                     const Optimizer& opt, double lr, int64_t step) {
+    ApplyGradient(sorted_ids, grads, opt, UpdateStep::Whole(lr, step));
+  }
 
   // The rows, for snapshots: row r holds id ids()[r], weights
   // weights()[r * dim(), (r + 1) * dim()) and the same span of state(s).
@@ -69,7 +74,7 @@ class SparseTable {
   // Applies opt to rows_scratch_[first, first + count): gathers them into
   // contiguous scratch, updates, scatters back.
   void ApplyChunk(size_t first, size_t count, const float* grads,
-                  const Optimizer& opt, double lr, int64_t step);
+                  const Optimizer& opt, const UpdateStep& step);
 
   const uint32_t dim_;
   const int state_slots_;

@@ -20,8 +20,9 @@ class AdagradOptimizer final : public Optimizer {
 
   std::string_view name() const override { return "adagrad"; }
   int state_slots() const override { return 1; }
+  using Optimizer::Apply;
   void Apply(float* weights, const float* grad, float* const* slots, size_t n,
-             double lr, int64_t step) const override;
+             const UpdateStep& step) const override;
 
  private:
   explicit AdagradOptimizer(const OptimizerConfig& config)

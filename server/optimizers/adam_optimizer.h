@@ -21,8 +21,9 @@ class AdamOptimizer final : public Optimizer {
 
   std::string_view name() const override { return "adam"; }
   int state_slots() const override { return 2; }
+  using Optimizer::Apply;
   void Apply(float* weights, const float* grad, float* const* slots, size_t n,
-             double lr, int64_t step) const override;
+             const UpdateStep& step) const override;
 
  private:
   explicit AdamOptimizer(const OptimizerConfig& config) : config_(config) {}

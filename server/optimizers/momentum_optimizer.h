@@ -1,5 +1,6 @@
 // The "momentum" optimizer: SGD with momentum, PyTorch style:
-// v = mu * v + g'; w -= lr * v (g' = g + wd * w).
+// v = mu * v + g'; w -= lr * v (g' = g + wd * w) per whole step
+// (fractions of a step: optimizer.h).
 // Thread-safety: immutable after Create; Apply may run concurrently on
 // disjoint parameter ranges.
 #ifndef LOCKSTEP_SERVER_OPTIMIZERS_MOMENTUM_OPTIMIZER_H_
@@ -21,15 +22,16 @@ class MomentumOptimizer final : public Optimizer {
 
   std::string_view name() const override { return "momentum"; }
   int state_slots() const override { return 1; }
+  using Optimizer::Apply;
   void Apply(float* weights, const float* grad, float* const* slots, size_t n,
-             double lr, int64_t step) const override;
+             const UpdateStep& step) const override;
 
  private:
   explicit MomentumOptimizer(const OptimizerConfig& config)
-      : momentum_(static_cast<float>(config.momentum)),
+      : momentum_(config.momentum),
         weight_decay_(static_cast<float>(config.weight_decay)) {}
 
-  float momentum_;
+  double momentum_;
   float weight_decay_;
 };
 

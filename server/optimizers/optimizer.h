@@ -39,6 +39,34 @@ struct OptimizerConfig {
   static OptimizerConfig Of(const JobConfig& job);
 };
 
+// The size of one update. A BSP-like commit is one whole step of a clock
+// (fraction 1). Under the apply-on-arrival policies (SSP, ASP) one push
+// is a fraction n_w / X of its clock, and every optimizer takes it as that
+// fraction of a step, so a clock's worth of pushes (fractions summing to
+// 1) moves the model as far as one BSP step; with one worker a push is a
+// whole step and the policies give BSP's model bit for bit. Per rule, with
+// g' = g + weight_decay * w and s the fraction:
+//   sgd       w -= lr s g'                          (decay scaled too)
+//   momentum  v = mu^s v + (1 - mu^s)/(1 - mu) g';  w -= lr s v
+//   adam      m = b1^s m + (1 - b1^s) g';  v = b2^s v + (1 - b2^s) g'^2;
+//             w -= lr s mhat / (sqrt(vhat) + eps), bias corrections at
+//             `time` (the clocks' worth of updates applied, fractional)
+//   adagrad   G += s g'^2;  w -= lr s g' / (sqrt(G) + eps)
+// For a constant gradient, a clock of fractional updates moves the weights
+// exactly as one whole step under sgd (to first order in lr) and adam;
+// under momentum the ratio is 1 - O(mu^c) after c clocks, under adagrad
+// 1 + O(1/c) (tests/server/optimizers/fractional_step_test.cc).
+struct UpdateStep {
+  double lr = 0;
+  double fraction = 1;  // > 0; 1 is a whole step
+  double time = 1;      // sum of the fractions applied, this one included
+
+  // The `step`-th (1-based) whole step at rate `lr`.
+  static UpdateStep Whole(double lr, int64_t step) {
+    return {lr, 1.0, static_cast<double>(step)};
+  }
+};
+
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
@@ -60,17 +88,22 @@ class Optimizer {
   // squared gradients).
   virtual int state_slots() const = 0;
 
-  // One update of n parameters with gradient `grad` and step size `lr`.
+  // One update of n parameters with gradient `grad`, of the size `step`
+  // says (UpdateStep above).
   // `slots[s]` points to the n floats of state slot s (s < state_slots());
   // per-slot pointers let a store keep each slot contiguous over its whole
-  // range (slot-major) and still update any sub-range. `step` is the
-  // 1-based number of this update (Adam's bias correction).
+  // range (slot-major) and still update any sub-range.
   // Arithmetic is in float, so results are bit-identical however the
   // parameters are split into calls.
-  // REQUIRES: step >= 1; weights, grad and the slots do not overlap; slots
-  // has state_slots() entries (may be null when that is 0).
+  // REQUIRES: step.fraction > 0; step.time > 0; weights, grad and the slots
+  // do not overlap; slots has state_slots() entries (may be null when 0).
   virtual void Apply(float* weights, const float* grad, float* const* slots,
-                     size_t n, double lr, int64_t step) const = 0;
+                     size_t n, const UpdateStep& step) const = 0;
+  // The whole step number `step` (1-based) at rate `lr`.
+  void Apply(float* weights, const float* grad, float* const* slots, size_t n,
+             double lr, int64_t step) const {
+    Apply(weights, grad, slots, n, UpdateStep::Whole(lr, step));
+  }
 };
 
 }  // namespace lockstep

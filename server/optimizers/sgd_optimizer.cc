@@ -17,9 +17,9 @@ inline void SgdChunk(float* __restrict w, const float* __restrict g,
 }  // namespace
 
 void SgdOptimizer::Apply(float* weights, const float* grad,
-                         float* const* /*slots*/, size_t n, double lr,
-                         int64_t /*step*/) const {
-  const float lr_f = static_cast<float>(lr);
+                         float* const* /*slots*/, size_t n,
+                         const UpdateStep& step) const {
+  const auto lr_f = static_cast<float>(step.lr * step.fraction);
   ForEachChunk(n, [&](size_t i, size_t count) {
     SgdChunk(weights + i, grad + i, count, lr_f, weight_decay_);
   });

@@ -20,8 +20,9 @@ class SgdOptimizer final : public Optimizer {
 
   std::string_view name() const override { return "sgd"; }
   int state_slots() const override { return 0; }
+  using Optimizer::Apply;
   void Apply(float* weights, const float* grad, float* const* slots, size_t n,
-             double lr, int64_t step) const override;
+             const UpdateStep& step) const override;
 
  private:
   explicit SgdOptimizer(const OptimizerConfig& config)

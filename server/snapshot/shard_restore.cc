@@ -254,6 +254,7 @@ StatusOr<RestoredShard> RestoreShard(
         from.begin < own.dense.end && own.dense.begin < from.end;
     out.clock = first ? meta.clock : std::min(out.clock, meta.clock);
     out.step = std::max(out.step, meta.step);
+    out.time = std::max(out.time, meta.time);
     const bool same_layout = meta.layout.num_shards() == layout.num_shards();
     if (same_layout ? meta.shard == shard : overlaps || sparse != nullptr) {
       cuts.push_back(meta.contained);
@@ -270,6 +271,7 @@ StatusOr<RestoredShard> RestoreShard(
     }
   }
   dense->set_step(out.step);
+  dense->set_time(out.time);
   out.contained = MergeCuts(cuts);
   return out;
 }

@@ -22,6 +22,7 @@ namespace lockstep {
 struct RestoredShard {
   int64_t clock = 0;  // the committed clock the round is right after
   int64_t step = 0;   // updates applied (the largest among the sources)
+  double time = 0;    // their fractions summed (the largest, likewise)
   // Apply-on-arrival rounds: per worker, the newest clock whose push the
   // restored state contains. With the round's own layout that is this
   // shard's source's cut; re-sharded, the smallest among the sources the

@@ -32,7 +32,8 @@ flatbuffers::Offset<wire::ShardRoundMeta> BuildMeta(
   return wire::CreateShardRoundMeta(
       fbb, kShardRoundFormat, meta.round, meta.clock, meta.shard, layout, job,
       optimizer, meta.state_slots, meta.step, meta.sparse_rows,
-      meta.chunk_bytes, arrays_offset, contained_offset, meta.unix_time);
+      meta.chunk_bytes, arrays_offset, contained_offset, meta.unix_time,
+      meta.time);
 }
 
 }  // namespace
@@ -65,6 +66,7 @@ StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes) {
   meta.optimizer = m->optimizer() ? m->optimizer()->str() : "";
   meta.state_slots = m->state_slots();
   meta.step = m->step();
+  meta.time = m->time() > 0 ? m->time() : static_cast<double>(meta.step);
   meta.sparse_rows = m->sparse_rows();
   meta.chunk_bytes = m->chunk_bytes();
   if (m->arrays() != nullptr) {

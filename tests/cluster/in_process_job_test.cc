@@ -129,6 +129,50 @@ INSTANTIATE_TEST_SUITE_P(
       return transport + "_" + std::get<1>(info.param).name;
     });
 
+// Under the apply-on-arrival policies a push is applied as a fraction
+// n_w / X of an optimizer step (UpdateStep); with one worker that is the
+// whole step, so SSP(0) and ASP must train BSP's model, for every
+// optimizer and with weight decay (which must not be applied per push on
+// top of the step's own).
+class OnArrivalOneWorkerTest : public ::testing::TestWithParam<Optimizer_> {};
+
+std::vector<float> OneWorkerModel(const Optimizer_& opt,
+                                  const std::string& sync) {
+  InProcessJob spec;
+  spec.job = Job(opt);
+  spec.job.servers = 2;
+  spec.job.workers = 1;
+  spec.job.batches = {12};
+  spec.job.weight_decay = 0.01;
+  spec.job.data_order = "global";
+  spec.job.sync = sync;
+  spec.dump_model = TempFile("one-worker-" + sync.substr(0, 3));
+  const InProcessResult result = RunInProcess(spec);
+  EXPECT_TRUE(result.ok()) << sync << ": " << result.Failures();
+  auto model = ReadModelFile(spec.dump_model);
+  std::filesystem::remove(spec.dump_model);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return model.ok() ? *model : std::vector<float>{};
+}
+
+TEST_P(OnArrivalOneWorkerTest, SspZeroAndAspTrainBspsModel) {
+  const std::vector<float> bsp = OneWorkerModel(GetParam(), "bsp");
+  ASSERT_FALSE(bsp.empty());
+  for (const char* sync : {"ssp:0", "asp"}) {
+    const std::vector<float> other = OneWorkerModel(GetParam(), sync);
+    ASSERT_EQ(other.size(), bsp.size()) << sync;
+    for (size_t i = 0; i < bsp.size(); ++i) {
+      ASSERT_EQ(other[i], bsp[i]) << sync << " parameter " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Optimizers, OnArrivalOneWorkerTest,
+    ::testing::Values(Optimizer_{"sgd", 0.1}, Optimizer_{"momentum", 0.05},
+                      Optimizer_{"adam", 0.01}, Optimizer_{"adagrad", 0.05}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 class InProcessPolicyTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(InProcessPolicyTest, RunsTheJobToItsEndAndLearns) {

@@ -28,6 +28,7 @@ ShardRoundMeta SampleMeta() {
   meta.optimizer = "adam";
   meta.state_slots = 2;
   meta.step = 339;
+  meta.time = 87.25;  // on-arrival pushes count fractions
   meta.sparse_rows = 5;
   meta.contained = {{0, 338}, {2, 340}};
   meta.unix_time = 1.7e9 + 0.25;
@@ -59,6 +60,7 @@ TEST(ShardRoundTest, MetaRoundTripsEveryField) {
   EXPECT_EQ(back->optimizer, "adam");
   EXPECT_EQ(back->state_slots, 2);
   EXPECT_EQ(back->step, 339);
+  EXPECT_EQ(back->time, 87.25);
   EXPECT_EQ(back->sparse_rows, 5u);
   EXPECT_EQ(back->contained, meta.contained);
   EXPECT_EQ(back->unix_time, meta.unix_time);
