@@ -39,8 +39,7 @@ std::optional<AdmissionDecision> AspPolicy::Admit(uint32_t worker,
     table_.Admitted(worker, decision.clock);
   }
   decision.batch = ConfiguredBatch(batches_, worker);
-  decision.batch_offset =
-      ConfiguredOffset(batches_, table_.LiveWorkers(), worker);
+  decision.batch_offset = RankOffset(batches_, worker);
   return decision;
 }
 

@@ -18,11 +18,15 @@ std::string BackupPolicy::name() const {
 
 void BackupPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
                                   const WorkerCaps& /*caps*/) {
-  live_[worker] = std::max(clock, CurrentClock());
+  int64_t at = std::max(clock, CurrentClock());
+  // The clock under way has no slice of its batch for a newcomer.
+  if (!plan_.Includes(at, worker)) ++at;
+  live_[worker] = at;
 }
 
 std::vector<CommitDecision> BackupPolicy::OnWorkerLeft(uint32_t worker) {
   live_.erase(worker);
+  plan_.Leave(worker);
   // A re-joined worker reports afresh from its join clock on.
   last_report_.erase(worker);
   for (auto& [clock, order] : reporters_) {
@@ -33,12 +37,25 @@ std::vector<CommitDecision> BackupPolicy::OnWorkerLeft(uint32_t worker) {
 
 std::optional<AdmissionDecision> BackupPolicy::Admit(uint32_t worker,
                                                      int64_t clock) {
-  if (live_.count(worker) == 0 || clock > committed_ + 1) return std::nullopt;
+  auto it = live_.find(worker);
+  if (it == live_.end() || clock > committed_ + 1) return std::nullopt;
   AdmissionDecision decision;
   decision.clock = committed_ + 1;
+  if (it->second > decision.clock) return std::nullopt;  // joined for later
+  BatchPlan::Members members;
+  for (const auto& [w, joined] : live_) {
+    if (joined <= decision.clock) {
+      members.emplace_back(w, ConfiguredBatch(batches_, w));
+    }
+  }
+  const std::optional<uint64_t> offset =
+      plan_.Admit(decision.clock, worker, members);
+  if (!offset.has_value()) {
+    it->second = decision.clock + 1;  // no slice in this clock: the next
+    return std::nullopt;
+  }
   decision.batch = ConfiguredBatch(batches_, worker);
-  decision.batch_offset = OffsetAmong(
-      live_, worker, [&](uint32_t w) { return ConfiguredBatch(batches_, w); });
+  decision.batch_offset = *offset;
   return decision;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sync_policies/batch_plan.h"
 #include "sync_policies/policy_spec.h"
 #include "sync_policies/sync_policy.h"
 
@@ -73,6 +74,7 @@ class BackupPolicy : public SyncPolicy {
   uint32_t backups_;
   // Live workers and the clock each joined at.
   std::map<uint32_t, int64_t> live_;
+  BatchPlan plan_;
   // Live reporters of each uncommitted clock, in arrival order.
   std::map<int64_t, std::vector<uint32_t>> reporters_;
   // The highest clock each worker reported, to tell duplicates from late

@@ -10,11 +10,15 @@ BspPolicy::BspPolicy(std::vector<uint32_t> batches)
 
 void BspPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
                                const WorkerCaps& /*caps*/) {
-  live_[worker] = std::max(clock, committed_ + 1);
+  int64_t at = std::max(clock, committed_ + 1);
+  // The clock under way has no slice of its batch for a newcomer.
+  if (!plan_.Includes(at, worker)) ++at;
+  live_[worker] = at;
 }
 
 std::vector<CommitDecision> BspPolicy::OnWorkerLeft(uint32_t worker) {
   live_.erase(worker);
+  plan_.Leave(worker);
   // Its reports no longer count: if it re-joins at a clock it had
   // reported, it must report that clock again.
   for (auto& [clock, done] : reported_) done.erase(worker);
@@ -28,12 +32,22 @@ uint32_t BspPolicy::QuotaOf(uint32_t worker, int64_t /*clock*/) const {
 
 std::optional<AdmissionDecision> BspPolicy::Admit(uint32_t worker,
                                                   int64_t clock) {
-  if (live_.count(worker) == 0 || clock > committed_ + 1) return std::nullopt;
+  auto it = live_.find(worker);
+  if (it == live_.end() || clock > committed_ + 1) return std::nullopt;
   AdmissionDecision d;
   d.clock = committed_ + 1;  // an old request jumps to the current clock
+  if (it->second > d.clock) return std::nullopt;  // joined for a later one
+  BatchPlan::Members members;
+  for (const auto& [w, joined] : live_) {
+    if (joined <= d.clock) members.emplace_back(w, QuotaOf(w, d.clock));
+  }
+  const std::optional<uint64_t> offset = plan_.Admit(d.clock, worker, members);
+  if (!offset.has_value()) {
+    it->second = d.clock + 1;  // no slice in this clock: the next one
+    return std::nullopt;
+  }
   d.batch = QuotaOf(worker, d.clock);
-  d.batch_offset = OffsetAmong(live_, worker,
-                               [&](uint32_t w) { return QuotaOf(w, d.clock); });
+  d.batch_offset = *offset;
   return d;
 }
 

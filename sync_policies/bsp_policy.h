@@ -3,7 +3,8 @@
 // once clock c-1 is committed. Servers buffer pushes per clock and apply on
 // commit, and defer pulls for c until c-1 is applied, so no pull ever sees
 // a partial clock. A worker that asks for an old clock (it re-joined) is
-// moved to the current one.
+// moved to the current one; one that joins while the current clock is
+// under way without a slice of it starts at the next (BatchPlan).
 // Thread-safety: not thread-safe (see SyncPolicy).
 #ifndef LOCKSTEP_SYNC_POLICIES_BSP_POLICY_H_
 #define LOCKSTEP_SYNC_POLICIES_BSP_POLICY_H_
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "sync_policies/batch_plan.h"
 #include "sync_policies/policy_spec.h"
 #include "sync_policies/sync_policy.h"
 
@@ -59,22 +61,11 @@ class BspPolicy : public SyncPolicy {
 
   std::vector<uint32_t> batches_;
   std::map<uint32_t, int64_t> live_;
+  BatchPlan plan_;
   // Workers that reported each uncommitted clock.
   std::map<int64_t, std::set<uint32_t>> reported_;
   int64_t committed_ = -1;
 };
-
-// Sum of `quota(w)` over the live workers ranked below `worker`.
-template <typename Quota>
-uint64_t OffsetAmong(const std::map<uint32_t, int64_t>& live, uint32_t worker,
-                     Quota quota) {
-  uint64_t offset = 0;
-  for (const auto& [w, joined] : live) {
-    if (w >= worker) break;
-    offset += quota(w);
-  }
-  return offset;
-}
 
 }  // namespace lockstep
 

@@ -18,16 +18,15 @@ inline uint32_t ConfiguredBatch(const std::vector<uint32_t>& batches,
   return batches[std::min<size_t>(worker, batches.size() - 1)];
 }
 
-// Sum of the configured batches of the workers in `live` (sorted ranks)
-// ranked below `worker`: where `worker`'s samples start in the global batch.
-inline uint64_t ConfiguredOffset(const std::vector<uint32_t>& batches,
-                                 const std::vector<uint32_t>& live,
-                                 uint32_t worker) {
+// Sum of the configured batches of every rank below `worker`, live or not:
+// where `worker`'s samples start in each clock's global batch under the
+// apply-on-arrival policies. Workers run different clocks there, so the
+// slices are fixed by rank and never move when membership changes: a
+// departed worker's slice goes unread, no two workers share one.
+inline uint64_t RankOffset(const std::vector<uint32_t>& batches,
+                           uint32_t worker) {
   uint64_t offset = 0;
-  for (uint32_t w : live) {
-    if (w >= worker) break;
-    offset += ConfiguredBatch(batches, w);
-  }
+  for (uint32_t w = 0; w < worker; ++w) offset += ConfiguredBatch(batches, w);
   return offset;
 }
 

@@ -44,8 +44,7 @@ std::optional<AdmissionDecision> SspPolicy::Admit(uint32_t worker,
   AdmissionDecision decision;
   decision.clock = start;
   decision.batch = ConfiguredBatch(batches_, worker);
-  decision.batch_offset =
-      ConfiguredOffset(batches_, table_.LiveWorkers(), worker);
+  decision.batch_offset = RankOffset(batches_, worker);
   return decision;
 }
 

@@ -66,8 +66,10 @@ struct AdmissionDecision {
   // (a late backup worker or a re-joining worker jumps to the current clock).
   int64_t clock = 0;
   uint32_t batch = 0;
-  // Where the worker's samples start inside the clock's global batch
-  // (sum of the quotas of lower-ranked live workers), for global data order.
+  // Where the worker's samples start inside the clock's global batch, for
+  // global data order: no two workers' slices of a clock overlap, whatever
+  // the membership does (barrier policies: BatchPlan; on arrival:
+  // RankOffset).
   uint64_t batch_offset = 0;
 };
 

@@ -140,8 +140,10 @@ class Coordinator {
   // Tells a worker asking for `clock` that the job is over.
   void SendFinished(const std::string& id, Peer& peer, int64_t clock);
   bool OnArrival() const;
-  // Apply-on-arrival jobs: the sample budget is spent (sample_budget.h).
-  bool BudgetSpent() const;
+  // Nothing is left to admit: an apply-on-arrival job's sample budget is
+  // spent (sample_budget.h), or every clock of a barrier job is under way
+  // or done (a worker joining now has no slice of the last: BatchPlan).
+  bool Ended() const;
   // Apply-on-arrival jobs: the samples processed, in whole clocks of X.
   int64_t ProgressClocks() const;
   // Once every live worker finished, asks the lowest-ranked one for the

@@ -17,7 +17,7 @@ void Coordinator::HandleAdmit(const std::string& id, Peer& peer,
     recorder_->Start();
     recorder_started_ = true;
   }
-  if (peer.finished || BudgetSpent()) {
+  if (peer.finished || Ended()) {
     SendFinished(id, peer, clock);
     return;
   }
@@ -33,7 +33,10 @@ bool Coordinator::OnArrival() const {
   return policy_->apply_mode() == ApplyMode::kOnArrival;
 }
 
-bool Coordinator::BudgetSpent() const { return OnArrival() && budget_.Spent(); }
+bool Coordinator::Ended() const {
+  return OnArrival() ? budget_.Spent()
+                     : policy_->CurrentClock() >= options_.job.max_clocks;
+}
 
 int64_t Coordinator::ProgressClocks() const {
   return static_cast<int64_t>(
@@ -161,7 +164,7 @@ void Coordinator::AnswerPendingAdmissions() {
   for (const auto& id : worker_ids_) {
     Peer& peer = peers_[id];
     if (!peer.pending_admit) continue;
-    if (BudgetSpent()) {
+    if (Ended()) {
       SendFinished(id, peer, *peer.pending_admit);
       continue;
     }

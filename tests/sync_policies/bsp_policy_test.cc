@@ -358,14 +358,37 @@ TEST_F(BspPolicyTest, SingleEntryBatchListAppliesToEveryWorker) {
   }
 }
 
-TEST_F(BspPolicyTest, BatchOffsetIsTheSumOfLowerRankedLiveBatches) {
+TEST_F(BspPolicyTest, BatchOffsetsAreFixedForTheClockUnderWay) {
   BspPolicy policy({16, 32, 64, 8});
   JoinAll(&policy, 4);
   EXPECT_EQ(policy.Admit(0, 0)->batch_offset, 0u);
   EXPECT_EQ(policy.Admit(2, 0)->batch_offset, 48u);
-  EXPECT_EQ(policy.Admit(3, 0)->batch_offset, 112u);
   EXPECT_THAT(policy.OnWorkerLeft(1), IsEmpty());
-  EXPECT_EQ(policy.Admit(3, 0)->batch_offset, 80u) << "w1 no longer counts";
+  // w1's slice [16, 48) goes unread; w3 keeps [112, 120) instead of moving
+  // onto w2's [64, 112) (as lower-ranked live batches would put it).
+  EXPECT_EQ(policy.Admit(3, 0)->batch_offset, 112u);
+  // w1 re-joins mid-clock: it still has its slice, so it runs this clock.
+  policy.OnWorkerJoined(1, 0, {});
+  EXPECT_EQ(policy.Admit(1, 0)->batch_offset, 16u);
+  // A newcomer has none: it waits for clock 1, which clock 0 does not
+  // wait for.
+  policy.OnWorkerJoined(4, 0, {});
+  EXPECT_FALSE(policy.Admit(4, 0).has_value());
+  for (uint32_t w : {0u, 1u, 2u}) EXPECT_THAT(Report(&policy, w, 0), IsEmpty());
+  EXPECT_THAT(Report(&policy, 3, 0), ::testing::SizeIs(1));
+  // Clock 1 is planned afresh among its workers, in rank order.
+  EXPECT_EQ(policy.Admit(4, 1)->batch_offset, 120u);
+  EXPECT_EQ(policy.Admit(3, 1)->batch_offset, 112u);
+}
+
+TEST_F(BspPolicyTest, AClockAllOfWhoseAdmittedWorkersLeftIsPlannedAfresh) {
+  BspPolicy policy({16, 32, 64});
+  JoinAll(&policy, 3);
+  EXPECT_EQ(policy.Admit(1, 0)->batch_offset, 16u);
+  EXPECT_THAT(policy.OnWorkerLeft(1), IsEmpty());
+  // Nobody read a slice of clock 0 that counts: w2 moves up to 16.
+  EXPECT_EQ(policy.Admit(2, 0)->batch_offset, 16u);
+  EXPECT_EQ(policy.Admit(0, 0)->batch_offset, 0u);
 }
 
 TEST_F(BspPolicyTest, UnknownWorkerIsDeferred) {

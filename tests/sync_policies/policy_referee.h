@@ -12,9 +12,12 @@
 //  - Backup(B): commits exactly the first max(1, N - B) live reporters as
 //    soon as they are in; counts exactly the late reports as drops.
 //  - LB-BSP also: every quota within the worker's bounds, the quotas of
-//    each clock sum to X (or as near as the bounds allow) and their offsets
-//    tile [0, X) in rank order (a clock all of whose admitted workers left
-//    may be split afresh).
+//    each clock sum to X (or as near as the bounds allow).
+//  - All: no two workers' slices [offset, offset + batch) of one clock
+//    overlap and every slice lies in [0, X), however membership changed
+//    during the clock; with membership stable through a barrier clock the
+//    slices tile [0, X) in rank order (a clock all of whose admitted
+//    workers left may be split afresh).
 // Records per clock the admissions and reported compute times, for the
 // suite's convergence checks.
 // Thread-safety: not thread-safe.
@@ -81,6 +84,17 @@ class PolicyReferee : public SimObserver {
         global_batch_(global_batch) {}
 
   void OnJoin(uint32_t w, int64_t clock) override {
+    if (barrier()) {
+      // A clock under way has no slice for a worker that was not expected
+      // in it when its first worker was admitted (LB-BSP: for none, its
+      // quotas are fixed): the newcomer starts at the next clock.
+      clock = std::max(clock, committed_ + 1);
+      const bool under_way = UnderWay(clock);
+      if (under_way &&
+          (spec_.kind == Kind::kLbBsp || members_[clock].count(w) == 0)) {
+        ++clock;
+      }
+    }
     joined_[w] = clock;
     completed_[w] = clock;
     admitted_.erase(w);
@@ -99,7 +113,10 @@ class PolicyReferee : public SimObserver {
     for (const auto& [worker, clock] : admitted_) {
       abandoned = abandoned && clock != committed_ + 1;
     }
-    if (abandoned) admissions_.erase(committed_ + 1);  // its quotas are void
+    if (abandoned) {  // its quotas and slices are void
+      admissions_.erase(committed_ + 1);
+      members_.erase(committed_ + 1);
+    }
     CheckCommits(c, "after w" + std::to_string(w) + " left");
   }
 
@@ -123,6 +140,12 @@ class PolicyReferee : public SimObserver {
     } else {
       EXPECT_EQ(d.batch, ConfiguredBatch(scenario_.batches, w));
     }
+    CheckSlice(w, d);
+    if (admissions_[d.clock].empty()) {  // the clock's plan: who is expected
+      for (const auto& [worker, joined] : joined_) {
+        if (joined <= d.clock) members_[d.clock].insert(worker);
+      }
+    }
     admitted_[w] = d.clock;
     admissions_[d.clock][w] = d;
   }
@@ -137,12 +160,9 @@ class PolicyReferee : public SimObserver {
         EXPECT_LT(MinCompleted(), start - spec_.staleness)
             << "SSP deferred w" << w << " for " << start << " without cause";
         break;
-      case Kind::kLbBsp:  // a worker that joined mid-clock waits for the next
+      default:  // a worker that joined mid-clock waits for the next
         EXPECT_TRUE(asked > committed_ + 1 || admitted_.count(w) == 0)
             << "deferred w" << w << " asking " << asked;
-        break;
-      default:
-        EXPECT_GT(asked, committed_ + 1) << "deferred w" << w;
     }
   }
 
@@ -195,6 +215,14 @@ class PolicyReferee : public SimObserver {
  private:
   bool barrier() const {
     return spec_.kind != Kind::kSsp && spec_.kind != Kind::kAsp;
+  }
+
+  // Whether a live worker was admitted to `clock`.
+  bool UnderWay(int64_t clock) const {
+    for (const auto& [w, c] : admitted_) {
+      if (c == clock) return true;
+    }
+    return false;
   }
 
   int64_t MinCompleted() const {
@@ -252,6 +280,21 @@ class PolicyReferee : public SimObserver {
     }
   }
 
+  // No slice of `d.clock` that another worker was admitted to overlaps
+  // w's, and w's lies within the global batch.
+  void CheckSlice(uint32_t w, const AdmissionDecision& d) {
+    EXPECT_LE(d.batch_offset + d.batch, global_batch_)
+        << "w" << w << " clock " << d.clock << " reads past X";
+    for (const auto& [other, o] : admissions_[d.clock]) {
+      if (other == w) continue;
+      EXPECT_TRUE(d.batch_offset >= o.batch_offset + o.batch ||
+                  o.batch_offset >= d.batch_offset + d.batch)
+          << "clock " << d.clock << ": w" << w << " gets [" << d.batch_offset
+          << ", " << d.batch_offset + d.batch << "), w" << other << " had ["
+          << o.batch_offset << ", " << o.batch_offset + o.batch << ")";
+    }
+  }
+
   // LB-BSP: the quotas of `clock` sum to X. All: offsets tile the batch
   // when membership was stable during the clock.
   // (When the workers' bounds cannot hold X, the nearest sum they can.)
@@ -292,6 +335,7 @@ class PolicyReferee : public SimObserver {
   std::map<uint32_t, int64_t> admitted_;   // live workers: last admission
   std::map<int64_t, std::vector<uint32_t>> reporters_;  // live, in order
   std::set<int64_t> changed_clocks_;  // membership changed during these
+  std::map<int64_t, std::set<uint32_t>> members_;  // expected per clock
   std::map<uint32_t, uint64_t> late_;
   uint64_t late_total_ = 0;
   int64_t committed_ = -1;

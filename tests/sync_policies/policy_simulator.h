@@ -231,8 +231,14 @@ class PolicySimulator {
 
   bool Done() const {
     bool any = false;
+    // A worker that joined while the last clock was under way waits for
+    // the next, which the job never runs: it is finished too (the
+    // coordinator tells it so).
+    const bool ended = policy_->CurrentClock() >= scenario_.clocks;
     for (const WorkerState& s : workers_) {
-      if (s.live && !s.finished) return false;
+      if (s.live && !s.finished && !(ended && s.pending.has_value())) {
+        return false;
+      }
       any = any || s.live;
     }
     return any;
