@@ -1,0 +1,155 @@
+// LB-BSP in global data order: however the quotas split each clock's
+// global batch between the workers, and however the split changes from
+// clock to clock, the commit's batch-weighted mean over the workers' slices
+// is the mean gradient over the clock's X samples, so the job must train
+// the model single-process minibatch SGD with batch X trains over the same
+// global order. Uneven workers (one 4x slower) make the quotas uneven and
+// moving; the test checks they were.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "server/optimizers/optimizer.h"
+#include "tests/cluster/in_process_cluster.h"
+#include "worker/data/dataset_registry.h"
+#include "worker/global_batch_order.h"
+#include "worker/models/mlp_model.h"
+#include "worker/worker_runtime.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int kLbClocks = 30;
+constexpr uint64_t kLbSeed = 11;
+
+JobConfig LbBspJob(const std::string& optimizer, double lr) {
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 3;
+  job.batches = {10, 10, 10};  // X = 30
+  job.model = "mlp:8";
+  job.data = "synthetic:samples=600:test=200:dim=10:classes=3";
+  job.optimizer = optimizer;
+  job.lr = lr;
+  job.max_clocks = kLbClocks;
+  job.eval_every = 0;
+  job.seed = kLbSeed;
+  job.heartbeat_ms = 500;
+  job.sync = "lbbsp:analytical:last";
+  job.data_order = "global";
+  return job;
+}
+
+// Single-process minibatch training: clock c's batch is the next X samples
+// of the global order.
+std::vector<float> GlobalOrderReference(const JobConfig& job) {
+  auto data = LoadDataset(DataOptions::Of(job));
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  const DenseRows& rows = *(*data)->dense(Split::kTrain);
+  auto model = MlpModel::Create({8}, rows.dim, rows.classes);
+  std::vector<float> params(model.value()->num_params());
+  InitDenseParams(model.value()->shape(), kLbSeed, params);
+  auto opt = Optimizer::Create(OptimizerConfig::Of(job));
+  std::vector<float> state(params.size() * opt.value()->state_slots());
+  std::vector<float*> slots;
+  for (int s = 0; s < opt.value()->state_slots(); ++s) {
+    slots.push_back(state.data() + s * params.size());
+  }
+  const uint64_t x = job.GlobalBatch();
+  GlobalBatchOrder order(rows.size, x, kLbSeed);
+  std::vector<float> grad(params.size());
+  std::vector<uint64_t> batch;
+  for (int clock = 0; clock < kLbClocks; ++clock) {
+    order.Slice(clock, 0, static_cast<uint32_t>(x), &batch);
+    model.value()->LossAndGradient(params, rows, batch, grad);
+    opt.value()->Apply(params.data(), grad.data(), slots.data(), params.size(),
+                       job.lr, clock + 1);
+  }
+  return params;
+}
+
+// clock -> worker -> batch, from the run's metrics.jsonl.
+std::map<int64_t, std::map<uint32_t, uint32_t>> Splits(
+    const std::string& path) {
+  std::ifstream in(path);
+  const std::regex re(R"re("worker":(\d+),"clock":(\d+),"batch":(\d+))re");
+  std::map<int64_t, std::map<uint32_t, uint32_t>> out;
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (!std::regex_search(line, m, re)) continue;
+    out[std::stoll(m[2])][static_cast<uint32_t>(std::stoul(m[1]))] =
+        static_cast<uint32_t>(std::stoul(m[3]));
+  }
+  return out;
+}
+
+class LbBspEquivalenceTest
+    : public ::testing::TestWithParam<std::pair<const char*, double>> {};
+
+TEST_P(LbBspEquivalenceTest, MovingQuotasTrainSingleProcessSgdsModel) {
+  const auto& [optimizer, lr] = GetParam();
+  InProcessJob spec;
+  spec.job = LbBspJob(optimizer, lr);
+  spec.hetero = {"linear=0.001+0.0002", "linear=0.001+0.0002",
+                 "linear=0.001+0.0008"};
+  const std::string tag = std::to_string(getpid()) + "-" + optimizer;
+  spec.dump_model =
+      (std::filesystem::temp_directory_path() / ("lbbsp-model-" + tag))
+          .string();
+  spec.run_dir = std::filesystem::temp_directory_path() / ("lbbsp-run-" + tag);
+  std::filesystem::remove_all(spec.run_dir);
+  std::filesystem::create_directories(spec.run_dir);
+  const InProcessResult result = RunInProcess(spec);
+  const auto splits = Splits(spec.run_dir + "/metrics.jsonl");
+  auto cluster = ReadModelFile(spec.dump_model);
+  std::filesystem::remove(spec.dump_model);
+  std::filesystem::remove_all(spec.run_dir);
+  ASSERT_TRUE(result.ok()) << result.Failures();
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+
+  // The quotas were uneven and moved, and every clock summed to X.
+  std::set<std::vector<uint32_t>> distinct;
+  bool uneven = false;
+  ASSERT_EQ(splits.size(), static_cast<size_t>(kLbClocks));
+  for (const auto& [clock, by_worker] : splits) {
+    std::vector<uint32_t> split;
+    uint32_t sum = 0;
+    for (const auto& [w, batch] : by_worker) {
+      split.push_back(batch);
+      sum += batch;
+      uneven = uneven || batch != 10;
+    }
+    EXPECT_EQ(sum, 30u) << "clock " << clock;
+    distinct.insert(split);
+  }
+  EXPECT_TRUE(uneven);
+  EXPECT_GE(distinct.size(), 2u) << "the quotas never changed";
+
+  const std::vector<float> reference = GlobalOrderReference(spec.job);
+  ASSERT_EQ(cluster->size(), reference.size());
+  double worst = 0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double err = std::fabs((*cluster)[i] - reference[i]);
+    worst = std::max(worst, err);
+    ASSERT_LE(err, 1e-5 * std::max(1.0, std::fabs(double{reference[i]})))
+        << "parameter " << i;
+  }
+  std::cout << optimizer << ": " << distinct.size()
+            << " distinct splits, worst difference " << worst << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, LbBspEquivalenceTest,
+                         ::testing::Values(std::make_pair("sgd", 0.1),
+                                           std::make_pair("adam", 0.01)),
+                         [](const auto& info) {
+                           return std::string(info.param.first);
+                         });
+
+}  // namespace
+}  // namespace lockstep
