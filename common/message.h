@@ -21,7 +21,7 @@ namespace lockstep {
 // Version 2: workers describe their model and data (Describe) and get the
 // layout in Start; job configs travel as (name, value) fields. Version 1:
 // the first protocol. Peers refuse any other version.
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = 3;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;

@@ -171,6 +171,8 @@ void ServerShard::HandlePush(Message& msg) {
   const uint64_t id = push->request_id();
   const int64_t clock = push->clock();
   const uint64_t version_read = push->version_read();
+  const wire::PushVerdict verdict = push->verdict();
+  const int64_t decided_staleness = push->staleness();
   const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
   const std::string peer = msg.peer;
   if (!ok.ok()) {
@@ -187,9 +189,12 @@ void ServerShard::HandlePush(Message& msg) {
     SendPushAck(peer, id, clock, wire::PushStatus::Applied, 0);
     return;
   }
-  int64_t staleness = 0;
-  const wire::PushStatus status = clock_.Admit(
-      static_cast<uint64_t>(dense_->step()), version_read, &staleness);
+  int64_t staleness = decided_staleness;
+  const wire::PushStatus status =
+      verdict == wire::PushVerdict::Measure
+          ? clock_.Admit(static_cast<uint64_t>(dense_->step()), version_read,
+                         &staleness)
+          : clock_.Decided(verdict == wire::PushVerdict::Apply);
   SendPushAck(peer, id, clock, status, staleness);
   if (status != wire::PushStatus::Applied) return;
   if (dense_->range().size() * sizeof(float) < kBackgroundApplyBytes) {

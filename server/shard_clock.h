@@ -75,6 +75,13 @@ class ShardClock {
   // (`version` now, `version_read` then; 0 if the reader is ahead).
   wire::PushStatus Admit(uint64_t version, uint64_t version_read,
                          int64_t* staleness);
+  // On arrival, decided elsewhere (wire::PushVerdict): Applied, or Dropped
+  // (and counted).
+  wire::PushStatus Decided(bool apply) {
+    if (apply) return wire::PushStatus::Applied;
+    ++dropped_;
+    return wire::PushStatus::Dropped;
+  }
   // On arrival: a push of `clock` was applied.
   void MarkApplied(int64_t clock);
   // An admitted push could not be applied after all.

@@ -193,7 +193,6 @@ StatusOr<PsClient::PushResult> PsClient::Push(
     const std::shared_ptr<std::vector<float>>& dense,
     const std::shared_ptr<std::vector<uint64_t>>& ids,
     const std::shared_ptr<std::vector<float>>& sparse) {
-  const uint64_t request_id = next_request_++;
   const uint32_t dim = layout_.sparse_dim();
   std::vector<KeySpan> id_pieces(layout_.num_shards(), KeySpan{0, 0});
   if (ids != nullptr) {
@@ -201,38 +200,62 @@ StatusOr<PsClient::PushResult> PsClient::Push(
       id_pieces[p.shard] = p.keys;
     }
   }
-  std::vector<uint32_t> shards;
-  for (const ShardInfo& s : layout_.shards()) {
-    const KeySpan& own_ids = id_pieces[s.shard];
-    flatbuffers::FlatBufferBuilder fbb(128);
-    std::vector<wire::KeyRange> ranges;
-    if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
-    auto body = wire::CreatePush(fbb, request_id, clock, batch,
-                                 fbb.CreateVectorOfStructs(ranges),
-                                 own_ids.size(), versions_[s.shard], epoch_);
-    Message msg;
-    msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
-                                wire::Role::Worker, static_cast<int>(rank_));
-    msg.payloads.push_back(SharedPayload(dense, s.dense.begin, s.dense.size()));
-    if (own_ids.size() > 0) {
-      msg.payloads.push_back(SharedPayload(ids, own_ids.begin, own_ids.size()));
-      msg.payloads.push_back(
-          SharedPayload(sparse, own_ids.begin * dim, own_ids.size() * dim));
-    }
-    LS_RETURN_IF_ERROR(Send(s.shard, std::move(msg)));
-    shards.push_back(s.shard);
-  }
   PushResult result;
-  LS_RETURN_IF_ERROR(AwaitReplies(
-      shards, request_id, "push",
-      [&](uint32_t, Message& msg) -> StatusOr<bool> {
-        if (msg.envelope->body_type() != wire::Body::PushAck) return false;
-        const auto* ack = msg.envelope->body_as_PushAck();
-        if (ack->request_id() != request_id) return false;
-        if (ack->status() == wire::PushStatus::Dropped) ++result.dropped;
-        result.max_staleness = std::max(result.max_staleness, ack->staleness());
-        return true;
-      }));
+  wire::PushVerdict verdict = wire::PushVerdict::Measure;
+  int64_t decided_staleness = 0;
+  // Sends the push to `shards` and waits for their acks.
+  const auto push_to = [&](const std::vector<uint32_t>& shards) -> Status {
+    const uint64_t request_id = next_request_++;
+    for (uint32_t shard : shards) {
+      const ShardInfo& s = layout_.shards()[shard];
+      const KeySpan& own_ids = id_pieces[shard];
+      flatbuffers::FlatBufferBuilder fbb(128);
+      std::vector<wire::KeyRange> ranges;
+      if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
+      auto body = wire::CreatePush(
+          fbb, request_id, clock, batch, fbb.CreateVectorOfStructs(ranges),
+          own_ids.size(), versions_[shard], epoch_, verdict, decided_staleness);
+      Message msg;
+      msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
+                                  wire::Role::Worker, static_cast<int>(rank_));
+      msg.payloads.push_back(
+          SharedPayload(dense, s.dense.begin, s.dense.size()));
+      if (own_ids.size() > 0) {
+        msg.payloads.push_back(
+            SharedPayload(ids, own_ids.begin, own_ids.size()));
+        msg.payloads.push_back(
+            SharedPayload(sparse, own_ids.begin * dim, own_ids.size() * dim));
+      }
+      LS_RETURN_IF_ERROR(Send(shard, std::move(msg)));
+    }
+    return AwaitReplies(shards, request_id, "push",
+                        [&](uint32_t shard, Message& msg) -> StatusOr<bool> {
+                          if (msg.envelope->body_type() != wire::Body::PushAck)
+                            return false;
+                          const auto* ack = msg.envelope->body_as_PushAck();
+                          if (ack->request_id() != request_id) return false;
+                          const bool dropped =
+                              ack->status() == wire::PushStatus::Dropped;
+                          if (dropped) ++result.dropped;
+                          result.max_staleness =
+                              std::max(result.max_staleness, ack->staleness());
+                          if (shard == 0) {
+                            decided_staleness = ack->staleness();
+                            verdict = dropped ? wire::PushVerdict::Drop
+                                              : wire::PushVerdict::Apply;
+                          }
+                          return true;
+                        });
+  };
+  std::vector<uint32_t> shards;
+  for (const ShardInfo& s : layout_.shards()) shards.push_back(s.shard);
+  if (!single_verdict_ || shards.size() < 2) {
+    LS_RETURN_IF_ERROR(push_to(shards));
+    return result;
+  }
+  LS_RETURN_IF_ERROR(push_to({0}));
+  shards.erase(shards.begin());
+  LS_RETURN_IF_ERROR(push_to(shards));
   return result;
 }
 

@@ -35,6 +35,14 @@ class PsClient {
                                                     double timeout_s,
                                                     uint32_t epoch = 0);
 
+  // Pushes applied on arrival under a staleness rule (a drop limit or a
+  // staleness-scaled step) go to shard 0 first, and the other shards are
+  // told its verdict and staleness (wire::PushVerdict): every shard then
+  // applies or drops a push alike, at the same step, for one more round
+  // trip per push. Without a rule every shard takes every push, and all
+  // shards get it at once.
+  void set_single_verdict(bool on) { single_verdict_ = on; }
+
   // While a request waits, `item` is polled too; when it is readable,
   // `check` runs, and a non-OK status ends the request with it.
   void SetInterrupt(zmq::pollitem_t item, std::function<Status()> check) {
@@ -92,6 +100,7 @@ class PsClient {
   std::vector<std::unique_ptr<DataChannel>> channels_;
   uint64_t next_request_ = 1;
   std::vector<uint64_t> versions_;  // per shard, from the last pull
+  bool single_verdict_ = false;
 };
 
 }  // namespace lockstep

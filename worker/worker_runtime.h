@@ -157,6 +157,9 @@ class WorkerRuntime {
   std::unique_ptr<HeartbeatThread> heartbeats_;
   int64_t last_heard_ms_ = 0;
   int64_t welcomed_ms_ = 0;
+  // Pushes under a staleness rule: every shard follows shard 0's verdict
+  // (PsClient::set_single_verdict).
+  bool single_verdict_ = false;
   uint64_t bad_messages_ = 0;
   bool shutdown_finished_ = false;
   // Recovery epoch from the last Start; every report and request has it.

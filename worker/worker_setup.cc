@@ -64,6 +64,9 @@ Status WorkerRuntime::Setup(const wire::Welcome& welcome) {
       heartbeats_,
       HeartbeatThread::Start(options_.coordinator, rank_, job_.heartbeat_ms));
   welcomed_ms_ = NowMillis();
+  single_verdict_ =
+      welcome.apply_mode() == wire::ApplyMode::OnArrival &&
+      (welcome.max_staleness() >= 0 || welcome.scale_lr_by_staleness());
   if (rank_ >= job_.workers) {
     return InvalidArgument("welcome assigns rank " + std::to_string(rank_) +
                            " of " + std::to_string(job_.workers));
@@ -122,6 +125,7 @@ Status WorkerRuntime::Start(const wire::Start& start) {
   LS_ASSIGN_OR_RETURN(
       ps_,
       PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_));
+  ps_->set_single_verdict(single_verdict_);
   ps_->SetInterrupt({static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0},
                     [this] { return CheckCoordinatorDuringRequest(); });
   return Status::Ok();

@@ -84,6 +84,7 @@ void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
   o.Add("compute_s", r.compute_s).Add("push_s", r.push_s);
   o.Add("pull_s", r.pull_s).Add("wait_s", r.wait_s).Add("loss", r.loss);
   o.Add("staleness", staleness).Add("dropped", dropped > 0);
+  o.Add("dropped_shards", dropped);
   o.Add("cpu_available", r.cpu_available);
   o.Add("wall_s", WallSeconds());
   metrics_ << o.str() << '\n';

@@ -3,6 +3,7 @@
 #ifndef LOCKSTEP_TESTS_SUPPORT_PARAM_NAMES_H_
 #define LOCKSTEP_TESTS_SUPPORT_PARAM_NAMES_H_
 
+#include <cctype>
 #include <string>
 
 namespace lockstep {
@@ -12,7 +13,7 @@ struct PolicyParamName {
   std::string operator()(const Info& info) const {
     std::string name = info.param;
     for (char& c : name) {
-      if (c == ':') c = '_';
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     }
     return name;
   }

@@ -16,6 +16,7 @@
 
 #include "common/job_config.h"
 #include "sync_policies/policy_registry.h"
+#include "tests/support/param_names.h"
 #include "tests/sync_policies/policy_referee.h"
 #include "tests/sync_policies/policy_simulator.h"
 #include "tests/test_seed.h"
@@ -198,21 +199,13 @@ TEST_P(ConformanceTest, RandomChurnNeverBreaksTheRule) {
   }
 }
 
-std::string SpecTestName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name;
-}
-
 INSTANTIATE_TEST_SUITE_P(
     AllPolicies, ConformanceTest,
     ::testing::Values("bsp", "ssp:0", "ssp:3", "asp", "asp:scale:drop=4",
                       "backup:0", "backup:1", "lbbsp:analytical:last",
                       "lbbsp:analytical:ema", "lbbsp:analytical:narx",
                       "lbbsp:numerical", "lbbsp:analytical:ema:min=8:max=120"),
-    SpecTestName);
+    PolicyParamName());
 
 }  // namespace
 }  // namespace lockstep
