@@ -33,6 +33,10 @@ po::options_description LaunchFlags() {
       ("data-transport", po::value<std::string>()->default_value("auto"),
        "how workers reach the servers: auto (= ipc: every role runs here), "
        "ipc, tcp, zmq-ipc or zmq-tcp (the ZeroMQ data port)")  //
+      ("links", po::value<std::string>()->default_value("emulated"),
+       "emulated: a worker's net= link waits out its bytes; real (root): "
+       "every role in a network namespace, each worker behind a veth pair "
+       "that tc shapes with its net= link")  //
       ("timeout-s", po::value<double>()->default_value(0.0),
        "stop the job and exit 124 after this many seconds (0 = none)")  //
       ("hetero", po::value<std::string>()->default_value(""),
@@ -68,6 +72,16 @@ Status CheckLauncherFlags(const LaunchOptions& options) {
       t != "zmq-tcp") {
     return InvalidArgument("--data-transport '" + t +
                            "' is not one of auto, ipc, tcp, zmq-ipc, zmq-tcp");
+  }
+  if (options.links != "emulated" && options.links != "real") {
+    return InvalidArgument("--links '" + options.links +
+                           "' is not one of emulated, real");
+  }
+  if (options.links == "real" && t != "auto" && t != "tcp" && t != "zmq-tcp") {
+    return InvalidArgument(
+        "--links real needs a TCP data transport (auto, "
+        "tcp or zmq-tcp): '" +
+        t + "' would not cross the links");
   }
   if (!std::isfinite(options.timeout_s) || options.timeout_s < 0) {
     return InvalidArgument("--timeout-s must be >= 0");
@@ -131,6 +145,7 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.host = vm["host"].as<std::string>();
     options.timeout_s = vm["timeout-s"].as<double>();
     options.data_transport = vm["data-transport"].as<std::string>();
+    options.links = vm["links"].as<std::string>();
     options.hetero = vm["hetero"].as<std::string>();
     options.stop_on_worker_failure = vm["stop-on-worker-failure"].as<bool>();
     options.supervise = vm["supervise"].as<bool>();

@@ -30,6 +30,12 @@ struct LaunchOptions {
   // beats TCP loopback; "tcp" uses `host`; "zmq-tcp" / "zmq-ipc" use the
   // ZeroMQ data port instead of Lockstep's direct transport.
   std::string data_transport = "auto";
+  // "emulated" (default): a worker's net= link is emulated by waiting.
+  // "real": every role runs in a network namespace of a NetLab
+  // (tools/net_lab.h) and each worker's net= link shapes its veth pair,
+  // so its bytes cross a slower link; binds the hub's address over
+  // `host` and the data transport is TCP. Needs root.
+  std::string links = "emulated";
   // Wall-clock limit for the whole job; 0 = none.
   double timeout_s = 0;
   // --hetero as given: a profile file or inline "wR:items;*:items" (see

@@ -43,6 +43,12 @@ Launcher::~Launcher() {
 int Launcher::Run() {
   start_ = std::chrono::steady_clock::now();
   InstallStopSignalHandlers();
+  if (options_.links == "real") {
+    if (Status status = BuildNetLab(); !status.ok()) {
+      console_->Message(status.message());
+      return 1;
+    }
+  }
   if (Status status = PrepareRunDir(); !status.ok()) {
     console_->Message(status.message());
     return 1;
@@ -56,6 +62,17 @@ int Launcher::Run() {
   if (outcome != Outcome::kRunning) return Abort(outcome);
   AwaitShutdown();
   return Finish();
+}
+
+Status Launcher::BuildNetLab() {
+  if (const std::string why = NetLab::Unavailable(); !why.empty()) {
+    return FailedPrecondition("--links real: " + why);
+  }
+  LS_ASSIGN_OR_RETURN(
+      lab_, NetLab::Create(options_.job.workers, std::to_string(getpid())));
+  options_.host = NetLab::HubAddress();
+  if (options_.data_transport == "auto") options_.data_transport = "tcp";
+  return Status::Ok();
 }
 
 Status Launcher::PrepareRunDir() {
@@ -76,6 +93,7 @@ Status Launcher::PrepareRunDir() {
   JsonObject launcher;
   launcher.Add("host", options_.host).Add("timeout_s", options_.timeout_s);
   launcher.Add("data_transport", options_.data_transport);
+  launcher.Add("links", options_.links);
   launcher.Add("verbose", options_.verbose);
   launcher.Add("stop_on_worker_failure", options_.stop_on_worker_failure);
   launcher.Add("coordinator_binary", binaries_.coordinator);
@@ -121,6 +139,7 @@ Launcher::Outcome Launcher::StartAll() {
   argv.insert(argv.end(), {"--listen", listen, "--run-dir", run_dir_});
   if (options_.resume) argv.push_back("--resume");
   if (options_.verbose) argv.push_back("-v");
+  if (lab_ != nullptr) argv = NetLab::InNamespace(lab_->hub(), std::move(argv));
   if (Status s = StartRole("coordinator", 0, argv); !s.ok()) {
     Fail(s.message(), nullptr);
     return Outcome::kFailed;
@@ -161,6 +180,11 @@ std::vector<std::string> Launcher::PeerArgv(bool server, int rank) {
     argv.insert(argv.end(), {"--hetero", hetero->second});
   }
   if (options_.verbose) argv.push_back("-v");
+  if (lab_ != nullptr && !server) {
+    argv.insert(argv.end(), {"--real-link", lab_->RealLinkFlag(rank)});
+    return NetLab::InNamespace(lab_->WorkerNamespace(rank), std::move(argv));
+  }
+  if (lab_ != nullptr) return NetLab::InNamespace(lab_->hub(), std::move(argv));
   return argv;
 }
 

@@ -42,6 +42,7 @@
 
 #include "tools/console.h"
 #include "tools/launch_options.h"
+#include "tools/net_lab.h"
 #include "tools/process_group.h"
 
 namespace lockstep {
@@ -78,6 +79,8 @@ class Launcher {
   };
 
   Status PrepareRunDir();
+  // --links real: the namespaces every role runs in; binds their address.
+  Status BuildNetLab();
   Status StartRole(const std::string& role, int rank,
                    const std::vector<std::string>& argv);
   // The command line of server or worker `rank`.
@@ -122,6 +125,8 @@ class Launcher {
   LaunchOptions options_;
   RoleBinaries binaries_;
   Console* console_;
+  // Declared before group_: the namespaces outlive the processes in them.
+  std::unique_ptr<NetLab> lab_;
   ProcessGroup group_;
   std::map<pid_t, Role> roles_;
   std::string run_dir_;

@@ -24,12 +24,17 @@ std::string LinkProfile::AddItem(const std::string& value) {
 
 void LinkProfile::Finish() { SortScheduleKeepingLast(&steps_); }
 
-double LinkProfile::Seconds(int64_t clock, uint64_t bytes) const {
+const LinkProfile::Step* LinkProfile::StepAt(int64_t clock) const {
   const Step* current = nullptr;
   for (const Step& step : steps_) {
     if (step.from_clock > clock) break;
     current = &step;
   }
+  return current;
+}
+
+double LinkProfile::Seconds(int64_t clock, uint64_t bytes) const {
+  const Step* current = StepAt(clock);
   if (current == nullptr) return 0;
   return current->latency_ms / 1000 +
          static_cast<double>(bytes) * 8 / (current->mbps * 1e6);

@@ -13,6 +13,7 @@
 #ifndef LOCKSTEP_WORKER_LINK_PROFILE_H_
 #define LOCKSTEP_WORKER_LINK_PROFILE_H_
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +22,13 @@ namespace lockstep {
 
 class LinkProfile {
  public:
+  struct Step {
+    int64_t from_clock = 0;
+    double mbps = 0;
+    double latency_ms = 0;
+    bool operator==(const Step&) const = default;
+  };
+
   // Adds the step of one item's value "MBPS/LATENCY_MS[@C]". Returns the
   // reason it is malformed, or "" when it was added. MBPS > 0,
   // LATENCY_MS >= 0, C >= 0.
@@ -31,15 +39,12 @@ class LinkProfile {
   bool empty() const { return steps_.empty(); }
   // Seconds `bytes` take over the link at `clock`; 0 before the first step.
   double Seconds(int64_t clock, uint64_t bytes) const;
+  // The step in force at `clock`; nullptr before the first (a free link).
+  const Step* StepAt(int64_t clock) const;
   // "net=100/0.5,net=10/0.5@150" in clock order; "" when empty.
   std::string ToString() const;
 
  private:
-  struct Step {
-    int64_t from_clock = 0;
-    double mbps = 0;
-    double latency_ms = 0;
-  };
   std::vector<Step> steps_;
 };
 

@@ -44,6 +44,9 @@ double ProcessCpuSeconds() {
 
 Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
   const int64_t clock = admission.clock;
+  if (real_link_.has_value()) {
+    LS_RETURN_IF_ERROR(real_link_->Apply(clock, hetero_.link()));
+  }
   if (global_order_ != nullptr) {
     global_order_->Slice(clock, admission.offset, admission.quota, &batch_);
   } else {
@@ -94,7 +97,15 @@ void WorkerRuntime::TimedCompute(int64_t clock, uint32_t quota,
 }
 
 void WorkerRuntime::LinkWait(int64_t clock, uint64_t bytes) {
-  const double seconds = hetero_.link().Seconds(clock, bytes);
+  double seconds = hetero_.link().Seconds(clock, bytes);
+  if (real_link_.has_value()) {
+    // The bytes crossed the real link; without netem its latency is
+    // still to be waited.
+    const LinkProfile::Step* step = hetero_.link().StepAt(clock);
+    seconds = real_link_->latency_emulated() && step != nullptr
+                  ? step->latency_ms / 1000
+                  : 0;
+  }
   if (seconds > 0) EmulatedWait(seconds);
 }
 

@@ -30,7 +30,11 @@ int Main(int argc, char** argv) {
       "model to this file")(
       "hetero", po::value<std::string>()->default_value(""),
       "heterogeneity emulation profile, e.g. 'linear=0.002+0.0004,x4@150' "
-      "(see README)")("verbose,v", "log debug lines");
+      "(see README)")(
+      "real-link", po::value<std::string>()->default_value(""),
+      "HUB_NS:HUB_DEV:DEV: shape this veth pair with the profile's net= "
+      "link instead of emulating it (lockstep-launch --links real sets it)")(
+      "verbose,v", "log debug lines");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -57,6 +61,7 @@ int Main(int argc, char** argv) {
   opts.request_timeout_s = vm["request-timeout-s"].as<double>();
   opts.dump_model = vm["dump-model"].as<std::string>();
   opts.hetero = vm["hetero"].as<std::string>();
+  opts.real_link = vm["real-link"].as<std::string>();
   auto worker = lockstep::WorkerRuntime::Create(opts);
   if (!worker.ok()) {
     std::cerr << "lockstep-worker: " << worker.status().message() << std::endl;

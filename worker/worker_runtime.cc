@@ -47,6 +47,9 @@ StatusOr<std::unique_ptr<WorkerRuntime>> WorkerRuntime::Create(
     return InvalidArgument("--request-timeout-s must be > 0");
   }
   std::unique_ptr<WorkerRuntime> w(new WorkerRuntime(std::move(options)));
+  if (!w->options_.real_link.empty()) {
+    LS_ASSIGN_OR_RETURN(w->real_link_, RealLink::Parse(w->options_.real_link));
+  }
   if (!w->options_.hetero.empty()) {
     // Validated now (and its batch cap registered); re-seeded per rank in
     // Setup so transient slowdowns differ between workers.

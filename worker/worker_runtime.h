@@ -25,6 +25,7 @@
 #include "worker/hetero_profile.h"
 #include "worker/models/model.h"
 #include "worker/ps_client.h"
+#include "worker/real_link.h"
 #include "worker/sample_stream.h"
 
 namespace lockstep {
@@ -39,6 +40,9 @@ struct WorkerOptions {
   std::string dump_model;
   // Heterogeneity emulation (HeteroProfile grammar); empty = none.
   std::string hetero;
+  // "HUB_NS:HUB_DEV:DEV": make the profile's net= link real by shaping
+  // that veth pair (real_link.h) instead of emulating it; empty = emulate.
+  std::string real_link;
 };
 
 // Writes "LSMODEL1", a little-endian uint64 count, then count float32s.
@@ -141,6 +145,7 @@ class WorkerRuntime {
   std::unique_ptr<SampleStream> stream_;
   std::unique_ptr<GlobalBatchOrder> global_order_;
   HeteroProfile hetero_;
+  std::optional<RealLink> real_link_;  // --real-link; unset: emulated
   std::vector<uint64_t> batch_;
   std::vector<float> params_;
   std::shared_ptr<std::vector<float>> dense_grad_;

@@ -47,6 +47,8 @@ std::string SpecLaunchFlag(const std::string& key) {
   return "";
 }
 
-std::vector<std::string> SpecLaunchKeys() { return {"data-transport", "host"}; }
+std::vector<std::string> SpecLaunchKeys() {
+  return {"data-transport", "host", "links"};
+}
 
 }  // namespace lockstep
