@@ -7,7 +7,8 @@ README.md marks the place of each table with
 and the table comes from experiments/results/NAME/report.md: the first
 Markdown table after its first "## " scenario heading, with the published
 comparison line before it; NAME:detail, the second table (where the time
-went); NAME:all, every scenario's first table under its name; NAME:event,
+went); NAME:all, every scenario's first table under its name; NAME:details,
+every scenario's second; NAME:event,
 the table after the "Around clock" line. Usage: scripts/readme-experiments.py
 """
 import os
@@ -46,6 +47,11 @@ def headline(name):
     if part == "detail":
         return "\n".join(tables(lines, scenarios[0])[1])
     out = []
+    if part == "details":
+        for start in scenarios:
+            out += ["**" + lines[start][3:] + "**", ""]
+            out += tables(lines, start)[1] + [""]
+        return "\n".join(out).rstrip()
     for start in scenarios if part == "all" else scenarios[:1]:
         if part == "all":
             out += ["**" + lines[start][3:] + "**", ""]

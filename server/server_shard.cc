@@ -125,8 +125,8 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   if (!job_.resolved())
     return InvalidArgument("welcome with an unresolved job");
   on_arrival_ = welcome.apply_mode() == wire::ApplyMode::OnArrival;
-  scale_lr_by_staleness_ = welcome.scale_lr_by_staleness();
-  clock_ = ShardClock({on_arrival_, welcome.max_staleness()});
+  clock_ = ShardClock(
+      {on_arrival_, welcome.max_staleness(), welcome.scale_lr_by_staleness()});
   LS_ASSIGN_OR_RETURN(
       schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job_)));

@@ -170,7 +170,6 @@ class ServerShard {
   JobConfig job_;
   KeyLayout layout_;
   bool on_arrival_ = false;
-  bool scale_lr_by_staleness_ = false;
   ShardClock clock_;
   LrSchedule schedule_;
   std::unique_ptr<Optimizer> optimizer_;

@@ -234,18 +234,15 @@ void ServerShard::SendPushAck(const std::string& peer, uint64_t id,
 
 void ServerShard::ApplyOnArrival(const BufferedPush& record, int64_t clock,
                                  int64_t staleness) {
-  double lr = schedule_.RateAt(clock);
-  if (scale_lr_by_staleness_) lr /= static_cast<double>(staleness + 1);
   // One push is a share n_w / X of its clock's weighted mean gradient and
   // is applied as that fraction of an optimizer step (UpdateStep), so a
   // clock's worth of pushes moves the model as far as one BSP step and the
   // policies compare at the same learning rate, for every optimizer.
-  const double share =
-      static_cast<double>(record.batch) /
-      static_cast<double>(std::max<uint64_t>(1, job_.GlobalBatch()));
+  const ShardClock::OnArrivalStep step = clock_.StepOf(
+      schedule_.RateAt(clock), staleness, record.batch, job_.GlobalBatch());
   // HandlePush checked every frame against the header, so this cannot
   // fail short of a bug; the ack already said Applied.
-  Status applied = ApplyPushes({&record}, lr, share);
+  Status applied = ApplyPushes({&record}, step.lr, step.fraction);
   if (!applied.ok()) {
     LS_LOG(Error) << "admitted push not applied: " << applied.message();
     clock_.CountDrop();

@@ -61,6 +61,18 @@ void ShardClock::FinishCommit(int64_t clock) {
   buffered_.erase(buffered_.begin(), buffered_.upper_bound(clock));
 }
 
+ShardClock::OnArrivalStep ShardClock::StepOf(double lr, int64_t staleness,
+                                             uint32_t batch,
+                                             uint64_t global_batch) const {
+  OnArrivalStep step;
+  step.lr = rules_.scale_lr
+                ? lr / static_cast<double>(std::max<int64_t>(0, staleness) + 1)
+                : lr;
+  step.fraction = static_cast<double>(batch) /
+                  static_cast<double>(std::max<uint64_t>(1, global_batch));
+  return step;
+}
+
 wire::PushStatus ShardClock::Admit(uint64_t version, uint64_t version_read,
                                    int64_t* staleness) {
   *staleness = version >= version_read

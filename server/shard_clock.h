@@ -35,7 +35,20 @@ class ShardClock {
     bool on_arrival = false;
     // On arrival: drop pushes staler than this many versions; -1 = never.
     int64_t max_staleness = -1;
+    // On arrival: divide the step's rate by staleness + 1.
+    bool scale_lr = false;
   };
+
+  // The rate and fraction of a step (UpdateStep) a push applied on arrival
+  // takes: `lr` (the schedule's at its clock), divided by staleness + 1
+  // under scale_lr; the fraction is the push's share batch / global_batch
+  // of its clock (DESIGN.md: a clock's pushes move the model one BSP step).
+  struct OnArrivalStep {
+    double lr = 0;
+    double fraction = 1;
+  };
+  OnArrivalStep StepOf(double lr, int64_t staleness, uint32_t batch,
+                       uint64_t global_batch) const;
 
   ShardClock() = default;
   explicit ShardClock(Rules rules) : rules_(rules) {}

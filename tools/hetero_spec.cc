@@ -1,5 +1,6 @@
 #include "tools/hetero_spec.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -159,6 +160,10 @@ Status CheckHeteroItems(const std::string& items) {
       ok = IsTwoNumbersAndCount(value);
     } else if (key == "net") {
       ok = IsLink(value);
+    } else if (key == "colo") {
+      const std::vector<std::string> parts = SplitString(value, '/');
+      ok = parts.size() == 3 &&
+           std::all_of(parts.begin(), parts.end(), IsNumber);
     } else if (key == "cpu") {
       ok = IsNumber(value);
       ++cpus;

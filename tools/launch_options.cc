@@ -42,7 +42,8 @@ po::options_description LaunchFlags() {
       ("hetero", po::value<std::string>()->default_value(""),
        "per-worker heterogeneity profiles: a file with one 'wR: items' or "
        "'*: items' per line, or inline 'wR:items;*:items'; items: "
-       "linear=A+B, gpu=TSAT/B/CAP, xF[@C], transient=P/K/L, cpu=Q "
+       "linear=A+B, gpu=TSAT/B/CAP, xF[@C], transient=P/K/L, "
+       "net=MBPS/LATENCY_MS[@C], colo=P/L/D, cpu=Q "
        "(default: none)")  //
       ("resume", po::value<std::string>()->default_value(""),
        "RUN_DIR: continue that run's job from its newest complete snapshot "

@@ -94,6 +94,7 @@ StatusOr<HeteroProfile> HeteroProfile::Parse(const std::string& text,
                                              uint64_t seed) {
   HeteroProfile profile;
   profile.seed_ = seed;
+  profile.colo_.set_seed(seed);
   if (TrimWhitespace(text).empty()) return profile;
   profile.empty_ = false;
   for (const std::string& raw : SplitString(text, ',')) {
@@ -114,8 +115,9 @@ Status HeteroProfile::ParseItem(const std::string& item) {
   if (key == "linear" || key == "gpu") return ParseCostModel(item, key, value);
   if (key == "transient") return ParseTransient(item, value);
   if (key == "cpu") return ParseCpu(item, value);
-  if (key == "net") {
-    const std::string problem = link_.AddItem(value);
+  if (key == "net" || key == "colo") {
+    const std::string problem =
+        key == "net" ? link_.AddItem(value) : colo_.AddItem(value);
     return problem.empty() ? Status::Ok() : BadItem(item, problem);
   }
   return BadItem(item, "unknown item");
@@ -195,6 +197,14 @@ bool HeteroProfile::TransientStarts(size_t index, int64_t clock) const {
 }
 
 double HeteroProfile::FactorAt(int64_t clock) const {
+  return OwnFactorAt(clock) * colo_.SlowdownOf(clock);
+}
+
+double HeteroProfile::cpu_available(int64_t clock) const {
+  return colo_.AvailableAtEndOf(clock) / OwnFactorAt(clock);
+}
+
+double HeteroProfile::OwnFactorAt(int64_t clock) const {
   double factor = 1;
   auto after = std::upper_bound(
       schedule_.begin(), schedule_.end(), clock,
@@ -263,6 +273,7 @@ std::string HeteroProfile::ToString() const {
                     ProfileNumber(t.factor) + "/" + std::to_string(t.length));
   }
   if (!link_.empty()) items.push_back(link_.ToString());
+  if (!colo_.empty()) items.push_back(colo_.ToString());
   if (cpu_quota_ > 0) items.push_back("cpu=" + ProfileNumber(cpu_quota_));
   std::string text;
   for (const std::string& item : items) {

@@ -28,6 +28,11 @@
 //                   schedule like xF@C): each pull and push also waits the
 //                   latency plus its payload over MBPS megabits per second
 //                   (link_profile.h). E.g. net=1000/0.2,net=50/0.2@150.
+//   colo=P/L/D      co-located jobs: with probability P per clock one
+//                   starts within the clock and takes a share L of the CPU
+//                   for D clocks (colocated_load.h): compute slows by
+//                   1 / (1 - L) while it runs, and the CPU reading shows it
+//                   from the end of the clock it started in.
 //   cpu=Q           a real CPU quota of Q in (0, 1] of one CPU, applied by
 //                   ApplyCpuQuota with cgroup v2. A robustness check only:
 //                   real contention is noisy on a small machine.
@@ -50,6 +55,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "worker/colocated_load.h"
 #include "worker/link_profile.h"
 
 namespace lockstep {
@@ -59,7 +65,7 @@ class HeteroProfile {
   // The grammar as one line, quoted in every parse error.
   static constexpr char kGrammar[] =
       "items separated by ',': linear=A+B | gpu=TSAT/B/CAP | xF[@C] | "
-      "transient=P/K/L | net=MBPS/LATENCY_MS[@C] | cpu=Q";
+      "transient=P/K/L | net=MBPS/LATENCY_MS[@C] | colo=P/L/D | cpu=Q";
   // cgroup v2 period for cpu.max, in microseconds; the quota is Q of it.
   static constexpr int64_t kCpuPeriodUs = 100000;
   // The kernel refuses quotas below 1 ms: smaller Q are raised to this.
@@ -86,11 +92,14 @@ class HeteroProfile {
   const LinkProfile& link() const { return link_; }
 
   // The slowdown at `clock`: the scheduled factor times every active
-  // transient slowdown. 1 for an empty profile. REQUIRES: clock >= 0.
+  // transient slowdown times the co-located jobs' (colo=). 1 for an empty
+  // profile. REQUIRES: clock >= 0.
   double FactorAt(int64_t clock) const;
 
-  // What the worker reports to LB-BSP as its CPU availability: 1 / factor.
-  double cpu_available(int64_t clock) const { return 1.0 / FactorAt(clock); }
+  // What the worker reports to LB-BSP as its CPU availability: 1 over the
+  // scheduled and transient factors, times the share co-located jobs leave
+  // at the end of the clock (ColocatedLoad::AvailableAtEndOf).
+  double cpu_available(int64_t clock) const;
 
   // The emulated cost in seconds of `clock` with a batch of `batch`: the
   // cost model at `batch` times FactorAt(clock); 0 without a cost model.
@@ -149,6 +158,8 @@ class HeteroProfile {
                         const std::string& value);
   Status ParseTransient(const std::string& item, const std::string& value);
   Status ParseCpu(const std::string& item, const std::string& value);
+  // FactorAt without the co-located jobs.
+  double OwnFactorAt(int64_t clock) const;
   // Whether transient number `index` starts a slowdown at `clock`.
   bool TransientStarts(size_t index, int64_t clock) const;
   double ModelSeconds(uint32_t batch) const;
@@ -162,6 +173,7 @@ class HeteroProfile {
   std::vector<FactorStep> schedule_;  // by from_clock, unique clocks
   std::vector<Transient> transients_;
   LinkProfile link_;
+  ColocatedLoad colo_;
   double cpu_quota_ = 0;
 };
 

@@ -110,5 +110,30 @@ TEST(ShardClockTest, WithoutALimitNothingIsTooStale) {
   EXPECT_EQ(clock.dropped(), 0u);
 }
 
+TEST(ShardClockTest, OnArrivalAPushIsItsShareOfAStep) {
+  ShardClock plain({/*on_arrival=*/true, -1, /*scale_lr=*/false});
+  const auto step = plain.StepOf(0.1, /*staleness=*/3, /*batch=*/24, 96);
+  EXPECT_DOUBLE_EQ(step.lr, 0.1);  // staleness changes nothing unscaled
+  EXPECT_DOUBLE_EQ(step.fraction, 0.25);
+  // One worker holding the whole global batch takes a whole step.
+  EXPECT_DOUBLE_EQ(plain.StepOf(0.1, 0, 96, 96).fraction, 1.0);
+}
+
+TEST(ShardClockTest, StalenessScalingDividesTheRateByStalenessPlusOne) {
+  ShardClock scaled({/*on_arrival=*/true, -1, /*scale_lr=*/true});
+  EXPECT_DOUBLE_EQ(scaled.StepOf(0.1, 0, 32, 128).lr, 0.1);
+  EXPECT_DOUBLE_EQ(scaled.StepOf(0.1, 3, 32, 128).lr, 0.025);
+  EXPECT_DOUBLE_EQ(scaled.StepOf(0.1, 3, 32, 128).fraction, 0.25);
+}
+
+TEST(ShardClockTest, ADecidedVerdictIsFollowedAndADropCounted) {
+  // Another shard measured the staleness (wire::PushVerdict): this one
+  // follows it, whatever its own versions say.
+  ShardClock clock({/*on_arrival=*/true, /*max_staleness=*/0});
+  EXPECT_EQ(clock.Decided(true), wire::PushStatus::Applied);
+  EXPECT_EQ(clock.Decided(false), wire::PushStatus::Dropped);
+  EXPECT_EQ(clock.dropped(), 1u);
+}
+
 }  // namespace
 }  // namespace lockstep
