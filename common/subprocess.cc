@@ -22,7 +22,8 @@ std::string FindProgram(const std::string& program) {
   dirs += ":/usr/sbin:/sbin";
   for (const std::string& dir : SplitString(dirs, ':')) {
     if (dir.empty()) continue;
-    const std::string candidate = dir + "/" + program;
+    std::string candidate = dir;
+    candidate.append("/").append(program);
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
@@ -55,6 +56,7 @@ Status RunProgram(const std::vector<std::string>& argv) {
     return Internal("pipe: " + std::string(std::strerror(errno)));
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

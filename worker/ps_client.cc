@@ -6,6 +6,45 @@
 #include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep {
+namespace {
+
+// What a push frame says besides its payloads.
+struct PushHeader {
+  uint64_t request_id;
+  int64_t clock;
+  uint32_t batch;
+  uint64_t version;  // the shard's version in this client's last pull
+  uint32_t epoch;
+  wire::PushVerdict verdict;
+  int64_t decided_staleness;
+};
+
+// The push to shard `s`: its dense slice of `dense`, and the rows `own_ids`
+// of `ids` and `sparse` (`dim` floats each), sharing the callers' buffers.
+Message PushFrame(const PushHeader& h, const ShardInfo& s, KeySpan own_ids,
+                  uint32_t dim, int rank,
+                  const std::shared_ptr<std::vector<float>>& dense,
+                  const std::shared_ptr<std::vector<uint64_t>>& ids,
+                  const std::shared_ptr<std::vector<float>>& sparse) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  std::vector<wire::KeyRange> ranges;
+  if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
+  auto body = wire::CreatePush(
+      fbb, h.request_id, h.clock, h.batch, fbb.CreateVectorOfStructs(ranges),
+      own_ids.size(), h.version, h.epoch, h.verdict, h.decided_staleness);
+  Message msg;
+  msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
+                              wire::Role::Worker, rank);
+  msg.payloads.push_back(SharedPayload(dense, s.dense.begin, s.dense.size()));
+  if (own_ids.size() > 0) {
+    msg.payloads.push_back(SharedPayload(ids, own_ids.begin, own_ids.size()));
+    msg.payloads.push_back(
+        SharedPayload(sparse, own_ids.begin * dim, own_ids.size() * dim));
+  }
+  return msg;
+}
+
+}  // namespace
 
 PsClient::PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
                    uint32_t epoch)
@@ -207,26 +246,12 @@ StatusOr<PsClient::PushResult> PsClient::Push(
   const auto push_to = [&](const std::vector<uint32_t>& shards) -> Status {
     const uint64_t request_id = next_request_++;
     for (uint32_t shard : shards) {
-      const ShardInfo& s = layout_.shards()[shard];
-      const KeySpan& own_ids = id_pieces[shard];
-      flatbuffers::FlatBufferBuilder fbb(128);
-      std::vector<wire::KeyRange> ranges;
-      if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
-      auto body = wire::CreatePush(
-          fbb, request_id, clock, batch, fbb.CreateVectorOfStructs(ranges),
-          own_ids.size(), versions_[shard], epoch_, verdict, decided_staleness);
-      Message msg;
-      msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
-                                  wire::Role::Worker, static_cast<int>(rank_));
-      msg.payloads.push_back(
-          SharedPayload(dense, s.dense.begin, s.dense.size()));
-      if (own_ids.size() > 0) {
-        msg.payloads.push_back(
-            SharedPayload(ids, own_ids.begin, own_ids.size()));
-        msg.payloads.push_back(
-            SharedPayload(sparse, own_ids.begin * dim, own_ids.size() * dim));
-      }
-      LS_RETURN_IF_ERROR(Send(shard, std::move(msg)));
+      const PushHeader header{request_id,       clock,  batch,
+                              versions_[shard], epoch_, verdict,
+                              decided_staleness};
+      LS_RETURN_IF_ERROR(Send(
+          shard, PushFrame(header, layout_.shards()[shard], id_pieces[shard],
+                           dim, static_cast<int>(rank_), dense, ids, sparse)));
     }
     return AwaitReplies(shards, request_id, "push",
                         [&](uint32_t shard, Message& msg) -> StatusOr<bool> {

@@ -15,8 +15,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-int Main(int argc, char** argv) {
-  lockstep::RetainFreedHeapMemory();
+po::options_description Options() {
   po::options_description options("lockstep-worker options");
   options.add_options()("help,h", "show this help")(
       "coordinator", po::value<std::string>(),
@@ -35,6 +34,23 @@ int Main(int argc, char** argv) {
       "HUB_NS:HUB_DEV:DEV: shape this veth pair with the profile's net= "
       "link instead of emulating it (lockstep-launch --links real sets it)")(
       "verbose,v", "log debug lines");
+  return options;
+}
+
+lockstep::WorkerOptions WorkerOptionsFrom(const po::variables_map& vm) {
+  lockstep::WorkerOptions opts;
+  opts.coordinator = vm["coordinator"].as<std::string>();
+  opts.rank_hint = vm["rank"].as<int>();
+  opts.request_timeout_s = vm["request-timeout-s"].as<double>();
+  opts.dump_model = vm["dump-model"].as<std::string>();
+  opts.hetero = vm["hetero"].as<std::string>();
+  opts.real_link = vm["real-link"].as<std::string>();
+  return opts;
+}
+
+int Main(int argc, char** argv) {
+  lockstep::RetainFreedHeapMemory();
+  const po::options_description options = Options();
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -55,14 +71,7 @@ int Main(int argc, char** argv) {
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
   // Many workers share a machine's cores; each computes on one thread.
   openblas_set_num_threads(1);
-  lockstep::WorkerOptions opts;
-  opts.coordinator = vm["coordinator"].as<std::string>();
-  opts.rank_hint = vm["rank"].as<int>();
-  opts.request_timeout_s = vm["request-timeout-s"].as<double>();
-  opts.dump_model = vm["dump-model"].as<std::string>();
-  opts.hetero = vm["hetero"].as<std::string>();
-  opts.real_link = vm["real-link"].as<std::string>();
-  auto worker = lockstep::WorkerRuntime::Create(opts);
+  auto worker = lockstep::WorkerRuntime::Create(WorkerOptionsFrom(vm));
   if (!worker.ok()) {
     std::cerr << "lockstep-worker: " << worker.status().message() << std::endl;
     return 2;
