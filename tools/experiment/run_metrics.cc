@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,8 @@ StatusOr<bool> ForEachJsonLine(const std::string& path, F each) {
 Status ReadWorkerLines(const std::string& dir, RunMetrics* m) {
   struct Time {
     double wait = 0, total = 0;
+    double speed_sum = 0;  // samples per compute second, over its clocks
+    int speeds = 0;
   };
   std::vector<Time> times;
   std::vector<double> staleness;
@@ -46,6 +49,12 @@ Status ReadWorkerLines(const std::string& dir, RunMetrics* m) {
         times[w].wait += wait;
         times[w].total += j.value("compute_s", 0.0) + j.value("push_s", 0.0) +
                           j.value("pull_s", 0.0) + wait;
+        const double batch = j.value("batch", 0.0);
+        const double compute = j.value("compute_s", 0.0);
+        if (batch > 0 && compute > 0) {
+          times[w].speed_sum += batch / compute;
+          times[w].speeds += 1;
+        }
         staleness.push_back(j.value("staleness", 0.0));
         m->pushes += 1;
         if (j.value("dropped", false)) m->dropped_pushes += 1;
@@ -54,21 +63,22 @@ Status ReadWorkerLines(const std::string& dir, RunMetrics* m) {
   m->staleness_p99 = found ? Quantile(staleness, 0.99) : NAN;
   for (const Time& t : times) {
     m->idle_share.push_back(t.total > 0 ? t.wait / t.total : NAN);
+    m->mean_speed.push_back(t.speeds > 0 ? t.speed_sum / t.speeds : NAN);
   }
   return Status();
 }
 
+// After ReadWorkerLines: each worker's RMSE over its mean measured speed.
 void ReadPredictors(const std::map<std::string, double>& policy_metrics,
                     RunMetrics* m) {
-  const std::string prefix = "lockstep_predictor_rmse{";
+  const std::string prefix = "lockstep_predictor_rmse{worker=\"";
   double sum = 0;
   int n = 0;
   for (const auto& [key, rmse] : policy_metrics) {
     if (key.rfind(prefix, 0) != 0) continue;
-    auto speed = policy_metrics.find("lockstep_predicted_speed{" +
-                                     key.substr(prefix.size()));
-    if (speed == policy_metrics.end() || !(speed->second > 0)) continue;
-    sum += rmse / speed->second;
+    const size_t w = std::strtoul(key.c_str() + prefix.size(), nullptr, 10);
+    if (w >= m->mean_speed.size() || !(m->mean_speed[w] > 0)) continue;
+    sum += rmse / m->mean_speed[w];
     ++n;
   }
   if (n > 0) m->predictor_rmse_share = sum / n;
@@ -101,8 +111,8 @@ StatusOr<RunMetrics> ReadRunMetrics(const std::string& dir) {
       return Corruption(dir + "/config.json is damaged: " + e.what());
     }
   }
-  ReadPredictors(m.summary.policy_metrics, &m);
   LS_RETURN_IF_ERROR(ReadWorkerLines(dir, &m));
+  ReadPredictors(m.summary.policy_metrics, &m);
   LS_RETURN_IF_ERROR(ForEachJsonLine(dir + "/eval.jsonl", [&](const json& j) {
                        const double acc = j.value("test_accuracy", 0.0);
                        if (!m.clocks_to_target && m.target_accuracy > 0 &&

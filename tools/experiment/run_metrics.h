@@ -25,11 +25,15 @@ struct RunMetrics {
   // Per worker (by rank): waiting time over its whole time in clocks
   // (compute + push + pull + wait).
   std::vector<double> idle_share;
+  // Per worker: its mean speed, batch / compute_s over its clocks (NaN
+  // when it computed nothing).
+  std::vector<double> mean_speed;
   // Over every push of every worker; NaN without metrics.jsonl.
   double staleness_p50 = 0, staleness_p99 = 0;
   double pushes = 0, dropped_pushes = 0;
-  // LB-BSP's predictors at the end: the RMSE of each worker's speed
-  // prediction over its predicted speed, averaged over the workers.
+  // LB-BSP's predictors: the RMSE of each worker's speed prediction over
+  // the run, over its mean measured speed (batch / compute_s, the speed the
+  // predictors predict), averaged over the workers.
   std::optional<double> predictor_rmse_share;
 };
 
