@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Static checks, failing on any finding:
 #  - clang-format: every C++ file matches .clang-format;
-#  - clang-tidy: the checks in .clang-tidy over the sources (not tests) and
-#    the headers they include, with Clang's thread-safety analysis
-#    (-Wthread-safety) on, so a member marked GUARDED_BY(mu_) read without
-#    mu_ held is a finding.
+#  - clang-tidy: the checks in .clang-tidy over the sources (not tests, not
+#    CUDA kernels) and the headers they include, with Clang's thread-safety
+#    analysis (-Wthread-safety) on, so a member marked GUARDED_BY(mu_) read
+#    without mu_ held is a finding.
 # Usage: scripts/lint.sh [--deep] [files...]
 #   --deep  also runs the Clang static analyzer (clang-analyzer-*), which
 #           triples the time; run it before a large change. Its
@@ -27,7 +27,7 @@ if [ "${1:-}" = "--deep" ]; then
 fi
 
 echo "== clang-format"
-git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
+git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format --dry-run -Werror
 
 if [ $# -gt 0 ]; then
   scripts/build.sh lint
@@ -44,7 +44,7 @@ else
   mapfile -t files < <(/usr/bin/python3 -c '
 import json, sys
 for entry in json.load(open("build/compile_commands.json")):
-    if "/tests/" not in entry["file"]:
+    if "/tests/" not in entry["file"] and not entry["file"].endswith(".cu"):
         print(entry["file"])')
 fi
 echo "== clang-tidy (${#files[@]} translation units, $jobs at a time${checks:+, checks +$checks})"

@@ -69,20 +69,20 @@ Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
   if (admission.evaluate) LS_RETURN_IF_ERROR(Evaluate(clock, false, true));
   ReclaimBuffer(&dense_grad_, params_.size());
   ReclaimBuffer(&sparse_grad_, sparse_rows_.size());
-  TimedCompute(clock, admission.quota, times, [&] {
+  LS_RETURN_IF_ERROR(TimedCompute(clock, admission.quota, times, [&] {
     return model_->LossAndGradient(*data_, batch_,
                                    {params_, *sparse_ids_, sparse_rows_},
                                    {*dense_grad_, *sparse_grad_});
-  });
+  }));
   return PushGradient(clock, admission.quota, times);
 }
 
 template <typename Compute>
-void WorkerRuntime::TimedCompute(int64_t clock, uint32_t quota,
-                                 ClockTimes* times, Compute compute) {
+Status WorkerRuntime::TimedCompute(int64_t clock, uint32_t quota,
+                                   ClockTimes* times, Compute compute) {
   const double start = NowSeconds();
   const double cpu_start = ProcessCpuSeconds();
-  times->loss = compute();
+  LS_ASSIGN_OR_RETURN(times->loss, compute());
   const double real = NowSeconds() - start;
   // Share of a CPU this process got while computing: below 1 when the
   // machine is contended (a real reading for LB-BSP's predictors).
@@ -94,6 +94,7 @@ void WorkerRuntime::TimedCompute(int64_t clock, uint32_t quota,
   }
   times->cpu_available = cpu;
   times->compute_s = NowSeconds() - start;
+  return Status::Ok();
 }
 
 void WorkerRuntime::LinkWait(int64_t clock, uint64_t bytes) {
@@ -154,8 +155,9 @@ Status WorkerRuntime::Evaluate(int64_t clock, bool final, bool pulled) {
   if (!pulled || !test_ids_.empty()) {
     LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, test_ids_, test_rows_));
   }
-  const EvalResult result =
-      model_->Evaluate(*data_, {params_, test_ids_, test_rows_});
+  LS_ASSIGN_OR_RETURN(
+      const EvalResult result,
+      model_->Evaluate(*data_, {params_, test_ids_, test_rows_}));
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreateEvaluation(fbb, clock, result.loss, result.accuracy,
                                      result.samples, final, epoch_,

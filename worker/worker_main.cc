@@ -33,7 +33,9 @@ po::options_description Options() {
       "real-link", po::value<std::string>()->default_value(""),
       "HUB_NS:HUB_DEV:DEV: shape this veth pair with the profile's net= "
       "link instead of emulating it (lockstep-launch --links real sets it)")(
-      "verbose,v", "log debug lines");
+      "device", po::value<std::string>()->default_value("cpu"),
+      "where the model computes: cpu, or cuda[:N] (a GPU; models built "
+      "from layers: mlp, softmax, cnn)")("verbose,v", "log debug lines");
   return options;
 }
 
@@ -45,6 +47,7 @@ lockstep::WorkerOptions WorkerOptionsFrom(const po::variables_map& vm) {
   opts.dump_model = vm["dump-model"].as<std::string>();
   opts.hetero = vm["hetero"].as<std::string>();
   opts.real_link = vm["real-link"].as<std::string>();
+  opts.device = vm["device"].as<std::string>();
   return opts;
 }
 

@@ -43,6 +43,8 @@ struct WorkerOptions {
   // "HUB_NS:HUB_DEV:DEV": make the profile's net= link real by shaping
   // that veth pair (real_link.h) instead of emulating it; empty = emulate.
   std::string real_link;
+  // Where the model computes: "cpu" or "cuda[:N]" (CreateComputeBackend).
+  std::string device = "cpu";
 };
 
 // Writes "LSMODEL1", a little-endian uint64 count, then count float32s.
@@ -110,10 +112,11 @@ class WorkerRuntime {
   Status CheckCoordinatorDuringRequest();
   Status RunClock(const Admission& admission, ClockTimes* times);
   // Computes the gradient with `compute`, then waits out the emulated
-  // slowdown; fills compute_s and cpu_available.
+  // slowdown; fills compute_s and cpu_available. Fails with compute's
+  // error.
   template <typename Compute>
-  void TimedCompute(int64_t clock, uint32_t quota, ClockTimes* times,
-                    Compute compute);
+  [[nodiscard]] Status TimedCompute(int64_t clock, uint32_t quota,
+                                    ClockTimes* times, Compute compute);
   // Sleeps `seconds` (stops early on a stop request).
   // The net= link's time for `bytes` of a pull or push at `clock`, waited
   // after the real transfer.

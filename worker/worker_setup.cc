@@ -91,7 +91,8 @@ Status WorkerRuntime::LoadDataAndModel() {
   LS_LOG(Info) << "loaded " << data_->shape().train_samples << " training and "
                << data_->shape().test_samples << " test samples of "
                << job_.data << " in " << NowSeconds() - t0 << " s";
-  LS_ASSIGN_OR_RETURN(model_, CreateModel(job_.model, data_->shape()));
+  LS_ASSIGN_OR_RETURN(model_,
+                      CreateModel(job_.model, data_->shape(), options_.device));
   return Status::Ok();
 }
 

@@ -12,6 +12,7 @@
 #include "server/optimizers/optimizer.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/param_names.h"
+#include "tests/support/reference_optimizer.h"
 #include "worker/data/dataset_registry.h"
 #include "worker/models/mlp_model.h"
 #include "worker/sample_stream.h"
@@ -55,12 +56,7 @@ std::vector<float> ReferenceTraining(const JobConfig& job) {
   auto model = MlpModel::Create({8}, rows.dim, rows.classes);
   std::vector<float> params(model.value()->num_params());
   InitDenseParams(model.value()->shape(), kSeed, params);
-  auto opt = Optimizer::Create(OptimizerConfig::Of(job));
-  std::vector<float> state(params.size() * opt.value()->state_slots());
-  std::vector<float*> slots;
-  for (int s = 0; s < opt.value()->state_slots(); ++s) {
-    slots.push_back(state.data() + s * params.size());
-  }
+  ReferenceOptimizer opt(OptimizerConfig::Of(job), params.size());
   std::vector<SampleStream> streams;
   for (uint32_t w = 0; w < job.workers; ++w) {
     streams.emplace_back(rows.size, job.workers, w, kSeed);
@@ -74,8 +70,7 @@ std::vector<float> ReferenceTraining(const JobConfig& job) {
       global.insert(global.end(), part.begin(), part.end());
     }
     model.value()->LossAndGradient(params, rows, global, grad);
-    opt.value()->Apply(params.data(), grad.data(), slots.data(), params.size(),
-                       job.lr, clock + 1);
+    opt.Apply(params, grad, job.lr, clock + 1);
   }
   return params;
 }

@@ -16,6 +16,7 @@
 
 #include "server/optimizers/optimizer.h"
 #include "tests/cluster/in_process_cluster.h"
+#include "tests/support/reference_optimizer.h"
 #include "worker/data/dataset_registry.h"
 #include "worker/global_batch_order.h"
 #include "worker/models/mlp_model.h"
@@ -54,12 +55,7 @@ std::vector<float> GlobalOrderReference(const JobConfig& job) {
   auto model = MlpModel::Create({8}, rows.dim, rows.classes);
   std::vector<float> params(model.value()->num_params());
   InitDenseParams(model.value()->shape(), kLbSeed, params);
-  auto opt = Optimizer::Create(OptimizerConfig::Of(job));
-  std::vector<float> state(params.size() * opt.value()->state_slots());
-  std::vector<float*> slots;
-  for (int s = 0; s < opt.value()->state_slots(); ++s) {
-    slots.push_back(state.data() + s * params.size());
-  }
+  ReferenceOptimizer opt(OptimizerConfig::Of(job), params.size());
   const uint64_t x = job.GlobalBatch();
   GlobalBatchOrder order(rows.size, x, kLbSeed);
   std::vector<float> grad(params.size());
@@ -67,8 +63,7 @@ std::vector<float> GlobalOrderReference(const JobConfig& job) {
   for (int clock = 0; clock < kLbClocks; ++clock) {
     order.Slice(clock, 0, static_cast<uint32_t>(x), &batch);
     model.value()->LossAndGradient(params, rows, batch, grad);
-    opt.value()->Apply(params.data(), grad.data(), slots.data(), params.size(),
-                       job.lr, clock + 1);
+    opt.Apply(params, grad, job.lr, clock + 1);
   }
   return params;
 }

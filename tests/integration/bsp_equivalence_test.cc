@@ -1,7 +1,8 @@
 // BSP over the parameter server with W workers and per-worker batches x_w
 // must equal single-process minibatch SGD with batch sum(x_w) over the same
 // sample order: this proves the batch-weighted aggregation and the server
-// optimizers end to end (real processes, real sockets).
+// optimizers end to end (real processes, real sockets), for the MLP and for
+// a small CNN.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,8 +10,9 @@
 #include "common/job_config.h"
 #include "server/optimizers/optimizer.h"
 #include "tests/integration/test_cluster.h"
-#include "worker/data/idx_loader.h"
-#include "worker/models/mlp_model.h"
+#include "tests/support/reference_optimizer.h"
+#include "worker/data/dataset_registry.h"
+#include "worker/models/model_registry.h"
 #include "worker/sample_stream.h"
 #include "worker/worker_runtime.h"
 
@@ -20,10 +22,9 @@ namespace {
 constexpr int kClocks = 50;
 constexpr uint64_t kTrainLimit = 3000;
 constexpr uint64_t kSeed = 7;
-const char* kModel = "mlp:24";
-const std::vector<uint32_t> kHidden = {24};
 
 struct Case {
+  std::string model;
   std::string optimizer;
   double lr;
   std::vector<uint32_t> batches;
@@ -36,19 +37,34 @@ std::string BatchFlag(const std::vector<uint32_t>& batches) {
   return flag;
 }
 
+std::unique_ptr<Dataset> TrainingData() {
+  DataOptions options;
+  options.spec = "fashion-mnist";
+  options.data_dir = "/usr/share/datasets/fashion-mnist";
+  options.train_limit = kTrainLimit;
+  options.test_limit = 500;
+  auto data = LoadDataset(options);
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  return data.ok() ? std::move(data).value() : nullptr;
+}
+
+// The model the servers start from.
+std::vector<float> InitialModel(const Model& model) {
+  std::vector<float> params(model.shape().dense_params());
+  InitDenseParams(model.shape(), kSeed, params);
+  return params;
+}
+
 // Single-process minibatch SGD over the union of the workers' batches.
 std::vector<float> ReferenceTraining(const Case& c) {
   const auto workers = static_cast<uint32_t>(c.batches.size());
-  auto data =
-      LoadFashionMnist("/usr/share/datasets/fashion-mnist", true, kTrainLimit);
-  EXPECT_TRUE(data.ok()) << data.status().ToString();
-  auto model = MlpModel::Create(kHidden, 784, 10);
-  std::vector<float> params(model.value()->num_params());
-  InitDenseParams(model.value()->shape(), kSeed, params);
+  const std::unique_ptr<Dataset> data = TrainingData();
+  auto model = CreateModel(c.model, data->shape());
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  std::vector<float> params = InitialModel(**model);
   OptimizerConfig config;
   config.name = c.optimizer;
-  auto opt = Optimizer::Create(config);
-  std::vector<float> state(params.size() * opt.value()->state_slots());
+  ReferenceOptimizer opt(config, params.size());
   std::vector<SampleStream> streams;
   for (uint32_t w = 0; w < workers; ++w) {
     streams.emplace_back(kTrainLimit, workers, w, kSeed);
@@ -61,13 +77,11 @@ std::vector<float> ReferenceTraining(const Case& c) {
       streams[w].Next(c.batches[w], &part);
       global.insert(global.end(), part.begin(), part.end());
     }
-    model.value()->LossAndGradient(params, *data, global, grad);
-    std::vector<float*> slots;
-    for (int s = 0; s < opt.value()->state_slots(); ++s) {
-      slots.push_back(state.data() + s * params.size());
-    }
-    opt.value()->Apply(params.data(), grad.data(), slots.data(), params.size(),
-                       c.lr, clock + 1);
+    EXPECT_TRUE(
+        (*model)
+            ->LossAndGradient(*data, global, {params, {}, {}}, {grad, {}})
+            .ok());
+    opt.Apply(params, grad, c.lr, clock + 1);
   }
   return params;
 }
@@ -78,7 +92,7 @@ std::vector<float> ClusterTraining(const Case& c, const std::string& dir) {
   Status started = cluster.StartCoordinator(
       {"--servers",     "2",
        "--workers",     std::to_string(c.batches.size()),
-       "--model",       kModel,
+       "--model",       c.model,
        "--batch",       BatchFlag(c.batches),
        "--optimizer",   c.optimizer,
        "--lr",          std::to_string(c.lr),
@@ -112,12 +126,8 @@ TEST_P(BspEquivalenceTest, ParameterServerMatchesSingleProcessSgd) {
   const std::vector<float> reference = ReferenceTraining(c);
   const std::vector<float> cluster = ClusterTraining(c, dir);
   ASSERT_EQ(cluster.size(), reference.size());
-  const std::vector<float> initial = [&] {
-    auto model = MlpModel::Create(kHidden, 784, 10);
-    std::vector<float> p(reference.size());
-    InitDenseParams(model.value()->shape(), kSeed, p);
-    return p;
-  }();
+  const std::vector<float> initial =
+      InitialModel(**CreateModel(c.model, TrainingData()->shape()));
   size_t moved = 0;
   double worst = 0;
   for (size_t i = 0; i < reference.size(); ++i) {
@@ -131,26 +141,28 @@ TEST_P(BspEquivalenceTest, ParameterServerMatchesSingleProcessSgd) {
   }
   // Training really happened: most parameters left their initial values.
   EXPECT_GT(moved, reference.size() / 2);
-  std::cout << c.optimizer << " batches " << BatchFlag(c.batches)
-            << ": worst abs difference " << worst << " over "
-            << reference.size() << " parameters\n";
+  std::cout << c.model << " " << c.optimizer << " batches "
+            << BatchFlag(c.batches) << ": worst abs difference " << worst
+            << " over " << reference.size() << " parameters\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Optimizers, BspEquivalenceTest,
-                         ::testing::Values(Case{"sgd", 0.1, {8, 8, 8}},
-                                           Case{"momentum", 0.05, {8, 8, 8}},
-                                           Case{"adam", 0.002, {8, 8, 8}},
-                                           Case{"adagrad", 0.02, {8, 8, 8}},
-                                           Case{"sgd", 0.1, {4, 8, 12}},
-                                           Case{"momentum", 0.05, {2, 6, 16}},
-                                           Case{"adam", 0.002, {12, 4, 8}}),
-                         [](const auto& info) {
-                           return info.param.optimizer + "_" +
-                                  (info.param.batches[0] ==
-                                           info.param.batches[1]
-                                       ? "equal"
-                                       : "unequal");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Optimizers, BspEquivalenceTest,
+    ::testing::Values(Case{"mlp:24", "sgd", 0.1, {8, 8, 8}},
+                      Case{"mlp:24", "momentum", 0.05, {8, 8, 8}},
+                      Case{"mlp:24", "adam", 0.002, {8, 8, 8}},
+                      Case{"mlp:24", "adagrad", 0.02, {8, 8, 8}},
+                      Case{"mlp:24", "sgd", 0.1, {4, 8, 12}},
+                      Case{"mlp:24", "momentum", 0.05, {2, 6, 16}},
+                      Case{"mlp:24", "adam", 0.002, {12, 4, 8}},
+                      Case{"cnn:c3x4,p2,f16", "momentum", 0.05, {4, 8, 12}},
+                      Case{"cnn:c3x4,p2,f16", "adam", 0.002, {8, 8, 8}}),
+    [](const auto& info) {
+      return std::string(info.param.model[0] == 'c' ? "cnn_" : "") +
+             info.param.optimizer + "_" +
+             (info.param.batches[0] == info.param.batches[1] ? "equal"
+                                                             : "unequal");
+    });
 
 }  // namespace
 }  // namespace lockstep

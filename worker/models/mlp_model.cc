@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/strings.h"
+#include "worker/models/cnn_model.h"
 
 namespace lockstep {
 namespace {
@@ -90,16 +91,17 @@ StatusOr<std::unique_ptr<MlpModel>> MlpModel::Create(
 }
 
 StatusOr<std::unique_ptr<Model>> MlpModel::CreateSoftmax(
-    const std::string& args, const DataShape& data) {
+    const std::string& args, const DataShape& data, const std::string& device) {
   if (!args.empty()) return InvalidArgument("softmax takes no arguments");
   LS_RETURN_IF_ERROR(NeedsDenseData(data));
+  if (device != "cpu") return CnnModel::CreateDense({}, data, device);
   LS_ASSIGN_OR_RETURN(std::unique_ptr<MlpModel> model,
                       Create({}, data.input_dim, data.classes));
   return std::unique_ptr<Model>(std::move(model));
 }
 
-StatusOr<std::unique_ptr<Model>> MlpModel::CreateMlp(const std::string& args,
-                                                     const DataShape& data) {
+StatusOr<std::unique_ptr<Model>> MlpModel::CreateMlp(
+    const std::string& args, const DataShape& data, const std::string& device) {
   if (!args.empty() && args.back() == ',') {
     return InvalidArgument("trailing comma in the hidden widths '" + args +
                            "'");
@@ -108,20 +110,22 @@ StatusOr<std::unique_ptr<Model>> MlpModel::CreateMlp(const std::string& args,
                       ParseSizeList(args, "bad hidden layer width"));
   if (hidden.empty()) return InvalidArgument("mlp needs hidden layer widths");
   LS_RETURN_IF_ERROR(NeedsDenseData(data));
+  if (device != "cpu") return CnnModel::CreateDense(hidden, data, device);
   LS_ASSIGN_OR_RETURN(std::unique_ptr<MlpModel> model,
                       Create(hidden, data.input_dim, data.classes));
   return std::unique_ptr<Model>(std::move(model));
 }
 
-double MlpModel::LossAndGradient(const Dataset& data,
-                                 std::span<const uint64_t> samples,
-                                 const ModelState& state,
-                                 const ModelGradient& grad) {
+StatusOr<double> MlpModel::LossAndGradient(const Dataset& data,
+                                           std::span<const uint64_t> samples,
+                                           const ModelState& state,
+                                           const ModelGradient& grad) {
   return LossAndGradient(state.dense, *data.dense(Split::kTrain), samples,
                          grad.dense);
 }
 
-EvalResult MlpModel::Evaluate(const Dataset& data, const ModelState& state) {
+StatusOr<EvalResult> MlpModel::Evaluate(const Dataset& data,
+                                        const ModelState& state) {
   return Evaluate(state.dense, *data.dense(Split::kTest), 0);
 }
 

@@ -28,10 +28,14 @@ class MlpModel : public Model {
 
   // The registry's factories: "softmax" (no arguments) and "mlp" with
   // comma-separated hidden widths. Both need dense rows and >= 2 classes.
-  static StatusOr<std::unique_ptr<Model>> CreateSoftmax(const std::string& args,
-                                                        const DataShape& data);
+  // On a device other than "cpu" the same net (same tensors, same initial
+  // values) is a layer graph on that device's backend (CnnModel).
+  static StatusOr<std::unique_ptr<Model>> CreateSoftmax(
+      const std::string& args, const DataShape& data,
+      const std::string& device);
   static StatusOr<std::unique_ptr<Model>> CreateMlp(const std::string& args,
-                                                    const DataShape& data);
+                                                    const DataShape& data,
+                                                    const std::string& device);
   // An MLP with `hidden` layer widths (none: softmax regression). Fails
   // with InvalidArgument for input_dim == 0, classes < 2 or a width of 0.
   static StatusOr<std::unique_ptr<MlpModel>> Create(
@@ -42,10 +46,12 @@ class MlpModel : public Model {
   MlpModel& operator=(const MlpModel&) = delete;
 
   const ModelShape& shape() const override { return shape_; }
-  double LossAndGradient(const Dataset& data, std::span<const uint64_t> samples,
-                         const ModelState& state,
-                         const ModelGradient& grad) override;
-  EvalResult Evaluate(const Dataset& data, const ModelState& state) override;
+  StatusOr<double> LossAndGradient(const Dataset& data,
+                                   std::span<const uint64_t> samples,
+                                   const ModelState& state,
+                                   const ModelGradient& grad) override;
+  StatusOr<EvalResult> Evaluate(const Dataset& data,
+                                const ModelState& state) override;
 
   // Number of float parameters: the sum of the sizes of shape().tensors.
   uint64_t num_params() const { return num_params_; }

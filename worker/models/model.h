@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/job_shape.h"
+#include "common/status.h"
 #include "worker/data/dataset.h"
 
 namespace lockstep {
@@ -57,16 +58,19 @@ class Model {
 
   // The mean loss over the training rows `samples`, and its gradient (also
   // a mean over the samples) written to `grad`. 0 and a zero gradient for
-  // an empty batch. REQUIRES: state holds shape().dense_params() values and
-  // the rows of SparseIds(data, kTrain, samples); grad has the same sizes.
-  virtual double LossAndGradient(const Dataset& data,
-                                 std::span<const uint64_t> samples,
-                                 const ModelState& state,
-                                 const ModelGradient& grad) = 0;
+  // an empty batch; an error when the compute device fails (out of memory,
+  // a device fault). REQUIRES: state holds shape().dense_params() values
+  // and the rows of SparseIds(data, kTrain, samples); grad has the same
+  // sizes.
+  virtual StatusOr<double> LossAndGradient(const Dataset& data,
+                                           std::span<const uint64_t> samples,
+                                           const ModelState& state,
+                                           const ModelGradient& grad) = 0;
 
   // Loss and accuracy over the whole test split. REQUIRES: state holds the
   // rows of SparseIds(data, kTest, every test sample).
-  virtual EvalResult Evaluate(const Dataset& data, const ModelState& state) = 0;
+  virtual StatusOr<EvalResult> Evaluate(const Dataset& data,
+                                        const ModelState& state) = 0;
 };
 
 // Fills `params` with InitialValue(seed, key, tensor.init_scale) for every

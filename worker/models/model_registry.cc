@@ -1,6 +1,7 @@
 #include "worker/models/model_registry.h"
 
 #include "common/strings.h"
+#include "worker/models/cnn_model.h"
 #include "worker/models/mlp_model.h"
 #include "worker/models/sparse_lr_model.h"
 
@@ -11,6 +12,7 @@ const std::vector<ModelFactory>& ModelFactories() {
       {"softmax", "softmax", &MlpModel::CreateSoftmax},
       {"mlp", "mlp:W1,W2,...", &MlpModel::CreateMlp},
       {"sparse-lr", "sparse-lr", &SparseLrModel::Create},
+      {"cnn", "cnn:c<K>x<F>,p<S>,f<N>,...", &CnnModel::CreateFromSpec},
   };
   return *factories;
 }
@@ -22,14 +24,15 @@ std::vector<std::string> KnownModels() {
 }
 
 StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& spec,
-                                             const DataShape& data) {
+                                             const DataShape& data,
+                                             const std::string& device) {
   const size_t colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
   const std::string args =
       colon == std::string::npos ? "" : spec.substr(colon + 1);
   for (const ModelFactory& f : ModelFactories()) {
     if (name != f.name) continue;
-    auto model = f.create(args, data);
+    auto model = f.create(args, data, device);
     if (!model.ok()) {
       return InvalidArgument("model '" + spec +
                              "': " + model.status().message());

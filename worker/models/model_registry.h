@@ -19,9 +19,11 @@ namespace lockstep {
 struct ModelFactory {
   const char* name;  // "mlp"
   const char* form;  // "mlp:W1,W2,..."
-  // Builds the model for data of `data`'s shape from the spec's ARGS.
+  // Builds the model for data of `data`'s shape from the spec's ARGS, to
+  // compute on `device` ("cpu", "cuda:N"; see CreateComputeBackend).
   StatusOr<std::unique_ptr<Model>> (*create)(const std::string& args,
-                                             const DataShape& data);
+                                             const DataShape& data,
+                                             const std::string& device);
 };
 
 // Every registered model.
@@ -29,9 +31,11 @@ const std::vector<ModelFactory>& ModelFactories();
 
 // The model `spec` names, for data of `data`'s shape. Errors: an unknown
 // name (listing the known forms), bad arguments, or data the model cannot
-// train on (e.g. a dense model on sparse rows), naming both.
+// train on (e.g. a dense model on sparse rows), naming both; a device the
+// model cannot run on, or that this machine lacks.
 StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& spec,
-                                             const DataShape& data);
+                                             const DataShape& data,
+                                             const std::string& device = "cpu");
 
 // The forms of every registered model.
 std::vector<std::string> KnownModels();

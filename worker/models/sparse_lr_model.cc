@@ -159,9 +159,13 @@ SparseLrModel::SparseLrModel() {
   shape_.sparse_dim = 1;
 }
 
-StatusOr<std::unique_ptr<Model>> SparseLrModel::Create(const std::string& args,
-                                                       const DataShape& data) {
+StatusOr<std::unique_ptr<Model>> SparseLrModel::Create(
+    const std::string& args, const DataShape& data, const std::string& device) {
   if (!args.empty()) return InvalidArgument("sparse-lr takes no arguments");
+  if (device != "cpu") {
+    return InvalidArgument("sparse-lr runs on the cpu only, not '" + device +
+                           "'");
+  }
   if (!data.sparse) {
     return InvalidArgument(
         "needs sparse rows (a LIBSVM file), but the data set has dense rows");
@@ -175,17 +179,16 @@ void SparseLrModel::SparseIds(const Dataset& data, Split split,
   CollectIds(*data.sparse(split), samples, ids);
 }
 
-double SparseLrModel::LossAndGradient(const Dataset& data,
-                                      std::span<const uint64_t> samples,
-                                      const ModelState& state,
-                                      const ModelGradient& grad) {
+StatusOr<double> SparseLrModel::LossAndGradient(
+    const Dataset& data, std::span<const uint64_t> samples,
+    const ModelState& state, const ModelGradient& grad) {
   return LossAndGradient(*data.sparse(Split::kTrain), samples, state.dense[0],
                          state.sparse_ids, state.sparse_rows, &grad.dense[0],
                          grad.sparse_rows);
 }
 
-EvalResult SparseLrModel::Evaluate(const Dataset& data,
-                                   const ModelState& state) {
+StatusOr<EvalResult> SparseLrModel::Evaluate(const Dataset& data,
+                                             const ModelState& state) {
   return Evaluate(*data.sparse(Split::kTest), state.dense[0], state.sparse_ids,
                   state.sparse_rows);
 }

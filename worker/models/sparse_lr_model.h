@@ -24,19 +24,22 @@ namespace lockstep {
 
 class SparseLrModel : public Model {
  public:
-  // The registry's factory: no arguments, sparse rows.
+  // The registry's factory: no arguments, sparse rows, the CPU.
   static StatusOr<std::unique_ptr<Model>> Create(const std::string& args,
-                                                 const DataShape& data);
+                                                 const DataShape& data,
+                                                 const std::string& device);
 
   // One dense tensor, "bias" [1]; sparse rows of one weight.
   const ModelShape& shape() const override { return shape_; }
   void SparseIds(const Dataset& data, Split split,
                  std::span<const uint64_t> samples,
                  std::vector<uint64_t>* ids) const override;
-  double LossAndGradient(const Dataset& data, std::span<const uint64_t> samples,
-                         const ModelState& state,
-                         const ModelGradient& grad) override;
-  EvalResult Evaluate(const Dataset& data, const ModelState& state) override;
+  StatusOr<double> LossAndGradient(const Dataset& data,
+                                   std::span<const uint64_t> samples,
+                                   const ModelState& state,
+                                   const ModelGradient& grad) override;
+  StatusOr<EvalResult> Evaluate(const Dataset& data,
+                                const ModelState& state) override;
 
   // Replaces *sorted_ids with the sorted, unique sparse ids
   // (SparseKeyOf(raw feature)) of every feature in the rows `samples`.

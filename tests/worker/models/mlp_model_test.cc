@@ -150,15 +150,15 @@ TEST_F(MlpModelTest, RegistryFactoriesRefuseSparseRowsAndBadWidths) {
   sparse.sparse = true;
   sparse.classes = 2;
   sparse.train_samples = 10;
-  EXPECT_FALSE(MlpModel::CreateMlp("8", sparse).ok());
-  EXPECT_FALSE(MlpModel::CreateSoftmax("", sparse).ok());
+  EXPECT_FALSE(MlpModel::CreateMlp("8", sparse, "cpu").ok());
+  EXPECT_FALSE(MlpModel::CreateSoftmax("", sparse, "cpu").ok());
   DataShape dense{false, 5, 3, 10, 2};
-  EXPECT_TRUE(MlpModel::CreateMlp("8,4", dense).ok());
-  EXPECT_TRUE(MlpModel::CreateSoftmax("", dense).ok());
+  EXPECT_TRUE(MlpModel::CreateMlp("8,4", dense, "cpu").ok());
+  EXPECT_TRUE(MlpModel::CreateSoftmax("", dense, "cpu").ok());
   for (const char* bad : {"", "8,0", "x", "8,"}) {
-    EXPECT_FALSE(MlpModel::CreateMlp(bad, dense).ok()) << bad;
+    EXPECT_FALSE(MlpModel::CreateMlp(bad, dense, "cpu").ok()) << bad;
   }
-  EXPECT_FALSE(MlpModel::CreateSoftmax("3", dense).ok());
+  EXPECT_FALSE(MlpModel::CreateSoftmax("3", dense, "cpu").ok());
 }
 
 TEST_F(MlpModelTest, CreateRejectsMissingDimensions) {

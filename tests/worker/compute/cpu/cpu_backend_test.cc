@@ -1,0 +1,119 @@
+// The CPU backend's operations against direct loops, and the backend
+// factory's answers.
+#include "worker/compute/cpu/cpu_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace lockstep {
+namespace {
+
+using Trans = ComputeBackend::Transpose;
+
+std::vector<float> Random(uint64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+TEST(CpuBackendTest, GemmMatchesDirectProductsForEveryTranspose) {
+  CpuBackend cpu;
+  const uint64_t m = 3, n = 4, k = 5;
+  const std::vector<float> a = Random(m * k, 1), b = Random(k * n, 2);
+  for (Trans ta : {Trans::kNo, Trans::kYes}) {
+    for (Trans tb : {Trans::kNo, Trans::kYes}) {
+      std::vector<float> c = Random(m * n, 3);
+      const std::vector<float> c0 = c;
+      cpu.Gemm(ta, tb, m, n, k, 2.0f, a.data(), b.data(), 0.5f, c.data());
+      for (uint64_t i = 0; i < m; ++i)
+        for (uint64_t j = 0; j < n; ++j) {
+          double want = 0.5 * c0[i * n + j];
+          for (uint64_t p = 0; p < k; ++p) {
+            const float av = ta == Trans::kNo ? a[i * k + p] : a[p * m + i];
+            const float bv = tb == Trans::kNo ? b[p * n + j] : b[j * k + p];
+            want += 2.0 * av * bv;
+          }
+          EXPECT_NEAR(c[i * n + j], want, 1e-5);
+        }
+    }
+  }
+}
+
+TEST(CpuBackendTest, Col2ImIsTheAdjointOfIm2Col) {
+  // <Im2Col(x), p> == <x, Col2Im(p)> for every x and p.
+  CpuBackend cpu;
+  const ConvGeometry g{2, 5, 4, 3, 3};
+  const std::vector<float> x = Random(2 * 5 * 4 * 3, 4);
+  const std::vector<float> p = Random(g.rows() * g.patch(), 5);
+  std::vector<float> cols(g.rows() * g.patch()), back(x.size());
+  cpu.Im2Col(g, x.data(), cols.data());
+  cpu.Col2Im(g, p.data(), back.data());
+  const double lhs =
+      std::inner_product(cols.begin(), cols.end(), p.begin(), 0.0);
+  const double rhs = std::inner_product(x.begin(), x.end(), back.begin(), 0.0);
+  EXPECT_NEAR(lhs, rhs, 1e-4);
+  // The centre of a patch is the pixel itself; a corner patch reads zeros.
+  EXPECT_EQ(cols[4 * 3 + 1], x[1]);
+  EXPECT_EQ(cols[0], 0.0f);
+}
+
+TEST(CpuBackendTest, SoftmaxCrossEntropyIsStableAndMayWriteInPlace) {
+  CpuBackend cpu;
+  std::vector<float> logits = {1000, 0, -1000, 1, 2, 3};
+  const std::vector<int32_t> labels = {0, 1};
+  auto r = cpu.SoftmaxCrossEntropy(2, 3, logits.data(), labels.data(), 0.5f,
+                                   logits.data());
+  ASSERT_TRUE(r.ok());
+  const double row2 =
+      std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 2.0;
+  EXPECT_NEAR(r->loss_sum, 0.0 + row2, 1e-5);
+  EXPECT_EQ(r->correct, 1u);
+  // (softmax - onehot) * 0.5
+  EXPECT_NEAR(logits[0], 0.0, 1e-6);
+  EXPECT_NEAR(
+      logits[4],
+      (std::exp(2.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 1) *
+          0.5,
+      1e-6);
+}
+
+TEST(CpuBackendTest, ColumnSumsAndBroadcastRow) {
+  CpuBackend cpu;
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  std::vector<float> sums(3, 99);
+  cpu.ColumnSums(2, 3, x.data(), sums.data());
+  EXPECT_EQ(sums, (std::vector<float>{5, 7, 9}));
+  std::vector<float> out(6);
+  cpu.BroadcastRow(2, 3, x.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 1, 2, 3}));
+}
+
+TEST(CpuBackendTest, FactoryKnowsCpuAndExplainsTheRest) {
+  auto cpu = CreateComputeBackend("cpu");
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_EQ((*cpu)->name(), "cpu");
+  EXPECT_TRUE((*cpu)->host_visible());
+  auto bad = CreateComputeBackend("tpu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unknown device 'tpu'"),
+            std::string::npos);
+  EXPECT_NE(bad.status().message().find("cpu"), std::string::npos);
+  auto ordinal = CreateComputeBackend("cuda:x");
+  ASSERT_FALSE(ordinal.ok());
+  EXPECT_NE(ordinal.status().message().find("bad device 'cuda:x'"),
+            std::string::npos);
+  // No build or machine here has 100 GPUs: the answer says why not.
+  auto far = CreateComputeBackend("cuda:99");
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.status().message().find("cuda:99"), std::string::npos)
+      << far.status().message();
+}
+
+}  // namespace
+}  // namespace lockstep

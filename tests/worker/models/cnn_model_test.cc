@@ -1,0 +1,227 @@
+// The cnn: model: its mini-syntax (shapes, names, errors), the whole net's
+// gradient against central differences, batch-mean semantics, chunked
+// evaluation, and SGD learning a spatial task.
+#include "worker/models/cnn_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "worker/models/mlp_model.h"
+#include "worker/models/model_registry.h"
+
+namespace lockstep {
+namespace {
+
+DataShape Images(uint64_t dim, uint32_t classes) {
+  DataShape s;
+  s.input_dim = dim;
+  s.classes = classes;
+  s.train_samples = 10;
+  s.test_samples = 10;
+  return s;
+}
+
+std::unique_ptr<CnnModel> Cnn(const std::string& args, uint64_t dim,
+                              uint32_t classes) {
+  auto model = CnnModel::Create(args, Images(dim, classes), "cpu");
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return model.ok() ? std::move(model).value() : nullptr;
+}
+
+std::string CnnError(const std::string& args, uint64_t dim = 784) {
+  auto model = CnnModel::Create(args, Images(dim, 10), "cpu");
+  return model.ok() ? "" : model.status().message();
+}
+
+// Class q: a bright 2x2 blob in quadrant q of a 6x6 image, over noise.
+DenseRows Quadrants(uint64_t size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> noise(0.0f, 0.3f);
+  DenseRows data;
+  data.size = size;
+  data.dim = 36;
+  data.classes = 4;
+  for (uint64_t i = 0; i < size; ++i) {
+    const int q = static_cast<int>(rng() % 4);
+    std::vector<float> image(36);
+    for (float& v : image) v = noise(rng);
+    const int y0 = (q / 2) * 3 + static_cast<int>(rng() % 2);
+    const int x0 = (q % 2) * 3 + static_cast<int>(rng() % 2);
+    for (int y = y0; y < y0 + 2; ++y)
+      for (int x = x0; x < x0 + 2; ++x) image[y * 6 + x] += 1.0f;
+    data.features.insert(data.features.end(), image.begin(), image.end());
+    data.labels.push_back(q);
+  }
+  return data;
+}
+
+std::vector<float> Init(const CnnModel& model, uint64_t seed) {
+  std::vector<float> params(model.num_params());
+  InitDenseParams(model.shape(), seed, params);
+  return params;
+}
+
+TEST(CnnModelTest, TheClassicTwoConvNetHasTheDocumentedTensors) {
+  auto model = Cnn("c5x32,p2,c5x64,p2,f1024", 784, 10);
+  ASSERT_NE(model, nullptr);
+  const std::vector<TensorInfo>& t = model->shape().tensors;
+  ASSERT_EQ(t.size(), 8u);
+  EXPECT_EQ(t[0].name, "conv0.weight");
+  EXPECT_EQ(t[0].shape, (std::vector<uint64_t>{32, 5, 5, 1}));
+  EXPECT_EQ(t[2].name, "conv1.weight");
+  EXPECT_EQ(t[2].shape, (std::vector<uint64_t>{64, 5, 5, 32}));
+  EXPECT_EQ(t[4].name, "fc0.weight");
+  EXPECT_EQ(t[4].shape, (std::vector<uint64_t>{1024, 7 * 7 * 64}));
+  EXPECT_EQ(t[6].name, "fc1.weight");
+  EXPECT_EQ(t[6].shape, (std::vector<uint64_t>{10, 1024}));
+  EXPECT_EQ(t[7].name, "fc1.bias");
+  EXPECT_EQ(model->num_params(),
+            800u + 32 + 51200 + 64 + 3211264 + 1024 + 10240 + 10);
+  // He-uniform for the hidden layers, Glorot-uniform for the output.
+  EXPECT_FLOAT_EQ(t[2].init_scale, std::sqrt(6.0f / 800));
+  EXPECT_FLOAT_EQ(t[6].init_scale, std::sqrt(6.0f / 1034));
+}
+
+TEST(CnnModelTest, BadSpecsAreRefusedWithTheReason) {
+  EXPECT_NE(CnnError("c5x32,q2").find("bad item 'q2' (items: i<H>x<W>x<C>"),
+            std::string::npos);
+  EXPECT_NE(CnnError("c4x8").find("must be odd"), std::string::npos);
+  EXPECT_NE(CnnError("c3x8,p30").find("does not fit a 28x28x8 input"),
+            std::string::npos);
+  EXPECT_NE(CnnError("f10,c3x3").find("after a dense layer"),
+            std::string::npos);
+  EXPECT_NE(CnnError("c3x4", 30).find("30 features are not a square image"),
+            std::string::npos);
+  EXPECT_NE(CnnError("i5x3x2,c3x4", 31).find("5x3x2 is 30 floats"),
+            std::string::npos);
+  EXPECT_NE(CnnError("").find("cnn needs layers"), std::string::npos);
+  EXPECT_NE(CnnError("i28x28x1").find("cnn needs layers"), std::string::npos);
+  EXPECT_NE(CnnError("c0x3").find("bad item 'c0x3'"), std::string::npos);
+  EXPECT_EQ(CnnError("i5x3x2,c3x4,p2,f3", 30), "");
+  auto device = CnnModel::Create("c3x4", Images(36, 4), "tpu");
+  ASSERT_FALSE(device.ok());
+  EXPECT_NE(device.status().message().find("unknown device"),
+            std::string::npos);
+}
+
+TEST(CnnModelTest, IsRegisteredAsCnn) {
+  auto model = CreateModel("cnn:c3x4,p2,f8", Images(36, 4));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ((*model)->shape().tensors.size(), 6u);
+  auto bad = CreateModel("cnn:z", Images(36, 4));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("model 'cnn:z': bad item 'z'"),
+            std::string::npos);
+}
+
+TEST(CnnModelTest, GradientOfTheWholeNetMatchesFiniteDifferences) {
+  auto model = Cnn("i6x6x1,c3x3,p2,c3x2,f5", 36, 4);
+  ASSERT_NE(model, nullptr);
+  const DenseRows data = Quadrants(6, 5);
+  std::vector<uint64_t> batch(data.size);
+  std::iota(batch.begin(), batch.end(), 0);
+  std::vector<float> params = Init(*model, 3);
+  for (float& p : params) p += 0.05f;  // biases off zero: no dead units
+  std::vector<float> grad(params.size()), scratch(params.size());
+  ASSERT_TRUE(model->LossAndGradient(params, data, batch, grad).ok());
+  const float h = 1e-3f;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const float keep = params[i];
+    params[i] = keep + h;
+    const double up = *model->LossAndGradient(params, data, batch, scratch);
+    params[i] = keep - h;
+    const double down = *model->LossAndGradient(params, data, batch, scratch);
+    params[i] = keep;
+    const double fd = (up - down) / (2.0 * h);
+    ASSERT_NEAR(grad[i], fd, 1e-3 + 1e-2 * std::abs(fd)) << "parameter " << i;
+  }
+}
+
+TEST(CnnModelTest, GradientIsTheMeanOverTheBatch) {
+  auto model = Cnn("i6x6x1,c3x2,p2,f4", 36, 4);
+  const DenseRows data = Quadrants(4, 6);
+  const std::vector<float> params = Init(*model, 4);
+  std::vector<float> both(params.size()), a(params.size()), b(params.size());
+  const std::vector<uint64_t> ab = {1, 3}, one = {1}, three = {3};
+  const double loss_ab = *model->LossAndGradient(params, data, ab, both);
+  const double loss_a = *model->LossAndGradient(params, data, one, a);
+  const double loss_b = *model->LossAndGradient(params, data, three, b);
+  EXPECT_NEAR(loss_ab, (loss_a + loss_b) / 2, 1e-6);
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_NEAR(both[i], (a[i] + b[i]) / 2, 1e-6) << i;
+  }
+  std::vector<float> empty(params.size(), 7.0f);
+  EXPECT_EQ(*model->LossAndGradient(params, data, {}, empty), 0.0);
+  EXPECT_EQ(empty, std::vector<float>(params.size(), 0.0f));
+}
+
+TEST(CnnModelTest, EvaluateChunkingDoesNotChangeTheResult) {
+  auto model = Cnn("i6x6x1,c3x2,p2,f4", 36, 4);
+  const DenseRows data = Quadrants(50, 7);
+  const std::vector<float> params = Init(*model, 5);
+  const EvalResult whole = *model->Evaluate(params, data, 0, 1000);
+  const EvalResult chunked = *model->Evaluate(params, data, 0, 7);
+  EXPECT_EQ(whole.samples, 50u);
+  EXPECT_NEAR(whole.loss, chunked.loss, 1e-6);
+  EXPECT_EQ(whole.accuracy, chunked.accuracy);
+  EXPECT_EQ(model->Evaluate(params, data, 20, 7)->samples, 20u);
+  EXPECT_TRUE(std::isnan(whole.auc));
+}
+
+TEST(CnnModelTest, SgdLearnsWhereTheBlobIs) {
+  auto model = Cnn("i6x6x1,c3x4,p2,f16", 36, 4);
+  const DenseRows train = Quadrants(200, 8), test = Quadrants(100, 9);
+  std::vector<float> params = Init(*model, 6);
+  std::vector<float> grad(params.size());
+  std::vector<uint64_t> all(train.size);
+  std::iota(all.begin(), all.end(), 0);
+  const double initial = model->Evaluate(params, test, 0)->loss;
+  for (int step = 0; step < 400; ++step) {
+    const std::span<const uint64_t> batch(all.data() + (step % 10) * 20, 20);
+    ASSERT_TRUE(model->LossAndGradient(params, train, batch, grad).ok());
+    for (size_t i = 0; i < params.size(); ++i) params[i] -= 0.1f * grad[i];
+  }
+  const EvalResult result = *model->Evaluate(params, test, 0);
+  EXPECT_GE(result.accuracy, 0.97);
+  EXPECT_LT(result.loss, initial / 4);
+}
+
+TEST(CnnModelTest, AnMlpAsALayerGraphIsTheMlpModelsNet) {
+  // What --device cuda runs for mlp:8,4: the same tensors, initial values
+  // and gradients as MlpModel on the CPU.
+  const DenseRows data = Quadrants(12, 10);
+  const DataShape shape = Images(36, 4);
+  auto graph = CnnModel::CreateDense({8, 4}, shape, "cpu");
+  auto mlp = MlpModel::Create({8, 4}, 36, 4);
+  ASSERT_TRUE(graph.ok() && mlp.ok());
+  const std::vector<TensorInfo>& a = (*graph)->shape().tensors;
+  const std::vector<TensorInfo>& b = (*mlp)->shape().tensors;
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(a[i].shape, b[i].shape);
+    EXPECT_EQ(a[i].init_scale, b[i].init_scale);
+  }
+  std::vector<float> params((*mlp)->num_params());
+  InitDenseParams((*mlp)->shape(), 9, params);
+  std::vector<float> want(params.size()), got(params.size());
+  const std::vector<uint64_t> batch = {0, 3, 5, 7, 11};
+  const double loss_mlp = (*mlp)->LossAndGradient(params, data, batch, want);
+  auto* cnn = static_cast<CnnModel*>(graph->get());
+  const double loss_graph = *cnn->LossAndGradient(params, data, batch, got);
+  EXPECT_NEAR(loss_graph, loss_mlp, 1e-6);
+  for (size_t i = 0; i < params.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6);
+  auto softmax = CreateModel("softmax", shape, "cpu");
+  ASSERT_TRUE(softmax.ok());
+  auto sparse = CreateModel("sparse-lr", DataShape{.sparse = true}, "cuda");
+  ASSERT_FALSE(sparse.ok());
+  EXPECT_NE(sparse.status().message().find("runs on the cpu only"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep

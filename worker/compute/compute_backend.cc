@@ -1,0 +1,48 @@
+#include "worker/compute/compute_backend.h"
+
+#include <charconv>
+
+#include "common/strings.h"
+#include "worker/compute/cpu/cpu_backend.h"
+#ifdef LOCKSTEP_HAVE_CUDA
+#include "worker/compute/cuda/cuda_backend.h"
+#endif
+
+namespace lockstep {
+
+std::vector<std::string> KnownDevices() {
+#ifdef LOCKSTEP_HAVE_CUDA
+  return {"cpu", "cuda[:N]"};
+#else
+  return {"cpu"};
+#endif
+}
+
+StatusOr<std::unique_ptr<ComputeBackend>> CreateComputeBackend(
+    const std::string& device) {
+  const std::string known =
+      " (known: " + JoinStrings(KnownDevices(), ", ") + ")";
+  if (device == "cpu") return std::unique_ptr<ComputeBackend>(new CpuBackend);
+  if (device != "cuda" && device.rfind("cuda:", 0) != 0) {
+    return InvalidArgument("unknown device '" + device + "'" + known);
+  }
+  int ordinal = 0;
+  if (device != "cuda") {
+    const char* begin = device.data() + 5;
+    const char* end = device.data() + device.size();
+    const auto parsed = std::from_chars(begin, end, ordinal);
+    if (begin == end || parsed.ec != std::errc() || parsed.ptr != end ||
+        ordinal < 0) {
+      return InvalidArgument("bad device '" + device + "'" + known);
+    }
+  }
+#ifdef LOCKSTEP_HAVE_CUDA
+  return CudaBackend::Create(ordinal);
+#else
+  return FailedPrecondition("device '" + device +
+                            "': this build has no CUDA backend (the CUDA "
+                            "toolkit was not found when it was configured)");
+#endif
+}
+
+}  // namespace lockstep

@@ -1,0 +1,207 @@
+#include "worker/compute/cuda/cuda_backend.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "worker/compute/cuda/cuda_kernels.h"
+
+namespace lockstep {
+namespace {
+
+std::string CudaError(const std::string& what, cudaError_t e) {
+  return what + ": " + cudaGetErrorString(e);
+}
+
+cublasOperation_t BlasOp(ComputeBackend::Transpose t) {
+  return t == ComputeBackend::Transpose::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+int BlasDim(uint64_t v) { return static_cast<int>(v); }
+
+}  // namespace
+
+struct CudaBackend::Impl {
+  ~Impl() {
+    cudaFree(row_loss);
+    cudaFree(row_correct);
+    if (blas != nullptr) cublasDestroy(blas);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+
+  // The first error of the operations queued since the last check, as a
+  // Status naming `what`; clears a launch error.
+  Status Check(const std::string& what) const {
+    cudaError_t e = cudaStreamSynchronize(stream);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e == cudaSuccess) return Status::Ok();
+    return Internal(
+        CudaError("cuda:" + std::to_string(device) + ": " + what, e));
+  }
+
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  // SoftmaxCrossEntropy's per-row results, on the device and the host.
+  float* row_loss = nullptr;
+  int32_t* row_correct = nullptr;
+  uint64_t rows_capacity = 0;
+  std::vector<float> host_loss;
+  std::vector<int32_t> host_correct;
+};
+
+StatusOr<std::unique_ptr<ComputeBackend>> CudaBackend::Create(int ordinal) {
+  const std::string name = "cuda:" + std::to_string(ordinal);
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    return FailedPrecondition(CudaError(name + ": no usable CUDA device", e));
+  }
+  if (ordinal < 0 || ordinal >= count) {
+    return FailedPrecondition(name + ": this machine has " +
+                              std::to_string(count) + " CUDA device(s)");
+  }
+  if ((e = cudaSetDevice(ordinal)) != cudaSuccess) {
+    return FailedPrecondition(CudaError(name + ": cudaSetDevice", e));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->device = ordinal;
+  if ((e = cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking)) !=
+      cudaSuccess) {
+    return Internal(CudaError(name + ": cudaStreamCreate", e));
+  }
+  const cublasStatus_t s = cublasCreate(&impl->blas);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    impl->blas = nullptr;
+    return Internal(name + ": cublasCreate: " + cublasGetStatusString(s));
+  }
+  cublasSetStream(impl->blas, impl->stream);
+  return std::unique_ptr<ComputeBackend>(new CudaBackend(std::move(impl)));
+}
+
+CudaBackend::CudaBackend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+CudaBackend::~CudaBackend() = default;
+
+std::string CudaBackend::name() const {
+  return "cuda:" + std::to_string(impl_->device);
+}
+
+StatusOr<void*> CudaBackend::Allocate(size_t bytes) {
+  void* memory = nullptr;
+  const cudaError_t e = cudaMalloc(&memory, bytes > 0 ? bytes : 1);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // an allocation failure is not sticky
+    return Unavailable(CudaError(
+        name() + ": cannot allocate " + std::to_string(bytes) + " bytes", e));
+  }
+  return memory;
+}
+
+void CudaBackend::Free(void* memory) {
+  if (memory != nullptr) cudaFree(memory);
+}
+
+Status CudaBackend::CopyToDevice(const void* host, void* device, size_t bytes) {
+  // From pageable memory the call returns once `host` is staged, so the
+  // caller may reuse it at once.
+  const cudaError_t e = cudaMemcpyAsync(device, host, bytes,
+                                        cudaMemcpyHostToDevice, impl_->stream);
+  if (e != cudaSuccess) return Internal(CudaError(name() + ": copy in", e));
+  return Status::Ok();
+}
+
+Status CudaBackend::CopyToHost(const void* device, void* host, size_t bytes) {
+  const cudaError_t e = cudaMemcpyAsync(host, device, bytes,
+                                        cudaMemcpyDeviceToHost, impl_->stream);
+  if (e != cudaSuccess) return Internal(CudaError(name() + ": copy out", e));
+  return impl_->Check("copy out");
+}
+
+void CudaBackend::Gemm(Transpose ta, Transpose tb, uint64_t m, uint64_t n,
+                       uint64_t k, float alpha, const float* a, const float* b,
+                       float beta, float* c) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  const uint64_t lda = ta == Transpose::kYes ? m : k;
+  const uint64_t ldb = tb == Transpose::kYes ? k : n;
+  cublasSgemm(impl_->blas, BlasOp(tb), BlasOp(ta), BlasDim(n), BlasDim(m),
+              BlasDim(k), &alpha, b, BlasDim(ldb), a, BlasDim(lda), &beta, c,
+              BlasDim(n));
+}
+
+void CudaBackend::BroadcastRow(uint64_t rows, uint64_t cols, const float* row,
+                               float* out) {
+  cuda::BroadcastRow(impl_->stream, rows, cols, row, out);
+}
+
+void CudaBackend::ColumnSums(uint64_t rows, uint64_t cols, const float* x,
+                             float* sums) {
+  cuda::ColumnSums(impl_->stream, rows, cols, x, sums);
+}
+
+void CudaBackend::Relu(uint64_t n, const float* x, float* y) {
+  cuda::Relu(impl_->stream, n, x, y);
+}
+
+void CudaBackend::ReluBackward(uint64_t n, const float* y, const float* dy,
+                               float* dx) {
+  cuda::ReluBackward(impl_->stream, n, y, dy, dx);
+}
+
+void CudaBackend::Im2Col(const ConvGeometry& g, const float* images,
+                         float* patches) {
+  cuda::Im2Col(impl_->stream, g, images, patches);
+}
+
+void CudaBackend::Col2Im(const ConvGeometry& g, const float* patches,
+                         float* images) {
+  cuda::Col2Im(impl_->stream, g, patches, images);
+}
+
+void CudaBackend::MaxPool(const PoolGeometry& g, const float* in, float* out,
+                          int32_t* argmax) {
+  cuda::MaxPool(impl_->stream, g, in, out, argmax);
+}
+
+void CudaBackend::MaxPoolBackward(const PoolGeometry& g, const float* dout,
+                                  const int32_t* argmax, float* din) {
+  cuda::Fill(impl_->stream, g.batch * g.height * g.width * g.channels, 0.0f,
+             din);
+  cuda::MaxPoolScatter(impl_->stream, g, dout, argmax, din);
+}
+
+StatusOr<SoftmaxResult> CudaBackend::SoftmaxCrossEntropy(
+    uint64_t rows, uint32_t classes, const float* logits, const int32_t* labels,
+    float scale, float* dlogits) {
+  Impl& d = *impl_;
+  if (rows > d.rows_capacity) {
+    cudaFree(d.row_loss);
+    cudaFree(d.row_correct);
+    d.row_loss = nullptr;
+    d.row_correct = nullptr;
+    d.rows_capacity = 0;
+    LS_ASSIGN_OR_RETURN(void* loss, Allocate(rows * sizeof(float)));
+    d.row_loss = static_cast<float*>(loss);
+    LS_ASSIGN_OR_RETURN(void* correct, Allocate(rows * sizeof(int32_t)));
+    d.row_correct = static_cast<int32_t*>(correct);
+    d.rows_capacity = rows;
+  }
+  cuda::SoftmaxRows(d.stream, rows, classes, logits, labels, scale, dlogits,
+                    d.row_loss, d.row_correct);
+  d.host_loss.resize(rows);
+  d.host_correct.resize(rows);
+  cudaMemcpyAsync(d.host_loss.data(), d.row_loss, rows * sizeof(float),
+                  cudaMemcpyDeviceToHost, d.stream);
+  cudaMemcpyAsync(d.host_correct.data(), d.row_correct, rows * sizeof(int32_t),
+                  cudaMemcpyDeviceToHost, d.stream);
+  LS_RETURN_IF_ERROR(d.Check("softmax cross-entropy"));
+  SoftmaxResult result;
+  for (uint64_t r = 0; r < rows; ++r) {
+    result.loss_sum += d.host_loss[r];
+    result.correct += static_cast<uint64_t>(d.host_correct[r]);
+  }
+  return result;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,64 @@
+// The CUDA compute backend: GEMM and column sums on cuBLAS, the other
+// operations as kernels (cuda_kernels.cu), everything queued in order on
+// one stream of one device. No CUDA type appears here: the stream and the
+// cuBLAS handle live behind Impl.
+// Thread-safety: one instance per thread.
+#ifndef LOCKSTEP_WORKER_COMPUTE_CUDA_CUDA_BACKEND_H_
+#define LOCKSTEP_WORKER_COMPUTE_CUDA_CUDA_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "worker/compute/compute_backend.h"
+
+namespace lockstep {
+
+class CudaBackend : public ComputeBackend {
+ public:
+  // The backend on device `ordinal`; FailedPrecondition naming the reason
+  // when there is no such device (no driver, no GPU, a bad ordinal).
+  static StatusOr<std::unique_ptr<ComputeBackend>> Create(int ordinal);
+  ~CudaBackend() override;
+
+  std::string name() const override;
+  bool host_visible() const override { return false; }
+
+  StatusOr<void*> Allocate(size_t bytes) override;
+  void Free(void* memory) override;
+  Status CopyToDevice(const void* host, void* device, size_t bytes) override;
+  Status CopyToHost(const void* device, void* host, size_t bytes) override;
+
+  void Gemm(Transpose ta, Transpose tb, uint64_t m, uint64_t n, uint64_t k,
+            float alpha, const float* a, const float* b, float beta,
+            float* c) override;
+  void BroadcastRow(uint64_t rows, uint64_t cols, const float* row,
+                    float* out) override;
+  void ColumnSums(uint64_t rows, uint64_t cols, const float* x,
+                  float* sums) override;
+  void Relu(uint64_t n, const float* x, float* y) override;
+  void ReluBackward(uint64_t n, const float* y, const float* dy,
+                    float* dx) override;
+  void Im2Col(const ConvGeometry& g, const float* images,
+              float* patches) override;
+  void Col2Im(const ConvGeometry& g, const float* patches,
+              float* images) override;
+  void MaxPool(const PoolGeometry& g, const float* in, float* out,
+               int32_t* argmax) override;
+  void MaxPoolBackward(const PoolGeometry& g, const float* dout,
+                       const int32_t* argmax, float* din) override;
+  StatusOr<SoftmaxResult> SoftmaxCrossEntropy(uint64_t rows, uint32_t classes,
+                                              const float* logits,
+                                              const int32_t* labels,
+                                              float scale,
+                                              float* dlogits) override;
+
+ private:
+  struct Impl;
+  explicit CudaBackend(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_WORKER_COMPUTE_CUDA_CUDA_BACKEND_H_

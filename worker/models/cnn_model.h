@@ -1,0 +1,106 @@
+// "cnn:ITEM,ITEM,...": a convolutional classifier on a compute backend,
+// trained with softmax cross-entropy. Items, in order:
+//   i<H>x<W>x<C>  the input geometry (first, optional; default: a square
+//                 single-channel image, e.g. 28x28x1 for 784 features)
+//   c<K>x<F>      a KxK same-padded convolution with F filters, then ReLU
+//   p<S>          an SxS max-pool with stride S
+//   f<N>          a dense layer of N units, then ReLU
+// A dense layer to the data set's classes ends the net. The classic 2-conv
+// net is "cnn:c5x32,p2,c5x64,p2,f1024". Parameters: per layer, in order,
+// "conv<i>.weight" [F, K, K, C] / "fc<i>.weight" [out, in] then the bias;
+// hidden layers start He-uniform, the output layer Glorot-uniform.
+// Thread-safety: a CnnModel owns scratch memory and is not thread-safe.
+#ifndef LOCKSTEP_WORKER_MODELS_CNN_MODEL_H_
+#define LOCKSTEP_WORKER_MODELS_CNN_MODEL_H_
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "worker/compute/compute_backend.h"
+#include "worker/models/layers/layer_graph.h"
+#include "worker/models/model.h"
+
+namespace lockstep {
+
+class CnnModel : public Model {
+ public:
+  // Rows per forward pass in Evaluate: bounds the im2col patches (the 2-conv
+  // net's second layer: 196 x 800 floats a row).
+  static constexpr uint64_t kDefaultEvalChunkRows = 128;
+
+  // The registry's factory.
+  static StatusOr<std::unique_ptr<Model>> CreateFromSpec(
+      const std::string& args, const DataShape& data,
+      const std::string& device);
+  // The net `args` describes (the text after "cnn:") for `data` on the
+  // backend of `device` ("cpu", "cuda:N"). Errors name the bad item and
+  // list the item forms.
+  static StatusOr<std::unique_ptr<CnnModel>> Create(const std::string& args,
+                                                    const DataShape& data,
+                                                    const std::string& device);
+
+  // The MLP with ReLU hidden layers of `hidden` widths (none: softmax
+  // regression) as a layer graph on `device`: MlpModel's tensors and
+  // initial values.
+  static StatusOr<std::unique_ptr<Model>> CreateDense(
+      const std::vector<uint32_t>& hidden, const DataShape& data,
+      const std::string& device);
+
+  CnnModel(const CnnModel&) = delete;
+  CnnModel& operator=(const CnnModel&) = delete;
+
+  const ModelShape& shape() const override { return graph_->shape(); }
+  StatusOr<double> LossAndGradient(const Dataset& data,
+                                   std::span<const uint64_t> samples,
+                                   const ModelState& state,
+                                   const ModelGradient& grad) override;
+  StatusOr<EvalResult> Evaluate(const Dataset& data,
+                                const ModelState& state) override;
+
+  uint64_t num_params() const { return graph_->num_params(); }
+
+  // The mean loss over the rows `samples` of `data`, its gradient written
+  // to `grad` (a mean over the samples). REQUIRES: params.size() ==
+  // grad.size() == num_params(); data.dim == the input size.
+  StatusOr<double> LossAndGradient(std::span<const float> params,
+                                   const DenseRows& data,
+                                   std::span<const uint64_t> samples,
+                                   std::span<float> grad);
+  // Loss and accuracy over the first `limit` samples of `data` (0 = all),
+  // `chunk_rows` at a time. auc is NaN.
+  StatusOr<EvalResult> Evaluate(std::span<const float> params,
+                                const DenseRows& data, uint64_t limit,
+                                uint64_t chunk_rows = kDefaultEvalChunkRows);
+
+ private:
+  CnnModel(std::unique_ptr<ComputeBackend> backend,
+           std::unique_ptr<LayerGraph> graph);
+  // Create, and with allow_no_layers an input item alone is softmax
+  // regression.
+  static StatusOr<std::unique_ptr<CnnModel>> Build(const std::string& args,
+                                                   const DataShape& data,
+                                                   const std::string& device,
+                                                   bool allow_no_layers);
+
+  // The parameters where the backend reads them: `params` itself on a
+  // host-visible backend, else a device copy.
+  StatusOr<const float*> DeviceParams(std::span<const float> params);
+  // Rows `rows` of `data` (and their labels) where the backend reads them.
+  Status StageRows(const float* rows, const int32_t* labels, uint64_t count,
+                   const float** device_rows, const int32_t** device_labels);
+
+  std::unique_ptr<ComputeBackend> backend_;
+  std::unique_ptr<LayerGraph> graph_;
+  std::vector<float> inputs_;    // gathered rows
+  std::vector<int32_t> labels_;  // gathered labels
+  DeviceArray<float> device_params_;
+  DeviceArray<float> device_grad_;
+  DeviceArray<float> device_inputs_;
+  DeviceArray<int32_t> device_labels_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_WORKER_MODELS_CNN_MODEL_H_
