@@ -45,6 +45,9 @@ po::options_description LaunchFlags() {
        "linear=A+B, gpu=TSAT/B/CAP, xF[@C], transient=P/K/L, "
        "net=MBPS/LATENCY_MS[@C], colo=P/L/D, cpu=Q "
        "(default: none)")  //
+      ("device", po::value<std::string>()->default_value(""),
+       "where each worker's model computes: cpu, cuda or cuda:N for every "
+       "worker, or per worker 'wR:DEVICE;*:DEVICE' (default: cpu)")  //
       ("resume", po::value<std::string>()->default_value(""),
        "RUN_DIR: continue that run's job from its newest complete snapshot "
        "round (job flags given here, e.g. --workers or --servers, change "
@@ -163,6 +166,9 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     LS_ASSIGN_OR_RETURN(options.job, CheckJob(std::move(job)));
     LS_ASSIGN_OR_RETURN(options.hetero_profiles,
                         ResolveHeteroFlag(options.hetero, options.job.workers));
+    LS_ASSIGN_OR_RETURN(
+        options.devices,
+        ResolveDeviceFlag(vm["device"].as<std::string>(), options.job.workers));
   } catch (const std::exception& e) {
     return InvalidArgument(e.what());
   }

@@ -11,6 +11,7 @@
 
 #include "common/job_fields.h"
 #include "common/status.h"
+#include "tools/device_spec.h"
 #include "tools/hetero_spec.h"
 
 namespace lockstep {
@@ -44,6 +45,9 @@ struct LaunchOptions {
   // `hetero` split per worker; each worker with an entry gets
   // `--hetero <items>`.
   HeteroProfiles hetero_profiles;
+  // --device split per worker (tools/device_spec.h); each worker with an
+  // entry gets `--device <device>`.
+  WorkerDevices devices;
   // Off by default: a worker that dies is the coordinator's to handle (it
   // drops the worker and training goes on), so only a failing coordinator
   // or server stops the job. On: any failing worker stops it too.

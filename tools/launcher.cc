@@ -179,6 +179,10 @@ std::vector<std::string> Launcher::PeerArgv(bool server, int rank) {
   if (!server && hetero != options_.hetero_profiles.end()) {
     argv.insert(argv.end(), {"--hetero", hetero->second});
   }
+  const auto device = options_.devices.find(rank);
+  if (!server && device != options_.devices.end()) {
+    argv.insert(argv.end(), {"--device", device->second});
+  }
   if (options_.verbose) argv.push_back("-v");
   if (lab_ != nullptr && !server) {
     argv.insert(argv.end(), {"--real-link", lab_->RealLinkFlag(rank)});

@@ -215,5 +215,41 @@ TEST(LauncherTest, KilledWorkerIsRemovedAndTheJobGoesOn) {
   }
 }
 
+// --device reaches each worker: a worker told to use a GPU this machine
+// lacks stops at start with the reason, and the launcher reports it.
+TEST(LauncherTest, AWorkerOnAMissingDeviceStopsWithTheReason) {
+  const std::string run_dir = MakeTempDir("lockstep-device") + "/run";
+  TestCluster cluster;
+  auto launcher = cluster.Start({BinaryPath("lockstep-launch"),
+                                 "--servers",
+                                 "1",
+                                 "--workers",
+                                 "2",
+                                 "--model",
+                                 "softmax",
+                                 "--clocks",
+                                 "50",
+                                 "--train-limit",
+                                 "1000",
+                                 "--test-limit",
+                                 "200",
+                                 "--device",
+                                 "w1:cuda:99;*:cpu",
+                                 "--stop-on-worker-failure",
+                                 "--run-dir",
+                                 run_dir,
+                                 "--timeout-s",
+                                 "60"},
+                                "launch");
+  ASSERT_TRUE(launcher.ok());
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(90));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_FALSE(exit->ok());
+  const std::string out = cluster.Output("launch");
+  EXPECT_NE(out.find("worker 1"), std::string::npos) << out;
+  const std::string log = ReadFile(run_dir + "/logs/worker-1.log");
+  EXPECT_NE(log.find("cuda:99"), std::string::npos) << log << out;
+}
+
 }  // namespace
 }  // namespace lockstep

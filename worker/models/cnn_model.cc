@@ -143,20 +143,30 @@ StatusOr<std::unique_ptr<Model>> CnnModel::CreateDense(
     const std::string& device) {
   std::string args = "i" + std::to_string(data.input_dim) + "x1x1";
   for (uint32_t width : hidden) args += ",f" + std::to_string(width);
-  LS_ASSIGN_OR_RETURN(std::unique_ptr<CnnModel> model,
-                      Build(args, data, device, /*allow_no_layers=*/true));
+  LS_ASSIGN_OR_RETURN(std::unique_ptr<ComputeBackend> backend,
+                      CreateComputeBackend(device));
+  LS_ASSIGN_OR_RETURN(
+      std::unique_ptr<CnnModel> model,
+      Build(args, data, std::move(backend), /*allow_no_layers=*/true));
   return std::unique_ptr<Model>(std::move(model));
 }
 
 StatusOr<std::unique_ptr<CnnModel>> CnnModel::Create(
     const std::string& args, const DataShape& data, const std::string& device) {
-  return Build(args, data, device, /*allow_no_layers=*/false);
+  LS_ASSIGN_OR_RETURN(std::unique_ptr<ComputeBackend> backend,
+                      CreateComputeBackend(device));
+  return Build(args, data, std::move(backend), /*allow_no_layers=*/false);
 }
 
-StatusOr<std::unique_ptr<CnnModel>> CnnModel::Build(const std::string& args,
-                                                    const DataShape& data,
-                                                    const std::string& device,
-                                                    bool allow_no_layers) {
+StatusOr<std::unique_ptr<CnnModel>> CnnModel::CreateOn(
+    const std::string& args, const DataShape& data,
+    std::unique_ptr<ComputeBackend> backend) {
+  return Build(args, data, std::move(backend), /*allow_no_layers=*/true);
+}
+
+StatusOr<std::unique_ptr<CnnModel>> CnnModel::Build(
+    const std::string& args, const DataShape& data,
+    std::unique_ptr<ComputeBackend> backend, bool allow_no_layers) {
   if (data.sparse || data.classes < 2) {
     return InvalidArgument("needs a dense data set with >= 2 classes");
   }
@@ -167,8 +177,6 @@ StatusOr<std::unique_ptr<CnnModel>> CnnModel::Build(const std::string& args,
     return InvalidArgument(
         "cnn needs layers (items: " + std::string(kCnnItems) + ")");
   }
-  LS_ASSIGN_OR_RETURN(std::unique_ptr<ComputeBackend> backend,
-                      CreateComputeBackend(device));
   const ActivationShape input = shape;
   std::vector<std::unique_ptr<Layer>> layers;
   for (size_t i = first; i < items.size(); ++i) {

@@ -41,6 +41,12 @@ class CnnModel : public Model {
                                                     const DataShape& data,
                                                     const std::string& device);
 
+  // Create's net (or, for "i<D>x1x1" alone, softmax regression) on a
+  // backend the caller made, e.g. a benchmark's FLOP-counting one.
+  static StatusOr<std::unique_ptr<CnnModel>> CreateOn(
+      const std::string& args, const DataShape& data,
+      std::unique_ptr<ComputeBackend> backend);
+
   // The MLP with ReLU hidden layers of `hidden` widths (none: softmax
   // regression) as a layer graph on `device`: MlpModel's tensors and
   // initial values.
@@ -60,6 +66,10 @@ class CnnModel : public Model {
                                 const ModelState& state) override;
 
   uint64_t num_params() const { return graph_->num_params(); }
+  // The backend and the graph it runs: benchmarks time the graph on
+  // device-resident data, apart from the copies of a step.
+  ComputeBackend& backend() { return *backend_; }
+  LayerGraph& graph() { return *graph_; }
 
   // The mean loss over the rows `samples` of `data`, its gradient written
   // to `grad` (a mean over the samples). REQUIRES: params.size() ==
@@ -77,12 +87,11 @@ class CnnModel : public Model {
  private:
   CnnModel(std::unique_ptr<ComputeBackend> backend,
            std::unique_ptr<LayerGraph> graph);
-  // Create, and with allow_no_layers an input item alone is softmax
-  // regression.
-  static StatusOr<std::unique_ptr<CnnModel>> Build(const std::string& args,
-                                                   const DataShape& data,
-                                                   const std::string& device,
-                                                   bool allow_no_layers);
+  // Create on `backend`; with allow_no_layers an input item alone is
+  // softmax regression.
+  static StatusOr<std::unique_ptr<CnnModel>> Build(
+      const std::string& args, const DataShape& data,
+      std::unique_ptr<ComputeBackend> backend, bool allow_no_layers);
 
   // The parameters where the backend reads them: `params` itself on a
   // host-visible backend, else a device copy.

@@ -9,26 +9,21 @@
 #include <random>
 #include <vector>
 
+#include "tests/support/random_floats.h"
+
 namespace lockstep {
 namespace {
 
 using Trans = ComputeBackend::Transpose;
 
-std::vector<float> Random(uint64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 TEST(CpuBackendTest, GemmMatchesDirectProductsForEveryTranspose) {
   CpuBackend cpu;
   const uint64_t m = 3, n = 4, k = 5;
-  const std::vector<float> a = Random(m * k, 1), b = Random(k * n, 2);
+  const std::vector<float> a = RandomFloats(m * k, 1),
+                           b = RandomFloats(k * n, 2);
   for (Trans ta : {Trans::kNo, Trans::kYes}) {
     for (Trans tb : {Trans::kNo, Trans::kYes}) {
-      std::vector<float> c = Random(m * n, 3);
+      std::vector<float> c = RandomFloats(m * n, 3);
       const std::vector<float> c0 = c;
       cpu.Gemm(ta, tb, m, n, k, 2.0f, a.data(), b.data(), 0.5f, c.data());
       for (uint64_t i = 0; i < m; ++i)
@@ -49,8 +44,8 @@ TEST(CpuBackendTest, Col2ImIsTheAdjointOfIm2Col) {
   // <Im2Col(x), p> == <x, Col2Im(p)> for every x and p.
   CpuBackend cpu;
   const ConvGeometry g{2, 5, 4, 3, 3};
-  const std::vector<float> x = Random(2 * 5 * 4 * 3, 4);
-  const std::vector<float> p = Random(g.rows() * g.patch(), 5);
+  const std::vector<float> x = RandomFloats(2 * 5 * 4 * 3, 4);
+  const std::vector<float> p = RandomFloats(g.rows() * g.patch(), 5);
   std::vector<float> cols(g.rows() * g.patch()), back(x.size());
   cpu.Im2Col(g, x.data(), cols.data());
   cpu.Col2Im(g, p.data(), back.data());

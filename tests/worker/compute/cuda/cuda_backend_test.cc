@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "tests/support/random_floats.h"
 #include "worker/compute/cpu/cpu_backend.h"
 #include "worker/models/cnn_model.h"
 #include "worker/models/layers/conv2d_layer.h"
@@ -23,14 +24,6 @@ namespace lockstep {
 namespace {
 
 using Trans = ComputeBackend::Transpose;
-
-std::vector<float> Random(uint64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // |got - want| <= 1e-4 * max(|want|, the mean |want|), element by element.
 void ExpectClose(const std::vector<float>& got, const std::vector<float>& want,
@@ -78,10 +71,10 @@ class CudaBackendTest : public ::testing::Test {
     SCOPED_TRACE(what);
     auto cpu_layer = make(&cpu_);
     auto gpu_layer = make(gpu_.get());
-    const std::vector<float> p = Random(params + 1, 1),
-                             x = Random(batch * in.size(), 2);
+    const std::vector<float> p = RandomFloats(params + 1, 1),
+                             x = RandomFloats(batch * in.size(), 2);
     const uint64_t out_n = batch * cpu_layer->output().size();
-    const std::vector<float> dout = Random(out_n, 3);
+    const std::vector<float> dout = RandomFloats(out_n, 3);
     std::vector<float> out(out_n), grad(params + 1), din(x.size());
     ASSERT_TRUE(cpu_layer->Forward(p.data(), x.data(), out.data(), batch).ok());
     ASSERT_TRUE(cpu_layer
@@ -112,10 +105,11 @@ class CudaBackendTest : public ::testing::Test {
 
 TEST_F(CudaBackendTest, GemmMatchesTheCpuForEveryTranspose) {
   const uint64_t m = 37, n = 53, k = 71;
-  const std::vector<float> a = Random(m * k, 1), b = Random(k * n, 2);
+  const std::vector<float> a = RandomFloats(m * k, 1),
+                           b = RandomFloats(k * n, 2);
   for (Trans ta : {Trans::kNo, Trans::kYes}) {
     for (Trans tb : {Trans::kNo, Trans::kYes}) {
-      std::vector<float> c = Random(m * n, 3);
+      std::vector<float> c = RandomFloats(m * n, 3);
       float* d_c = Up(c);
       cpu_.Gemm(ta, tb, m, n, k, 1.5f, a.data(), b.data(), 0.5f, c.data());
       gpu_->Gemm(ta, tb, m, n, k, 1.5f, Up(a), Up(b), 0.5f, d_c);
@@ -126,8 +120,8 @@ TEST_F(CudaBackendTest, GemmMatchesTheCpuForEveryTranspose) {
 
 TEST_F(CudaBackendTest, ElementwiseAndReductionsMatchTheCpu) {
   const uint64_t rows = 1000, cols = 37;
-  const std::vector<float> x = Random(rows * cols, 4),
-                           dy = Random(rows * cols, 5);
+  const std::vector<float> x = RandomFloats(rows * cols, 4),
+                           dy = RandomFloats(rows * cols, 5);
   std::vector<float> sums(cols), relu(x.size()), dx(x.size()), bcast(x.size());
   cpu_.ColumnSums(rows, cols, x.data(), sums.data());
   cpu_.Relu(x.size(), x.data(), relu.data());
@@ -151,7 +145,7 @@ TEST_F(CudaBackendTest, ElementwiseAndReductionsMatchTheCpu) {
 TEST_F(CudaBackendTest, SoftmaxCrossEntropyMatchesTheCpu) {
   const uint64_t rows = 300;
   const uint32_t classes = 10;
-  std::vector<float> logits = Random(rows * classes, 6);
+  std::vector<float> logits = RandomFloats(rows * classes, 6);
   for (float& z : logits) z *= 20;
   std::vector<int32_t> labels(rows);
   for (uint64_t r = 0; r < rows; ++r)
@@ -211,7 +205,7 @@ TEST_F(CudaBackendTest, ACnnStepMatchesTheCpu) {
   data.size = 64;
   data.dim = 784;
   data.classes = 10;
-  data.features = Random(64 * 784, 7);
+  data.features = RandomFloats(64 * 784, 7);
   for (uint64_t i = 0; i < 64; ++i)
     data.labels.push_back(static_cast<int32_t>(i % 10));
   auto cpu = CnnModel::Create("c5x8,p2,c3x16,p2,f64", shape, "cpu");

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "tests/support/random_floats.h"
 #include "worker/compute/cpu/cpu_backend.h"
 #include "worker/models/layers/conv2d_layer.h"
 #include "worker/models/layers/dense_layer.h"
@@ -19,15 +20,6 @@
 
 namespace lockstep {
 namespace {
-
-std::vector<float> Uniform(uint64_t n, uint32_t seed, float lo = -1,
-                           float hi = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // Distinct values 0.01 apart (so a max or a ReLU never flips within a
 // difference step), away from 0, in random order.
@@ -56,7 +48,7 @@ class LayersTest : public ::testing::Test {
   void ExpectGradientsMatch(Layer& layer, std::vector<float> params,
                             std::vector<float> in, uint64_t batch, float h) {
     const std::vector<float> out = Forward(layer, params, in, batch);
-    const std::vector<float> r = Uniform(out.size(), 99);
+    const std::vector<float> r = RandomFloats(out.size(), 99);
     std::vector<float> grad(params.size()), din(in.size());
     ASSERT_TRUE(layer
                     .Backward(params.data(), in.data(), out.data(), r.data(),
@@ -90,8 +82,9 @@ TEST_F(LayersTest, ConvForwardIsTheDirectSamePaddedConvolution) {
   const ActivationShape in{5, 4, 3};
   const uint32_t k = 3, filters = 2, batch = 2;
   Conv2dLayer conv(&cpu_, in, k, filters, 0.5f);
-  const std::vector<float> params = Uniform(filters * k * k * 3 + filters, 1);
-  const std::vector<float> x = Uniform(batch * in.size(), 2);
+  const std::vector<float> params =
+      RandomFloats(filters * k * k * 3 + filters, 1);
+  const std::vector<float> x = RandomFloats(batch * in.size(), 2);
   const std::vector<float> out = Forward(conv, params, x, batch);
   ASSERT_EQ(conv.output(), (ActivationShape{5, 4, filters}));
   for (int b = 0; b < 2; ++b)
@@ -115,7 +108,7 @@ TEST_F(LayersTest, MaxPoolForwardTakesWindowMaximaAndDropsPartialWindows) {
   const ActivationShape in{5, 5, 2};  // 2x2 windows: the last row/column go
   MaxPoolLayer pool(&cpu_, in, 2);
   ASSERT_EQ(pool.output(), (ActivationShape{2, 2, 2}));
-  const std::vector<float> x = Uniform(3 * in.size(), 3);
+  const std::vector<float> x = RandomFloats(3 * in.size(), 3);
   const std::vector<float> out = Forward(pool, {}, x, 3);
   for (int b = 0; b < 3; ++b)
     for (int y = 0; y < 2; ++y)
@@ -133,8 +126,8 @@ TEST_F(LayersTest, MaxPoolForwardTakesWindowMaximaAndDropsPartialWindows) {
 TEST_F(LayersTest, DenseForwardIsAffineOverTheFlattenedInput) {
   const ActivationShape in{2, 2, 3};
   DenseLayer dense(&cpu_, in, 4, 0.5f);
-  const std::vector<float> params = Uniform(4 * 12 + 4, 4);
-  const std::vector<float> x = Uniform(2 * 12, 5);
+  const std::vector<float> params = RandomFloats(4 * 12 + 4, 4);
+  const std::vector<float> x = RandomFloats(2 * 12, 5);
   const std::vector<float> out = Forward(dense, params, x, 2);
   for (int b = 0; b < 2; ++b)
     for (int o = 0; o < 4; ++o) {
@@ -155,16 +148,16 @@ TEST_F(LayersTest, ConvGradientsMatchFiniteDifferences) {
     SCOPED_TRACE(k);
     const ActivationShape in{4, 5, 2};
     Conv2dLayer conv(&cpu_, in, k, 3, 0.5f);
-    ExpectGradientsMatch(conv, Uniform(3 * k * k * 2 + 3, k),
-                         Uniform(2 * in.size(), 10 + k), 2, 1e-2f);
+    ExpectGradientsMatch(conv, RandomFloats(3 * k * k * 2 + 3, k),
+                         RandomFloats(2 * in.size(), 10 + k), 2, 1e-2f);
   }
 }
 
 TEST_F(LayersTest, DenseGradientsMatchFiniteDifferences) {
   const ActivationShape in{2, 3, 2};
   DenseLayer dense(&cpu_, in, 5, 0.5f);
-  ExpectGradientsMatch(dense, Uniform(5 * 12 + 5, 6), Uniform(3 * 12, 7), 3,
-                       1e-2f);
+  ExpectGradientsMatch(dense, RandomFloats(5 * 12 + 5, 6),
+                       RandomFloats(3 * 12, 7), 3, 1e-2f);
 }
 
 TEST_F(LayersTest, MaxPoolGradientsMatchFiniteDifferences) {
