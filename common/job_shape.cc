@@ -75,7 +75,8 @@ std::string ShapeDifference(const JobShape& a, const JobShape& b) {
 }
 
 flatbuffers::Offset<wire::Describe> JobShapeToWire(
-    flatbuffers::FlatBufferBuilder& fbb, const JobShape& shape) {
+    flatbuffers::FlatBufferBuilder& fbb, const JobShape& shape,
+    const std::vector<std::string>& capabilities) {
   std::vector<flatbuffers::Offset<wire::TensorSpec>> tensors;
   for (const TensorInfo& t : shape.model.tensors) {
     tensors.push_back(wire::CreateTensorSpec(fbb, fbb.CreateString(t.name),
@@ -83,9 +84,10 @@ flatbuffers::Offset<wire::Describe> JobShapeToWire(
                                              t.init_scale));
   }
   const DataShape& d = shape.data;
+  auto caps = fbb.CreateVectorOfStrings(capabilities);
   return wire::CreateDescribe(fbb, fbb.CreateVector(tensors),
                               shape.model.sparse_dim, d.sparse, d.input_dim,
-                              d.classes, d.train_samples, d.test_samples);
+                              d.classes, d.train_samples, d.test_samples, caps);
 }
 
 StatusOr<JobShape> JobShapeFromWire(const wire::Describe* w) {

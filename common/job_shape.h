@@ -55,7 +55,8 @@ std::string ShapeDifference(const JobShape& a, const JobShape& b);
 // The shape as a Describe message body, and back. FromWire checks what it
 // reads: names, non-empty shapes, sizes that fit 64 bits.
 flatbuffers::Offset<wire::Describe> JobShapeToWire(
-    flatbuffers::FlatBufferBuilder& fbb, const JobShape& shape);
+    flatbuffers::FlatBufferBuilder& fbb, const JobShape& shape,
+    const std::vector<std::string>& capabilities = {});
 StatusOr<JobShape> JobShapeFromWire(const wire::Describe* describe);
 
 }  // namespace lockstep

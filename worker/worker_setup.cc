@@ -97,8 +97,19 @@ Status WorkerRuntime::LoadDataAndModel() {
 }
 
 void WorkerRuntime::SendDescribe() {
+  // The tightest of the emulated gpu= cap and the device's memory.
+  uint32_t max_batch = hetero_.max_batch();
+  const uint32_t device_cap = model_->MaxBatch();
+  if (device_cap > 0 && (max_batch == 0 || device_cap < max_batch)) {
+    max_batch = device_cap;
+  }
+  std::vector<std::string> caps;
+  if (max_batch > 0) {
+    caps.push_back("max_batch=" + std::to_string(max_batch));
+    LS_LOG(Info) << "largest batch this worker takes: " << max_batch;
+  }
   flatbuffers::FlatBufferBuilder fbb(1024);
-  auto body = JobShapeToWire(fbb, {model_->shape(), data_->shape()});
+  auto body = JobShapeToWire(fbb, {model_->shape(), data_->shape()}, caps);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Describe, body.Union(),
                                    wire::Role::Worker,
                                    static_cast<int>(rank_)));

@@ -42,6 +42,13 @@
 
 namespace lockstep {
 
+// A worker's Register or Describe capabilities ("max_batch=N").
+using CapabilityList =
+    flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>;
+// Tightens `caps` with `list`: a max_batch below the current cap (or the
+// first one) replaces it; unknown entries are ignored.
+void TightenWorkerCaps(const CapabilityList* list, WorkerCaps* caps);
+
 struct CoordinatorOptions {
   JobConfig job;
   // Where to bind, e.g. "tcp://0.0.0.0:7400"; port 0 picks a free port.

@@ -19,20 +19,18 @@ wire::ApplyMode WireApplyMode(ApplyMode mode) {
                                        : wire::ApplyMode::OnCommit;
 }
 
-// What a worker says it can do ("max_batch=N").
-WorkerCaps CapsOf(const wire::Register& reg) {
-  WorkerCaps caps;
-  if (reg.capabilities() == nullptr) return caps;
-  for (const auto* cap : *reg.capabilities()) {
+}  // namespace
+
+void TightenWorkerCaps(const CapabilityList* list, WorkerCaps* caps) {
+  if (list == nullptr) return;
+  for (const auto* cap : *list) {
     unsigned long v = 0;
-    if (std::sscanf(cap->c_str(), "max_batch=%lu", &v) == 1) {
-      caps.max_batch = static_cast<uint32_t>(v);
+    if (std::sscanf(cap->c_str(), "max_batch=%lu", &v) == 1 && v > 0 &&
+        (caps->max_batch == 0 || v < caps->max_batch)) {
+      caps->max_batch = static_cast<uint32_t>(v);
     }
   }
-  return caps;
 }
-
-}  // namespace
 
 void Coordinator::HandleRegister(const std::string& id,
                                  const wire::Register& reg) {
@@ -67,7 +65,7 @@ void Coordinator::HandleRegister(const std::string& id,
   peer.rank_hint = reg.rank_hint();
   peer.endpoint = flatbuffers::GetString(reg.endpoint());
   peer.host = flatbuffers::GetString(reg.host());
-  peer.caps = CapsOf(reg);
+  TightenWorkerCaps(reg.capabilities(), &peer.caps);
   peers_[id] = peer;
   ids.push_back(id);
   LS_LOG(Info) << RoleName(reg.role()) << " registered from "

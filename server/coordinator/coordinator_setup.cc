@@ -17,6 +17,7 @@ void Coordinator::HandleDescribe(const std::string& id, Peer& peer,
     RejectBadMessage(id, shape.status());
     return;
   }
+  TightenWorkerCaps(describe.capabilities(), &peer.caps);
   const auto rank = static_cast<uint32_t>(peer.rank);
   if (!training_) {
     Status agreed = shapes_.Add(rank, *shape);

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include "common/logging.h"
@@ -82,6 +84,21 @@ std::string InProcessResult::Failures() const {
   }
   for (size_t i = 0; i < workers.size(); ++i) {
     add("worker " + std::to_string(i), workers[i]);
+  }
+  return out;
+}
+
+std::map<int64_t, std::map<uint32_t, uint32_t>> BatchSplits(
+    const std::string& path) {
+  std::ifstream in(path);
+  const std::regex re(R"re("worker":(\d+),"clock":(\d+),"batch":(\d+))re");
+  std::map<int64_t, std::map<uint32_t, uint32_t>> out;
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (!std::regex_search(line, m, re)) continue;
+    out[std::stoll(m[2])][static_cast<uint32_t>(std::stoul(m[1]))] =
+        static_cast<uint32_t>(std::stoul(m[3]));
   }
   return out;
 }

@@ -10,6 +10,8 @@
 #define LOCKSTEP_TESTS_CLUSTER_IN_PROCESS_CLUSTER_H_
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,10 @@ struct InProcessResult {
 
 // Runs `job` to its end and returns what each role's Run() returned.
 InProcessResult RunInProcess(const InProcessJob& job);
+
+// clock -> worker -> batch, from a run's metrics.jsonl at `path`.
+std::map<int64_t, std::map<uint32_t, uint32_t>> BatchSplits(
+    const std::string& path);
 
 // The data transports a shard can listen on, as InProcessJob::data_listen
 // values: inproc, ipc, tcp and zmq+tcp.

@@ -68,22 +68,6 @@ std::vector<float> GlobalOrderReference(const JobConfig& job) {
   return params;
 }
 
-// clock -> worker -> batch, from the run's metrics.jsonl.
-std::map<int64_t, std::map<uint32_t, uint32_t>> Splits(
-    const std::string& path) {
-  std::ifstream in(path);
-  const std::regex re(R"re("worker":(\d+),"clock":(\d+),"batch":(\d+))re");
-  std::map<int64_t, std::map<uint32_t, uint32_t>> out;
-  std::string line;
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (!std::regex_search(line, m, re)) continue;
-    out[std::stoll(m[2])][static_cast<uint32_t>(std::stoul(m[1]))] =
-        static_cast<uint32_t>(std::stoul(m[3]));
-  }
-  return out;
-}
-
 class LbBspEquivalenceTest
     : public ::testing::TestWithParam<std::pair<const char*, double>> {};
 
@@ -101,7 +85,7 @@ TEST_P(LbBspEquivalenceTest, MovingQuotasTrainSingleProcessSgdsModel) {
   std::filesystem::remove_all(spec.run_dir);
   std::filesystem::create_directories(spec.run_dir);
   const InProcessResult result = RunInProcess(spec);
-  const auto splits = Splits(spec.run_dir + "/metrics.jsonl");
+  const auto splits = BatchSplits(spec.run_dir + "/metrics.jsonl");
   auto cluster = ReadModelFile(spec.dump_model);
   std::filesystem::remove(spec.dump_model);
   std::filesystem::remove_all(spec.run_dir);

@@ -9,8 +9,8 @@
 
 namespace lockstep {
 
-inline std::vector<float> RandomFloats(uint64_t n, uint32_t seed,
-                                       float lo = -1, float hi = 1) {
+inline std::vector<float> RandomFloats(uint64_t n, uint32_t seed, float lo = -1,
+                                       float hi = 1) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);

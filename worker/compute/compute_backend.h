@@ -40,6 +40,10 @@ class ComputeBackend {
   // pointers straight to the operations, with no copies.
   virtual bool host_visible() const = 0;
 
+  // Bytes of device memory free now; 0 where memory is the host's (no cap
+  // worth reporting).
+  virtual uint64_t memory_available() const { return 0; }
+
   // `bytes` of device memory, or an error naming the device and the size.
   virtual StatusOr<void*> Allocate(size_t bytes) = 0;
   // Frees what Allocate returned; nullptr is a no-op.

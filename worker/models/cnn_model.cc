@@ -192,6 +192,16 @@ StatusOr<std::unique_ptr<CnnModel>> CnnModel::Build(
       new CnnModel(std::move(backend), std::move(graph)));
 }
 
+uint32_t CnnModel::MaxBatch() const {
+  const uint64_t free = backend_->memory_available();
+  if (free == 0) return 0;
+  const double usable = 0.9 * static_cast<double>(free) -
+                        2.0 * sizeof(float) * static_cast<double>(num_params());
+  const double cap = usable / static_cast<double>(graph_->BytesPerSample());
+  if (cap < 1) return 1;
+  return cap > 1e9 ? 1000000000u : static_cast<uint32_t>(cap);
+}
+
 StatusOr<double> CnnModel::LossAndGradient(const Dataset& data,
                                            std::span<const uint64_t> samples,
                                            const ModelState& state,

@@ -66,6 +66,9 @@ class CnnModel : public Model {
                                 const ModelState& state) override;
 
   uint64_t num_params() const { return graph_->num_params(); }
+  // On a device: 90% of its free memory, less the parameters and the
+  // gradient, over graph().BytesPerSample() (at least 1); 0 on the host.
+  uint32_t MaxBatch() const override;
   // The backend and the graph it runs: benchmarks time the graph on
   // device-resident data, apart from the copies of a step.
   ComputeBackend& backend() { return *backend_; }

@@ -67,6 +67,11 @@ class Model {
                                            const ModelState& state,
                                            const ModelGradient& grad) = 0;
 
+  // The largest batch the model's device memory holds now, or 0 for no
+  // limit (host memory). A worker reports it at registration so that
+  // LB-BSP never gives it a larger quota.
+  virtual uint32_t MaxBatch() const { return 0; }
+
   // Loss and accuracy over the whole test split. REQUIRES: state holds the
   // rows of SparseIds(data, kTest, every test sample).
   virtual StatusOr<EvalResult> Evaluate(const Dataset& data,

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "worker/compute/cpu/cpu_backend.h"
 #include "worker/models/mlp_model.h"
 #include "worker/models/model_registry.h"
 
@@ -221,6 +222,50 @@ TEST(CnnModelTest, AnMlpAsALayerGraphIsTheMlpModelsNet) {
   ASSERT_FALSE(sparse.ok());
   EXPECT_NE(sparse.status().message().find("runs on the cpu only"),
             std::string::npos);
+}
+
+// The CPU backend posing as a device: not host-visible (so the model
+// stages parameters and rows and copies the gradient back, as on a GPU)
+// with `free` bytes of memory.
+class PretendDevice : public CpuBackend {
+ public:
+  explicit PretendDevice(uint64_t free) : free_(free) {}
+  bool host_visible() const override { return false; }
+  uint64_t memory_available() const override { return free_; }
+
+ private:
+  uint64_t free_;
+};
+
+TEST(CnnModelTest, OnADeviceTheStagedStepMatchesTheHostOneAndTheCapFits) {
+  const std::string net = "i6x6x1,c3x2,p2,f4";
+  const DenseRows data = Quadrants(20, 11);
+  auto host = Cnn(net, 36, 4);
+  const uint64_t free = 1 << 20;
+  auto device = CnnModel::CreateOn(net, Images(36, 4),
+                                   std::make_unique<PretendDevice>(free));
+  ASSERT_TRUE(device.ok()) << device.status().ToString();
+  const std::vector<float> params = Init(*host, 12);
+  std::vector<float> want(params.size()), got(params.size());
+  const std::vector<uint64_t> batch = {1, 4, 9, 16, 19};
+  const double loss_host = *host->LossAndGradient(params, data, batch, want);
+  const double loss_device =
+      *(*device)->LossAndGradient(params, data, batch, got);
+  EXPECT_EQ(loss_device, loss_host);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ((*device)->Evaluate(params, data, 0, 3)->accuracy,
+            host->Evaluate(params, data, 0, 3)->accuracy);
+  // Per sample: row 36 + label 1, outputs 72 + 72 + 18 + 4 + 4 + 4, scratch
+  // 324 (patches) + 18 (argmax), two gradient buffers of the widest, 72.
+  EXPECT_EQ(host->graph().BytesPerSample(),
+            (37 + 174 + 342 + 144) * sizeof(float));
+  const double usable = 0.9 * free - 2.0 * 4 * params.size();
+  const uint32_t cap = (*device)->MaxBatch();
+  EXPECT_EQ(cap,
+            static_cast<uint32_t>(
+                usable / static_cast<double>(host->graph().BytesPerSample())));
+  EXPECT_GT(cap, 100u);
+  EXPECT_EQ(host->MaxBatch(), 0u);  // host memory: no cap
 }
 
 }  // namespace

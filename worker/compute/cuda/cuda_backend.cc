@@ -88,6 +88,15 @@ std::string CudaBackend::name() const {
   return "cuda:" + std::to_string(impl_->device);
 }
 
+uint64_t CudaBackend::memory_available() const {
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return free;
+}
+
 StatusOr<void*> CudaBackend::Allocate(size_t bytes) {
   void* memory = nullptr;
   const cudaError_t e = cudaMalloc(&memory, bytes > 0 ? bytes : 1);

@@ -22,6 +22,7 @@ class CudaBackend : public ComputeBackend {
 
   std::string name() const override;
   bool host_visible() const override { return false; }
+  uint64_t memory_available() const override;
 
   StatusOr<void*> Allocate(size_t bytes) override;
   void Free(void* memory) override;

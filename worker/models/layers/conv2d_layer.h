@@ -29,6 +29,9 @@ class Conv2dLayer : public Layer {
     return {input_.height, input_.width, filters_};
   }
   std::vector<TensorInfo> Tensors(const std::string& prefix) const override;
+  uint64_t ScratchFloatsPerSample() const override {
+    return Geometry(1).rows() * Geometry(1).patch();
+  }
   Status Forward(const float* params, const float* in, float* out,
                  uint64_t batch) override;
   Status Backward(const float* params, const float* in, const float* out,

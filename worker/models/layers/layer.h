@@ -43,6 +43,9 @@ class Layer {
     return {};
   }
 
+  // Floats of scratch memory per sample (im2col patches, pooling argmax).
+  virtual uint64_t ScratchFloatsPerSample() const { return 0; }
+
   // out (batch * output().size()) = the layer applied to `batch` inputs
   // at `in`; `params` is this layer's tensors, contiguous.
   virtual Status Forward(const float* params, const float* in, float* out,

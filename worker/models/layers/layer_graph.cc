@@ -29,6 +29,16 @@ LayerGraph::LayerGraph(ComputeBackend* backend, ActivationShape input,
   }
 }
 
+uint64_t LayerGraph::BytesPerSample() const {
+  uint64_t floats = input_.size() + 1;  // the row and its label
+  uint64_t widest = 0;
+  for (const auto& layer : layers_) {
+    floats += layer->output().size() + layer->ScratchFloatsPerSample();
+    widest = std::max(widest, layer->output().size());
+  }
+  return (floats + 2 * widest) * sizeof(float);
+}
+
 StatusOr<SoftmaxResult> LayerGraph::Run(const float* params,
                                         const float* inputs,
                                         const int32_t* labels, uint64_t rows,

@@ -31,6 +31,10 @@ class LayerGraph {
     return static_cast<uint32_t>(layers_.back()->output().size());
   }
 
+  // Device bytes a sample takes in Run: its input row and label, every
+  // layer's output, the layers' scratch and the two gradient buffers.
+  uint64_t BytesPerSample() const;
+
   // The summed loss and the correct count of `rows` samples at `inputs`
   // (rows * input().size() floats) with `labels`. When grad is non-null it
   // receives the gradient of the mean loss (num_params() floats).

@@ -18,6 +18,9 @@ class MaxPoolLayer : public Layer {
   ActivationShape output() const override {
     return {input_.height / size_, input_.width / size_, input_.channels};
   }
+  uint64_t ScratchFloatsPerSample() const override {
+    return output().size();  // argmax, one int32 per output float
+  }
   Status Forward(const float* params, const float* in, float* out,
                  uint64_t batch) override;
   Status Backward(const float* params, const float* in, const float* out,
