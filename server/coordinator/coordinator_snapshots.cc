@@ -201,14 +201,19 @@ void Coordinator::FinishRound(ManifestRound round) {
                   << round.clock
                   << ") failed; older rounds stay: " << round.error;
   }
-  AnswerRoundRequests(round);
+  // A requester hears of the round only once the manifest names it, so
+  // what it reads next is the round it was told of.
+  ManifestRound answer = round;
   manifest_.Record(std::move(round));
   manifest_.Prune(options_.job.snapshot_keep);
   Status saved = manifest_.Save(options_.job.snapshot_dir);
   if (!saved.ok()) {
     ++rounds_failed_;
     LS_LOG(Error) << "snapshot manifest not updated: " << saved.message();
+    answer.complete = false;
+    answer.error = "the manifest was not updated: " + saved.message();
   }
+  AnswerRoundRequests(answer);
   if (final_round_clock_) {
     const int64_t clock = *final_round_clock_;
     final_round_clock_.reset();

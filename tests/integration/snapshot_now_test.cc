@@ -15,7 +15,7 @@ std::vector<std::string> NowJob(const std::string& dir, bool snapshot_dir) {
       "--workers",      "2",
       "--model",        "softmax",
       "--data",         "synthetic:samples=2000:test=400:dim=12:classes=3",
-      "--clocks",       "800",
+      "--clocks",       "400",
       "--eval-every",   "0",
       "--heartbeat-ms", "100",
       "--run-dir",      dir};
@@ -23,8 +23,7 @@ std::vector<std::string> NowJob(const std::string& dir, bool snapshot_dir) {
   return flags;
 }
 
-// Starts the roles (each clock takes about 5 ms, so the job trains for 4 s:
-// room for the request on a loaded machine), asks for a round once
+// Starts the roles (each clock takes about 5 ms), asks for a round once
 // training runs, and returns the tool's exit and output.
 std::pair<ExitInfo, std::string> AskForARound(TestCluster& cluster,
                                               const std::string& dir,
