@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "common/strings.h"
+#include "worker/compute/compute_backend.h"
 
 namespace lockstep {
 namespace {
@@ -15,10 +16,7 @@ bool AllDigits(const std::string& s) {
   return true;
 }
 
-bool IsDeviceForm(const std::string& d) {
-  return d == "cpu" || d == "cuda" ||
-         (d.rfind("cuda:", 0) == 0 && AllDigits(d.substr(5)));
-}
+bool IsDeviceForm(const std::string& d) { return DeviceOrdinal(d).ok(); }
 
 Status BadDevice(const std::string& what) {
   return InvalidArgument("--device: " + what + " (" + kDeviceSpecGrammar + ")");

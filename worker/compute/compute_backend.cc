@@ -18,24 +18,28 @@ std::vector<std::string> KnownDevices() {
 #endif
 }
 
-StatusOr<std::unique_ptr<ComputeBackend>> CreateComputeBackend(
-    const std::string& device) {
-  const std::string known =
-      " (known: " + JoinStrings(KnownDevices(), ", ") + ")";
-  if (device == "cpu") return std::unique_ptr<ComputeBackend>(new CpuBackend);
-  if (device != "cuda" && device.rfind("cuda:", 0) != 0) {
-    return InvalidArgument("unknown device '" + device + "'" + known);
-  }
-  int ordinal = 0;
-  if (device != "cuda") {
+StatusOr<int> DeviceOrdinal(const std::string& device) {
+  if (device == "cpu") return -1;
+  if (device == "cuda") return 0;
+  int ordinal = -1;
+  if (device.rfind("cuda:", 0) == 0) {
     const char* begin = device.data() + 5;
     const char* end = device.data() + device.size();
     const auto parsed = std::from_chars(begin, end, ordinal);
-    if (begin == end || parsed.ec != std::errc() || parsed.ptr != end ||
-        ordinal < 0) {
-      return InvalidArgument("bad device '" + device + "'" + known);
+    if (parsed.ec != std::errc() || parsed.ptr != end || ordinal < 0) {
+      return InvalidArgument("bad device '" + device + "' (known: " +
+                             JoinStrings(KnownDevices(), ", ") + ")");
     }
+    return ordinal;
   }
+  return InvalidArgument("unknown device '" + device + "' (known: " +
+                         JoinStrings(KnownDevices(), ", ") + ")");
+}
+
+StatusOr<std::unique_ptr<ComputeBackend>> CreateComputeBackend(
+    const std::string& device) {
+  LS_ASSIGN_OR_RETURN(const int ordinal, DeviceOrdinal(device));
+  if (ordinal < 0) return std::unique_ptr<ComputeBackend>(new CpuBackend);
 #ifdef LOCKSTEP_HAVE_CUDA
   return CudaBackend::Create(ordinal);
 #else

@@ -97,6 +97,11 @@ class ComputeBackend {
 StatusOr<std::unique_ptr<ComputeBackend>> CreateComputeBackend(
     const std::string& device);
 
+// The GPU ordinal `device` names: -1 for "cpu", 0 for "cuda", N for
+// "cuda:N"; InvalidArgument naming the device for any other form (whether
+// this build or machine has that device is CreateComputeBackend's answer).
+StatusOr<int> DeviceOrdinal(const std::string& device);
+
 // Device forms this build knows, e.g. {"cpu", "cuda[:N]"}.
 std::vector<std::string> KnownDevices();
 

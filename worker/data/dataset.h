@@ -7,7 +7,9 @@
 #ifndef LOCKSTEP_WORKER_DATA_DATASET_H_
 #define LOCKSTEP_WORKER_DATA_DATASET_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,19 @@ struct DenseRows {
   std::vector<int32_t> labels;  // size, in [0, classes)
   const float* Row(uint64_t i) const { return features.data() + i * dim; }
 };
+
+// Copies the rows `samples` of `data` into *rows (row-major, data.dim
+// floats each) and their labels into *labels, reusing both buffers.
+// REQUIRES: every sample < data.size.
+inline void GatherRows(const DenseRows& data, std::span<const uint64_t> samples,
+                       std::vector<float>* rows, std::vector<int32_t>* labels) {
+  rows->resize(samples.size() * data.dim);
+  labels->resize(samples.size());
+  for (size_t r = 0; r < samples.size(); ++r) {
+    std::copy_n(data.Row(samples[r]), data.dim, rows->data() + r * data.dim);
+    (*labels)[r] = data.labels[samples[r]];
+  }
+}
 
 struct SparseRows {
   uint64_t size = 0;

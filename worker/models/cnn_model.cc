@@ -254,14 +254,7 @@ StatusOr<double> CnnModel::LossAndGradient(std::span<const float> params,
     std::fill(grad.begin(), grad.end(), 0.0f);
     return 0.0;
   }
-  inputs_.resize(rows * data.dim);
-  labels_.resize(rows);
-  for (uint64_t r = 0; r < rows; ++r) {
-    assert(samples[r] < data.size);
-    std::memcpy(inputs_.data() + r * data.dim, data.Row(samples[r]),
-                data.dim * sizeof(float));
-    labels_[r] = data.labels[samples[r]];
-  }
+  GatherRows(data, samples, &inputs_, &labels_);
   LS_ASSIGN_OR_RETURN(const float* device_params, DeviceParams(params));
   const float* x = nullptr;
   const int32_t* y = nullptr;

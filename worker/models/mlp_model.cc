@@ -227,15 +227,7 @@ double MlpModel::LossAndGradient(std::span<const float> params,
     std::fill(grad.begin(), grad.end(), 0.0f);
     return 0.0;
   }
-  const uint64_t dim = data.dim;
-  inputs_.resize(rows * dim);
-  labels_.resize(rows);
-  for (uint64_t r = 0; r < rows; ++r) {
-    assert(samples[r] < data.size);
-    std::memcpy(inputs_.data() + r * dim, data.Row(samples[r]),
-                dim * sizeof(float));
-    labels_[r] = data.labels[samples[r]];
-  }
+  GatherRows(data, samples, &inputs_, &labels_);
   Forward(params, inputs_.data(), rows);
   const double loss = SoftmaxLoss(rows, labels_.data(), nullptr);
   Backward(params, inputs_.data(), rows, labels_.data(), grad);
