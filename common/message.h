@@ -72,17 +72,16 @@ zmq::message_t PayloadFromVector(std::vector<T>&& values) {
 // copying; the frame keeps the buffer alive until the transport is done
 // with it, so the owner must not modify the buffer while any frame lives
 // (check use_count() before reusing it).
-template <typename T>
-zmq::message_t SharedPayload(const std::shared_ptr<std::vector<T>>& buffer,
-                             size_t offset, size_t count) {
+template <typename T, typename Alloc>
+zmq::message_t SharedPayload(
+    const std::shared_ptr<std::vector<T, Alloc>>& buffer, size_t offset,
+    size_t count) {
   if (count == 0) return zmq::message_t();
-  auto* keep = new std::shared_ptr<std::vector<T>>(buffer);
+  using Owner = std::shared_ptr<std::vector<T, Alloc>>;
+  auto* keep = new Owner(buffer);
   return zmq::message_t(
       buffer->data() + offset, count * sizeof(T),
-      [](void*, void* hint) {
-        delete static_cast<std::shared_ptr<std::vector<T>>*>(hint);
-      },
-      keep);
+      [](void*, void* hint) { delete static_cast<Owner*>(hint); }, keep);
 }
 
 // A read-only typed view of a received frame. When the frame's bytes are

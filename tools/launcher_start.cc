@@ -45,6 +45,11 @@ Status Launcher::PrepareRunDir() {
   launcher.Add("host", options_.host).Add("timeout_s", options_.timeout_s);
   launcher.Add("data_transport", options_.data_transport);
   launcher.Add("links", options_.links);
+  JsonObject devices;  // "0": "cuda", ... (workers without one use cpu)
+  for (const auto& [rank, device] : options_.devices) {
+    devices.Add(std::to_string(rank), device);
+  }
+  launcher.AddRaw("devices", devices.str());
   launcher.Add("verbose", options_.verbose);
   launcher.Add("stop_on_worker_failure", options_.stop_on_worker_failure);
   launcher.Add("coordinator_binary", binaries_.coordinator);

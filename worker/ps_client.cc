@@ -23,7 +23,7 @@ struct PushHeader {
 // of `ids` and `sparse` (`dim` floats each), sharing the callers' buffers.
 Message PushFrame(const PushHeader& h, const ShardInfo& s, KeySpan own_ids,
                   uint32_t dim, int rank,
-                  const std::shared_ptr<std::vector<float>>& dense,
+                  const std::shared_ptr<HostFloats>& dense,
                   const std::shared_ptr<std::vector<uint64_t>>& ids,
                   const std::shared_ptr<std::vector<float>>& sparse) {
   flatbuffers::FlatBufferBuilder fbb(128);
@@ -228,8 +228,7 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
 }
 
 StatusOr<PsClient::PushResult> PsClient::Push(
-    int64_t clock, uint32_t batch,
-    const std::shared_ptr<std::vector<float>>& dense,
+    int64_t clock, uint32_t batch, const std::shared_ptr<HostFloats>& dense,
     const std::shared_ptr<std::vector<uint64_t>>& ids,
     const std::shared_ptr<std::vector<float>>& sparse) {
   const uint32_t dim = layout_.sparse_dim();

@@ -23,6 +23,7 @@
 #include "common/message.h"
 #include "common/status.h"
 #include "common/transport/data_channel.h"
+#include "worker/compute/host_allocator.h"
 
 namespace lockstep {
 
@@ -67,7 +68,7 @@ class PsClient {
     int64_t max_staleness = 0;  // largest staleness a shard measured
   };
   StatusOr<PushResult> Push(int64_t clock, uint32_t batch,
-                            const std::shared_ptr<std::vector<float>>& dense,
+                            const std::shared_ptr<HostFloats>& dense,
                             const std::shared_ptr<std::vector<uint64_t>>& ids,
                             const std::shared_ptr<std::vector<float>>& sparse);
 

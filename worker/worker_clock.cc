@@ -16,8 +16,9 @@ namespace {
 
 constexpr char kModelMagic[8] = {'L', 'S', 'M', 'O', 'D', 'E', 'L', '1'};
 
-template <typename T>
-void ReclaimBuffer(std::shared_ptr<std::vector<T>>* buffer, size_t size) {
+template <typename Buffer>
+void ReclaimBuffer(std::shared_ptr<Buffer>* buffer, size_t size,
+                   const typename Buffer::allocator_type& alloc = {}) {
   // A frame of the previous push may still hold the old buffer (an
   // in-process server reads it in place). Taking a reference is an
   // acquiring read-modify-write of the count, so once the last frame has
@@ -25,10 +26,10 @@ void ReclaimBuffer(std::shared_ptr<std::vector<T>>* buffer, size_t size) {
   // a relaxed load and orders nothing.
   bool reuse = false;
   if (*buffer != nullptr) {
-    const std::shared_ptr<std::vector<T>> probe = *buffer;
+    const std::shared_ptr<Buffer> probe = *buffer;
     reuse = probe.use_count() == 2;  // *buffer and probe: no frame
   }
-  if (!reuse) *buffer = std::make_shared<std::vector<T>>(size);
+  if (!reuse) *buffer = std::make_shared<Buffer>(size, alloc);
   (*buffer)->resize(size);
 }
 
@@ -67,7 +68,7 @@ Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
                       sparse_ids_->size() * sizeof(uint64_t));
   times->pull_s = NowSeconds() - t;
   if (admission.evaluate) LS_RETURN_IF_ERROR(Evaluate(clock, false, true));
-  ReclaimBuffer(&dense_grad_, params_.size());
+  ReclaimBuffer(&dense_grad_, params_.size(), model_->host_allocator());
   ReclaimBuffer(&sparse_grad_, sparse_rows_.size());
   LS_RETURN_IF_ERROR(TimedCompute(clock, admission.quota, times, [&] {
     return model_->LossAndGradient(*data_, batch_,

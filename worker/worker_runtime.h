@@ -150,8 +150,10 @@ class WorkerRuntime {
   HeteroProfile hetero_;
   std::optional<RealLink> real_link_;  // --real-link; unset: emulated
   std::vector<uint64_t> batch_;
-  std::vector<float> params_;
-  std::shared_ptr<std::vector<float>> dense_grad_;
+  // Pulled parameters and the gradient the push frames point into, in the
+  // model's host memory (page-locked for a GPU: the copies are DMA).
+  HostFloats params_;
+  std::shared_ptr<HostFloats> dense_grad_;
   std::shared_ptr<std::vector<uint64_t>> sparse_ids_;
   std::shared_ptr<std::vector<float>> sparse_grad_;
   std::vector<float> sparse_rows_;

@@ -2,11 +2,16 @@
 // the MLPs and the 2-conv CNN on a compute backend, beside that backend's
 // own SGEMM rate measured in the same run: the ratio is the model's
 // achieved GEMM FLOP/s over the device's. "compute" times the layer graph
-// on device-resident data; "step" is a worker's whole LossAndGradient
-// (the gather, the copies to and from the device, the graph). On the CPU
+// on device-resident data; "step" is a worker's whole LossAndGradient as a
+// worker runs it (the data set attached, parameters and gradient in the
+// model's host buffers: on a GPU the batch is gathered on the device and
+// the copies, DMA from page-locked memory, overlap the compute); "staged"
+// is the data path before those (the batch gathered on the host, every copy
+// from pageable memory before and after the graph), the baseline for the
+// step's gain ("step/staged"). On the CPU
 // the MLPs run as MlpModel (what a CPU worker runs) and OpenBLAS uses one
 // thread, as in a worker.
-// Usage: lockstep-bench-compute [--device cpu|cuda[:N]] [--batch 256]
+// Usage: lockstep-bench-compute [--device cpu|cuda[:N]] [--batch 256[,N...]]
 //                               [--seconds 2] [--smoke]
 #include <cblas.h>
 
@@ -21,6 +26,8 @@
 #include "common/clock.h"
 #include "common/main_guard.h"
 #include "common/strings.h"
+#include "worker/compute/cpu/blas_kernels.h"
+#include "worker/data/rows_dataset.h"
 #include "worker/models/cnn_model.h"
 #include "worker/models/mlp_model.h"
 
@@ -29,7 +36,7 @@ namespace {
 
 struct BenchOptions {
   std::string device = "cpu";
-  uint64_t batch = 256;
+  std::vector<uint32_t> batches = {256};
   double seconds = 2;
   bool smoke = false;
 };
@@ -94,61 +101,118 @@ struct Measured {
   uint64_t params = 0;
   double flops_per_step = 0;
   double compute_per_s = 0;  // steps/s of the graph alone
-  double step_per_s = 0;     // steps/s of LossAndGradient
+  double step_per_s = 0;     // steps/s of a worker's LossAndGradient
+  double staged_per_s = 0;   // ... from pageable buffers, rows from the host
 };
 
+// Steps/s of the layer graph alone on device-resident parameters, rows and
+// labels (the first `batch` rows of `data`).
+StatusOr<double> GraphRate(CnnModel& model, std::span<const float> params,
+                           const DenseRows& data, uint64_t batch,
+                           double seconds) {
+  ComputeBackend& b = model.backend();
+  DeviceArray<float> d_params(&b), d_rows(&b), d_grad(&b);
+  DeviceArray<int32_t> d_labels(&b);
+  LS_RETURN_IF_ERROR(d_params.Reserve(params.size()));
+  LS_RETURN_IF_ERROR(d_grad.Reserve(params.size()));
+  LS_RETURN_IF_ERROR(d_rows.Reserve(batch * data.dim));
+  LS_RETURN_IF_ERROR(d_labels.Reserve(batch));
+  LS_RETURN_IF_ERROR(
+      b.CopyToDevice(params.data(), d_params.data(), params.size_bytes()));
+  LS_RETURN_IF_ERROR(b.CopyToDevice(data.features.data(), d_rows.data(),
+                                    batch * data.dim * sizeof(float)));
+  LS_RETURN_IF_ERROR(b.CopyToDevice(data.labels.data(), d_labels.data(),
+                                    batch * sizeof(int32_t)));
+  return Rate(seconds, [&]() -> Status {
+    return model.graph()
+        .Run(d_params.data(), d_rows.data(), d_labels.data(), batch,
+             d_grad.data())
+        .status();  // the loss is copied back: waits
+  });
+}
+
+// Steps/s of the data path before the data set was kept on the device and
+// copies ran beside the compute: the batch gathered on the host, then every
+// copy from pageable memory on the compute queue, the graph, the gradient
+// copied back. On the host it is the model's own step.
+StatusOr<double> StagedRate(CnnModel& model, std::span<const float> params,
+                            const DenseRows& data,
+                            std::span<const uint64_t> batch,
+                            std::span<float> grad, double seconds) {
+  ComputeBackend& b = model.backend();
+  if (b.host_visible()) {
+    return Rate(seconds, [&]() -> Status {
+      return model.LossAndGradient(params, data, batch, grad).status();
+    });
+  }
+  DeviceArray<float> d_params(&b), d_rows(&b), d_grad(&b);
+  DeviceArray<int32_t> d_labels(&b);
+  LS_RETURN_IF_ERROR(d_params.Reserve(params.size()));
+  LS_RETURN_IF_ERROR(d_grad.Reserve(params.size()));
+  LS_RETURN_IF_ERROR(d_rows.Reserve(batch.size() * data.dim));
+  LS_RETURN_IF_ERROR(d_labels.Reserve(batch.size()));
+  std::vector<float> rows;
+  std::vector<int32_t> labels;
+  return Rate(seconds, [&]() -> Status {
+    GatherRows(data, batch, &rows, &labels);
+    LS_RETURN_IF_ERROR(
+        b.CopyToDevice(params.data(), d_params.data(), params.size_bytes()));
+    LS_RETURN_IF_ERROR(b.CopyToDevice(rows.data(), d_rows.data(),
+                                      rows.size() * sizeof(float)));
+    LS_RETURN_IF_ERROR(b.CopyToDevice(labels.data(), d_labels.data(),
+                                      labels.size() * sizeof(int32_t)));
+    LS_RETURN_IF_ERROR(model.graph()
+                           .Run(d_params.data(), d_rows.data(), d_labels.data(),
+                                batch.size(), d_grad.data())
+                           .status());
+    return b.CopyToHost(d_grad.data(), grad.data(), grad.size_bytes());
+  });
+}
+
 StatusOr<Measured> MeasureModel(const std::string& spec, const BenchOptions& o,
-                                const DenseRows& data) {
-  DataShape shape{false, 784, 10, data.size, 0};
+                                uint64_t batch_size, const RowsDataset& data) {
+  const DenseRows& train = *data.dense(Split::kTrain);
   LS_ASSIGN_OR_RETURN(auto inner, CreateComputeBackend(o.device));
   auto counting = std::make_unique<CountingBackend>(std::move(inner));
   CountingBackend* counter = counting.get();
-  LS_ASSIGN_OR_RETURN(auto model, CnnModel::CreateOn(GraphArgs(spec), shape,
-                                                     std::move(counting)));
+  LS_ASSIGN_OR_RETURN(
+      auto model,
+      CnnModel::CreateOn(GraphArgs(spec), data.shape(), std::move(counting)));
+  LS_RETURN_IF_ERROR(model->Attach(data));
   Measured m;
   m.params = model->num_params();
   std::vector<float> params(m.params), grad(m.params);
   InitDenseParams(model->shape(), 1, params);
-  std::vector<uint64_t> batch(o.batch);
-  for (uint64_t i = 0; i < o.batch; ++i) batch[i] = i % data.size;
+  // A batch of scattered rows, as a worker's slice of a shuffled epoch.
+  std::vector<uint64_t> batch(batch_size);
+  for (uint64_t i = 0; i < batch_size; ++i) {
+    batch[i] = (i * 7919) % train.size;
+  }
   LS_RETURN_IF_ERROR(
-      model->LossAndGradient(params, data, batch, grad).status());
+      model->LossAndGradient(params, train, batch, grad).status());
   m.flops_per_step = counter->gemm_flops();
-  // The graph alone, on device-resident parameters, rows and labels.
-  ComputeBackend& b = model->backend();
-  DeviceArray<float> d_params(&b), d_rows(&b), d_grad(&b);
-  DeviceArray<int32_t> d_labels(&b);
-  LS_RETURN_IF_ERROR(d_params.Reserve(m.params));
-  LS_RETURN_IF_ERROR(d_grad.Reserve(m.params));
-  LS_RETURN_IF_ERROR(d_rows.Reserve(o.batch * 784));
-  LS_RETURN_IF_ERROR(d_labels.Reserve(o.batch));
-  LS_RETURN_IF_ERROR(
-      b.CopyToDevice(params.data(), d_params.data(), m.params * sizeof(float)));
-  LS_RETURN_IF_ERROR(b.CopyToDevice(data.features.data(), d_rows.data(),
-                                    o.batch * 784 * sizeof(float)));
-  LS_RETURN_IF_ERROR(b.CopyToDevice(data.labels.data(), d_labels.data(),
-                                    o.batch * sizeof(int32_t)));
-  LS_ASSIGN_OR_RETURN(m.compute_per_s, Rate(o.seconds, [&]() -> Status {
-                        return model->graph()
-                            .Run(d_params.data(), d_rows.data(),
-                                 d_labels.data(), o.batch,
-                                 d_grad.data())
-                            .status();  // the loss is copied back: waits
-                      }));
-  // The whole step; on the CPU an MLP is MlpModel.
+  LS_ASSIGN_OR_RETURN(m.compute_per_s,
+                      GraphRate(*model, params, train, batch_size, o.seconds));
+  LS_ASSIGN_OR_RETURN(m.staged_per_s, StagedRate(*model, params, train, batch,
+                                                 grad, o.seconds));
   if (o.device == "cpu" && spec.rfind("mlp:", 0) == 0) {
+    // On the CPU an MLP is MlpModel.
     LS_ASSIGN_OR_RETURN(auto hidden, ParseSizeList(spec.substr(4), "width"));
     LS_ASSIGN_OR_RETURN(auto mlp, MlpModel::Create(hidden, 784, 10));
     LS_ASSIGN_OR_RETURN(m.step_per_s, Rate(o.seconds, [&]() -> Status {
-                          mlp->LossAndGradient(params, data, batch, grad);
+                          mlp->LossAndGradient(params, train, batch, grad);
                           return Status::Ok();
                         }));
-  } else {
-    LS_ASSIGN_OR_RETURN(
-        m.step_per_s, Rate(o.seconds, [&]() -> Status {
-          return model->LossAndGradient(params, data, batch, grad).status();
-        }));
+    return m;
   }
+  HostFloats pulled(params.begin(), params.end(), model->host_allocator());
+  HostFloats pushed(params.size(), 0.0f, model->host_allocator());
+  LS_ASSIGN_OR_RETURN(m.step_per_s, Rate(o.seconds, [&]() -> Status {
+                        return model
+                            ->LossAndGradient(data, batch, {pulled, {}, {}},
+                                              {pushed, {}})
+                            .status();
+                      }));
   return m;
 }
 
@@ -159,6 +223,10 @@ int Run(const BenchOptions& o) {
     std::fprintf(stderr, "lockstep-bench-compute: %s\n",
                  backend.status().message().c_str());
     return 2;
+  }
+  if (o.device == "cpu") {
+    const std::string blas = BlasKernelWarning();
+    if (!blas.empty()) std::fprintf(stderr, "warning: %s\n", blas.c_str());
   }
   const uint64_t n = o.smoke ? 64 : (o.device == "cpu" ? 1024 : 8192);
   auto sgemm = SgemmGflops(**backend, n, o.seconds);
@@ -171,26 +239,32 @@ int Run(const BenchOptions& o) {
               static_cast<unsigned long long>(n), *sgemm);
   std::printf(
       "| model | params | batch | compute samples/s | step samples/s "
-      "| model GFLOP/s (compute) | / SGEMM |\n|---|---|---|---|---|---|"
-      "---|\n");
+      "| staged step samples/s | step / staged | model GFLOP/s (compute) "
+      "| / SGEMM |\n|---|---|---|---|---|---|---|---|---|\n");
   const std::vector<std::string> models =
       o.smoke ? std::vector<std::string>{"mlp:16", "cnn:c3x4,p2,f8"}
               : std::vector<std::string>{"mlp:256,128", "mlp:2048,2048,2048",
                                          "cnn:c5x32,p2,c5x64,p2,f1024"};
-  const DenseRows data = RandomImages(o.batch);
+  const uint32_t largest =
+      *std::max_element(o.batches.begin(), o.batches.end());
+  const RowsDataset data(RandomImages(4 * uint64_t{largest}),
+                         RandomImages(largest));
   for (const std::string& spec : models) {
-    auto m = MeasureModel(spec, o, data);
-    if (!m.ok()) {
-      std::fprintf(stderr, "%s: %s\n", spec.c_str(),
-                   m.status().message().c_str());
-      return 1;
+    for (const uint32_t batch : o.batches) {
+      auto m = MeasureModel(spec, o, batch, data);
+      if (!m.ok()) {
+        std::fprintf(stderr, "%s: %s\n", spec.c_str(),
+                     m.status().message().c_str());
+        return 1;
+      }
+      const double gflops = m->flops_per_step * m->compute_per_s / 1e9;
+      std::printf(
+          "| %s | %llu | %u | %.0f | %.0f | %.0f | %.2fx | %.1f | %.2fx |\n",
+          spec.c_str(), static_cast<unsigned long long>(m->params), batch,
+          m->compute_per_s * batch, m->step_per_s * batch,
+          m->staged_per_s * batch, m->step_per_s / m->staged_per_s, gflops,
+          gflops / *sgemm);
     }
-    const double gflops = m->flops_per_step * m->compute_per_s / 1e9;
-    std::printf("| %s | %llu | %llu | %.0f | %.0f | %.1f | %.2fx |\n",
-                spec.c_str(), static_cast<unsigned long long>(m->params),
-                static_cast<unsigned long long>(o.batch),
-                m->compute_per_s * o.batch, m->step_per_s * o.batch, gflops,
-                gflops / *sgemm);
   }
   return 0;
 }
@@ -208,17 +282,24 @@ int Main(int argc, char** argv) {
     if (arg == "--device" && has_value) {
       o.device = argv[++i];
     } else if (arg == "--batch" && has_value) {
-      o.batch = std::stoull(argv[++i]);
+      auto batches = lockstep::ParseSizeList(argv[++i], "batch");
+      if (!batches.ok() || batches->empty()) {
+        std::fprintf(
+            stderr, "--batch: %s\n",
+            batches.ok() ? "empty" : batches.status().message().c_str());
+        return 2;
+      }
+      o.batches = *batches;
     } else if (arg == "--seconds" && has_value) {
       o.seconds = std::stod(argv[++i]);
     } else if (arg == "--smoke") {
       o.smoke = true;
-      o.batch = 8;
+      o.batches = {8};
       o.seconds = 0;
     } else {
       std::fprintf(stderr,
                    "usage: lockstep-bench-compute [--device cpu|cuda[:N]] "
-                   "[--batch N] [--seconds S] [--smoke]\n");
+                   "[--batch N[,N...]] [--seconds S] [--smoke]\n");
       return 2;
     }
   }

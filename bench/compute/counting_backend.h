@@ -31,6 +31,26 @@ class CountingBackend : public ComputeBackend {
   Status CopyToHost(const void* device, void* host, size_t bytes) override {
     return inner_->CopyToHost(device, host, bytes);
   }
+  std::shared_ptr<HostMemory> host_memory() override {
+    return inner_->host_memory();
+  }
+  StatusOr<Fence> CopyToDeviceAsync(const void* host, void* device,
+                                    size_t bytes) override {
+    return inner_->CopyToDeviceAsync(host, device, bytes);
+  }
+  void WaitFor(Fence fence) override { inner_->WaitFor(fence); }
+  Status CopyToHostAsync(const void* device, void* host,
+                         size_t bytes) override {
+    return inner_->CopyToHostAsync(device, host, bytes);
+  }
+  Status Synchronize() override { return inner_->Synchronize(); }
+  uint64_t memory_available() const override {
+    return inner_->memory_available();
+  }
+  void Gather(uint64_t count, uint64_t row_words, const void* table,
+              const uint32_t* indices, void* out) override {
+    inner_->Gather(count, row_words, table, indices, out);
+  }
   void Gemm(Transpose ta, Transpose tb, uint64_t m, uint64_t n, uint64_t k,
             float alpha, const float* a, const float* b, float beta,
             float* c) override {

@@ -48,7 +48,7 @@ std::string SpecLaunchFlag(const std::string& key) {
 }
 
 std::vector<std::string> SpecLaunchKeys() {
-  return {"data-transport", "host", "links"};
+  return {"data-transport", "host", "links", "device"};
 }
 
 }  // namespace lockstep

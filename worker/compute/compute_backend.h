@@ -8,7 +8,10 @@
 // the whole batch.
 // Thread-safety: a backend is used by one thread; operations run in the
 // order they are called (on a device: queued on one stream, so a later
-// CopyToHost sees every earlier operation's result).
+// CopyToHost sees every earlier operation's result). Beside that compute
+// queue a device has two copy queues, one in and one out, so that a step's
+// copies overlap its compute: CopyToDeviceAsync, WaitFor, CopyToHostAsync
+// and Synchronize order work across them. On the host they copy at once.
 #ifndef LOCKSTEP_WORKER_COMPUTE_COMPUTE_BACKEND_H_
 #define LOCKSTEP_WORKER_COMPUTE_COMPUTE_BACKEND_H_
 
@@ -22,6 +25,22 @@
 #include "worker/compute/geometry.h"
 
 namespace lockstep {
+
+// Host memory a device copies to and from at full speed and
+// asynchronously (page-locked for a GPU). A buffer may outlive the backend
+// that handed out this object and be freed on another thread (a push frame
+// let go by a transport's I/O thread at exit): the object stays valid as
+// long as anyone holds it.
+// Thread-safety: Allocate and Free may be called from any thread.
+class HostMemory {
+ public:
+  virtual ~HostMemory() = default;
+  // `bytes` of host memory (page-locked where the device can; plain memory
+  // when it cannot lock more), or nullptr when there is none at all.
+  virtual void* Allocate(size_t bytes) = 0;
+  // Frees what Allocate returned; nullptr is a no-op.
+  virtual void Free(void* memory) = 0;
+};
 
 struct SoftmaxResult {
   double loss_sum = 0;   // summed cross-entropy over the rows
@@ -44,19 +63,56 @@ class ComputeBackend {
   // worth reporting).
   virtual uint64_t memory_available() const { return 0; }
 
+  // Where host buffers for this device's copies should come from (see
+  // HostMemory); nullptr, the default, for the plain heap.
+  virtual std::shared_ptr<HostMemory> host_memory() { return nullptr; }
+
   // `bytes` of device memory, or an error naming the device and the size.
   virtual StatusOr<void*> Allocate(size_t bytes) = 0;
   // Frees what Allocate returned; nullptr is a no-op.
   virtual void Free(void* memory) = 0;
+  // Queued on the compute queue. From plain host memory `host` may be
+  // reused once the call returns; from host_memory()'s buffers the copy may
+  // still read it until a waiting call (CopyToHost, Synchronize, a
+  // SoftmaxCrossEntropy).
   virtual Status CopyToDevice(const void* host, void* device, size_t bytes) = 0;
   // Waits for every earlier operation, then copies.
   virtual Status CopyToHost(const void* device, void* host, size_t bytes) = 0;
+
+  // A point in the copy-in queue that compute operations can wait for,
+  // valid until the next Synchronize().
+  using Fence = uint32_t;
+  // Queues a copy from `host` to `device` on the copy-in queue, beside the
+  // compute queue, and returns the fence after it. REQUIRES: `host` stays
+  // unchanged until Synchronize() (it is read while compute runs; from
+  // AllocateHost memory the copy needs no staging).
+  virtual StatusOr<Fence> CopyToDeviceAsync(const void* host, void* device,
+                                            size_t bytes) {
+    LS_RETURN_IF_ERROR(CopyToDevice(host, device, bytes));
+    return Fence{0};
+  }
+  // Compute operations called after this start once `fence`'s copy is done.
+  virtual void WaitFor(Fence /*fence*/) {}
+  // Queues a copy from `device` to `host` on the copy-out queue, after every
+  // compute operation called so far; `host` holds it once Synchronize()
+  // returned.
+  virtual Status CopyToHostAsync(const void* device, void* host, size_t bytes) {
+    return CopyToHost(device, host, bytes);
+  }
+  // Waits until every queue is idle: the first error of any operation since
+  // the last check, naming the device.
+  virtual Status Synchronize() { return Status::Ok(); }
 
   // c[m x n] = alpha * op(a) * op(b) + beta * c, where op(a) is m x k and
   // op(b) is k x n; a, b and c are contiguous and row-major.
   virtual void Gemm(Transpose ta, Transpose tb, uint64_t m, uint64_t n,
                     uint64_t k, float alpha, const float* a, const float* b,
                     float beta, float* c) = 0;
+  // out row i = table row indices[i], for `count` rows of `row_words`
+  // 4-byte words (floats or int32 labels): a batch gathered from a data set
+  // held on the device.
+  virtual void Gather(uint64_t count, uint64_t row_words, const void* table,
+                      const uint32_t* indices, void* out) = 0;
   // Every one of the `rows` rows of out (cols wide) becomes `row`.
   virtual void BroadcastRow(uint64_t rows, uint64_t cols, const float* row,
                             float* out) = 0;

@@ -129,7 +129,9 @@ CnnModel::CnnModel(std::unique_ptr<ComputeBackend> backend,
       device_params_(backend_.get()),
       device_grad_(backend_.get()),
       device_inputs_(backend_.get()),
-      device_labels_(backend_.get()) {}
+      device_labels_(backend_.get()),
+      train_rows_(backend_.get()),
+      test_rows_(backend_.get()) {}
 
 StatusOr<std::unique_ptr<Model>> CnnModel::CreateFromSpec(
     const std::string& args, const DataShape& data, const std::string& device) {
@@ -212,7 +214,11 @@ StatusOr<double> CnnModel::LossAndGradient(const Dataset& data,
 
 StatusOr<EvalResult> CnnModel::Evaluate(const Dataset& data,
                                         const ModelState& state) {
-  return Evaluate(state.dense, *data.dense(Split::kTest), 0);
+  const uint64_t chunk =
+      backend_->host_visible()
+          ? kDefaultEvalChunkRows
+          : std::clamp<uint64_t>(MaxBatch(), 1, kDeviceEvalChunkRows);
+  return Evaluate(state.dense, *data.dense(Split::kTest), 0, chunk);
 }
 
 StatusOr<const float*> CnnModel::DeviceParams(std::span<const float> params) {
@@ -243,6 +249,20 @@ Status CnnModel::StageRows(const float* rows, const int32_t* labels,
   return Status::Ok();
 }
 
+Status CnnModel::Attach(const Dataset& data) {
+  if (backend_->host_visible()) return Status::Ok();
+  // Half of what is free for each split, so batches keep room to grow
+  // (MaxBatch reads the free memory after this).
+  for (auto [split, rows] : {std::pair{Split::kTrain, &train_rows_},
+                             std::pair{Split::kTest, &test_rows_}}) {
+    const DenseRows* split_rows = data.dense(split);
+    if (split_rows == nullptr) continue;
+    LS_RETURN_IF_ERROR(
+        rows->Load(*split_rows, backend_->memory_available() / 2).status());
+  }
+  return Status::Ok();
+}
+
 StatusOr<double> CnnModel::LossAndGradient(std::span<const float> params,
                                            const DenseRows& data,
                                            std::span<const uint64_t> samples,
@@ -254,22 +274,54 @@ StatusOr<double> CnnModel::LossAndGradient(std::span<const float> params,
     std::fill(grad.begin(), grad.end(), 0.0f);
     return 0.0;
   }
+  StatusOr<SoftmaxResult> result =
+      backend_->host_visible() ? HostStep(params, data, samples, grad)
+                               : DeviceStep(params, data, samples, grad);
+  LS_RETURN_IF_ERROR(result.status());
+  return result->loss_sum / static_cast<double>(rows);
+}
+
+StatusOr<SoftmaxResult> CnnModel::HostStep(std::span<const float> params,
+                                           const DenseRows& data,
+                                           std::span<const uint64_t> samples,
+                                           std::span<float> grad) {
   GatherRows(data, samples, &inputs_, &labels_);
-  LS_ASSIGN_OR_RETURN(const float* device_params, DeviceParams(params));
+  return graph_->Run(params.data(), inputs_.data(), labels_.data(),
+                     samples.size(), grad.data());
+}
+
+StatusOr<SoftmaxResult> CnnModel::DeviceStep(std::span<const float> params,
+                                             const DenseRows& data,
+                                             std::span<const uint64_t> samples,
+                                             std::span<float> grad) {
+  LS_RETURN_IF_ERROR(device_params_.Reserve(params.size()));
+  LS_RETURN_IF_ERROR(device_grad_.Reserve(grad.size()));
+  // Queued in this order on the copy-in queue: the sample ids (or the
+  // staged rows), then the parameters layer by layer, so the gather and
+  // the first layers compute while the later layers' parameters arrive.
   const float* x = nullptr;
   const int32_t* y = nullptr;
-  LS_RETURN_IF_ERROR(StageRows(inputs_.data(), labels_.data(), rows, &x, &y));
-  float* g = grad.data();
-  if (!backend_->host_visible()) {
-    LS_RETURN_IF_ERROR(device_grad_.Reserve(grad.size()));
-    g = device_grad_.data();
-  }
-  LS_ASSIGN_OR_RETURN(const SoftmaxResult result,
-                      graph_->Run(device_params, x, y, rows, g));
-  if (g != grad.data()) {
-    LS_RETURN_IF_ERROR(backend_->CopyToHost(g, grad.data(), grad.size_bytes()));
-  }
-  return result.loss_sum / static_cast<double>(rows);
+  StatusOr<SoftmaxResult> result = [&]() -> StatusOr<SoftmaxResult> {
+    if (train_rows_.Holds(data)) {
+      LS_RETURN_IF_ERROR(train_rows_.Gather(samples, &x, &y));
+    } else {
+      GatherRows(data, samples, &inputs_, &labels_);
+      LS_RETURN_IF_ERROR(
+          StageRows(inputs_.data(), labels_.data(), samples.size(), &x, &y));
+    }
+    LayerGraph::StepCopies copies;
+    LS_ASSIGN_OR_RETURN(
+        copies.params_ready,
+        graph_->CopyParamsIn(params.data(), device_params_.data()));
+    copies.host_grad = grad.data();  // straight into the push frames
+    return graph_->Run(device_params_.data(), x, y, samples.size(),
+                       device_grad_.data(), &copies);
+  }();
+  // Always: no copy may still read `params` or write `grad` on return.
+  const Status synced = backend_->Synchronize();
+  LS_RETURN_IF_ERROR(result.status());
+  LS_RETURN_IF_ERROR(synced);
+  return result;
 }
 
 StatusOr<EvalResult> CnnModel::Evaluate(std::span<const float> params,
@@ -278,26 +330,38 @@ StatusOr<EvalResult> CnnModel::Evaluate(std::span<const float> params,
   assert(params.size() == num_params() && chunk_rows >= 1);
   assert(data.dim == graph_->input().size());
   const uint64_t total = limit == 0 ? data.size : std::min(limit, data.size);
-  LS_ASSIGN_OR_RETURN(const float* device_params, DeviceParams(params));
-  SoftmaxResult sum;
-  for (uint64_t start = 0; start < total; start += chunk_rows) {
-    const uint64_t rows = std::min(chunk_rows, total - start);
-    const float* x = nullptr;
-    const int32_t* y = nullptr;
-    LS_RETURN_IF_ERROR(
-        StageRows(data.Row(start), data.labels.data() + start, rows, &x, &y));
-    LS_ASSIGN_OR_RETURN(const SoftmaxResult chunk,
-                        graph_->Run(device_params, x, y, rows, nullptr));
-    sum.loss_sum += chunk.loss_sum;
-    sum.correct += chunk.correct;
-  }
+  StatusOr<SoftmaxResult> sum = [&]() -> StatusOr<SoftmaxResult> {
+    LS_ASSIGN_OR_RETURN(const float* device_params, DeviceParams(params));
+    SoftmaxResult chunks;
+    for (uint64_t start = 0; start < total; start += chunk_rows) {
+      const uint64_t rows = std::min(chunk_rows, total - start);
+      const float* x = nullptr;
+      const int32_t* y = nullptr;
+      if (test_rows_.Holds(data)) {
+        x = test_rows_.features(start);
+        y = test_rows_.labels(start);
+      } else {
+        LS_RETURN_IF_ERROR(StageRows(data.Row(start),
+                                     data.labels.data() + start, rows, &x, &y));
+      }
+      LS_ASSIGN_OR_RETURN(const SoftmaxResult chunk,
+                          graph_->Run(device_params, x, y, rows, nullptr));
+      chunks.loss_sum += chunk.loss_sum;
+      chunks.correct += chunk.correct;
+    }
+    return chunks;
+  }();
+  // No copy may still read `params` on return.
+  const Status synced = backend_->Synchronize();
+  LS_RETURN_IF_ERROR(sum.status());
+  LS_RETURN_IF_ERROR(synced);
   EvalResult result;
   result.samples = total;
   result.auc = std::numeric_limits<double>::quiet_NaN();
   if (total > 0) {
-    result.loss = sum.loss_sum / static_cast<double>(total);
+    result.loss = sum->loss_sum / static_cast<double>(total);
     result.accuracy =
-        static_cast<double>(sum.correct) / static_cast<double>(total);
+        static_cast<double>(sum->correct) / static_cast<double>(total);
   }
   return result;
 }

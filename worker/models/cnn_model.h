@@ -9,6 +9,12 @@
 // net is "cnn:c5x32,p2,c5x64,p2,f1024". Parameters: per layer, in order,
 // "conv<i>.weight" [F, K, K, C] / "fc<i>.weight" [out, in] then the bias;
 // hidden layers start He-uniform, the output layer Glorot-uniform.
+// On a device (a backend that is not host-visible) a step queues the ids of
+// its samples, then each layer's parameters on the copy-in queue, gathers
+// its batch from the device copy of the data set (Attach), computes, and
+// copies each layer's gradient out as soon as it is computed: the copies
+// overlap the compute, and from host buffers of host_allocator() (the
+// worker's pulled parameters and push frames) they are DMA.
 // Thread-safety: a CnnModel owns scratch memory and is not thread-safe.
 #ifndef LOCKSTEP_WORKER_MODELS_CNN_MODEL_H_
 #define LOCKSTEP_WORKER_MODELS_CNN_MODEL_H_
@@ -21,6 +27,7 @@
 #include "worker/compute/compute_backend.h"
 #include "worker/models/layers/layer_graph.h"
 #include "worker/models/model.h"
+#include "worker/models/resident_rows.h"
 
 namespace lockstep {
 
@@ -29,6 +36,8 @@ class CnnModel : public Model {
   // Rows per forward pass in Evaluate: bounds the im2col patches (the 2-conv
   // net's second layer: 196 x 800 floats a row).
   static constexpr uint64_t kDefaultEvalChunkRows = 128;
+  // On a device, where fewer and larger launches pay (at most MaxBatch()).
+  static constexpr uint64_t kDeviceEvalChunkRows = 1024;
 
   // The registry's factory.
   static StatusOr<std::unique_ptr<Model>> CreateFromSpec(
@@ -58,6 +67,17 @@ class CnnModel : public Model {
   CnnModel& operator=(const CnnModel&) = delete;
 
   const ModelShape& shape() const override { return graph_->shape(); }
+  // On a device: copies each dense split that fits in half the free memory
+  // there, for the steps and evaluations on it.
+  Status Attach(const Dataset& data) override;
+  HostAllocator<float> host_allocator() const override {
+    return HostAllocator<float>(backend_->host_memory());
+  }
+  // Whether Attach keeps `rows` on the device (steps and evaluations on it
+  // read it there).
+  bool Resident(const DenseRows& rows) const {
+    return train_rows_.Holds(rows) || test_rows_.Holds(rows);
+  }
   StatusOr<double> LossAndGradient(const Dataset& data,
                                    std::span<const uint64_t> samples,
                                    const ModelState& state,
@@ -96,6 +116,16 @@ class CnnModel : public Model {
       const std::string& args, const DataShape& data,
       std::unique_ptr<ComputeBackend> backend, bool allow_no_layers);
 
+  // A step on the host backend, and on a device (the copies beside the
+  // compute; see the class comment).
+  StatusOr<SoftmaxResult> HostStep(std::span<const float> params,
+                                   const DenseRows& data,
+                                   std::span<const uint64_t> samples,
+                                   std::span<float> grad);
+  StatusOr<SoftmaxResult> DeviceStep(std::span<const float> params,
+                                     const DenseRows& data,
+                                     std::span<const uint64_t> samples,
+                                     std::span<float> grad);
   // The parameters where the backend reads them: `params` itself on a
   // host-visible backend, else a device copy.
   StatusOr<const float*> DeviceParams(std::span<const float> params);
@@ -111,6 +141,8 @@ class CnnModel : public Model {
   DeviceArray<float> device_grad_;
   DeviceArray<float> device_inputs_;
   DeviceArray<int32_t> device_labels_;
+  ResidentRows train_rows_;  // Attach's device copies
+  ResidentRows test_rows_;
 };
 
 }  // namespace lockstep

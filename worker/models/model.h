@@ -13,6 +13,7 @@
 
 #include "common/job_shape.h"
 #include "common/status.h"
+#include "worker/compute/host_allocator.h"
 #include "worker/data/dataset.h"
 
 namespace lockstep {
@@ -47,6 +48,16 @@ class Model {
 
   // The parameter table the servers hold for this model.
   virtual const ModelShape& shape() const = 0;
+
+  // Prepares the model for steps and evaluations on `data` (a device model
+  // copies the splits it can hold). Steps on another data set still work.
+  // REQUIRES: `data` outlives the model and stays unchanged.
+  virtual Status Attach(const Dataset& /*data*/) { return Status::Ok(); }
+
+  // Where the buffers of pulled parameters and gradients should live for
+  // this model's copies to run at full speed (page-locked for a GPU); the
+  // plain heap by default. The buffers may outlive the model.
+  virtual HostAllocator<float> host_allocator() const { return {}; }
 
   // Replaces *ids with the sparse ids (sorted, unique) that the rows
   // `samples` of `split` read; empty for models without a sparse table.

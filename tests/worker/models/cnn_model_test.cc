@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <random>
 #include <vector>
 
 #include "worker/compute/cpu/cpu_backend.h"
+#include "worker/data/rows_dataset.h"
 #include "worker/models/mlp_model.h"
 #include "worker/models/model_registry.h"
 
@@ -266,6 +268,105 @@ TEST(CnnModelTest, OnADeviceTheStagedStepMatchesTheHostOneAndTheCapFits) {
                 usable / static_cast<double>(host->graph().BytesPerSample())));
   EXPECT_GT(cap, 100u);
   EXPECT_EQ(host->MaxBatch(), 0u);  // host memory: no cap
+}
+
+// Heap memory that counts its live blocks.
+class CountingHostMemory : public HostMemory {
+ public:
+  void* Allocate(size_t bytes) override {
+    ++live;
+    return std::malloc(bytes);
+  }
+  void Free(void* memory) override {
+    if (memory != nullptr) --live;
+    std::free(memory);
+  }
+  int live = 0;
+};
+
+// PretendDevice counting what goes through the copy queues, the gather and
+// the compute queue's copies, with host memory of its own.
+class QueueCountingDevice : public PretendDevice {
+ public:
+  QueueCountingDevice() : PretendDevice(64 << 20) {}
+  std::shared_ptr<HostMemory> host_memory() override { return memory; }
+  Status CopyToDevice(const void* host, void* device, size_t bytes) override {
+    ++copies;
+    return PretendDevice::CopyToDevice(host, device, bytes);
+  }
+  StatusOr<Fence> CopyToDeviceAsync(const void* host, void* device,
+                                    size_t bytes) override {
+    ++copies_in;
+    return PretendDevice::CopyToDeviceAsync(host, device, bytes);
+  }
+  void WaitFor(Fence fence) override {
+    ++waits;
+    PretendDevice::WaitFor(fence);
+  }
+  Status CopyToHostAsync(const void* device, void* host,
+                         size_t bytes) override {
+    ++copies_out;
+    return PretendDevice::CopyToHostAsync(device, host, bytes);
+  }
+  void Gather(uint64_t count, uint64_t row_words, const void* table,
+              const uint32_t* indices, void* out) override {
+    ++gathers;
+    PretendDevice::Gather(count, row_words, table, indices, out);
+  }
+  int copies = 0, copies_in = 0, waits = 0, copies_out = 0, gathers = 0;
+  std::shared_ptr<CountingHostMemory> memory =
+      std::make_shared<CountingHostMemory>();
+};
+
+TEST(CnnModelTest,
+     OnADeviceAnAttachedDataSetIsGatheredThereWithOverlappedCopies) {
+  const std::string net = "i6x6x1,c3x2,p2,f4";
+  RowsDataset data(Quadrants(20, 11), Quadrants(9, 12));
+  auto host = Cnn(net, 36, 4);
+  auto owned = std::make_unique<QueueCountingDevice>();
+  QueueCountingDevice* device_backend = owned.get();
+  auto device = CnnModel::CreateOn(net, Images(36, 4), std::move(owned));
+  ASSERT_TRUE(device.ok()) << device.status().ToString();
+  ASSERT_TRUE((*device)->Attach(data).ok());
+  EXPECT_TRUE((*device)->Resident(*data.dense(Split::kTrain)));
+  EXPECT_TRUE((*device)->Resident(*data.dense(Split::kTest)));
+  EXPECT_FALSE(host->Resident(*data.dense(Split::kTrain)));
+  EXPECT_EQ(host->host_allocator().memory(), nullptr);
+  const std::shared_ptr<CountingHostMemory> memory = device_backend->memory;
+  const std::vector<float> params = Init(*host, 13);
+  HostFloats staged(params.begin(), params.end(), (*device)->host_allocator());
+  HostFloats got(params.size(), -1.0f, (*device)->host_allocator());
+  EXPECT_EQ(memory->live, 2);  // the model's buffers come from its device
+  std::vector<float> want(params.size());
+  const std::vector<uint64_t> batch = {19, 0, 7, 7, 12};
+  const ModelState host_state{params, {}, {}};
+  const double loss_host =
+      *host->LossAndGradient(data, batch, host_state, {want, {}});
+  const double loss_device =
+      *(*device)->LossAndGradient(data, batch, {staged, {}, {}}, {got, {}});
+  EXPECT_EQ(loss_device, loss_host);
+  EXPECT_EQ(std::vector<float>(got.begin(), got.end()), want);
+  // The ids, then the conv and the two dense layers' parameters; the ids'
+  // fence and three layers' waited for; three gradients copied out; rows
+  // and labels gathered.
+  EXPECT_EQ(device_backend->copies_in, 4);
+  EXPECT_EQ(device_backend->waits, 4);
+  EXPECT_EQ(device_backend->copies_out, 3);
+  EXPECT_EQ(device_backend->gathers, 2);
+  // The test split is resident too: the parameters are its one copy in.
+  const int copies_before = device_backend->copies;
+  const auto eval_host = host->Evaluate(data, host_state);
+  const auto eval_device = (*device)->Evaluate(data, {staged, {}, {}});
+  ASSERT_TRUE(eval_host.ok() && eval_device.ok());
+  EXPECT_EQ(eval_device->accuracy, eval_host->accuracy);
+  EXPECT_EQ(eval_device->loss, eval_host->loss);
+  EXPECT_EQ(device_backend->copies - copies_before, 1);
+  // Buffers may outlive the model (a push frame still held): their memory
+  // stays valid and is freed with them.
+  device->reset();
+  HostFloats().swap(staged);
+  HostFloats().swap(got);
+  EXPECT_EQ(memory->live, 0);
 }
 
 }  // namespace

@@ -68,6 +68,16 @@ Status CpuBackend::CopyToHost(const void* device, void* host, size_t bytes) {
   return Status::Ok();
 }
 
+void CpuBackend::Gather(uint64_t count, uint64_t row_words, const void* table,
+                        const uint32_t* indices, void* out) {
+  const size_t row_bytes = row_words * 4;
+  const auto* from = static_cast<const char*>(table);
+  auto* to = static_cast<char*>(out);
+  for (uint64_t r = 0; r < count; ++r) {
+    std::memcpy(to + r * row_bytes, from + indices[r] * row_bytes, row_bytes);
+  }
+}
+
 void CpuBackend::Gemm(Transpose ta, Transpose tb, uint64_t m, uint64_t n,
                       uint64_t k, float alpha, const float* a, const float* b,
                       float beta, float* c) {

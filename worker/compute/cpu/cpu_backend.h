@@ -24,6 +24,8 @@ class CpuBackend : public ComputeBackend {
   void Gemm(Transpose ta, Transpose tb, uint64_t m, uint64_t n, uint64_t k,
             float alpha, const float* a, const float* b, float beta,
             float* c) override;
+  void Gather(uint64_t count, uint64_t row_words, const void* table,
+              const uint32_t* indices, void* out) override;
   void BroadcastRow(uint64_t rows, uint64_t cols, const float* row,
                     float* out) override;
   void ColumnSums(uint64_t rows, uint64_t cols, const float* x,

@@ -3,8 +3,13 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <unordered_set>
 #include <vector>
 
+#include "common/mutex.h"
+#include "common/thread_annotations.h"
+#include "worker/compute/cuda/cublas_library.h"
 #include "worker/compute/cuda/cuda_kernels.h"
 
 namespace lockstep {
@@ -20,14 +25,78 @@ cublasOperation_t BlasOp(ComputeBackend::Transpose t) {
 
 int BlasDim(uint64_t v) { return static_cast<int>(v); }
 
+// Page-locked host memory of device `device`, falling back to the heap when
+// the system will not lock more.
+class PinnedHostMemory : public HostMemory {
+ public:
+  explicit PinnedHostMemory(int device) : device_(device) {}
+
+  void* Allocate(size_t bytes) override {
+    // The calling thread may not have this device current yet (a push
+    // frame freed on a transport's thread): without this the runtime would
+    // make a context on device 0.
+    cudaSetDevice(device_);
+    void* memory = nullptr;
+    if (cudaHostAlloc(&memory, bytes > 0 ? bytes : 1, cudaHostAllocPortable) ==
+        cudaSuccess) {
+      return memory;
+    }
+    cudaGetLastError();  // not sticky
+    memory = std::malloc(bytes > 0 ? bytes : 1);
+    if (memory != nullptr) {
+      MutexLock lock(&mu_);
+      unpinned_.insert(memory);
+    }
+    return memory;
+  }
+
+  void Free(void* memory) override {
+    if (memory == nullptr) return;
+    {
+      MutexLock lock(&mu_);
+      if (unpinned_.erase(memory) > 0) {
+        std::free(memory);
+        return;
+      }
+    }
+    cudaSetDevice(device_);
+    cudaFreeHost(memory);
+  }
+
+ private:
+  const int device_;
+  Mutex mu_;
+  std::unordered_set<void*> unpinned_ GUARDED_BY(mu_);  // heap fallbacks
+};
+
 }  // namespace
 
 struct CudaBackend::Impl {
   ~Impl() {
     cudaFree(row_loss);
     cudaFree(row_correct);
-    if (blas != nullptr) cublasDestroy(blas);
-    if (stream != nullptr) cudaStreamDestroy(stream);
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    if (blas != nullptr) cublas->destroy(blas);
+    for (cudaStream_t s : {stream, copy_in, copy_out}) {
+      if (s != nullptr) cudaStreamDestroy(s);
+    }
+  }
+
+  // An event to record now: the pool's next free one (all are free again
+  // after Synchronize).
+  StatusOr<cudaEvent_t> NextEvent(uint32_t* index) {
+    if (used_events == events.size()) {
+      cudaEvent_t e = nullptr;
+      const cudaError_t err =
+          cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+      if (err != cudaSuccess) {
+        return Internal(CudaError(
+            "cuda:" + std::to_string(device) + ": cudaEventCreate", err));
+      }
+      events.push_back(e);
+    }
+    *index = used_events;
+    return events[used_events++];
   }
 
   // The first error of the operations queued since the last check, as a
@@ -41,7 +110,13 @@ struct CudaBackend::Impl {
   }
 
   int device = 0;
-  cudaStream_t stream = nullptr;
+  std::shared_ptr<HostMemory> host_memory;
+  cudaStream_t stream = nullptr;    // compute
+  cudaStream_t copy_in = nullptr;   // host -> device beside compute
+  cudaStream_t copy_out = nullptr;  // device -> host beside compute
+  std::vector<cudaEvent_t> events;  // fences and copy-out waits
+  uint32_t used_events = 0;
+  const CublasLibrary* cublas = nullptr;
   cublasHandle_t blas = nullptr;
   // SoftmaxCrossEntropy's per-row results, on the device and the host.
   float* row_loss = nullptr;
@@ -67,16 +142,27 @@ StatusOr<std::unique_ptr<ComputeBackend>> CudaBackend::Create(int ordinal) {
   }
   auto impl = std::make_unique<Impl>();
   impl->device = ordinal;
-  if ((e = cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking)) !=
-      cudaSuccess) {
-    return Internal(CudaError(name + ": cudaStreamCreate", e));
+  impl->host_memory = std::make_shared<PinnedHostMemory>(ordinal);
+  for (cudaStream_t* s : {&impl->stream, &impl->copy_in, &impl->copy_out}) {
+    if ((e = cudaStreamCreateWithFlags(s, cudaStreamNonBlocking)) !=
+        cudaSuccess) {
+      return Internal(CudaError(name + ": cudaStreamCreate", e));
+    }
   }
-  const cublasStatus_t s = cublasCreate(&impl->blas);
+  StatusOr<const CublasLibrary*> cublas = CublasLibrary::Get();
+  if (!cublas.ok())
+    return FailedPrecondition(name + ": " + cublas.status().message());
+  impl->cublas = *cublas;
+  const cublasStatus_t s = impl->cublas->create(&impl->blas);
   if (s != CUBLAS_STATUS_SUCCESS) {
     impl->blas = nullptr;
-    return Internal(name + ": cublasCreate: " + cublasGetStatusString(s));
+    return Internal(name + ": cublasCreate: " + impl->cublas->status_string(s));
   }
-  cublasSetStream(impl->blas, impl->stream);
+  const cublasStatus_t set = impl->cublas->set_stream(impl->blas, impl->stream);
+  if (set != CUBLAS_STATUS_SUCCESS) {
+    return Internal(name +
+                    ": cublasSetStream: " + impl->cublas->status_string(set));
+  }
   return std::unique_ptr<ComputeBackend>(new CudaBackend(std::move(impl)));
 }
 
@@ -97,6 +183,10 @@ uint64_t CudaBackend::memory_available() const {
   return free;
 }
 
+std::shared_ptr<HostMemory> CudaBackend::host_memory() {
+  return impl_->host_memory;
+}
+
 StatusOr<void*> CudaBackend::Allocate(size_t bytes) {
   void* memory = nullptr;
   const cudaError_t e = cudaMalloc(&memory, bytes > 0 ? bytes : 1);
@@ -113,8 +203,8 @@ void CudaBackend::Free(void* memory) {
 }
 
 Status CudaBackend::CopyToDevice(const void* host, void* device, size_t bytes) {
-  // From pageable memory the call returns once `host` is staged, so the
-  // caller may reuse it at once.
+  // From pageable memory the call returns once `host` is staged; from
+  // page-locked memory at once, the copy still queued (see the header).
   const cudaError_t e = cudaMemcpyAsync(device, host, bytes,
                                         cudaMemcpyHostToDevice, impl_->stream);
   if (e != cudaSuccess) return Internal(CudaError(name() + ": copy in", e));
@@ -128,15 +218,72 @@ Status CudaBackend::CopyToHost(const void* device, void* host, size_t bytes) {
   return impl_->Check("copy out");
 }
 
+StatusOr<ComputeBackend::Fence> CudaBackend::CopyToDeviceAsync(const void* host,
+                                                               void* device,
+                                                               size_t bytes) {
+  Impl& d = *impl_;
+  cudaError_t e =
+      cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, d.copy_in);
+  if (e != cudaSuccess) return Internal(CudaError(name() + ": copy in", e));
+  uint32_t fence = 0;
+  LS_ASSIGN_OR_RETURN(cudaEvent_t event, d.NextEvent(&fence));
+  if ((e = cudaEventRecord(event, d.copy_in)) != cudaSuccess) {
+    return Internal(CudaError(name() + ": cudaEventRecord", e));
+  }
+  return fence;
+}
+
+void CudaBackend::WaitFor(Fence fence) {
+  // A failure here surfaces at the next check, like a launch error.
+  if (fence < impl_->used_events) {
+    cudaStreamWaitEvent(impl_->stream, impl_->events[fence], 0);
+  }
+}
+
+Status CudaBackend::CopyToHostAsync(const void* device, void* host,
+                                    size_t bytes) {
+  Impl& d = *impl_;
+  uint32_t index = 0;
+  LS_ASSIGN_OR_RETURN(cudaEvent_t computed, d.NextEvent(&index));
+  cudaError_t e = cudaEventRecord(computed, d.stream);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(d.copy_out, computed, 0);
+  if (e == cudaSuccess) {
+    e = cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
+                        d.copy_out);
+  }
+  if (e != cudaSuccess) return Internal(CudaError(name() + ": copy out", e));
+  return Status::Ok();
+}
+
+Status CudaBackend::Synchronize() {
+  Impl& d = *impl_;
+  cudaError_t first = cudaSuccess;
+  for (cudaStream_t s : {d.copy_in, d.stream, d.copy_out}) {
+    const cudaError_t e = cudaStreamSynchronize(s);
+    if (first == cudaSuccess) first = e;
+  }
+  if (first == cudaSuccess) first = cudaGetLastError();
+  d.used_events = 0;
+  if (first == cudaSuccess) return Status::Ok();
+  return Internal(CudaError(name() + ": synchronize", first));
+}
+
+void CudaBackend::Gather(uint64_t count, uint64_t row_words, const void* table,
+                         const uint32_t* indices, void* out) {
+  cuda::Gather(impl_->stream, count, row_words,
+               static_cast<const uint32_t*>(table), indices,
+               static_cast<uint32_t*>(out));
+}
+
 void CudaBackend::Gemm(Transpose ta, Transpose tb, uint64_t m, uint64_t n,
                        uint64_t k, float alpha, const float* a, const float* b,
                        float beta, float* c) {
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
   const uint64_t lda = ta == Transpose::kYes ? m : k;
   const uint64_t ldb = tb == Transpose::kYes ? k : n;
-  cublasSgemm(impl_->blas, BlasOp(tb), BlasOp(ta), BlasDim(n), BlasDim(m),
-              BlasDim(k), &alpha, b, BlasDim(ldb), a, BlasDim(lda), &beta, c,
-              BlasDim(n));
+  impl_->cublas->sgemm(impl_->blas, BlasOp(tb), BlasOp(ta), BlasDim(n),
+                       BlasDim(m), BlasDim(k), &alpha, b, BlasDim(ldb), a,
+                       BlasDim(lda), &beta, c, BlasDim(n));
 }
 
 void CudaBackend::BroadcastRow(uint64_t rows, uint64_t cols, const float* row,

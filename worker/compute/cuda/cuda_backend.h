@@ -1,7 +1,10 @@
-// The CUDA compute backend: GEMM and column sums on cuBLAS, the other
-// operations as kernels (cuda_kernels.cu), everything queued in order on
-// one stream of one device. No CUDA type appears here: the stream and the
-// cuBLAS handle live behind Impl.
+// The CUDA compute backend: GEMM on cuBLAS, the other operations as
+// kernels (cuda_kernels.cu), queued in order on the compute stream of one
+// device; the copy-in and copy-out queues are two more streams, ordered
+// against it by events (a fence is an event). Host memory is page-locked
+// (cudaHostAlloc), so copies from and to it are asynchronous DMA. No CUDA
+// type appears here: the streams, events and the cuBLAS handle live behind
+// Impl.
 // Thread-safety: one instance per thread.
 #ifndef LOCKSTEP_WORKER_COMPUTE_CUDA_CUDA_BACKEND_H_
 #define LOCKSTEP_WORKER_COMPUTE_CUDA_CUDA_BACKEND_H_
@@ -24,10 +27,19 @@ class CudaBackend : public ComputeBackend {
   bool host_visible() const override { return false; }
   uint64_t memory_available() const override;
 
+  std::shared_ptr<HostMemory> host_memory() override;
   StatusOr<void*> Allocate(size_t bytes) override;
   void Free(void* memory) override;
   Status CopyToDevice(const void* host, void* device, size_t bytes) override;
   Status CopyToHost(const void* device, void* host, size_t bytes) override;
+  StatusOr<Fence> CopyToDeviceAsync(const void* host, void* device,
+                                    size_t bytes) override;
+  void WaitFor(Fence fence) override;
+  Status CopyToHostAsync(const void* device, void* host, size_t bytes) override;
+  Status Synchronize() override;
+
+  void Gather(uint64_t count, uint64_t row_words, const void* table,
+              const uint32_t* indices, void* out) override;
 
   void Gemm(Transpose ta, Transpose tb, uint64_t m, uint64_t n, uint64_t k,
             float alpha, const float* a, const float* b, float beta,

@@ -19,6 +19,15 @@ __device__ uint64_t Stride() {
   return static_cast<uint64_t>(gridDim.x) * blockDim.x;
 }
 
+__global__ void GatherKernel(uint64_t n, uint64_t row_words,
+                             const uint32_t* table, const uint32_t* indices,
+                             uint32_t* out) {
+  for (uint64_t i = First(); i < n; i += Stride()) {
+    const uint64_t row = i / row_words;
+    out[i] = table[indices[row] * row_words + i % row_words];
+  }
+}
+
 __global__ void BroadcastRowKernel(uint64_t n, uint64_t cols, const float* row,
                                    float* out) {
   for (uint64_t i = First(); i < n; i += Stride()) out[i] = row[i % cols];
@@ -153,6 +162,13 @@ __global__ void SoftmaxRowsKernel(uint64_t rows, uint32_t classes,
 }
 
 }  // namespace
+
+void Gather(cudaStream_t stream, uint64_t count, uint64_t row_words,
+            const uint32_t* table, const uint32_t* indices, uint32_t* out) {
+  const uint64_t n = count * row_words;
+  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(n, row_words, table, indices,
+                                                   out);
+}
 
 void BroadcastRow(cudaStream_t stream, uint64_t rows, uint64_t cols,
                   const float* row, float* out) {

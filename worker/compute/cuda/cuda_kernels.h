@@ -12,6 +12,9 @@
 
 namespace lockstep::cuda {
 
+// out row i = table row indices[i], rows of `row_words` 4-byte words.
+void Gather(cudaStream_t stream, uint64_t count, uint64_t row_words,
+            const uint32_t* table, const uint32_t* indices, uint32_t* out);
 void BroadcastRow(cudaStream_t stream, uint64_t rows, uint64_t cols,
                   const float* row, float* out);
 void Fill(cudaStream_t stream, uint64_t n, float value, float* out);

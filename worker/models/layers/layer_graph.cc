@@ -39,10 +39,27 @@ uint64_t LayerGraph::BytesPerSample() const {
   return (floats + 2 * widest) * sizeof(float);
 }
 
+uint64_t LayerGraph::LayerParams(size_t l) const {
+  const uint64_t end = l + 1 < offsets_.size() ? offsets_[l + 1] : num_params();
+  return end - offsets_[l];
+}
+
+StatusOr<std::vector<ComputeBackend::Fence>> LayerGraph::CopyParamsIn(
+    const float* host, float* device) {
+  std::vector<ComputeBackend::Fence> fences(layers_.size());
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    if (LayerParams(l) == 0) continue;  // Run does not wait for these
+    LS_ASSIGN_OR_RETURN(fences[l], backend_->CopyToDeviceAsync(
+                                       host + offsets_[l], device + offsets_[l],
+                                       LayerParams(l) * sizeof(float)));
+  }
+  return fences;
+}
+
 StatusOr<SoftmaxResult> LayerGraph::Run(const float* params,
                                         const float* inputs,
                                         const int32_t* labels, uint64_t rows,
-                                        float* grad) {
+                                        float* grad, const StepCopies* copies) {
   if (rows == 0) return SoftmaxResult{};
   uint64_t widest = 0;
   const float* in = inputs;
@@ -50,6 +67,10 @@ StatusOr<SoftmaxResult> LayerGraph::Run(const float* params,
     const uint64_t size = layers_[l]->output().size();
     widest = std::max(widest, size);
     LS_RETURN_IF_ERROR(activations_[l]->Reserve(rows * size));
+    if (copies != nullptr && l < copies->params_ready.size() &&
+        LayerParams(l) > 0) {
+      backend_->WaitFor(copies->params_ready[l]);
+    }
     LS_RETURN_IF_ERROR(layers_[l]->Forward(params + offsets_[l], in,
                                            activations_[l]->data(), rows));
     in = activations_[l]->data();
@@ -73,6 +94,12 @@ StatusOr<SoftmaxResult> LayerGraph::Run(const float* params,
     LS_RETURN_IF_ERROR(layers_[l]->Backward(
         params + offsets_[l], layer_in, activations_[l]->data(),
         delta_[dout].data(), grad + offsets_[l], din, rows));
+    if (copies != nullptr && copies->host_grad != nullptr &&
+        LayerParams(l) > 0) {
+      LS_RETURN_IF_ERROR(backend_->CopyToHostAsync(
+          grad + offsets_[l], copies->host_grad + offsets_[l],
+          LayerParams(l) * sizeof(float)));
+    }
     dout = 1 - dout;
   }
   return result;

@@ -35,14 +35,36 @@ class LayerGraph {
   // layer's output, the layers' scratch and the two gradient buffers.
   uint64_t BytesPerSample() const;
 
+  // How Run overlaps a step's copies with its compute (see
+  // ComputeBackend's copy queues).
+  struct StepCopies {
+    // Per layer, the fence after its parameters' copy (CopyParamsIn): its
+    // forward pass waits for it, the later layers' copies still running.
+    std::vector<ComputeBackend::Fence> params_ready;
+    // When set, each layer's gradient is copied here (grad's layout) on the
+    // copy-out queue as soon as its backward pass is queued, while the
+    // earlier layers' passes run; the caller then Synchronize()s.
+    float* host_grad = nullptr;
+  };
+
+  // Queues the copy of the parameters from `host` to `device` (both
+  // num_params() floats, in shape()'s layout) on the copy-in queue, layer
+  // by layer, and returns the fences for StepCopies::params_ready.
+  StatusOr<std::vector<ComputeBackend::Fence>> CopyParamsIn(const float* host,
+                                                            float* device);
+
   // The summed loss and the correct count of `rows` samples at `inputs`
   // (rows * input().size() floats) with `labels`. When grad is non-null it
   // receives the gradient of the mean loss (num_params() floats).
   StatusOr<SoftmaxResult> Run(const float* params, const float* inputs,
-                              const int32_t* labels, uint64_t rows,
-                              float* grad);
+                              const int32_t* labels, uint64_t rows, float* grad,
+                              const StepCopies* copies = nullptr);
 
  private:
+  // Layer l's parameters: offsets_[l] up to offsets_[l + 1] (the last:
+  // up to num_params()).
+  uint64_t LayerParams(size_t l) const;
+
   ComputeBackend* backend_;
   ActivationShape input_;
   std::vector<std::unique_ptr<Layer>> layers_;

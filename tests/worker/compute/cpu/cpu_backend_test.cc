@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/support/random_floats.h"
+#include "worker/compute/host_allocator.h"
 
 namespace lockstep {
 namespace {
@@ -108,6 +109,36 @@ TEST(CpuBackendTest, FactoryKnowsCpuAndExplainsTheRest) {
   ASSERT_FALSE(far.ok());
   EXPECT_NE(far.status().message().find("cuda:99"), std::string::npos)
       << far.status().message();
+}
+
+TEST(CpuBackendTest, GatherCopiesTheIndexedRowsOfFloatsAndLabels) {
+  CpuBackend cpu;
+  const std::vector<float> table = {0, 1, 2, 10, 11, 12, 20, 21, 22};
+  const std::vector<int32_t> labels = {7, 8, 9};
+  const std::vector<uint32_t> ids = {2, 0, 2, 1};
+  std::vector<float> rows(ids.size() * 3, -1);
+  std::vector<int32_t> picked(ids.size(), -1);
+  cpu.Gather(ids.size(), 3, table.data(), ids.data(), rows.data());
+  cpu.Gather(ids.size(), 1, labels.data(), ids.data(), picked.data());
+  EXPECT_EQ(rows,
+            (std::vector<float>{20, 21, 22, 0, 1, 2, 20, 21, 22, 10, 11, 12}));
+  EXPECT_EQ(picked, (std::vector<int32_t>{9, 7, 9, 8}));
+}
+
+TEST(CpuBackendTest, TheCopyQueuesCopyAtOnceOnTheHost) {
+  CpuBackend cpu;
+  EXPECT_EQ(cpu.host_memory(), nullptr);  // the plain heap
+  HostFloats buffer(1000, 2.5f, HostAllocator<float>(cpu.host_memory()));
+  std::vector<float> device(1000, 0);
+  auto fence = cpu.CopyToDeviceAsync(buffer.data(), device.data(), 4000);
+  ASSERT_TRUE(fence.ok());
+  cpu.WaitFor(*fence);
+  EXPECT_EQ(device, std::vector<float>(1000, 2.5f));
+  std::fill(device.begin(), device.end(), -1.0f);
+  ASSERT_TRUE(cpu.CopyToHostAsync(device.data(), buffer.data(), 4000).ok());
+  ASSERT_TRUE(cpu.Synchronize().ok());
+  EXPECT_EQ(std::vector<float>(buffer.begin(), buffer.end()),
+            std::vector<float>(1000, -1.0f));
 }
 
 }  // namespace

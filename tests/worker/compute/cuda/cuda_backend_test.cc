@@ -10,10 +10,13 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "tests/support/random_floats.h"
 #include "worker/compute/cpu/cpu_backend.h"
+#include "worker/compute/host_allocator.h"
+#include "worker/data/rows_dataset.h"
 #include "worker/models/cnn_model.h"
 #include "worker/models/layers/conv2d_layer.h"
 #include "worker/models/layers/dense_layer.h"
@@ -142,6 +145,58 @@ TEST_F(CudaBackendTest, ElementwiseAndReductionsMatchTheCpu) {
   ExpectClose(Down(d_bcast, x.size()), bcast, "broadcast");
 }
 
+TEST_F(CudaBackendTest, GatherMatchesTheCpu) {
+  const uint64_t rows = 500, dim = 37;
+  const std::vector<float> table = RandomFloats(rows * dim, 8);
+  std::vector<uint32_t> ids(777);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = (i * 131 + 7) % rows;
+  std::vector<float> want(ids.size() * dim);
+  cpu_.Gather(ids.size(), dim, table.data(), ids.data(), want.data());
+  float* d_out = Up(std::vector<float>(want.size(), -9.0f));
+  gpu_->Gather(ids.size(), dim, Up(table), Up(ids), d_out);
+  EXPECT_EQ(Down(d_out, want.size()), want);
+}
+
+// Page-locked buffers through both copy queues around a kernel on the
+// compute queue, repeatedly with fresh data: every result is the one its
+// own inputs give (a missing wait would read a stale or half-copied input).
+TEST_F(CudaBackendTest, CopyQueuesOrderAroundComputeFromPageLockedMemory) {
+  const uint64_t n = 1 << 22;  // 16 MiB: copies take longer than a launch
+  HostFloats in(n, 0.0f, HostAllocator<float>(gpu_->host_memory()));
+  HostFloats out(n, 0.0f, HostAllocator<float>(gpu_->host_memory()));
+  DeviceArray<float> d_in(gpu_.get()), d_out(gpu_.get());
+  ASSERT_TRUE(d_in.Reserve(n).ok() && d_out.Reserve(n).ok());
+  for (uint32_t round = 0; round < 4; ++round) {
+    const std::vector<float> x = RandomFloats(n, 20 + round);
+    std::copy(x.begin(), x.end(), in.begin());
+    auto fence = gpu_->CopyToDeviceAsync(in.data(), d_in.data(), n * 4);
+    ASSERT_TRUE(fence.ok()) << fence.status().ToString();
+    gpu_->WaitFor(*fence);
+    gpu_->Relu(n, d_in.data(), d_out.data());
+    ASSERT_TRUE(gpu_->CopyToHostAsync(d_out.data(), out.data(), n * 4).ok());
+    ASSERT_TRUE(gpu_->Synchronize().ok());
+    for (uint64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(out[i], std::max(x[i], 0.0f)) << "round " << round << " " << i;
+    }
+  }
+}
+
+// A push frame may hold the gradient buffer after the worker's model (and
+// its backend) is gone, and let go of it on a transport's thread.
+TEST_F(CudaBackendTest, PageLockedBuffersOutliveTheirBackend) {
+  auto backend = CreateComputeBackend("cuda");
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  auto buffer = std::make_shared<HostFloats>(
+      1 << 20, 1.0f, HostAllocator<float>((*backend)->host_memory()));
+  backend->reset();
+  std::thread([buffer = std::move(buffer)]() mutable {
+    EXPECT_EQ((*buffer)[12345], 1.0f);
+    buffer.reset();
+  }).join();
+  // The device still works: no error was left behind.
+  EXPECT_EQ(Down(Up(std::vector<float>{3.0f}), 1)[0], 3.0f);
+}
+
 TEST_F(CudaBackendTest, SoftmaxCrossEntropyMatchesTheCpu) {
   const uint64_t rows = 300;
   const uint32_t classes = 10;
@@ -225,6 +280,55 @@ TEST_F(CudaBackendTest, ACnnStepMatchesTheCpu) {
   auto eval_gpu = (*gpu)->Evaluate(params, data, 0, 25);
   ASSERT_TRUE(eval_cpu.ok() && eval_gpu.ok());
   EXPECT_NEAR(eval_gpu->loss, eval_cpu->loss, 1e-4 * eval_cpu->loss);
+  EXPECT_EQ(eval_gpu->accuracy, eval_cpu->accuracy);
+}
+
+// A worker's step on the GPU: the data set resident (Attach), parameters
+// and gradient in page-locked buffers, the copies overlapped with compute.
+TEST_F(CudaBackendTest, AWorkersStepOnAResidentDataSetMatchesTheCpu) {
+  DenseRows train;
+  train.size = 300;
+  train.dim = 784;
+  train.classes = 10;
+  train.features = RandomFloats(300 * 784, 9, 0, 1);
+  for (uint64_t i = 0; i < 300; ++i)
+    train.labels.push_back(static_cast<int32_t>((i * 3) % 10));
+  DenseRows test = train;
+  test.size = 200;
+  test.features.resize(200 * 784);
+  test.labels.resize(200);
+  RowsDataset data(std::move(train), std::move(test));
+  const std::string net = "c5x8,p2,c3x16,p2,f64";
+  auto cpu = CnnModel::Create(net, data.shape(), "cpu");
+  auto gpu = CnnModel::Create(net, data.shape(), "cuda");
+  ASSERT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().ToString();
+  ASSERT_TRUE((*gpu)->Attach(data).ok());
+  ASSERT_TRUE((*gpu)->Resident(*data.dense(Split::kTrain)));
+  ASSERT_TRUE((*gpu)->Resident(*data.dense(Split::kTest)));
+  std::vector<float> params((*cpu)->num_params());
+  InitDenseParams((*cpu)->shape(), 5, params);
+  const HostAllocator<float> pinned = (*gpu)->host_allocator();
+  ASSERT_NE(pinned.memory(), nullptr);
+  HostFloats pulled(params.begin(), params.end(), pinned);
+  HostFloats got(params.size(), -1.0f, pinned);
+  std::vector<float> want(params.size());
+  for (uint64_t step = 0; step < 3; ++step) {
+    std::vector<uint64_t> batch(64 + step * 50);
+    for (uint64_t i = 0; i < batch.size(); ++i)
+      batch[i] = (i * 13 + step) % 300;
+    auto loss_cpu =
+        (*cpu)->LossAndGradient(data, batch, {params, {}, {}}, {want, {}});
+    auto loss_gpu =
+        (*gpu)->LossAndGradient(data, batch, {pulled, {}, {}}, {got, {}});
+    ASSERT_TRUE(loss_cpu.ok() && loss_gpu.ok()) << loss_gpu.status().ToString();
+    EXPECT_NEAR(*loss_gpu, *loss_cpu, 1e-4 * *loss_cpu);
+    ExpectClose(std::vector<float>(got.begin(), got.end()), want, "gradient");
+  }
+  auto eval_cpu = (*cpu)->Evaluate(data, {params, {}, {}});
+  auto eval_gpu = (*gpu)->Evaluate(data, {pulled, {}, {}});
+  ASSERT_TRUE(eval_cpu.ok() && eval_gpu.ok());
+  EXPECT_NEAR(eval_gpu->loss, eval_cpu->loss, 1e-4 * eval_cpu->loss);
+  EXPECT_EQ(eval_gpu->samples, 200u);
   EXPECT_EQ(eval_gpu->accuracy, eval_cpu->accuracy);
 }
 
