@@ -48,6 +48,11 @@ po::options_description LaunchFlags() {
       ("device", po::value<std::string>()->default_value(""),
        "where each worker's model computes: cpu, cuda or cuda:N for every "
        "worker, or per worker 'wR:DEVICE;*:DEVICE' (default: cpu)")  //
+      ("worker-cmd", po::value<std::string>()->default_value(""),
+       "run workers with this command instead of lockstep-worker, e.g. a "
+       "Python script using the lockstep module ('/usr/bin/python3 "
+       "train.py'), or per worker 'wR:CMD;*:CMD' (CMD lockstep-worker: the "
+       "C++ worker); it gets lockstep-worker's flags")  //
       ("resume", po::value<std::string>()->default_value(""),
        "RUN_DIR: continue that run's job from its newest complete snapshot "
        "round (job flags given here, e.g. --workers or --servers, change "
@@ -169,6 +174,10 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     LS_ASSIGN_OR_RETURN(
         options.devices,
         ResolveDeviceFlag(vm["device"].as<std::string>(), options.job.workers));
+    options.worker_cmd = vm["worker-cmd"].as<std::string>();
+    LS_ASSIGN_OR_RETURN(
+        options.worker_commands,
+        ResolveWorkerCmdFlag(options.worker_cmd, options.job.workers));
   } catch (const std::exception& e) {
     return InvalidArgument(e.what());
   }

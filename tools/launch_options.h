@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "tools/device_spec.h"
 #include "tools/hetero_spec.h"
+#include "tools/worker_command.h"
 
 namespace lockstep {
 
@@ -48,6 +49,10 @@ struct LaunchOptions {
   // --device split per worker (tools/device_spec.h); each worker with an
   // entry gets `--device <device>`.
   WorkerDevices devices;
+  // --worker-cmd as given, and split per worker (tools/worker_command.h):
+  // those workers run their command instead of lockstep-worker.
+  std::string worker_cmd;
+  WorkerCommands worker_commands;
   // Off by default: a worker that dies is the coordinator's to handle (it
   // drops the worker and training goes on), so only a failing coordinator
   // or server stops the job. On: any failing worker stops it too.

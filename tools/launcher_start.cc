@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 
@@ -50,6 +51,7 @@ Status Launcher::PrepareRunDir() {
     devices.Add(std::to_string(rank), device);
   }
   launcher.AddRaw("devices", devices.str());
+  launcher.Add("worker_cmd", options_.worker_cmd);
   launcher.Add("verbose", options_.verbose);
   launcher.Add("stop_on_worker_failure", options_.stop_on_worker_failure);
   launcher.Add("coordinator_binary", binaries_.coordinator);
@@ -86,7 +88,28 @@ Status Launcher::StartRole(const std::string& role, int rank,
   return Status::Ok();
 }
 
+namespace {
+
+// Workers run by --worker-cmd import the lockstep package of this build
+// (build/python, beside build/bin) first, and their output reaches the
+// logs as it is written.
+void PreparePythonWorkers(const std::string& worker_binary) {
+  const std::filesystem::path python =
+      std::filesystem::path(worker_binary).parent_path().parent_path() /
+      "python";
+  if (std::filesystem::exists(python / "lockstep")) {
+    std::string path = python.string();
+    const char* old = std::getenv("PYTHONPATH");
+    if (old != nullptr && *old != '\0') path += ":" + std::string(old);
+    setenv("PYTHONPATH", path.c_str(), 1);
+  }
+  setenv("PYTHONUNBUFFERED", "1", 0);
+}
+
+}  // namespace
+
 Launcher::Outcome Launcher::StartAll() {
+  if (!options_.worker_commands.empty()) PreparePythonWorkers(binaries_.worker);
   const std::string listen = "tcp://" + options_.host + ":0";
   std::vector<std::string> argv = {binaries_.coordinator};
   for (std::string& flag : JobConfigToFlags(options_.job)) {
@@ -115,8 +138,13 @@ Launcher::Outcome Launcher::StartAll() {
 }
 
 std::vector<std::string> Launcher::PeerArgv(bool server, int rank) {
-  std::vector<std::string> argv = {server ? binaries_.server : binaries_.worker,
-                                   "--coordinator", endpoint_};
+  std::vector<std::string> argv = {server ? binaries_.server
+                                          : binaries_.worker};
+  const auto command = options_.worker_commands.find(rank);
+  if (!server && command != options_.worker_commands.end()) {
+    argv = command->second;
+  }
+  argv.insert(argv.end(), {"--coordinator", endpoint_});
   if (server) {
     // A restarted server binds the same data endpoint (an ipc path is
     // unlinked and bound again; a tcp port 0 picks a new port, which the

@@ -1,17 +1,15 @@
-// WorkerRuntime: joining a job — Register, Welcome, Describe, Start.
+// WorkerSession: joining a job — Register, Welcome, Describe, Start — and
+// starting again from a rollback's Start.
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "common/job_fields.h"
 #include "common/logging.h"
-#include "worker/compute/cpu/blas_kernels.h"
-#include "worker/data/dataset_registry.h"
-#include "worker/models/model_registry.h"
-#include "worker/worker_runtime.h"
+#include "worker/worker_session.h"
 
 namespace lockstep {
 
-Status WorkerRuntime::Register() {
+Status WorkerSession::Register() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   flatbuffers::FlatBufferBuilder fbb(256);
@@ -30,33 +28,11 @@ Status WorkerRuntime::Register() {
                             options_.coordinator);
   }
   Status ready = Setup(*msg.envelope->body_as_Welcome());
-  if (!ready.ok()) {
-    ReportSetupError(ready);
-    return ready;
-  }
-  SendDescribe();
-  // Every worker of the job describes itself before any gets its Start.
-  LS_ASSIGN_OR_RETURN(bool started, AwaitBody(wire::Body::Start,
-                                              NowMillis() + timeout_ms, &msg));
-  if (!started) {
-    return DeadlineExceeded("no start from the coordinator at " +
-                            options_.coordinator);
-  }
-  ready = Start(*msg.envelope->body_as_Start());
   if (!ready.ok()) ReportSetupError(ready);
   return ready;
 }
 
-StatusOr<bool> WorkerRuntime::AwaitBody(wire::Body type, int64_t deadline_ms,
-                                        Message* msg) {
-  while (true) {
-    LS_ASSIGN_OR_RETURN(bool got, AwaitCoordinator(msg, deadline_ms));
-    if (!got) return false;
-    if (msg->envelope->body_type() == type) return true;
-  }
-}
-
-Status WorkerRuntime::Setup(const wire::Welcome& welcome) {
+Status WorkerSession::Setup(const wire::Welcome& welcome) {
   rank_ = welcome.rank();
   SetLogRank(static_cast<int>(rank_));
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
@@ -83,58 +59,54 @@ Status WorkerRuntime::Setup(const wire::Welcome& welcome) {
         LS_LOG(Warning) << "no real CPU quota: " << quota.message();
     }
   }
-  return LoadDataAndModel();
-}
-
-Status WorkerRuntime::LoadDataAndModel() {
-  const double t0 = NowSeconds();
-  LS_ASSIGN_OR_RETURN(data_, LoadDataset(DataOptions::Of(job_)));
-  LS_LOG(Info) << "loaded " << data_->shape().train_samples << " training and "
-               << data_->shape().test_samples << " test samples of "
-               << job_.data << " in " << NowSeconds() - t0 << " s";
-  LS_ASSIGN_OR_RETURN(model_,
-                      CreateModel(job_.model, data_->shape(), options_.device));
-  if (options_.device == "cpu") {
-    const std::string blas = BlasKernelWarning();
-    if (!blas.empty()) LS_LOG(Warning) << blas;
-  }
-  // Only a speed-up: without it a step copies its batch from the host.
-  const Status attached = model_->Attach(*data_);
-  if (!attached.ok()) {
-    LS_LOG(Warning) << "the data set stays on the host: " << attached.message();
-  }
   return Status::Ok();
 }
 
-void WorkerRuntime::SendDescribe() {
-  // The tightest of the emulated gpu= cap and the device's memory.
-  uint32_t max_batch = hetero_.max_batch();
-  const uint32_t device_cap = model_->MaxBatch();
-  if (device_cap > 0 && (max_batch == 0 || device_cap < max_batch)) {
-    max_batch = device_cap;
+Status WorkerSession::Describe(const JobShape& shape, uint32_t max_batch) {
+  // The tightest of the emulated gpu= cap and the model's own.
+  const uint32_t emulated = hetero_.max_batch();
+  if (emulated > 0 && (max_batch == 0 || emulated < max_batch)) {
+    max_batch = emulated;
   }
+  described_dense_ = shape.model.dense_params();
+  described_sparse_dim_ = shape.model.sparse_dim;
   std::vector<std::string> caps;
   if (max_batch > 0) {
     caps.push_back("max_batch=" + std::to_string(max_batch));
     LS_LOG(Info) << "largest batch this worker takes: " << max_batch;
   }
   flatbuffers::FlatBufferBuilder fbb(1024);
-  auto body = JobShapeToWire(fbb, {model_->shape(), data_->shape()}, caps);
+  auto body = JobShapeToWire(fbb, shape, caps);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Describe, body.Union(),
                                    wire::Role::Worker,
                                    static_cast<int>(rank_)));
+  // Every worker of the job describes itself before any gets its Start.
+  const auto timeout_ms =
+      static_cast<int64_t>(options_.request_timeout_s * 1000);
+  Message msg;
+  LS_ASSIGN_OR_RETURN(bool started, AwaitBody(wire::Body::Start,
+                                              NowMillis() + timeout_ms, &msg));
+  if (!started) {
+    return DeadlineExceeded("no start from the coordinator at " +
+                            options_.coordinator);
+  }
+  Status ready = Start(*msg.envelope->body_as_Start());
+  if (!ready.ok()) ReportSetupError(ready);
+  return ready;
 }
 
-Status WorkerRuntime::Start(const wire::Start& start) {
+Status WorkerSession::Start(const wire::Start& start) {
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(start.job()));
   LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(start.layout()));
-  if (!job_.resolved() ||
-      layout_.dense_keys() != model_->shape().dense_params() ||
-      layout_.sparse_dim() != model_->shape().sparse_dim) {
+  if (!job_.resolved() || layout_.dense_keys() != described_dense_ ||
+      layout_.sparse_dim() != described_sparse_dim_) {
     return FailedPrecondition(
         "the coordinator's layout does not fit this worker's model");
   }
-  params_ = HostFloats(layout_.dense_keys(), 0.0f, model_->host_allocator());
+  // The same buffer across rollbacks: what a caller holds of it stays valid.
+  if (params_.size() != layout_.dense_keys()) {
+    params_ = HostFloats(layout_.dense_keys(), 0.0f, allocator_);
+  }
   if (job_.data_order == "global") {
     global_order_ = std::make_unique<GlobalBatchOrder>(
         job_.train_samples, job_.GlobalBatch(), job_.seed);
@@ -153,7 +125,21 @@ Status WorkerRuntime::Start(const wire::Start& start) {
   return Status::Ok();
 }
 
-void WorkerRuntime::ReportSetupError(const Status& why) {
+StatusOr<int64_t> WorkerSession::ApplyRollback() {
+  Message msg = std::move(*rollback_);
+  rollback_.reset();
+  // The envelope pointer refers to the header's bytes, which a move may
+  // relocate (ZeroMQ keeps small messages inline): verify it again.
+  LS_RETURN_IF_ERROR(VerifyHeader(&msg));
+  const auto* start = msg.envelope->body_as_Start();
+  LS_RETURN_IF_ERROR(Start(*start));
+  LS_LOG(Warning) << "the job was rolled back to a snapshot round: continuing "
+                  << "at clock " << start->clock() << " (recovery epoch "
+                  << epoch_ << ")";
+  return start->clock();
+}
+
+void WorkerSession::ReportSetupError(const Status& why) {
   SendToCoordinator(MakeErrorHeader(wire::ErrorCode::BadRequest, why.message(),
                                     0, wire::Role::Worker,
                                     static_cast<int>(rank_)));

@@ -1,0 +1,229 @@
+// A worker's part in a job, whatever computes its gradients: joining
+// (Register -> Welcome -> Describe -> Start), admission to each clock and
+// its batch in the job's data order, pulls and pushes through the server
+// shards, clock reports, evaluation reports, rollbacks to a snapshot round,
+// heartbeats (from a thread of its own) and the end of the job, plus the
+// heterogeneity emulation a worker's profile asks for. lockstep-worker
+// (WorkerRuntime: a C++ model) and the Python module (python/: the user's
+// PyTorch model) both drive one.
+//
+// A clock, in order: Admit(clock) -> Batch -> Pull -> compute into
+// Gradient() -> FinishCompute -> Push -> ClockDone. Any wait may end with
+// Unavailable when the coordinator rolled the job back to a snapshot round
+// (rollback_pending()); the next Admit applies it and admits its clock.
+// Thread-safety: one thread calls it (it owns the coordinator socket and
+// the data channels); RequestStop() may be called from a signal handler.
+#ifndef LOCKSTEP_WORKER_WORKER_SESSION_H_
+#define LOCKSTEP_WORKER_WORKER_SESSION_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/job_config.h"
+#include "common/job_shape.h"
+#include "common/layout.h"
+#include "common/message.h"
+#include "common/status.h"
+#include "worker/compute/host_allocator.h"
+#include "worker/global_batch_order.h"
+#include "worker/heartbeat_thread.h"
+#include "worker/hetero_profile.h"
+#include "worker/ps_client.h"
+#include "worker/real_link.h"
+#include "worker/sample_stream.h"
+
+namespace lockstep {
+
+struct WorkerOptions {
+  std::string coordinator;
+  int rank_hint = -1;
+  // Longest wait for any single reply (admission, pull, push).
+  double request_timeout_s = 300;
+  // The worker that runs the final evaluation writes the final dense model
+  // here (see WriteModelFile).
+  std::string dump_model;
+  // Heterogeneity emulation (HeteroProfile grammar); empty = none.
+  std::string hetero;
+  // "HUB_NS:HUB_DEV:DEV": make the profile's net= link real by shaping
+  // that veth pair (real_link.h) instead of emulating it; empty = emulate.
+  std::string real_link;
+  // Where the model computes: "cpu" or "cuda[:N]" (CreateComputeBackend).
+  std::string device = "cpu";
+};
+
+class WorkerSession {
+ public:
+  struct Admission {
+    bool finished = false;  // the job has trained its last clock
+    bool evaluate = false;  // evaluate the model of `clock` and report it
+    int64_t clock = 0;
+    uint32_t quota = 0;   // this worker's batch
+    uint64_t offset = 0;  // its first sample in the clock's global batch
+  };
+  struct ClockTimes {
+    double wait_s = 0;
+    double pull_s = 0;
+    double compute_s = 0;
+    double push_s = 0;
+    double loss = 0;
+    double cpu_available = 1;
+    int64_t staleness = 0;
+    uint32_t dropped = 0;
+  };
+
+  // Checks the options and connects to the coordinator (nothing is sent).
+  static StatusOr<std::unique_ptr<WorkerSession>> Create(WorkerOptions options);
+  ~WorkerSession();
+
+  // Stops every wait of every session with Unavailable("interrupted by a
+  // signal"). Async-signal-safe.
+  static void RequestStop();
+  static bool StopRequested();
+
+  // Registers and waits for the Welcome: rank() and job() are set, and
+  // heartbeats start.
+  Status Register();
+  // Describes the model and data set this worker runs (every worker of a
+  // job must describe the same) and the largest batch it takes (0: no
+  // limit), then waits for the Start: layout() is set. REQUIRES: Register.
+  Status Describe(const JobShape& shape, uint32_t max_batch);
+  // Tells the coordinator why this worker cannot join (it stops the job
+  // before training, or drops this worker from a running one).
+  void ReportSetupError(const Status& why);
+
+  uint32_t rank() const { return rank_; }
+  const JobConfig& job() const { return job_; }
+  const KeyLayout& layout() const { return layout_; }
+  const WorkerOptions& options() const { return options_; }
+  const HeteroProfile& hetero() const { return hetero_; }
+  uint32_t epoch() const { return epoch_; }
+
+  // Where pulled parameters and gradients live: host memory the model's
+  // device copies from and to at full speed. Call before the first Pull.
+  void SetHostAllocator(HostAllocator<float> allocator);
+
+  // Asks to start `clock`, waiting (and heartbeating) until the coordinator
+  // answers. A rollback that arrived earlier is applied first, and the
+  // request is for its clock instead. The answer's clock may be later than
+  // asked (a worker that fell behind moves to the current clock).
+  StatusOr<Admission> Admit(int64_t clock);
+  // The samples of an admitted clock, in the job's data order.
+  void Batch(const Admission& admission, std::vector<uint64_t>* samples);
+
+  // Pulls the dense model into params() and the rows of `sparse_ids`
+  // (sorted, unique) into `sparse_out`, as the policy allows at `clock`;
+  // with `emulate_link`, the profile's link is waited out too (an
+  // evaluation's pull is not part of a clock). REQUIRES: Describe.
+  Status Pull(int64_t clock, std::span<const uint64_t> sparse_ids,
+              std::span<float> sparse_out, bool emulate_link = true);
+  std::span<const float> params() const { return params_; }
+  // The buffer of the next push's dense gradient (dense_keys() floats),
+  // held by no frame of an earlier push. It may be another buffer than the
+  // last clock's (when a frame still held that one), but every buffer this
+  // returns, like params(), stays allocated as long as the session.
+  HostFloats& Gradient();
+  // The same for a sparse gradient of `rows` rows and their ids.
+  std::vector<float>& SparseGradient(size_t rows);
+  std::vector<uint64_t>& SparseIds();
+
+  // After a clock's compute of `real_s` seconds: waits out what the
+  // profile adds and fills times->compute_s (from `start`, NowSeconds())
+  // and cpu_available (`cpu`, the share of a core the process had).
+  void FinishCompute(int64_t clock, uint32_t quota, double start, double cpu,
+                     ClockTimes* times);
+  // Pushes Gradient() (and, when `sparse`, SparseGradient for SparseIds)
+  // as the mean over `batch` samples of `clock`; fills push_s, staleness
+  // and dropped.
+  Status Push(int64_t clock, uint32_t batch, bool sparse, ClockTimes* times);
+  // Reports clock `clock` done with its timings.
+  void ClockDone(int64_t clock, uint32_t batch, const ClockTimes& times);
+
+  // Reports an evaluation of the model at `clock` that took `seconds`.
+  void ReportEvaluation(int64_t clock, double loss, double accuracy,
+                        uint64_t samples, double auc, bool final,
+                        double seconds);
+
+  // Once an admission said the job is finished: waits for its end. Returns
+  // the clock of a final evaluation the coordinator asks this worker for
+  // (report it, then call again), or nullopt when the job is over.
+  StatusOr<std::optional<int64_t>> AwaitEnd();
+  // Whether an error from a wait is the job's normal end (the coordinator
+  // said "job finished" while this worker waited).
+  bool job_finished() const { return shutdown_finished_; }
+  // Whether an error from a wait was a rollback: the next Admit applies it.
+  bool rollback_pending() const { return rollback_.has_value(); }
+
+ private:
+  explicit WorkerSession(WorkerOptions options);
+
+  Status Setup(const wire::Welcome& welcome);
+  Status Start(const wire::Start& start);
+  // Applies the pending rollback's Start; returns the clock to continue at.
+  StatusOr<int64_t> ApplyRollback();
+  // Waits (heartbeating) for a message of type `type` until `deadline_ms`.
+  StatusOr<bool> AwaitBody(wire::Body type, int64_t deadline_ms, Message* msg);
+  // Waits for the next message from the coordinator; heartbeats meanwhile.
+  // Unavailable when it is a rollback (kept in rollback_).
+  StatusOr<bool> AwaitCoordinator(Message* msg, int64_t deadline_ms);
+  // One message from the coordinator if one is queued (Heartbeats and bad
+  // messages skipped); errors on Shutdown, Error and rollbacks as above.
+  StatusOr<bool> ReceiveFromCoordinator(Message* msg);
+  // PsClient's interrupt: a rollback, a shutdown, a signal or a silent
+  // coordinator ends the request.
+  Status CheckCoordinatorDuringRequest();
+  // Unavailable once the coordinator has been silent too long.
+  Status CheckCoordinatorAlive();
+  void SendHeartbeat();
+  void SendToCoordinator(zmq::message_t header);
+  // Coordinator silent for this long (ms) means it is gone.
+  int64_t CoordinatorTimeoutMs() const;
+  // The net= link's time for `bytes` of a pull or push at `clock`, waited
+  // after the real transfer.
+  void LinkWait(int64_t clock, uint64_t bytes);
+  // Sleeps `seconds` (stops early on a stop request).
+  void EmulatedWait(double seconds);
+
+  WorkerOptions options_;
+  zmq::socket_t coordinator_;
+  uint32_t rank_ = 0;
+  JobConfig job_;
+  KeyLayout layout_;
+  HeteroProfile hetero_;
+  std::optional<RealLink> real_link_;  // --real-link; unset: emulated
+  std::unique_ptr<PsClient> ps_;
+  std::unique_ptr<SampleStream> stream_;
+  std::unique_ptr<GlobalBatchOrder> global_order_;
+  HostAllocator<float> allocator_;
+  // Pulled parameters, and the gradient buffers the push frames point into
+  // (the last one handed out first; more only while frames hold them).
+  HostFloats params_;
+  std::vector<std::shared_ptr<HostFloats>> dense_grads_;
+  std::shared_ptr<std::vector<uint64_t>> sparse_ids_;
+  std::shared_ptr<std::vector<float>> sparse_grad_;
+  int64_t next_heartbeat_ms_ = 0;
+  // Heartbeats once the worker has its rank (from the Welcome on).
+  std::unique_ptr<HeartbeatThread> heartbeats_;
+  int64_t last_heard_ms_ = 0;
+  int64_t welcomed_ms_ = 0;
+  // Pushes under a staleness rule: every shard follows shard 0's verdict
+  // (PsClient::set_single_verdict).
+  bool single_verdict_ = false;
+  uint64_t bad_messages_ = 0;
+  bool shutdown_finished_ = false;
+  // What Describe said, which the Start's layout must fit.
+  uint64_t described_dense_ = 0;
+  uint32_t described_sparse_dim_ = 0;
+  // Recovery epoch from the last Start; every report and request has it.
+  uint32_t epoch_ = 0;
+  // A Start that came while training: applied by the next Admit.
+  std::optional<Message> rollback_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_WORKER_WORKER_SESSION_H_
