@@ -18,35 +18,43 @@ struct DatasetHandle {
   const DenseRows& Rows(Split split) const { return *data->dense(split); }
 };
 
+StatusOr<std::unique_ptr<Dataset>> LoadDense(const DataOptions& options) {
+  LS_ASSIGN_OR_RETURN(std::unique_ptr<Dataset> data, LoadDataset(options));
+  if (data->shape().sparse) {
+    return InvalidArgument("data set '" + options.spec +
+                           "' is sparse: the Python module takes dense ones");
+  }
+  return data;
+}
+
 DatasetHandle Load(const DataOptions& options) {
-  DatasetHandle handle;
-  {
-    py::gil_scoped_release release;
-    handle.data = Unwrap(LoadDataset(options));
-  }
-  if (handle.data->shape().sparse) {
-    throw WorkerError("data set '" + options.spec +
-                          "' is sparse: the Python module takes dense ones",
-                      false);
-  }
-  return handle;
+  py::gil_scoped_release release;
+  return DatasetHandle{Unwrap(LoadDense(options))};
+}
+
+// Read-only: they are the rows every step of this process reads.
+template <typename T>
+py::array_t<T> ReadOnly(py::array_t<T> view) {
+  view.attr("setflags")(py::arg("write") = false);
+  return view;
 }
 
 // rows x dim float32 features of `split`, owned by `self`.
 py::array_t<float> Features(const py::object& self, Split split) {
   const DenseRows& rows = self.cast<DatasetHandle&>().Rows(split);
   const auto dim = static_cast<py::ssize_t>(rows.dim);
-  return py::array_t<float>({static_cast<py::ssize_t>(rows.size), dim},
-                            {dim * static_cast<py::ssize_t>(sizeof(float)),
-                             static_cast<py::ssize_t>(sizeof(float))},
-                            rows.features.data(), self);
+  return ReadOnly(
+      py::array_t<float>({static_cast<py::ssize_t>(rows.size), dim},
+                         {dim * static_cast<py::ssize_t>(sizeof(float)),
+                          static_cast<py::ssize_t>(sizeof(float))},
+                         rows.features.data(), self));
 }
 
 py::array_t<int32_t> Labels(const py::object& self, Split split) {
   const DenseRows& rows = self.cast<DatasetHandle&>().Rows(split);
-  return py::array_t<int32_t>({static_cast<py::ssize_t>(rows.size)},
-                              {static_cast<py::ssize_t>(sizeof(int32_t))},
-                              rows.labels.data(), self);
+  return ReadOnly(py::array_t<int32_t>(
+      {static_cast<py::ssize_t>(rows.size)},
+      {static_cast<py::ssize_t>(sizeof(int32_t))}, rows.labels.data(), self));
 }
 
 }  // namespace
@@ -55,7 +63,7 @@ void BindData(py::module_& m) {
   py::class_<DatasetHandle>(m, "Dataset", R"doc(
 A dense data set as Lockstep's loaders read it (features scaled to [0, 1]).
 train_x / test_x are float32 [samples, features] arrays and train_y /
-test_y int32 labels, all views of the loaded rows (no copies, read-only).)doc")
+test_y int32 labels, all read-only views of the loaded rows (no copies).)doc")
       .def_property_readonly(
           "train_x",
           [](const py::object& self) { return Features(self, Split::kTrain); })
@@ -101,10 +109,19 @@ test_y int32 labels, all views of the loaded rows (no copies, read-only).)doc")
       "a PATH).");
   m.def(
       "load_job_dataset",
-      [](WorkerHandle& w) { return Load(DataOptions::Of(w.session().job())); },
+      [](WorkerHandle& w) {
+        // A worker that cannot load its job's data tells the coordinator
+        // why, as lockstep-worker does.
+        return w.Locked([](WorkerSession& s) {
+          StatusOr<std::unique_ptr<Dataset>> data =
+              LoadDense(DataOptions::Of(s.job()));
+          if (!data.ok()) s.ReportSetupError(data.status());
+          return DatasetHandle{Unwrap(std::move(data))};
+        });
+      },
       py::arg("worker"),
       "The data set of a registered worker's job (--data, --data-dir, "
-      "--train-limit, ...).");
+      "--train-limit, ...); a failure is reported to the coordinator too.");
 }
 
 }  // namespace lockstep::python

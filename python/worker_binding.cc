@@ -60,13 +60,10 @@ ModelShape TensorsFrom(const py::iterable& tensors) {
   return shape;
 }
 
-// A stop request from SIGINT or SIGTERM ends every wait, as in
-// lockstep-worker; the call raises lockstep.Error("interrupted by a
-// signal").
+// With stop_on_signals, SIGINT and SIGTERM end every wait of this process
+// as in lockstep-worker (the call raises lockstep.Error("interrupted by a
+// signal")); a worker script wants that, a notebook its KeyboardInterrupt.
 void StopOnSignals() {
-  static bool installed = false;
-  if (installed) return;
-  installed = true;
   std::signal(SIGTERM, [](int) { WorkerSession::RequestStop(); });
   std::signal(SIGINT, [](int) { WorkerSession::RequestStop(); });
 }
@@ -108,11 +105,12 @@ void BindAdmission(py::module_& m) {
       });
 }
 
-// Worker's joining: the constructor, register, describe, the job.
+// Worker's joining: the constructor, register, the job.
 void BindJoin(py::class_<WorkerHandle>& c) {
   c.def(py::init([](const std::string& coordinator, int rank,
                     double request_timeout_s, const std::string& hetero,
-                    const std::string& real_link, const std::string& device) {
+                    const std::string& real_link, const std::string& device,
+                    bool stop_on_signals) {
           WorkerOptions o;
           o.coordinator = coordinator;
           o.rank_hint = rank;
@@ -120,55 +118,67 @@ void BindJoin(py::class_<WorkerHandle>& c) {
           o.hetero = hetero;
           o.real_link = real_link;
           o.device = device;
-          StopOnSignals();
+          if (stop_on_signals) StopOnSignals();
           return std::make_unique<WorkerHandle>(
               Unwrap(WorkerSession::Create(std::move(o))));
         }),
         py::arg("coordinator"), py::arg("rank") = -1,
         py::arg("request_timeout_s") = 300.0, py::arg("hetero") = "",
-        py::arg("real_link") = "", py::arg("device") = "cpu")
+        py::arg("real_link") = "", py::arg("device") = "cpu",
+        py::arg("stop_on_signals") = false)
       .def(
           "register",
           [](WorkerHandle& w) {
-            {
-              py::gil_scoped_release release;
-              Check(w.session().Register(), w.session());
-            }
+            w.Locked([](WorkerSession& s) { Check(s.Register(), s); });
             return JobConfigToJson(w.session().job());
           },
           "Joins the job; returns its config as JSON text (rank() is set).")
       .def("rank", [](WorkerHandle& w) { return w.session().rank(); })
       .def("job_json",
-           [](WorkerHandle& w) { return JobConfigToJson(w.session().job()); })
-      .def(
-          "job_model_tensors",
-          [](WorkerHandle& w, uint64_t input_dim, uint32_t classes) {
-            DataShape data;
-            data.input_dim = input_dim;
-            data.classes = classes;
-            auto model =
-                Unwrap(CreateModel(w.session().job().model, data, "cpu"));
-            return TensorList(model->shape());
-          },
-          py::arg("input_dim"), py::arg("classes"),
-          "(name, shape, init_scale) of the job's --model as lockstep-worker "
-          "builds it, for a Python model that mirrors it.")
+           [](WorkerHandle& w) { return JobConfigToJson(w.session().job()); });
+}
+
+// Worker's description of its model: the tensors, the data set, or why not.
+void BindDescribe(py::class_<WorkerHandle>& c) {
+  c.def(
+       "job_model_tensors",
+       [](WorkerHandle& w, uint64_t input_dim, uint32_t classes) {
+         DataShape data;
+         data.input_dim = input_dim;
+         data.classes = classes;
+         auto model = Unwrap(CreateModel(w.session().job().model, data, "cpu"));
+         return TensorList(model->shape());
+       },
+       py::arg("input_dim"), py::arg("classes"),
+       "(name, shape, init_scale) of the job's --model as lockstep-worker "
+       "builds it, for a Python model that mirrors it.")
       .def(
           "describe",
           [](WorkerHandle& w, const py::iterable& tensors, uint64_t input_dim,
              uint32_t classes, uint64_t train_samples, uint64_t test_samples,
              uint32_t max_batch) {
-            JobShape shape{TensorsFrom(tensors),
-                           DataShape{false, input_dim, classes, train_samples,
-                                     test_samples}};
-            py::gil_scoped_release release;
-            Check(w.session().Describe(shape, max_batch), w.session());
+            const JobShape shape{TensorsFrom(tensors),
+                                 DataShape{false, input_dim, classes,
+                                           train_samples, test_samples}};
+            w.Locked([&](WorkerSession& s) {
+              Check(s.Describe(shape, max_batch), s);
+            });
           },
           py::arg("tensors"), py::arg("input_dim"), py::arg("classes"),
           py::arg("train_samples"), py::arg("test_samples"),
           py::arg("max_batch") = 0,
           "Describes the model's tensors [(name, shape, init_scale)] and the "
-          "data set, then waits for the job to start.");
+          "data set, then waits for the job to start.")
+      .def(
+          "report_setup_error",
+          [](WorkerHandle& w, const std::string& why) {
+            w.Locked([&](WorkerSession& s) {
+              s.ReportSetupError(FailedPrecondition(why));
+            });
+          },
+          py::arg("why"),
+          "Tells the coordinator why this worker cannot join (it stops a job "
+          "that has not started, or drops this worker).");
 }
 
 // Worker's clock: admit, batch, pull and the buffers.
@@ -176,32 +186,32 @@ void BindClock(py::class_<WorkerHandle>& c) {
   c.def(
        "admit",
        [](WorkerHandle& w, int64_t clock) {
-         py::gil_scoped_release release;
-         return Unwrap(w.session().Admit(clock), w.session());
+         return w.Locked(
+             [&](WorkerSession& s) { return Unwrap(s.Admit(clock), s); });
        },
        py::arg("clock"))
       .def(
           "batch",
           [](WorkerHandle& w, const Admission& a) {
             std::vector<uint64_t> samples;
-            w.session().Batch(a, &samples);
+            w.Locked([&](WorkerSession& s) { Check(s.Batch(a, &samples)); });
             return py::array_t<uint64_t>(
                 static_cast<py::ssize_t>(samples.size()), samples.data());
           },
           "The sample ids of an admitted clock (the job's data order).")
       .def(
           "pull",
-          [](const py::object& self, int64_t clock) {
-            WorkerHandle& w = self.cast<WorkerHandle&>();
-            {
-              py::gil_scoped_release release;
-              Check(w.session().Pull(clock, {}, {}), w.session());
-            }
+          [](const py::object& self, int64_t clock, bool emulate_link) {
+            auto& w = self.cast<WorkerHandle&>();
+            w.Locked([&](WorkerSession& s) {
+              Check(s.Pull(clock, {}, {}, emulate_link), s);
+            });
             return w.ParamsView(self);
           },
-          py::arg("clock"),
+          py::arg("clock"), py::arg("emulate_link") = true,
           "Pulls the model for `clock`; returns the pull buffer (float32, no "
-          "copy): the same memory every time.")
+          "copy): the same memory every time. emulate_link=False for an "
+          "evaluation's pull, which is not part of a clock.")
       .def(
           "params",
           [](const py::object& self) {
@@ -211,13 +221,14 @@ void BindClock(py::class_<WorkerHandle>& c) {
       .def(
           "gradient",
           [](const py::object& self) {
-            WorkerHandle& w = self.cast<WorkerHandle&>();
-            HostFloats& g = w.session().Gradient();
-            return FloatView(g.data(), g.size(), self);
+            auto& w = self.cast<WorkerHandle&>();
+            HostFloats* g =
+                w.Locked([](WorkerSession& s) { return &s.Gradient(); });
+            return FloatView(g->data(), g->size(), self);
           },
           "The buffer the next push sends (float32, no copy; write the mean "
-          "gradient over the batch into it). It may be another buffer than "
-          "the last clock's.");
+          "gradient over the batch into it). Call it every clock: it may be "
+          "another buffer than the last clock's.");
 }
 
 // Worker's reports of a clock: the compute's end, the push, clock done.
@@ -226,12 +237,11 @@ void BindReports(py::class_<WorkerHandle>& c) {
        "finish_compute",
        [](WorkerHandle& w, int64_t clock, uint32_t quota, double start_s,
           double cpu) {
-         WorkerSession::ClockTimes times;
-         {
-           py::gil_scoped_release release;
-           w.session().FinishCompute(clock, quota, start_s, cpu, &times);
-         }
-         return py::make_tuple(times.compute_s, times.cpu_available);
+         WorkerSession::ClockTimes t;
+         w.Locked([&](WorkerSession& s) {
+           s.FinishCompute(clock, quota, start_s, cpu, &t);
+         });
+         return py::make_tuple(t.compute_s, t.cpu_available);
        },
        py::arg("clock"), py::arg("quota"), py::arg("start_s"),
        py::arg("cpu") = 1.0,
@@ -240,16 +250,16 @@ void BindReports(py::class_<WorkerHandle>& c) {
       .def(
           "push",
           [](WorkerHandle& w, int64_t clock, uint32_t batch) {
-            WorkerSession::ClockTimes times;
-            {
-              py::gil_scoped_release release;
-              Check(w.session().Push(clock, batch, false, &times), w.session());
-            }
-            return py::make_tuple(times.push_s, times.staleness, times.dropped);
+            WorkerSession::ClockTimes t;
+            w.Locked([&](WorkerSession& s) {
+              Check(s.Push(clock, batch, false, &t), s);
+            });
+            return py::make_tuple(t.push_s, t.staleness, t.dropped);
           },
           py::arg("clock"), py::arg("batch"),
-          "Pushes gradient() as the mean over `batch` samples of `clock`; "
-          "returns (push_s, staleness, shards_dropped).")
+          "Pushes the buffer gradient() returned last as the mean over "
+          "`batch` samples of `clock`; returns (push_s, staleness, "
+          "shards_dropped).")
       .def(
           "clock_done",
           [](WorkerHandle& w, int64_t clock, uint32_t batch, double loss,
@@ -264,7 +274,7 @@ void BindReports(py::class_<WorkerHandle>& c) {
             t.cpu_available = cpu_available;
             t.staleness = staleness;
             t.dropped = dropped;
-            w.session().ClockDone(clock, batch, t);
+            w.Locked([&](WorkerSession& s) { s.ClockDone(clock, batch, t); });
           },
           py::arg("clock"), py::arg("batch"), py::arg("loss"),
           py::arg("compute_s"), py::arg("pull_s"), py::arg("push_s"),
@@ -278,25 +288,31 @@ void BindEnd(py::class_<WorkerHandle>& c) {
        "report_evaluation",
        [](WorkerHandle& w, int64_t clock, double loss, double accuracy,
           uint64_t samples, bool final, double seconds) {
-         w.session().ReportEvaluation(clock, loss, accuracy, samples,
-                                      std::nan(""), final, seconds);
+         w.Locked([&](WorkerSession& s) {
+           s.ReportEvaluation(clock, loss, accuracy, samples, std::nan(""),
+                              final, seconds);
+         });
        },
        py::arg("clock"), py::arg("loss"), py::arg("accuracy"),
        py::arg("samples"), py::arg("final"), py::arg("seconds"))
       .def(
           "await_end",
-          [](WorkerHandle& w) -> std::optional<int64_t> {
-            py::gil_scoped_release release;
-            return Unwrap(w.session().AwaitEnd(), w.session());
+          [](WorkerHandle& w) {
+            return w.Locked(
+                [](WorkerSession& s) { return Unwrap(s.AwaitEnd(), s); });
           },
           "After an admission with finished: the clock of a final "
           "evaluation to report, or None once the job is over.")
       .def("job_finished",
-           [](WorkerHandle& w) { return w.session().job_finished(); })
+           [](WorkerHandle& w) {
+             return w.Locked([](WorkerSession& s) { return s.job_finished(); });
+           })
       .def(
           "write_model",
           [](WorkerHandle& w, const std::string& path) {
-            Check(WriteModelFile(path, w.session().params()));
+            w.Locked([&](WorkerSession& s) {
+              Check(WriteModelFile(path, s.params()));
+            });
           },
           py::arg("path"),
           "Writes the pull buffer as a model file (lockstep-worker's "
@@ -309,6 +325,7 @@ void BindWorker(py::module_& m) {
   BindAdmission(m);
   py::class_<WorkerHandle> c(m, "Worker", kWorkerDoc);
   BindJoin(c);
+  BindDescribe(c);
   BindClock(c);
   BindReports(c);
   BindEnd(c);
@@ -316,7 +333,7 @@ void BindWorker(py::module_& m) {
 }
 
 py::array_t<float> WorkerHandle::ParamsView(py::handle self) {
-  std::span<const float> p = session_->params();
+  std::span<const float> p = session_->params();  // fixed after Describe
   // Writable: a caller may use it as a model's parameters in place; the
   // next pull overwrites it.
   return FloatView(const_cast<float*>(p.data()), p.size(), self);

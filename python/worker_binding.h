@@ -1,6 +1,7 @@
 // The Python module's Worker: a WorkerSession owned by a Python object.
-// Thread-safety: as WorkerSession (one Python thread at a time; the GIL is
-// released only inside the session's own waits).
+// Thread-safety: any Python thread may call it; calls run one at a time
+// (Locked: the GIL is released first, then the Worker's mutex taken, so a
+// thread waiting on the network never blocks the others' Python code).
 #ifndef LOCKSTEP_PYTHON_WORKER_BINDING_H_
 #define LOCKSTEP_PYTHON_WORKER_BINDING_H_
 
@@ -8,6 +9,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <mutex>
 
 #include "worker/worker_session.h"
 
@@ -18,17 +20,29 @@ class WorkerHandle {
   explicit WorkerHandle(std::unique_ptr<WorkerSession> session);
   ~WorkerHandle();
 
-  WorkerSession& session() { return *session_; }
+  // Runs fn(session) without the GIL, alone on this Worker; returns its
+  // result (a C++ value: Python objects are made after the GIL is back).
+  template <typename Fn>
+  auto Locked(Fn fn) {
+    pybind11::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    return fn(*session_);
+  }
+  // The session without the lock: only for reading what does not change
+  // after Register/Describe (rank, job, layout).
+  const WorkerSession& session() const { return *session_; }
+
   // The pull buffer as a float32 array owned by `self` (this Worker).
   pybind11::array_t<float> ParamsView(pybind11::handle self);
 
  private:
+  std::mutex mu_;
   std::unique_ptr<WorkerSession> session_;
 };
 
 // Adds Admission, Worker and now() to `m`.
 void BindWorker(pybind11::module_& m);
-// Adds Dataset and load_dataset() to `m`.
+// Adds Dataset, load_dataset() and load_job_dataset() to `m`.
 void BindData(pybind11::module_& m);
 
 }  // namespace lockstep::python

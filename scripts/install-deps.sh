@@ -33,4 +33,17 @@ echo "installing: ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+# PyTorch alone without its recommendations (libtorch-dev and a compiler
+# toolchain: hundreds of megabytes the tests never use).
+lean=()
+rest=()
+for p in "${missing[@]}"; do
+  if [ "$p" = python3-torch ]; then lean+=("$p"); else rest+=("$p"); fi
+done
+if [ ${#rest[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${rest[@]}"
+fi
+if [ ${#lean[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends "${lean[@]}"
+fi

@@ -103,7 +103,7 @@ Status WorkerRuntime::TrainFrom(int64_t first_clock) {
 
 Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
   const int64_t clock = admission.clock;
-  session_->Batch(admission, &batch_);
+  LS_RETURN_IF_ERROR(session_->Batch(admission, &batch_));
   std::vector<uint64_t>& ids = session_->SparseIds();
   model_->SparseIds(*data_, Split::kTrain, batch_, &ids);
   sparse_rows_.resize(ids.size() * session_->layout().sparse_dim());

@@ -113,7 +113,8 @@ class WorkerSession {
   // asked (a worker that fell behind moves to the current clock).
   StatusOr<Admission> Admit(int64_t clock);
   // The samples of an admitted clock, in the job's data order.
-  void Batch(const Admission& admission, std::vector<uint64_t>* samples);
+  // FailedPrecondition before the job started (Describe).
+  Status Batch(const Admission& admission, std::vector<uint64_t>* samples);
 
   // Pulls the dense model into params() and the rows of `sparse_ids`
   // (sorted, unique) into `sparse_out`, as the policy allows at `clock`;
@@ -136,9 +137,9 @@ class WorkerSession {
   // and cpu_available (`cpu`, the share of a core the process had).
   void FinishCompute(int64_t clock, uint32_t quota, double start, double cpu,
                      ClockTimes* times);
-  // Pushes Gradient() (and, when `sparse`, SparseGradient for SparseIds)
-  // as the mean over `batch` samples of `clock`; fills push_s, staleness
-  // and dropped.
+  // Pushes the buffer Gradient() returned last (and, when `sparse`,
+  // SparseGradient for SparseIds) as the mean over `batch` samples of
+  // `clock`; fills push_s, staleness and dropped.
   Status Push(int64_t clock, uint32_t batch, bool sparse, ClockTimes* times);
   // Reports clock `clock` done with its timings.
   void ClockDone(int64_t clock, uint32_t batch, const ClockTimes& times);
@@ -187,6 +188,8 @@ class WorkerSession {
   void LinkWait(int64_t clock, uint64_t bytes);
   // Sleeps `seconds` (stops early on a stop request).
   void EmulatedWait(double seconds);
+  // FailedPrecondition naming `what` before the job started.
+  Status CheckStarted(const char* what) const;
 
   WorkerOptions options_;
   zmq::socket_t coordinator_;

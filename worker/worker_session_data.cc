@@ -2,6 +2,7 @@
 // gradient buffers, the push — and the waits the heterogeneity profile adds.
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "common/clock.h"
@@ -39,12 +40,20 @@ void WorkerSession::SetHostAllocator(HostAllocator<float> allocator) {
   allocator_ = std::move(allocator);
 }
 
-void WorkerSession::Batch(const Admission& admission,
-                          std::vector<uint64_t>* samples) {
+Status WorkerSession::CheckStarted(const char* what) const {
+  if (ps_ != nullptr) return Status::Ok();
+  return FailedPrecondition(std::string(what) +
+                            " before the job started (describe the model "
+                            "first)");
+}
+
+Status WorkerSession::Batch(const Admission& admission,
+                            std::vector<uint64_t>* samples) {
+  LS_RETURN_IF_ERROR(CheckStarted("a batch"));
   if (global_order_ != nullptr) {
     global_order_->Slice(admission.clock, admission.offset, admission.quota,
                          samples);
-    return;
+    return Status::Ok();
   }
   // A stream that starts late (a rollback, a resumed job, a re-joining
   // worker) picks up where a worker that ran every clock would be.
@@ -52,10 +61,12 @@ void WorkerSession::Batch(const Admission& admission,
     stream_->SkipTo(static_cast<uint64_t>(admission.clock) * admission.quota);
   }
   stream_->Next(admission.quota, samples);
+  return Status::Ok();
 }
 
 Status WorkerSession::Pull(int64_t clock, std::span<const uint64_t> sparse_ids,
                            std::span<float> sparse_out, bool emulate_link) {
+  LS_RETURN_IF_ERROR(CheckStarted("a pull"));
   LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, sparse_ids, sparse_out));
   if (emulate_link) {
     LinkWait(clock, (params_.size() + sparse_out.size()) * sizeof(float) +
@@ -102,6 +113,7 @@ void WorkerSession::FinishCompute(int64_t clock, uint32_t quota, double start,
 
 Status WorkerSession::Push(int64_t clock, uint32_t batch, bool sparse,
                            ClockTimes* times) {
+  LS_RETURN_IF_ERROR(CheckStarted("a push"));
   const double t = NowSeconds();
   if (dense_grads_.empty()) Gradient();  // a zero gradient
   const std::shared_ptr<HostFloats>& dense = dense_grads_.front();

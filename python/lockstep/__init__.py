@@ -50,10 +50,12 @@ def parse_worker_args(argv=None, parser=None):
 
 def connect(args):
     """A Worker for parsed worker flags, registered with the coordinator:
-    returns (worker, job), job the job's config as a dict."""
+    returns (worker, job), job the job's config as a dict. As in
+    lockstep-worker, SIGINT and SIGTERM then end any wait of the worker
+    (lockstep.Error "interrupted by a signal")."""
     worker = Worker(args.coordinator, rank=args.rank,
                     request_timeout_s=args.request_timeout_s,
                     hetero=args.hetero, real_link=args.real_link,
-                    device=args.device)
+                    device=args.device, stop_on_signals=True)
     job = json.loads(worker.register())
     return worker, job

@@ -22,22 +22,12 @@ class LocalCluster:
     def __init__(self, flags, servers=1, run_dir=None, timeout_s=30):
         self.dir = run_dir or tempfile.mkdtemp(prefix="lockstep-cluster-")
         self.procs = []
-        coordinator = self._start(
-            ["lockstep-coordinator", "--listen", "tcp://127.0.0.1:0",
-             "--servers", str(servers), "--run-dir", self.dir] + list(flags))
-        deadline = time.monotonic() + timeout_s
-        self.endpoint = None
         try:
-            while self.endpoint is None:
-                line = coordinator.stdout.readline()
-                if line.startswith("@endpoint "):
-                    self.endpoint = line.split()[1]
-                elif not line and coordinator.poll() is not None:
-                    raise RuntimeError("lockstep-coordinator exited; see "
-                                       + self.dir)
-                if time.monotonic() > deadline:
-                    raise RuntimeError("lockstep-coordinator printed no "
-                                       "endpoint")
+            log = self._start(
+                ["lockstep-coordinator", "--listen", "tcp://127.0.0.1:0",
+                 "--servers", str(servers), "--run-dir", self.dir]
+                + list(flags))
+            self.endpoint = self._endpoint(log, timeout_s)
             for rank in range(servers):
                 self._start(["lockstep-server", "--coordinator",
                              self.endpoint, "--listen", "tcp://127.0.0.1:0",
@@ -47,21 +37,34 @@ class LocalCluster:
             raise
 
     def _start(self, argv):
-        name = f"{argv[0]}-{len(self.procs)}.log"
-        with open(os.path.join(self.dir, name), "w") as log:
-            proc = subprocess.Popen(
-                [os.path.join(bin_dir(), argv[0])] + argv[1:],
-                stdout=subprocess.PIPE, stderr=log, text=True)
-        self.procs.append(proc)
-        return proc
+        """Starts a binary with its output in a log of the run directory
+        (a pipe nobody reads would stall it); returns the log's path."""
+        path = os.path.join(self.dir, f"{argv[0]}-{len(self.procs)}.log")
+        with open(path, "w") as log:
+            self.procs.append(subprocess.Popen(
+                [os.path.join(bin_dir(), argv[0])] + argv[1:], stdout=log,
+                stderr=subprocess.STDOUT))
+        return path
+
+    def _endpoint(self, log, timeout_s):
+        """The coordinator's endpoint from its "@endpoint" line."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with open(log) as f:
+                for line in f:
+                    if line.startswith("@endpoint "):
+                        return line.split()[1]
+            if self.procs[0].poll() is not None:
+                raise RuntimeError(f"lockstep-coordinator exited; see {log}")
+            time.sleep(0.05)
+        raise RuntimeError(f"lockstep-coordinator printed no endpoint in "
+                           f"{timeout_s} s; see {log}")
 
     def stop(self):
         for proc in self.procs:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-            if proc.stdout:
-                proc.stdout.close()
 
     def __enter__(self):
         return self

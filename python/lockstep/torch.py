@@ -11,12 +11,13 @@ Each clock asks Lockstep for this worker's batch size (so LB-BSP's quotas
 apply), pulls the model, computes the mean loss's gradient on the batch the
 job's data order gives this worker, pushes it and reports the clock. The
 servers own the model and its optimizer: the module's parameters are
-replaced by views of the pull buffer (on the CPU, no copies; on a GPU, one
-copy in per clock), and their .grad by views of the push buffer, into which
-backward() accumulates in place.
+replaced by views of the pull buffer and their .grad by views of the push
+buffer, into which backward() accumulates in place (on the CPU: no copies;
+on a GPU, each clock copies the parameters in and the gradients out).
 """
 import math
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -28,15 +29,31 @@ def torch_tensors(module):
     """(name, shape, init_scale) of every parameter, the scale PyTorch's own
     default bound for Linear and Conv layers, 1/sqrt(fan_in), for weights
     and biases alike: the servers start each tensor uniform in
-    [-scale, scale] from the job's seed."""
+    [-scale, scale] from the job's seed. A tensor that cannot start so (a
+    normalization layer's weight starts at 1) or that does not train is
+    refused: pass train(..., tensors=) for such a module."""
     params = dict(module.named_parameters())
     out = []
     for name, p in params.items():
-        owner = name.rsplit(".", 1)[0] + ".weight" if "." in name else "weight"
-        weight = params.get(owner, p) if p.dim() < 2 else p
+        if not p.requires_grad:
+            raise ValueError(f"parameter {name} does not require grad: the "
+                             "servers train every tensor they hold")
+        prefix = name.rsplit(".", 1)[0] + "." if "." in name else ""
+        weight = p if p.dim() >= 2 else params.get(prefix + "weight")
+        if weight is None or weight.dim() < 2:
+            raise ValueError(f"parameter {name} belongs to no Linear or Conv "
+                             "weight (a normalization layer's?): give its "
+                             "initial scale in tensors=")
         fan_in = max(1, int(np.prod(weight.shape[1:])))
         out.append((name, list(p.shape), 1.0 / math.sqrt(fan_in)))
     return out
+
+
+def _from_numpy(array):
+    """A tensor over a read-only array of the data set (never written)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(array)
 
 
 class _Binding:
@@ -106,10 +123,10 @@ def evaluate(module, x, y, input_shape=None, device="cpu", chunk=1000,
     loss_sum, correct = 0.0, 0
     with torch.no_grad():
         for s in range(0, len(x), chunk):
-            xb = torch.from_numpy(x[s:s + chunk]).to(device)
+            xb = _from_numpy(x[s:s + chunk]).to(device)
             if input_shape is not None:
                 xb = xb.view(-1, *input_shape)
-            yb = torch.from_numpy(y[s:s + chunk]).long().to(device)
+            yb = _from_numpy(y[s:s + chunk]).long().to(device)
             out = module(xb)
             loss_sum += float(loss_fn(out, yb, reduction="sum"))
             correct += int((out.argmax(1) == yb).sum())
@@ -124,24 +141,29 @@ def train(worker, module, data, loss_fn=torch.nn.functional.cross_entropy,
     """Describes `module` (its tensor table: `tensors`, else
     torch_tensors(module)) and `data` (a lockstep.Dataset) to the job and
     trains until the job is over. `input_shape` reshapes each row (e.g.
-    (1, 28, 28) for a CNN); `device` is where the module computes
-    (default: the worker's --device). Returns the last test accuracy this
-    worker evaluated (None when another worker evaluates)."""
+    (1, 28, 28) for a CNN); `device` is where the module computes ("cpu",
+    the default, or "cuda[:N]"); `max_batch` the largest batch it takes
+    (0: no limit), which LB-BSP respects. Returns the last test accuracy
+    this worker evaluated (None when another worker evaluates)."""
     device = torch.device(device or "cpu")
-    module.to(device)
-    module.train()
-    tensors = tensors if tensors is not None else torch_tensors(module)
-    binding = _Binding(module, tensors, device)
+    try:
+        module.to(device)
+        module.train()
+        tensors = tensors if tensors is not None else torch_tensors(module)
+        binding = _Binding(module, tensors, device)
+    except Exception as e:
+        worker.report_setup_error(f"{type(e).__name__}: {e}")
+        raise
     worker.describe(tensors, data.input_dim, data.classes, data.train_samples,
                     data.test_samples, max_batch)
-    x_all = torch.from_numpy(data.train_x)
-    y_all = torch.from_numpy(data.train_y)
+    x_all = _from_numpy(data.train_x)
+    y_all = _from_numpy(data.train_y)
     state = {"accuracy": None}
 
     def run_evaluation(clock, final, pulled):
         start = now()
         if not pulled:
-            binding.load(worker.pull(clock))
+            binding.load(worker.pull(clock, emulate_link=False))
         loss, accuracy = evaluate(module, data.test_x, data.test_y,
                                   input_shape, device, loss_fn=loss_fn)
         worker.report_evaluation(clock, loss, accuracy, len(data.test_y),

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "server/coordinator/snapshot_manifest.h"
 #include "tests/integration/test_cluster.h"
 #include "worker/models/model_registry.h"
 #include "worker/worker_runtime.h"
@@ -165,6 +166,85 @@ TEST_F(PythonWorkerTest, AKilledPythonWorkerIsRemovedAndRejoins) {
   EXPECT_TRUE(cluster.ExitOf("worker 1 again").ok())
       << cluster.Output("worker 1 again");
   EXPECT_TRUE(cluster.ExitOf("worker 0").ok()) << cluster.Output("worker 0");
+}
+
+// The pid of `role` from the launcher's "started ROLE (pid N)" lines (-v).
+pid_t StartedPid(TestCluster& cluster, const std::string& role) {
+  const std::string started = "started " + role + " (pid ";
+  pid_t pid = 0;
+  for (const std::string& line : cluster.Lines("launch")) {
+    const size_t at = line.find(started);
+    if (at != std::string::npos) {
+      pid = static_cast<pid_t>(std::atoi(line.c_str() + at + started.size()));
+    }
+  }
+  return pid;
+}
+
+TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
+  const std::string dir = MakeTempDir("lockstep-python-rollback") + "/run";
+  TestCluster cluster;
+  ASSERT_TRUE(cluster
+                  .Start({BinaryPath("lockstep-launch"),
+                          "--supervise",
+                          "-v",
+                          "--servers",
+                          "2",
+                          "--workers",
+                          "2",
+                          "--model",
+                          "softmax",
+                          "--batch",
+                          "32",
+                          "--clocks",
+                          "300",
+                          "--train-limit",
+                          "6000",
+                          "--test-limit",
+                          "1000",
+                          "--eval-every",
+                          "0",
+                          "--lr",
+                          "0.1",
+                          "--heartbeat-ms",
+                          "100",
+                          "--snapshot-every-clocks",
+                          "20",
+                          "--hetero",
+                          "*:linear=0.004+0.00002",
+                          "--worker-cmd",
+                          "/usr/bin/python3 " + Script("mlp_worker.py"),
+                          "--run-dir",
+                          dir,
+                          "--timeout-s",
+                          "150"},
+                         "launch")
+                  .ok());
+  const std::string log = dir + "/logs/coordinator.log";
+  auto round_complete = [&] {
+    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
+    return manifest.ok() && manifest->LatestComplete() != nullptr;
+  };
+  for (int i = 0; i < 1200 && !round_complete(); ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(round_complete()) << cluster.Output("launch");
+  const pid_t server = StartedPid(cluster, "server 1");
+  ASSERT_GT(server, 0) << cluster.Output("launch");
+  ASSERT_EQ(kill(server, SIGKILL), 0);
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(170));
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("launch");
+  EXPECT_NE(ReadFile(log).find("recovered in"), std::string::npos)
+      << ReadFile(log);
+  // Both Python workers went back to the round's clock and finished.
+  for (const char* worker : {"/logs/worker-0.log", "/logs/worker-1.log"}) {
+    EXPECT_NE(ReadFile(dir + worker)
+                  .find("the job was rolled back to a "
+                        "snapshot round"),
+              std::string::npos)
+        << ReadFile(dir + worker);
+  }
+  EXPECT_EQ(JsonNumber(ReadFile(dir + "/summary.json"), "clocks"), 300);
 }
 
 TEST_F(PythonWorkerTest, AnExceptionInUserCodeReachesTheLauncherReport) {

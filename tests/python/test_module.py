@@ -36,6 +36,20 @@ def test_errors_arrive_as_exceptions_with_the_binaries_reasons():
         lockstep.load_dataset("no-such-data")
 
 
+def test_calls_out_of_turn_raise_instead_of_crashing(cluster_of):
+    c = cluster_of(["--workers", "1", "--model", "softmax", "--data",
+                    "synthetic:samples=64:test=16:dim=8:classes=3",
+                    "--eval-every", "0"])
+    w = lockstep.Worker(c.endpoint, request_timeout_s=30)
+    w.register()
+    with pytest.raises(lockstep.Error, match="a pull before the job started"):
+        w.pull(0)
+    with pytest.raises(lockstep.Error, match="a push before the job started"):
+        w.push(0, 8)
+    with pytest.raises(ValueError, match=r"\(name, shape, init_scale\)"):
+        w.describe([("w", [3])], 8, 3, 64, 16)
+
+
 def test_worker_flags_are_lockstep_workers():
     args = lockstep.parse_worker_args(
         ["--coordinator", "tcp://h:1", "--rank", "3", "--hetero", "x2",
@@ -51,6 +65,7 @@ def test_a_data_set_is_a_view_of_the_loaded_rows():
     assert (d.input_dim, d.classes, d.train_samples, d.test_samples) == (
         8, 3, 300, 50)
     assert d.train_x.shape == (300, 8) and d.train_x.dtype == np.float32
+    assert not d.train_x.flags.writeable and not d.train_y.flags.writeable
     assert d.train_y.shape == (300,) and d.train_y.dtype == np.int32
     assert d.test_x.shape == (50, 8)
     assert set(np.unique(d.train_y)) <= {0, 1, 2}

@@ -38,10 +38,11 @@ def test_the_example_cnn_runs_under_every_policy(sync):
     done, run_dir = launch(
         ["--workers", "2", "--servers", "1", "--sync", sync,
          "--batch", "16", "--optimizer", "momentum", "--lr", "0.05",
-         "--clocks", "8", "--train-limit", "1000", "--test-limit", "200",
+         "--clocks", "30", "--train-limit", "2000", "--test-limit", "200",
          "--eval-every", "0", "--worker-cmd",
          f"{PYTHON} {SOURCE}/python/examples/train_cnn.py"])
     assert done.returncode == 0, done.stdout + done.stderr
     s = summary(run_dir)
     assert s["policy"].startswith(sync)
-    assert 0 < s["test_accuracy"] <= 1
+    # 30 clocks of 32 samples: well above chance (0.1) under every policy.
+    assert s["test_accuracy"] > 0.3, s
