@@ -57,9 +57,7 @@ py::array_t<int32_t> Labels(const py::object& self, Split split) {
       {static_cast<py::ssize_t>(sizeof(int32_t))}, rows.labels.data(), self));
 }
 
-}  // namespace
-
-void BindData(py::module_& m) {
+void BindDatasetClass(py::module_& m) {
   py::class_<DatasetHandle>(m, "Dataset", R"doc(
 A dense data set as Lockstep's loaders read it (features scaled to [0, 1]).
 train_x / test_x are float32 [samples, features] arrays and train_y /
@@ -88,7 +86,10 @@ test_y int32 labels, all read-only views of the loaded rows (no copies).)doc")
       .def_property_readonly("test_samples", [](const DatasetHandle& d) {
         return d.data->shape().test_samples;
       });
+}
 
+// load_dataset and load_job_dataset.
+void BindLoaders(py::module_& m) {
   m.def(
       "load_dataset",
       [](const std::string& spec, const std::string& data_dir,
@@ -122,6 +123,13 @@ test_y int32 labels, all read-only views of the loaded rows (no copies).)doc")
       py::arg("worker"),
       "The data set of a registered worker's job (--data, --data-dir, "
       "--train-limit, ...); a failure is reported to the coordinator too.");
+}
+
+}  // namespace
+
+void BindData(py::module_& m) {
+  BindDatasetClass(m);
+  BindLoaders(m);
 }
 
 }  // namespace lockstep::python
