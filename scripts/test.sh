@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, builds, runs every test
-# (unit, integration, benchmark smoke runs), the static checks, the unit
-# tests again under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# suites whose threads share state under ThreadSanitizer. About 13 minutes
-# on 2 cores.
+# (unit, integration, the Python module's, benchmark smoke runs), the static
+# checks, the unit tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer, and the suites whose threads share state under
+# ThreadSanitizer. About 17 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
