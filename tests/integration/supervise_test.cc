@@ -7,25 +7,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <regex>
-
 #include "server/coordinator/snapshot_manifest.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/param_names.h"
 
 namespace lockstep {
 namespace {
-
-// The pid of the newest "started ROLE (pid N)" line of the launcher.
-pid_t StartedPid(TestCluster& cluster, const std::string& role) {
-  const std::regex started("started " + role + R"( \(pid ([0-9]+)\))");
-  pid_t pid = 0;
-  for (const std::string& line : cluster.Lines("launch")) {
-    std::smatch m;
-    if (std::regex_search(line, m, started)) pid = std::stoi(m[1]);
-  }
-  return pid;
-}
 
 // Pumps until `done` holds (true) or about `seconds` passed (false).
 template <typename Done>

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 namespace lockstep {
@@ -37,6 +38,16 @@ std::vector<std::string> ReadLines(const std::string& path) {
     if (!line.empty()) lines.push_back(line);
   }
   return lines;
+}
+
+pid_t StartedPid(TestCluster& cluster, const std::string& role) {
+  const std::regex started("started " + role + R"( \(pid ([0-9]+)\))");
+  pid_t pid = 0;
+  for (const std::string& line : cluster.Lines("launch")) {
+    std::smatch m;
+    if (std::regex_search(line, m, started)) pid = std::stoi(m[1]);
+  }
+  return pid;
 }
 
 double JsonNumber(const std::string& json, const std::string& key) {

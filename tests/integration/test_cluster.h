@@ -24,6 +24,11 @@ std::vector<std::string> ReadLines(const std::string& path);
 // The number after "key": in a one-line JSON object; NaN if absent/null.
 double JsonNumber(const std::string& json, const std::string& key);
 
+class TestCluster;
+// The pid of the newest "started ROLE (pid N)" line that the process named
+// "launch" (lockstep-launch -v) printed; 0 when there is none.
+pid_t StartedPid(TestCluster& cluster, const std::string& role);
+
 class TestCluster {
  public:
   TestCluster() = default;

@@ -168,19 +168,6 @@ TEST_F(PythonWorkerTest, AKilledPythonWorkerIsRemovedAndRejoins) {
   EXPECT_TRUE(cluster.ExitOf("worker 0").ok()) << cluster.Output("worker 0");
 }
 
-// The pid of `role` from the launcher's "started ROLE (pid N)" lines (-v).
-pid_t StartedPid(TestCluster& cluster, const std::string& role) {
-  const std::string started = "started " + role + " (pid ";
-  pid_t pid = 0;
-  for (const std::string& line : cluster.Lines("launch")) {
-    const size_t at = line.find(started);
-    if (at != std::string::npos) {
-      pid = static_cast<pid_t>(std::atoi(line.c_str() + at + started.size()));
-    }
-  }
-  return pid;
-}
-
 TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
   const std::string dir = MakeTempDir("lockstep-python-rollback") + "/run";
   TestCluster cluster;
