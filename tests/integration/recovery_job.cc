@@ -119,4 +119,50 @@ void FlipAByteOfTheNewestRound(const std::string& snapshots) {
   ASSERT_EQ(flipped, 1) << "the round's weights are in one SST file";
 }
 
+std::vector<std::string> SupervisedJob(const std::string& dir,
+                                       std::vector<std::string> flags) {
+  std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
+                                   "--timeout-s",
+                                   "150",
+                                   "--supervise",
+                                   "-v",
+                                   "--servers",
+                                   "2",
+                                   "--model",
+                                   "softmax",
+                                   "--batch",
+                                   "32",
+                                   "--train-limit",
+                                   "6000",
+                                   "--test-limit",
+                                   "2000",
+                                   "--eval-every",
+                                   "0",
+                                   "--lr",
+                                   "0.1",
+                                   "--heartbeat-ms",
+                                   "100",
+                                   "--snapshot-every-clocks",
+                                   "20",
+                                   "--hetero",
+                                   "*:linear=0.004+0.00002",
+                                   "--run-dir",
+                                   dir};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  return argv;
+}
+
+std::optional<uint64_t> PumpUntilARoundCompletes(TestCluster& cluster,
+                                                 const std::string& dir,
+                                                 int seconds) {
+  for (int i = 0; i <= seconds * 20; ++i) {
+    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
+    if (manifest.ok() && manifest->LatestComplete() != nullptr) {
+      return manifest->LatestComplete()->round;
+    }
+    if (i < seconds * 20) cluster.Pump(std::chrono::milliseconds(50));
+  }
+  return std::nullopt;
+}
+
 }  // namespace lockstep

@@ -1,11 +1,15 @@
 // The job the recovery tests kill and resume: BSP with global data order,
 // Adam, snapshot rounds every 10 clocks, 150 clocks of 7-10 ms each, so
 // that its final model is a deterministic function of the job and any
-// interruption that loses nothing ends with the same bytes.
+// interruption that loses nothing ends with the same bytes. Also the
+// supervised job (lockstep-launch --supervise) that the launcher and
+// Python worker tests kill a role of.
 // Thread-safety: test helpers; one thread.
 #ifndef LOCKSTEP_TESTS_INTEGRATION_RECOVERY_JOB_H_
 #define LOCKSTEP_TESTS_INTEGRATION_RECOVERY_JOB_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +39,16 @@ std::vector<float> UninterruptedModel(const std::string& data_order = "global");
 // Inverts one byte of the newest complete round's weights in shard 0's
 // store (in its SST file; the store may be open in a live server).
 void FlipAByteOfTheNewestRound(const std::string& snapshots);
+// lockstep-launch --supervise on 2 servers: softmax on Fashion-MNIST,
+// rounds every 20 clocks, each clock about 5 ms; `flags` add workers,
+// clocks, the policy or the worker command.
+std::vector<std::string> SupervisedJob(const std::string& dir,
+                                       std::vector<std::string> flags);
+// Pumps `cluster` until dir/snapshots holds a complete round; its number,
+// or nothing after about `seconds`.
+std::optional<uint64_t> PumpUntilARoundCompletes(TestCluster& cluster,
+                                                 const std::string& dir,
+                                                 int seconds);
 // Byte-for-byte equality, naming the first parameter that differs.
 void ExpectSameModel(const std::vector<float>& got,
                      const std::vector<float>& expected);

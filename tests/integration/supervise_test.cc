@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include "server/coordinator/snapshot_manifest.h"
+#include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/param_names.h"
 
@@ -24,42 +24,6 @@ bool PumpUntil(TestCluster& cluster, int seconds, Done done) {
   return done();
 }
 
-// lockstep-launch --supervise on 2 servers: softmax on Fashion-MNIST,
-// rounds every 20 clocks, each clock about 5 ms; `flags` add workers,
-// clocks and the policy.
-std::vector<std::string> SupervisedJob(const std::string& dir,
-                                       std::vector<std::string> flags) {
-  std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
-                                   "--timeout-s",
-                                   "150",
-                                   "--supervise",
-                                   "-v",
-                                   "--servers",
-                                   "2",
-                                   "--model",
-                                   "softmax",
-                                   "--batch",
-                                   "32",
-                                   "--train-limit",
-                                   "6000",
-                                   "--test-limit",
-                                   "2000",
-                                   "--eval-every",
-                                   "0",
-                                   "--lr",
-                                   "0.1",
-                                   "--heartbeat-ms",
-                                   "100",
-                                   "--snapshot-every-clocks",
-                                   "20",
-                                   "--hetero",
-                                   "*:linear=0.004+0.00002",
-                                   "--run-dir",
-                                   dir};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  return argv;
-}
-
 class SuperviseTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SuperviseTest, KilledServerAndWorkerAreRestartedAndTheJobLearns) {
@@ -68,10 +32,8 @@ TEST_P(SuperviseTest, KilledServerAndWorkerAreRestartedAndTheJobLearns) {
   const std::vector<std::string> argv = SupervisedJob(
       dir, {"--workers", "3", "--clocks", "600", "--sync", GetParam()});
   ASSERT_TRUE(cluster.Start(argv, "launch").ok());
-  ASSERT_TRUE(PumpUntil(cluster, 60, [&] {
-    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
-    return manifest.ok() && manifest->LatestComplete() != nullptr;
-  })) << cluster.Output("launch");
+  ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60))
+      << cluster.Output("launch");
   const pid_t server = StartedPid(cluster, "server 1");
   ASSERT_GT(server, 0) << cluster.Output("launch");
   ASSERT_EQ(kill(server, SIGKILL), 0);
@@ -115,13 +77,9 @@ TEST(SuperviseCoordinatorTest, AKilledCoordinatorResumesTheJob) {
   const std::vector<std::string> argv =
       SupervisedJob(dir, {"--workers", "2", "--clocks", "400"});
   ASSERT_TRUE(cluster.Start(argv, "launch").ok());
-  uint64_t round = 0;
-  ASSERT_TRUE(PumpUntil(cluster, 60, [&] {
-    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
-    if (!manifest.ok() || manifest->LatestComplete() == nullptr) return false;
-    round = manifest->LatestComplete()->round;
-    return true;
-  })) << cluster.Output("launch");
+  const std::optional<uint64_t> round =
+      PumpUntilARoundCompletes(cluster, dir, 60);
+  ASSERT_TRUE(round.has_value()) << cluster.Output("launch");
   const pid_t coordinator = StartedPid(cluster, "coordinator");
   ASSERT_GT(coordinator, 0);
   ASSERT_EQ(kill(coordinator, SIGKILL), 0);
@@ -139,7 +97,7 @@ TEST(SuperviseCoordinatorTest, AKilledCoordinatorResumesTheJob) {
   const std::string summary = ReadFile(dir + "/summary.json");
   EXPECT_EQ(JsonNumber(summary, "clocks"), 400) << summary;
   EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0.6) << summary;
-  EXPECT_GE(round, 1u);
+  EXPECT_GE(*round, 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, SuperviseTest,

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "server/coordinator/snapshot_manifest.h"
+#include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
 #include "worker/models/model_registry.h"
 #include "worker/worker_runtime.h"
@@ -171,51 +171,13 @@ TEST_F(PythonWorkerTest, AKilledPythonWorkerIsRemovedAndRejoins) {
 TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
   const std::string dir = MakeTempDir("lockstep-python-rollback") + "/run";
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .Start({BinaryPath("lockstep-launch"),
-                          "--supervise",
-                          "-v",
-                          "--servers",
-                          "2",
-                          "--workers",
-                          "2",
-                          "--model",
-                          "softmax",
-                          "--batch",
-                          "32",
-                          "--clocks",
-                          "300",
-                          "--train-limit",
-                          "6000",
-                          "--test-limit",
-                          "1000",
-                          "--eval-every",
-                          "0",
-                          "--lr",
-                          "0.1",
-                          "--heartbeat-ms",
-                          "100",
-                          "--snapshot-every-clocks",
-                          "20",
-                          "--hetero",
-                          "*:linear=0.004+0.00002",
-                          "--worker-cmd",
-                          "/usr/bin/python3 " + Script("mlp_worker.py"),
-                          "--run-dir",
-                          dir,
-                          "--timeout-s",
-                          "150"},
-                         "launch")
-                  .ok());
+  const std::vector<std::string> argv =
+      SupervisedJob(dir, {"--workers", "2", "--clocks", "300", "--worker-cmd",
+                          "/usr/bin/python3 " + Script("mlp_worker.py")});
+  ASSERT_TRUE(cluster.Start(argv, "launch").ok());
   const std::string log = dir + "/logs/coordinator.log";
-  auto round_complete = [&] {
-    auto manifest = SnapshotManifest::Load(dir + "/snapshots");
-    return manifest.ok() && manifest->LatestComplete() != nullptr;
-  };
-  for (int i = 0; i < 1200 && !round_complete(); ++i) {
-    cluster.Pump(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(round_complete()) << cluster.Output("launch");
+  ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60))
+      << cluster.Output("launch");
   const pid_t server = StartedPid(cluster, "server 1");
   ASSERT_GT(server, 0) << cluster.Output("launch");
   ASSERT_EQ(kill(server, SIGKILL), 0);
