@@ -251,9 +251,8 @@ void BindReports(py::class_<WorkerHandle>& c) {
           "push",
           [](WorkerHandle& w, int64_t clock, uint32_t batch) {
             WorkerSession::ClockTimes t;
-            w.Locked([&](WorkerSession& s) {
-              Check(s.Push(clock, batch, false, &t), s);
-            });
+            w.Locked(
+                [&](WorkerSession& s) { Check(s.Push(clock, batch, &t), s); });
             return py::make_tuple(t.push_s, t.staleness, t.dropped);
           },
           py::arg("clock"), py::arg("batch"),

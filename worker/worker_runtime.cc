@@ -49,7 +49,7 @@ Status WorkerRuntime::Train() {
   LS_RETURN_IF_ERROR(Join());
   while (true) {
     // After a rollback, Admit continues at the rollback's clock.
-    Status trained = TrainFrom(0);
+    Status trained = TrainClocks();
     if (!session_->rollback_pending()) return trained;
   }
 }
@@ -88,8 +88,8 @@ Status WorkerRuntime::Join() {
                             model_->MaxBatch());
 }
 
-Status WorkerRuntime::TrainFrom(int64_t first_clock) {
-  for (int64_t clock = first_clock;; ++clock) {
+Status WorkerRuntime::TrainClocks() {
+  for (int64_t clock = 0;; ++clock) {
     const double wait_start = NowSeconds();
     LS_ASSIGN_OR_RETURN(Admission admission, session_->Admit(clock));
     if (admission.finished) return Finish(admission);
@@ -125,8 +125,7 @@ Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
   const double cpu =
       real > 1e-4 ? (ProcessCpuSeconds() - cpu_start) / real : 1.0;
   session_->FinishCompute(clock, admission.quota, start, cpu, times);
-  return session_->Push(clock, admission.quota,
-                        session_->layout().sparse_dim() > 0, times);
+  return session_->Push(clock, admission.quota, times);
 }
 
 Status WorkerRuntime::Evaluate(int64_t clock, bool final, bool pulled) {

@@ -45,9 +45,9 @@ class WorkerRuntime {
   Status Train();
   // Registers, loads the data set and the model, describes them.
   Status Join();
-  // Runs clocks from `first_clock` until the job ends, an error, or a
-  // rollback (session_->rollback_pending()).
-  Status TrainFrom(int64_t first_clock);
+  // Runs clocks (from the one Admit gives) until the job ends, an error, or
+  // a rollback (session_->rollback_pending()).
+  Status TrainClocks();
   Status RunClock(const Admission& admission, ClockTimes* times);
   // Evaluates the model at `clock` and reports it. `pulled`: params()
   // holds this clock's dense model already (a sparse model pulls its test

@@ -100,8 +100,6 @@ class WorkerSession {
   const JobConfig& job() const { return job_; }
   const KeyLayout& layout() const { return layout_; }
   const WorkerOptions& options() const { return options_; }
-  const HeteroProfile& hetero() const { return hetero_; }
-  uint32_t epoch() const { return epoch_; }
 
   // Where pulled parameters and gradients live: host memory the model's
   // device copies from and to at full speed. Call before the first Pull.
@@ -137,10 +135,10 @@ class WorkerSession {
   // and cpu_available (`cpu`, the share of a core the process had).
   void FinishCompute(int64_t clock, uint32_t quota, double start, double cpu,
                      ClockTimes* times);
-  // Pushes the buffer Gradient() returned last (and, when `sparse`,
-  // SparseGradient for SparseIds) as the mean over `batch` samples of
-  // `clock`; fills push_s, staleness and dropped.
-  Status Push(int64_t clock, uint32_t batch, bool sparse, ClockTimes* times);
+  // Pushes the buffer Gradient() returned last (and, when the layout has
+  // sparse rows, SparseGradient for SparseIds) as the mean over `batch`
+  // samples of `clock`; fills push_s, staleness and dropped.
+  Status Push(int64_t clock, uint32_t batch, ClockTimes* times);
   // Reports clock `clock` done with its timings.
   void ClockDone(int64_t clock, uint32_t batch, const ClockTimes& times);
 

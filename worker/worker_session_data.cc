@@ -111,9 +111,9 @@ void WorkerSession::FinishCompute(int64_t clock, uint32_t quota, double start,
   times->compute_s = NowSeconds() - start;
 }
 
-Status WorkerSession::Push(int64_t clock, uint32_t batch, bool sparse,
-                           ClockTimes* times) {
+Status WorkerSession::Push(int64_t clock, uint32_t batch, ClockTimes* times) {
   LS_RETURN_IF_ERROR(CheckStarted("a push"));
+  const bool sparse = layout_.sparse_dim() > 0;
   const double t = NowSeconds();
   if (dense_grads_.empty()) Gradient();  // a zero gradient
   const std::shared_ptr<HostFloats>& dense = dense_grads_.front();

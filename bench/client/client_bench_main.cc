@@ -50,7 +50,7 @@ Status Run(const std::string& coordinator, uint64_t floats) {
     pulls.push_back(NowSeconds() - t);
     session->Gradient();
     t = NowSeconds();
-    LS_RETURN_IF_ERROR(session->Push(clock, admission.quota, false, &times));
+    LS_RETURN_IF_ERROR(session->Push(clock, admission.quota, &times));
     pushes.push_back(NowSeconds() - t);
     session->ClockDone(clock, admission.quota, times);
   }

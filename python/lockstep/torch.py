@@ -96,24 +96,28 @@ class _Binding:
             self.pulled = flat.ctypes.data
 
     def bind_grads(self, flat):
-        """Zeroes the push buffer and makes each .grad a view of it."""
-        flat[:] = 0
+        """On the CPU: zeroes the push buffer and makes each .grad a view of
+        it (backward accumulates in place). On a GPU: clears each .grad."""
         if self.device.type != "cpu":
             for p in self.params:
                 p.grad = None
             return
+        flat[:] = 0
         if self.grads != flat.ctypes.data:
             for p, v in zip(self.params, self._views(flat)):
                 p.grad = v
             self.grads = flat.ctypes.data
 
     def store_grads(self, flat):
-        """On a GPU: copies each .grad into the push buffer."""
+        """On a GPU: copies each .grad into the push buffer (zeros where a
+        parameter got none)."""
         if self.device.type == "cpu":
             return
         for p, v in zip(self.params, self._views(flat)):
             if p.grad is not None:
                 v.copy_(p.grad)
+            else:
+                v.zero_()
 
 
 def evaluate(module, x, y, input_shape=None, device="cpu", chunk=1000,
