@@ -18,10 +18,13 @@
 
 namespace lockstep {
 
-// Version 2: workers describe their model and data (Describe) and get the
-// layout in Start; job configs travel as (name, value) fields. Version 1:
-// the first protocol. Peers refuse any other version.
-inline constexpr uint32_t kProtocolVersion = 3;
+// Version 4: staleness and the pull/push clock fields count logical clocks
+// (PullReply.logical_clock, Push.clock_read), not per-push versions.
+// Version 3: push verdicts (PushVerdict). Version 2: workers describe their
+// model and data (Describe) and get the layout in Start; job configs travel as
+// (name, value) fields. Version 1: the first protocol. Peers refuse any other
+// version.
+inline constexpr uint32_t kProtocolVersion = 4;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;

@@ -87,13 +87,18 @@ Status DenseStore::Read(KeySpan keys, float* out) const {
 Status DenseStore::ApplyGradient(KeySpan keys, const float* grad,
                                  const Optimizer& opt, const UpdateStep& step) {
   LS_RETURN_IF_ERROR(CheckWithinRange(keys));
-  if (opt.state_slots() != state_slots_) {
-    return InvalidArgument("optimizer " + std::string(opt.name()) + " needs " +
-                           std::to_string(opt.state_slots()) +
-                           " state slots, the store has " +
-                           std::to_string(state_slots_));
+  const int needs = opt.slots_for(step.kind != StepKind::kWhole);
+  if (needs != state_slots_) {
+    return InvalidArgument(
+        "optimizer " + std::string(opt.name()) + " needs " +
+        std::to_string(needs) + " state slots for " +
+        (step.kind == StepKind::kWhole ? "whole steps" : "shares") +
+        ", the store has " + std::to_string(state_slots_));
   }
   if (keys.size() == 0) return Status::Ok();
+  if (grad == nullptr && step.kind != StepKind::kClose) {
+    return InvalidArgument("an update without a gradient");
+  }
   const size_t first = keys.begin - range_.begin;
   if (capture_ == nullptr || capture_->Done()) {
     ApplyPiece(first, keys.size(), grad, opt, step);
@@ -109,7 +114,7 @@ Status DenseStore::ApplyGradient(KeySpan keys, const float* grad,
       capture_->BeforeWrite(capture_first_ + a, at * sizeof(float),
                             n * sizeof(float));
     }
-    ApplyPiece(at, n, grad + done, opt, step);
+    ApplyPiece(at, n, grad == nullptr ? nullptr : grad + done, opt, step);
     done += n;
   }
   return Status::Ok();

@@ -50,17 +50,23 @@ class DenseStore {
   // within range().
   Status Read(KeySpan keys, float* out) const;
   // Applies `opt` with gradient grad[0, keys.size()) to the weights and
-  // state of `keys` only. `step` is passed to opt.Apply unchanged (the
-  // server passes time() + its fraction); this call changes neither step()
-  // nor time().
-  // InvalidArgument unless `keys` lies within range() and
-  // opt.state_slots() == state_slots().
+  // state of `keys` only. `step` is passed to opt.Apply unchanged; this
+  // call changes neither step() nor time(). `grad` may be null for a
+  // kClose step (CloseClock).
+  // InvalidArgument unless `keys` lies within range(), the store has the
+  // slots `step` needs (opt.slots_for(step.kind != kWhole)) and grad is
+  // given where it is needed.
   Status ApplyGradient(KeySpan keys, const float* grad, const Optimizer& opt,
                        const UpdateStep& step);
   // The whole step number `step` at rate `lr`.
   Status ApplyGradient(KeySpan keys, const float* grad, const Optimizer& opt,
                        double lr, int64_t step) {
     return ApplyGradient(keys, grad, opt, UpdateStep::Whole(lr, step));
+  }
+  // Ends logical clock `number` - 1 over the whole range (UpdateStep's
+  // kClose) at the rate its shares used.
+  Status CloseClock(const Optimizer& opt, double lr, int64_t number) {
+    return ApplyGradient(range_, nullptr, opt, UpdateStep::Close(lr, number));
   }
 
   // The arrays a snapshot round holds, in this order: "dense_weights",
@@ -89,8 +95,9 @@ class DenseStore {
   // snapshots); the server advances it once per applied update.
   int64_t step() const { return step_; }
   void set_step(int64_t step) { step_ = step; }
-  // The clocks' worth of updates applied: the sum of their fractions
-  // (UpdateStep), equal to step() when every update was whole.
+  // The clocks' worth of updates applied: whole steps count 1, a share its
+  // fraction (UpdateStep), so under apply-on-arrival the samples applied
+  // over the global batch X; equal to step() when every update was whole.
   double time() const { return time_; }
   void set_time(double time) { time_ = time; }
 

@@ -130,6 +130,8 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   LS_ASSIGN_OR_RETURN(
       schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job_)));
+  arrival_ = ArrivalClock(job_.GlobalBatch());
+  const int slots = optimizer_->slots_for(on_arrival_);
   const ShardInfo& own = layout_.shards()[shard_];
   LS_RETURN_IF_ERROR(AwaitScratch());
   // A survivor rolled back keeps its arrays when its range is the same:
@@ -137,14 +139,13 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   // (on a VM each page is mapped on first touch: 600 MB took 2 s).
   const bool keep = dense_ != nullptr && welcome.restore_round() > 0 &&
                     dense_->range() == own.dense &&
-                    dense_->state_slots() == optimizer_->state_slots() &&
+                    dense_->state_slots() == slots &&
                     dense_acc_.size() == own.dense.size();
   if (!keep) {
     dense_.reset();  // the old arrays go before the new ones come
     LS_ASSIGN_OR_RETURN(
         dense_,
-        DenseStore::Create(own.dense, layout_.tensors(), job_.seed,
-                           optimizer_->state_slots(),
+        DenseStore::Create(own.dense, layout_.tensors(), job_.seed, slots,
                            /*initialize=*/welcome.restore_round() == 0));
     dense_acc_ = WeightedAccumulator(0);
     dense_grad_ = {};
@@ -153,11 +154,12 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
     });
   }
   if (layout_.sparse_dim() > 0) {
-    sparse_ = std::make_unique<SparseTable>(layout_.sparse_dim(),
-                                            optimizer_->state_slots());
+    sparse_ = std::make_unique<SparseTable>(layout_.sparse_dim(), slots);
+    if (on_arrival_) sparse_->set_arrival_first(optimizer_->state_slots());
   }
   LS_RETURN_IF_ERROR(
       RestoreFromWelcome(welcome.restore_round(), welcome.restore_shards()));
+  arrival_.Restore(dense_->time());
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
                << own.dense.begin << ", " << own.dense.end << ") on "
                << endpoint_ << " with " << job_.optimizer;

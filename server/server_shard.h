@@ -26,6 +26,7 @@
 #include "common/message.h"
 #include "common/status.h"
 #include "common/transport/data_port.h"
+#include "server/arrival_clock.h"
 #include "server/background_apply.h"
 #include "server/dense_store.h"
 #include "server/optimizers/optimizer.h"
@@ -89,11 +90,14 @@ class ServerShard {
   void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
                    wire::PushStatus status, int64_t staleness);
   Status ApplyCommit(const wire::Commit& commit);
-  // Applies the batch-weighted mean of `pushes` as `fraction` of an
-  // optimizer step (UpdateStep: 1 for a commit, n_w / X for a push on
-  // arrival), advancing the store's step by 1 and its time by `fraction`.
-  Status ApplyPushes(const std::vector<const BufferedPush*>& pushes, double lr,
-                     double fraction);
+  // Applies the batch-weighted mean of `pushes` as `step` (UpdateStep: a
+  // whole step for a commit, a share of a logical clock for a push on
+  // arrival). Leaves the store's step() and time() to the caller.
+  Status ApplyPushes(const std::vector<const BufferedPush*>& pushes,
+                     const UpdateStep& step);
+  // Ends logical clock `number` - 1 on the dense range and the sparse rows
+  // its shares touched (ArrivalClock's CloseFn).
+  Status CloseLogicalClock(double lr, int64_t number);
   // ApplyPushes for one push that covers the whole dense range: its mean is
   // its own gradient, so the optimizer reads it straight from the frame
   // instead of going through the accumulator's zero, add and divide passes.
@@ -101,8 +105,6 @@ class ServerShard {
   // ApplyPushes' general case: through the accumulators.
   Status ApplyMean(const std::vector<const BufferedPush*>& pushes,
                    const UpdateStep& step);
-  // The next update's step at rate `lr`, `fraction` of a clock.
-  UpdateStep NextStep(double lr, double fraction) const;
   // Typed views of a push's sparse ids and gradient rows (empty when it
   // has none), copied into the scratch vectors only when misaligned.
   struct SparseView {
@@ -115,8 +117,9 @@ class ServerShard {
   // Apply-on-arrival: the push was admitted (ShardClock::Admit) and acked
   // before anything is applied, so the worker's next step overlaps the
   // apply. Nothing observes the difference: this one thread applies before
-  // it serves any later request. Applies it, its learning rate scaled by
-  // its staleness where the policy asks for it.
+  // it serves any later request. Applies it as shares of the logical
+  // clocks it lands in (ArrivalClock), its gradient weighed by its
+  // staleness where the policy asks for it.
   void ApplyOnArrival(const BufferedPush& record, int64_t clock,
                       int64_t staleness);
   // Checks dense ranges and sparse ids of a request against this shard.
@@ -171,6 +174,8 @@ class ServerShard {
   KeyLayout layout_;
   bool on_arrival_ = false;
   ShardClock clock_;
+  // Apply-on-arrival: the shard's progress in logical clocks.
+  ArrivalClock arrival_;
   LrSchedule schedule_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<DenseStore> dense_;

@@ -1,5 +1,6 @@
 // ServerShard: the data plane — pulls, pushes and commits.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "common/logging.h"
@@ -123,9 +124,11 @@ void ServerShard::ServePull(Message& msg) {
     return;
   }
   flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = wire::CreatePullReply(fbb, pull->request_id(), pull->clock(),
-                                    clock_.applied(), dense_values,
-                                    static_cast<uint64_t>(dense_->step()));
+  const int64_t logical_clock =
+      on_arrival_ ? arrival_.clock() : clock_.applied() + 1;
+  auto body =
+      wire::CreatePullReply(fbb, pull->request_id(), pull->clock(),
+                            clock_.applied(), dense_values, logical_clock);
   SendToWorker(msg.peer,
                FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
                               wire::Role::Server, static_cast<int>(shard_)),
@@ -170,7 +173,7 @@ void ServerShard::HandlePush(Message& msg) {
   const wire::Push* push = msg.envelope->body_as_Push();
   const uint64_t id = push->request_id();
   const int64_t clock = push->clock();
-  const uint64_t version_read = push->version_read();
+  const int64_t clock_read = push->clock_read();
   const wire::PushVerdict verdict = push->verdict();
   const int64_t decided_staleness = push->staleness();
   const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
@@ -192,8 +195,7 @@ void ServerShard::HandlePush(Message& msg) {
   int64_t staleness = decided_staleness;
   const wire::PushStatus status =
       verdict == wire::PushVerdict::Measure
-          ? clock_.Admit(static_cast<uint64_t>(dense_->step()), version_read,
-                         &staleness)
+          ? clock_.Admit(arrival_.clock(), clock_read, &staleness)
           : clock_.Decided(verdict == wire::PushVerdict::Apply);
   SendPushAck(peer, id, clock, status, staleness);
   if (status != wire::PushStatus::Applied) return;
@@ -234,15 +236,18 @@ void ServerShard::SendPushAck(const std::string& peer, uint64_t id,
 
 void ServerShard::ApplyOnArrival(const BufferedPush& record, int64_t clock,
                                  int64_t staleness) {
-  // One push is a share n_w / X of its clock's weighted mean gradient and
-  // is applied as that fraction of an optimizer step (UpdateStep), so a
-  // clock's worth of pushes moves the model as far as one BSP step and the
-  // policies compare at the same learning rate, for every optimizer.
-  const ShardClock::OnArrivalStep step = clock_.StepOf(
-      schedule_.RateAt(clock), staleness, record.batch, job_.GlobalBatch());
+  // One push is a share n_w / X of the logical clock it lands in; the
+  // optimizer's state moves once per logical clock (ArrivalClock,
+  // UpdateStep), so a clock's pushes computed at one pull move the model
+  // exactly as BSP's step does, for every optimizer.
   // HandlePush checked every frame against the header, so this cannot
   // fail short of a bug; the ack already said Applied.
-  Status applied = ApplyPushes({&record}, step.lr, step.fraction);
+  Status applied = arrival_.Apply(
+      record.batch, clock_.GradScale(staleness), schedule_,
+      [&](const UpdateStep& share) { return ApplyPushes({&record}, share); },
+      [&](double lr, int64_t number) { return CloseLogicalClock(lr, number); });
+  dense_->set_step(dense_->step() + 1);
+  dense_->set_time(arrival_.time());
   if (!applied.ok()) {
     LS_LOG(Error) << "admitted push not applied: " << applied.message();
     clock_.CountDrop();
@@ -252,6 +257,12 @@ void ServerShard::ApplyOnArrival(const BufferedPush& record, int64_t clock,
   int64_t& newest =
       contained_[static_cast<uint32_t>(record.msg.envelope->sender_rank())];
   newest = std::max(newest, clock);
+}
+
+Status ServerShard::CloseLogicalClock(double lr, int64_t number) {
+  LS_RETURN_IF_ERROR(dense_->CloseClock(*optimizer_, lr, number));
+  if (sparse_ != nullptr) sparse_->CloseClock(*optimizer_, lr, number);
+  return Status::Ok();
 }
 
 Status ServerShard::ApplyCommit(const wire::Commit& commit) {
@@ -267,7 +278,15 @@ Status ServerShard::ApplyCommit(const wire::Commit& commit) {
     LS_LOG(Warning) << "commit of clock " << clock << " names worker " << w
                     << " whose push never arrived";
   }
-  LS_RETURN_IF_ERROR(ApplyPushes(pushes, commit.lr(), 1.0));
+  // The commit of clock c is the store's whole step c + 1 (its time counts
+  // the clocks applied, restored from rounds too).
+  const auto number = static_cast<int64_t>(std::llround(dense_->time())) + 1;
+  LS_RETURN_IF_ERROR(
+      ApplyPushes(pushes, UpdateStep::Whole(commit.lr(), number)));
+  if (!pushes.empty()) {
+    dense_->set_step(dense_->step() + 1);
+    dense_->set_time(static_cast<double>(number));
+  }
   // Everything up to this clock is settled; late pushes get dropped.
   clock_.FinishCommit(clock);
   SetLogClock(clock);
@@ -295,25 +314,16 @@ StatusOr<ServerShard::SparseView> ServerShard::SparseRows(
   return rows;
 }
 
-UpdateStep ServerShard::NextStep(double lr, double fraction) const {
-  return {lr, fraction, dense_->time() + fraction};
-}
-
 Status ServerShard::ApplyPushes(const std::vector<const BufferedPush*>& pushes,
-                                double lr, double fraction) {
+                                const UpdateStep& step) {
   if (pushes.empty()) return Status::Ok();
   LS_RETURN_IF_ERROR(AwaitScratch());
-  const UpdateStep step = NextStep(lr, fraction);
   if (pushes.size() == 1 && pushes[0]->ranges.size() == 1 &&
       pushes[0]->ranges[0].begin == dense_->range().begin &&
       pushes[0]->ranges[0].end == dense_->range().end) {
-    LS_RETURN_IF_ERROR(ApplySinglePush(*pushes[0], step));
-  } else {
-    LS_RETURN_IF_ERROR(ApplyMean(pushes, step));
+    return ApplySinglePush(*pushes[0], step);
   }
-  dense_->set_step(dense_->step() + 1);
-  dense_->set_time(step.time);
-  return Status::Ok();
+  return ApplyMean(pushes, step);
 }
 
 Status ServerShard::ApplyMean(const std::vector<const BufferedPush*>& pushes,

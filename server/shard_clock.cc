@@ -61,23 +61,14 @@ void ShardClock::FinishCommit(int64_t clock) {
   buffered_.erase(buffered_.begin(), buffered_.upper_bound(clock));
 }
 
-ShardClock::OnArrivalStep ShardClock::StepOf(double lr, int64_t staleness,
-                                             uint32_t batch,
-                                             uint64_t global_batch) const {
-  OnArrivalStep step;
-  step.lr = rules_.scale_lr
-                ? lr / static_cast<double>(std::max<int64_t>(0, staleness) + 1)
-                : lr;
-  step.fraction = static_cast<double>(batch) /
-                  static_cast<double>(std::max<uint64_t>(1, global_batch));
-  return step;
+double ShardClock::GradScale(int64_t staleness) const {
+  if (!rules_.scale_lr) return 1.0;
+  return 1.0 / static_cast<double>(std::max<int64_t>(0, staleness) + 1);
 }
 
-wire::PushStatus ShardClock::Admit(uint64_t version, uint64_t version_read,
+wire::PushStatus ShardClock::Admit(int64_t clock, int64_t clock_read,
                                    int64_t* staleness) {
-  *staleness = version >= version_read
-                   ? static_cast<int64_t>(version - version_read)
-                   : 0;
+  *staleness = std::max<int64_t>(0, clock - clock_read);
   if (rules_.max_staleness >= 0 && *staleness > rules_.max_staleness) {
     ++dropped_;
     return wire::PushStatus::Dropped;

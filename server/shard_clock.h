@@ -33,22 +33,17 @@ class ShardClock {
     // Apply each push on arrival (SSP, ASP) instead of buffering it until
     // its clock is committed (BSP, backup, LB-BSP).
     bool on_arrival = false;
-    // On arrival: drop pushes staler than this many versions; -1 = never.
+    // On arrival: drop pushes staler than this many logical clocks; -1 =
+    // never.
     int64_t max_staleness = -1;
-    // On arrival: divide the step's rate by staleness + 1.
+    // On arrival: weigh a push's gradient by 1 / (staleness + 1).
     bool scale_lr = false;
   };
 
-  // The rate and fraction of a step (UpdateStep) a push applied on arrival
-  // takes: `lr` (the schedule's at its clock), divided by staleness + 1
-  // under scale_lr; the fraction is the push's share batch / global_batch
-  // of its clock (DESIGN.md: a clock's pushes move the model one BSP step).
-  struct OnArrivalStep {
-    double lr = 0;
-    double fraction = 1;
-  };
-  OnArrivalStep StepOf(double lr, int64_t staleness, uint32_t batch,
-                       uint64_t global_batch) const;
+  // The weight of a push's gradient on arrival (UpdateStep::grad_scale):
+  // 1 / (staleness + 1) under scale_lr, else 1. Its share of the clock is
+  // its batch / X whatever its staleness (ArrivalClock).
+  double GradScale(int64_t staleness) const;
 
   ShardClock() = default;
   explicit ShardClock(Rules rules) : rules_(rules) {}
@@ -84,10 +79,11 @@ class ShardClock {
   void FinishCommit(int64_t clock);
 
   // On arrival: Applied, or Dropped (and counted) when staler than the
-  // rule allows. *staleness = versions applied since the pusher's pull
-  // (`version` now, `version_read` then; 0 if the reader is ahead).
-  wire::PushStatus Admit(uint64_t version, uint64_t version_read,
-                         int64_t* staleness);
+  // rule allows. *staleness = logical clocks the shard completed since the
+  // pusher's pull (ArrivalClock: `clock` now, `clock_read` in the pull's
+  // reply; 0 if the reader is ahead). Pushes of one clock computed at one
+  // pull under SSP(0) are all 0.
+  wire::PushStatus Admit(int64_t clock, int64_t clock_read, int64_t* staleness);
   // On arrival, decided elsewhere (wire::PushVerdict): Applied, or Dropped
   // (and counted).
   wire::PushStatus Decided(bool apply) {

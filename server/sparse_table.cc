@@ -54,24 +54,56 @@ size_t SparseTable::FindOrCreateRow(uint64_t id) {
 void SparseTable::ApplyGradient(std::span<const uint64_t> sorted_ids,
                                 const float* grads, const Optimizer& opt,
                                 const UpdateStep& step) {
-  assert(opt.state_slots() == state_slots_);
-  if (capture_ != nullptr && !capture_->Done()) {
-    const std::vector<CaptureArray> arrays = SnapshotArrays();
-    for (size_t a = 0; a < arrays.size(); ++a) {
-      capture_->BeforeWrite(capture_first_ + a, 0, arrays[a].bytes.size());
-    }
-  }
+  assert(step.kind != StepKind::kClose);
+  BeforeChange();
   rows_scratch_.resize(sorted_ids.size());
   for (size_t i = 0; i < sorted_ids.size(); ++i) {
     rows_scratch_[i] = FindOrCreateRow(sorted_ids[i]);
   }
+  if (step.kind == StepKind::kShare) {
+    for (const size_t row : rows_scratch_) MarkTouched(row);
+  }
+  ApplyRows(grads, opt, step);
+}
+
+void SparseTable::CloseClock(const Optimizer& opt, double lr, int64_t number) {
+  if (touched_.empty()) return;
+  BeforeChange();
+  rows_scratch_.assign(touched_.begin(), touched_.end());
+  for (const size_t row : touched_) touched_flag_[row] = false;
+  touched_.clear();
+  // Without state (sgd) a close changes nothing.
+  if (state_slots_ == 0) rows_scratch_.clear();
+  ApplyRows(nullptr, opt, UpdateStep::Close(lr, number));
+}
+
+void SparseTable::BeforeChange() {
+  if (capture_ == nullptr || capture_->Done()) return;
+  const std::vector<CaptureArray> arrays = SnapshotArrays();
+  for (size_t a = 0; a < arrays.size(); ++a) {
+    capture_->BeforeWrite(capture_first_ + a, 0, arrays[a].bytes.size());
+  }
+}
+
+void SparseTable::MarkTouched(size_t row) {
+  if (touched_flag_.size() <= row) touched_flag_.resize(ids_.size(), false);
+  if (touched_flag_[row]) return;
+  touched_flag_[row] = true;
+  touched_.push_back(row);
+}
+
+void SparseTable::ApplyRows(const float* grads, const Optimizer& opt,
+                            const UpdateStep& step) {
+  assert(opt.slots_for(step.kind != StepKind::kWhole) == state_slots_);
+  if (rows_scratch_.empty()) return;
   // Rows are scattered, so one Apply per row would cost a virtual call and
   // Adam's bias corrections per row; gathering chunks of rows into
   // contiguous scratch keeps the optimizer's loops long and vectorized.
   const size_t chunk_rows = std::max<size_t>(1, kChunkFloats / dim_);
-  for (size_t first = 0; first < sorted_ids.size(); first += chunk_rows) {
-    const size_t count = std::min(chunk_rows, sorted_ids.size() - first);
-    ApplyChunk(first, count, grads + first * dim_, opt, step);
+  for (size_t first = 0; first < rows_scratch_.size(); first += chunk_rows) {
+    const size_t count = std::min(chunk_rows, rows_scratch_.size() - first);
+    ApplyChunk(first, count, grads == nullptr ? nullptr : grads + first * dim_,
+               opt, step);
   }
 }
 
@@ -118,9 +150,18 @@ Status SparseTable::LoadRow(uint64_t id, const float* weights,
   }
   const size_t row = FindOrCreateRow(id);
   std::copy_n(weights, dim_, &weights_[row * dim_]);
+  bool open_clock = false;
   for (int s = 0; s < state_slots_; ++s) {
+    if (slots[s] == nullptr) continue;  // a slot the round lacks stays 0
     std::copy_n(slots[s], dim_, &state_[s][row * dim_]);
+    // A round taken inside a logical clock: rows with a share of it (C or
+    // P, the last two slots under apply-on-arrival) are closed with it.
+    if (s >= arrival_first_) {
+      open_clock |= std::any_of(slots[s], slots[s] + dim_,
+                                [](float x) { return x != 0.0f; });
+    }
   }
+  if (open_clock) MarkTouched(row);
   return Status::Ok();
 }
 

@@ -35,9 +35,11 @@ class SparseTable {
   void Read(std::span<const uint64_t> sorted_ids, float* out) const;
   // Applies `opt` to the rows of `sorted_ids` only (lazy update), creating
   // missing rows first; grads holds dim() floats per id, in order. `step` is
-  // passed to opt.Apply unchanged.
+  // passed to opt.Apply unchanged. A kShare step marks the rows as touched
+  // in the current logical clock, for CloseClock.
   // REQUIRES: ids unique (sorted, as SparseAccumulator::Finish gives them);
-  // opt.state_slots() == state_slots().
+  // step.kind is kWhole or kShare; state_slots() ==
+  // opt.slots_for(step.kind == kShare).
   void ApplyGradient(std::span<const uint64_t> sorted_ids, const float* grads,
                      const Optimizer& opt, const UpdateStep& step);
   // The whole step number `step` at rate `lr`.
@@ -45,6 +47,14 @@ class SparseTable {
                      const Optimizer& opt, double lr, int64_t step) {
     ApplyGradient(sorted_ids, grads, opt, UpdateStep::Whole(lr, step));
   }
+
+  // Ends logical clock `number` - 1 (UpdateStep's kClose) on the rows a
+  // share touched since the last close: under BSP only the rows of a
+  // clock's pushes are updated (lazy), so only they take a clock's step.
+  // REQUIRES: state_slots() == opt.arrival_slots().
+  void CloseClock(const Optimizer& opt, double lr, int64_t number);
+  // Rows touched by shares since the last CloseClock.
+  size_t touched_rows() const { return touched_.size(); }
 
   // The rows, for snapshots: row r holds id ids()[r], weights
   // weights()[r * dim(), (r + 1) * dim()) and the same span of state(s).
@@ -65,12 +75,25 @@ class SparseTable {
     capture_ = capture;
     capture_first_ = first_array;
   }
-  // Restore: adds row `id` with dim() weights and dim() floats per slot.
-  // InvalidArgument when the id already has a row.
+  // Restore: adds row `id` with dim() weights and dim() floats per slot
+  // (a null slot pointer leaves that slot 0: a round taken with fewer
+  // slots). A row whose slots from `arrival_first` on (set_arrival_first)
+  // are not all 0 held a share of an open logical clock and is marked
+  // touched. InvalidArgument when the id already has a row.
   Status LoadRow(uint64_t id, const float* weights, const float* const* slots);
+  // The first slot of C and P under apply-on-arrival (the optimizer's
+  // state_slots()); LoadRow checks the slots from there on. Default: none.
+  void set_arrival_first(int slot) { arrival_first_ = slot; }
 
  private:
   size_t FindOrCreateRow(uint64_t id);
+  // Lets a capture in progress copy the arrays before they change or move.
+  void BeforeChange();
+  void MarkTouched(size_t row);
+  // Applies opt to the rows in rows_scratch_ (grads: dim() floats per row,
+  // in that order; null for a kClose step).
+  void ApplyRows(const float* grads, const Optimizer& opt,
+                 const UpdateStep& step);
   // Applies opt to rows_scratch_[first, first + count): gathers them into
   // contiguous scratch, updates, scatters back.
   void ApplyChunk(size_t first, size_t count, const float* grads,
@@ -82,6 +105,10 @@ class SparseTable {
   std::vector<uint64_t> ids_;
   std::vector<float> weights_;
   std::vector<std::vector<float>> state_;  // one vector per slot
+  int arrival_first_ = kMaxOptimizerSlots;
+  // Rows a share touched in the current logical clock, and a flag per row.
+  std::vector<size_t> touched_;
+  std::vector<bool> touched_flag_;
   // Reused by ApplyGradient to avoid allocating per push.
   std::vector<size_t> rows_scratch_;
   std::vector<float> weights_scratch_;

@@ -13,7 +13,7 @@ struct PushHeader {
   uint64_t request_id;
   int64_t clock;
   uint32_t batch;
-  uint64_t version;  // the shard's version in this client's last pull
+  int64_t clock_read;  // the shard's logical clock in this client's last pull
   uint32_t epoch;
   wire::PushVerdict verdict;
   int64_t decided_staleness;
@@ -31,7 +31,7 @@ Message PushFrame(const PushHeader& h, const ShardInfo& s, KeySpan own_ids,
   if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
   auto body = wire::CreatePush(
       fbb, h.request_id, h.clock, h.batch, fbb.CreateVectorOfStructs(ranges),
-      own_ids.size(), h.version, h.epoch, h.verdict, h.decided_staleness);
+      own_ids.size(), h.clock_read, h.epoch, h.verdict, h.decided_staleness);
   Message msg;
   msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
                               wire::Role::Worker, rank);
@@ -65,7 +65,7 @@ StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
                         DataChannel::Connect(shard.endpoint, timeout_s));
     client->channels_.push_back(std::move(channel));
   }
-  client->versions_.assign(layout.num_shards(), 0);
+  client->clocks_read_.assign(layout.num_shards(), 0);
   return client;
 }
 
@@ -204,7 +204,7 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
         if (msg.envelope->body_type() != wire::Body::PullReply) return false;
         const auto* reply = msg.envelope->body_as_PullReply();
         if (reply->request_id() != request_id) return false;
-        versions_[shard] = reply->version();
+        clocks_read_[shard] = reply->logical_clock();
         const ShardInfo& s = layout_.shards()[shard];
         const KeySpan& ids = id_pieces[shard];
         const size_t frames = ids.size() > 0 ? 2 : 1;
@@ -245,8 +245,8 @@ StatusOr<PsClient::PushResult> PsClient::Push(
   const auto push_to = [&](const std::vector<uint32_t>& shards) -> Status {
     const uint64_t request_id = next_request_++;
     for (uint32_t shard : shards) {
-      const PushHeader header{request_id,       clock,  batch,
-                              versions_[shard], epoch_, verdict,
+      const PushHeader header{request_id,          clock,  batch,
+                              clocks_read_[shard], epoch_, verdict,
                               decided_staleness};
       LS_RETURN_IF_ERROR(Send(
           shard, PushFrame(header, layout_.shards()[shard], id_pieces[shard],

@@ -61,8 +61,9 @@ class PsClient {
 
   // Pushes the mean gradient over `batch` samples for `clock`: the whole
   // dense gradient and the gradient rows of `sparse_ids` (may be empty).
-  // Waits for every shard's acknowledgement. Each shard is told the version
-  // it reported in this client's last pull (for staleness).
+  // Waits for every shard's acknowledgement. Each shard is told the
+  // logical clock it reported in this client's last pull (for staleness,
+  // in logical clocks).
   struct PushResult {
     uint32_t dropped = 0;       // shards that dropped it (late or stale)
     int64_t max_staleness = 0;  // largest staleness a shard measured
@@ -100,7 +101,7 @@ class PsClient {
   std::function<Status()> interrupt_;
   std::vector<std::unique_ptr<DataChannel>> channels_;
   uint64_t next_request_ = 1;
-  std::vector<uint64_t> versions_;  // per shard, from the last pull
+  std::vector<int64_t> clocks_read_;  // per shard, from the last pull
   bool single_verdict_ = false;
 };
 

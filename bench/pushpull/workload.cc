@@ -64,20 +64,17 @@ StatusOr<std::unique_ptr<Workload>> Workload::Create(const KeyLayout& layout,
 }
 
 void Workload::ReplayPushes(uint64_t pushes, double lr, double share) {
-  // The server's path for one push of batch 1: the weighted mean is g
-  // itself (exact in double), scaled in float by the push's share, then
-  // SGD with weight decay 0: w -= lr * (g + 0 * w).
-  const float lr_f = static_cast<float>(lr);
-  const float share_f = static_cast<float>(share);
+  // The server's path for one push of batch 1 (SgdOptimizer, a share of a
+  // logical clock): the weighted mean is g itself (exact in double), and
+  // w -= float(lr * share) * (1 * g + 0 * w); SGD has nothing to close.
+  const auto lr_f = static_cast<float>(lr * share);
+  const float gs = 1.0f;
   const float wd = 0.0f;
-  std::vector<float> step(gradient_->size());
-  for (size_t i = 0; i < step.size(); ++i) {
-    step[i] = share == 1.0 ? (*gradient_)[i] : (*gradient_)[i] * share_f;
-  }
+  const std::vector<float>& g = *gradient_;
   float* w = expected_.data();
   const uint64_t n = expected_.size();
   for (uint64_t p = 0; p < pushes; ++p) {
-    for (uint64_t i = 0; i < n; ++i) w[i] -= lr_f * (step[i] + wd * w[i]);
+    for (uint64_t i = 0; i < n; ++i) w[i] -= lr_f * (gs * g[i] + wd * w[i]);
   }
 }
 

@@ -7,10 +7,10 @@
 //
 // Expected values: before any push, dense keys hold InitialValue(seed, key,
 // scale) and sparse rows hold 0. Every push sends the same gradient g, and
-// the server applies a push on arrival as SGD on g scaled by the push's
-// share n_w / X of the global batch, so after P applied pushes each value
-// is P times w -= (float)lr * (g * (float)share) in float, whatever the
-// order in which concurrent pushes were applied.
+// the server applies a push on arrival as an SGD share n_w / X of its
+// logical clock, so after P applied pushes each value is P times
+// w -= (float)(lr * share) * g in float, whatever the order in which
+// concurrent pushes were applied.
 // Thread-safety: const methods are safe concurrently; ReplayPushes is not.
 #ifndef LOCKSTEP_BENCH_PUSHPULL_WORKLOAD_H_
 #define LOCKSTEP_BENCH_PUSHPULL_WORKLOAD_H_

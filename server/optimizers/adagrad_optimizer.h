@@ -20,11 +20,14 @@ class AdagradOptimizer final : public Optimizer {
 
   std::string_view name() const override { return "adagrad"; }
   int state_slots() const override { return 1; }
-  using Optimizer::Apply;
-  void Apply(float* weights, const float* grad, float* const* slots, size_t n,
-             const UpdateStep& step) const override;
 
  private:
+  void ApplyWhole(float* weights, const float* grad, float* const* slots,
+                  size_t n, const UpdateStep& step) const override;
+  void ApplyShare(float* weights, const float* grad, float* const* slots,
+                  size_t n, const UpdateStep& step) const override;
+  void ApplyClose(float* weights, float* const* slots, size_t n,
+                  const UpdateStep& step) const override;
   explicit AdagradOptimizer(const OptimizerConfig& config)
       : epsilon_(static_cast<float>(config.epsilon)),
         weight_decay_(static_cast<float>(config.weight_decay)) {}

@@ -21,11 +21,14 @@ class AdamOptimizer final : public Optimizer {
 
   std::string_view name() const override { return "adam"; }
   int state_slots() const override { return 2; }
-  using Optimizer::Apply;
-  void Apply(float* weights, const float* grad, float* const* slots, size_t n,
-             const UpdateStep& step) const override;
 
  private:
+  void ApplyWhole(float* weights, const float* grad, float* const* slots,
+                  size_t n, const UpdateStep& step) const override;
+  void ApplyShare(float* weights, const float* grad, float* const* slots,
+                  size_t n, const UpdateStep& step) const override;
+  void ApplyClose(float* weights, float* const* slots, size_t n,
+                  const UpdateStep& step) const override;
   explicit AdamOptimizer(const OptimizerConfig& config) : config_(config) {}
 
   OptimizerConfig config_;

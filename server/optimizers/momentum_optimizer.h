@@ -1,6 +1,6 @@
 // The "momentum" optimizer: SGD with momentum, PyTorch style:
 // v = mu * v + g'; w -= lr * v (g' = g + wd * w) per whole step
-// (fractions of a step: optimizer.h).
+// (shares and clock ends under apply-on-arrival: UpdateStep, optimizer.h).
 // Thread-safety: immutable after Create; Apply may run concurrently on
 // disjoint parameter ranges.
 #ifndef LOCKSTEP_SERVER_OPTIMIZERS_MOMENTUM_OPTIMIZER_H_
@@ -22,16 +22,19 @@ class MomentumOptimizer final : public Optimizer {
 
   std::string_view name() const override { return "momentum"; }
   int state_slots() const override { return 1; }
-  using Optimizer::Apply;
-  void Apply(float* weights, const float* grad, float* const* slots, size_t n,
-             const UpdateStep& step) const override;
 
  private:
+  void ApplyWhole(float* weights, const float* grad, float* const* slots,
+                  size_t n, const UpdateStep& step) const override;
+  void ApplyShare(float* weights, const float* grad, float* const* slots,
+                  size_t n, const UpdateStep& step) const override;
+  void ApplyClose(float* weights, float* const* slots, size_t n,
+                  const UpdateStep& step) const override;
   explicit MomentumOptimizer(const OptimizerConfig& config)
-      : momentum_(config.momentum),
+      : momentum_(static_cast<float>(config.momentum)),
         weight_decay_(static_cast<float>(config.weight_decay)) {}
 
-  double momentum_;
+  float momentum_;
   float weight_decay_;
 };
 

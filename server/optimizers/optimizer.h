@@ -39,31 +39,54 @@ struct OptimizerConfig {
   static OptimizerConfig Of(const JobConfig& job);
 };
 
-// The size of one update. A BSP-like commit is one whole step of a clock
-// (fraction 1). Under the apply-on-arrival policies (SSP, ASP) one push
-// is a fraction n_w / X of its clock, and every optimizer takes it as that
-// fraction of a step, so a clock's worth of pushes (fractions summing to
-// 1) moves the model as far as one BSP step; with one worker a push is a
-// whole step and the policies give BSP's model bit for bit. Per rule, with
-// g' = g + weight_decay * w and s the fraction:
-//   sgd       w -= lr s g'                          (decay scaled too)
-//   momentum  v = mu^s v + (1 - mu^s)/(1 - mu) g';  w -= lr s v
-//   adam      m = b1^s m + (1 - b1^s) g';  v = b2^s v + (1 - b2^s) g'^2;
-//             w -= lr s mhat / (sqrt(vhat) + eps), bias corrections at
-//             `time` (the clocks' worth of updates applied, fractional)
-//   adagrad   G += s g'^2;  w -= lr s g' / (sqrt(G) + eps)
-// For a constant gradient, a clock of fractional updates moves the weights
-// exactly as one whole step under sgd (to first order in lr) and adam;
-// under momentum the ratio is 1 - O(mu^c) after c clocks, under adagrad
-// 1 + O(1/c) (tests/server/optimizers/fractional_step_test.cc).
-struct UpdateStep {
-  double lr = 0;
-  double fraction = 1;  // > 0; 1 is a whole step
-  double time = 1;      // sum of the fractions applied, this one included
+// What one update is (DESIGN.md, "Sync policies"). A BSP-like commit is
+// one whole step with the clock's batch-weighted mean gradient. Under the
+// apply-on-arrival policies (SSP, ASP) a push is a share s = n_w / X of
+// the shard's current *logical clock* (X samples of global progress):
+// the optimizer's state (velocity, moments, the schedule) advances once
+// per logical clock, not per push, and a push is applied against the state
+// of the clock it lands in. With g' = grad_scale * g + weight_decay * w:
+//   kShare  d = the optimizer's step direction for g' from the clock's state
+//           (momentum: mu v + g'; adam: mhat / (sqrt(vhat) + eps) with the
+//           moments advanced by g' alone; adagrad: g' / (sqrt(G2 + g'^2) +
+//           eps); sgd: g'); w -= lr s d; and, for an optimizer with state,
+//           C += s g' (the clock's gradient so far) and P += s d (how far
+//           the clock's pushes moved the weights, in units of lr).
+//   kClose  once the shard's shares of a clock sum to 1: the state advances
+//           by one whole step with gradient C, whose direction D replaces
+//           the pushes' provisional ones: w += lr (P - D); C = P = 0.
+// So when every push of a clock was computed at the same weights (SSP with
+// s = 0), the clock ends exactly where BSP's one whole step with the mean
+// gradient ends, for every optimizer (momentum and sgd are linear in g, so
+// P == D and the correction is 0 up to rounding; Adam and AdaGrad build
+// their moments from the clock's X-sample mean, as BSP does, not from
+// n_w-sample pushes). A per-push fractional rule is not equivalent: for
+// momentum it is unstable at lr x curvature > 0.27, BSP at > 3.8
+// (tests/server/arrival_clock_test.cc).
+enum class StepKind : uint8_t { kWhole, kShare, kClose };
 
-  // The `step`-th (1-based) whole step at rate `lr`.
-  static UpdateStep Whole(double lr, int64_t step) {
-    return {lr, 1.0, static_cast<double>(step)};
+struct UpdateStep {
+  StepKind kind = StepKind::kWhole;
+  double lr = 0;
+  // The 1-based number of the whole step being made: the commit's clock +
+  // 1, or the logical clock a share lands in + 1 (bias corrections).
+  int64_t number = 1;
+  double fraction = 1;    // kShare: the push's share of its clock, (0, 1]
+  double grad_scale = 1;  // kShare: the weight of its gradient (staleness)
+
+  // The `number`-th (1-based) whole step at rate `lr`.
+  static UpdateStep Whole(double lr, int64_t number) {
+    return {StepKind::kWhole, lr, number, 1.0, 1.0};
+  }
+  // A share `fraction` of logical clock `number` - 1, its gradient weighed
+  // by `grad_scale`.
+  static UpdateStep Share(double lr, int64_t number, double fraction,
+                          double grad_scale = 1.0) {
+    return {StepKind::kShare, lr, number, fraction, grad_scale};
+  }
+  // The end of logical clock `number` - 1, at the rate its shares used.
+  static UpdateStep Close(double lr, int64_t number) {
+    return {StepKind::kClose, lr, number, 1.0, 1.0};
   }
 };
 
@@ -83,27 +106,58 @@ class Optimizer {
   static Status Validate(const JobConfig& job);
 
   virtual std::string_view name() const = 0;
-  // Per-parameter state floats: sgd 0, momentum 1 (velocity), adam 2
-  // (slot 0: first moment m, slot 1: second moment v), adagrad 1 (sum of
-  // squared gradients).
+  // Per-parameter state floats of whole steps: sgd 0, momentum 1
+  // (velocity), adam 2 (slot 0: first moment m, slot 1: second moment v),
+  // adagrad 1 (sum of squared gradients).
   virtual int state_slots() const = 0;
+  // Per-parameter state floats under apply-on-arrival: state_slots(), then,
+  // for an optimizer with state, C and P (UpdateStep): slots
+  // state_slots() and state_slots() + 1. Zero C and P are a clock boundary.
+  int arrival_slots() const {
+    return state_slots() == 0 ? 0 : state_slots() + 2;
+  }
+  // The slots a store applying `kind` steps keeps.
+  int slots_for(bool on_arrival) const {
+    return on_arrival ? arrival_slots() : state_slots();
+  }
 
-  // One update of n parameters with gradient `grad`, of the size `step`
-  // says (UpdateStep above).
-  // `slots[s]` points to the n floats of state slot s (s < state_slots());
-  // per-slot pointers let a store keep each slot contiguous over its whole
-  // range (slot-major) and still update any sub-range.
+  // One update of n parameters, of the kind `step` says (UpdateStep).
+  // `grad` holds the n gradient values (kWhole, kShare; unused by kClose,
+  // may be null). `slots[s]` points to the n floats of state slot s:
+  // state_slots() of them for kWhole, arrival_slots() otherwise (may be
+  // null when 0); per-slot pointers let a store keep each slot contiguous
+  // over its whole range (slot-major) and still update any sub-range.
   // Arithmetic is in float, so results are bit-identical however the
   // parameters are split into calls.
-  // REQUIRES: step.fraction > 0; step.time > 0; weights, grad and the slots
-  // do not overlap; slots has state_slots() entries (may be null when 0).
-  virtual void Apply(float* weights, const float* grad, float* const* slots,
-                     size_t n, const UpdateStep& step) const = 0;
+  // REQUIRES: step.number >= 1; kShare: 0 < fraction <= 1; weights, grad
+  // and the slots do not overlap.
+  void Apply(float* weights, const float* grad, float* const* slots, size_t n,
+             const UpdateStep& step) const {
+    switch (step.kind) {
+      case StepKind::kWhole:
+        return ApplyWhole(weights, grad, slots, n, step);
+      case StepKind::kShare:
+        return ApplyShare(weights, grad, slots, n, step);
+      case StepKind::kClose:
+        return ApplyClose(weights, slots, n, step);
+    }
+  }
   // The whole step number `step` (1-based) at rate `lr`.
   void Apply(float* weights, const float* grad, float* const* slots, size_t n,
              double lr, int64_t step) const {
-    Apply(weights, grad, slots, n, UpdateStep::Whole(lr, step));
+    ApplyWhole(weights, grad, slots, n, UpdateStep::Whole(lr, step));
   }
+
+ private:
+  // The three kinds of UpdateStep, each as its rule in UpdateStep says.
+  virtual void ApplyWhole(float* weights, const float* grad,
+                          float* const* slots, size_t n,
+                          const UpdateStep& step) const = 0;
+  virtual void ApplyShare(float* weights, const float* grad,
+                          float* const* slots, size_t n,
+                          const UpdateStep& step) const = 0;
+  virtual void ApplyClose(float* weights, float* const* slots, size_t n,
+                          const UpdateStep& step) const = 0;
 };
 
 }  // namespace lockstep

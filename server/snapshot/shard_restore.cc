@@ -48,10 +48,15 @@ Status CheckCompatible(const ShardRoundMeta& meta, const KeyLayout& layout,
                               " was taken with another model (its tensors or "
                               "sparse width differ from this job's)");
   }
-  if (meta.optimizer != optimizer || meta.state_slots != state_slots) {
+  // The same optimizer keeps 2 more slots under apply-on-arrival (C and P,
+  // optimizer.h); a round of one mode restores into the other with the
+  // slots both have (the rest start at 0: a clock boundary).
+  const int diff = meta.state_slots - state_slots;
+  if (meta.optimizer != optimizer || (diff != 0 && diff != 2 && diff != -2)) {
     return FailedPrecondition(round + " holds " + meta.optimizer + " state (" +
                               std::to_string(meta.state_slots) +
-                              " slots); this job uses " + optimizer);
+                              " slots); this job uses " + optimizer + " (" +
+                              std::to_string(state_slots) + " slots)");
   }
   return Status::Ok();
 }
@@ -61,7 +66,8 @@ Status LoadSparse(const ShardRound& source, const ShardInfo& own,
   LS_ASSIGN_OR_RETURN(auto ids, ArrayOf<uint64_t>(source, "sparse_ids"));
   LS_ASSIGN_OR_RETURN(auto weights, ArrayOf<float>(source, "sparse_weights"));
   std::vector<std::span<const float>> slots;
-  for (int s = 0; s < sparse->state_slots(); ++s) {
+  const int shared = std::min(sparse->state_slots(), source.meta.state_slots);
+  for (int s = 0; s < shared; ++s) {
     LS_ASSIGN_OR_RETURN(
         auto slot, ArrayOf<float>(source, "sparse_state_" + std::to_string(s)));
     slots.push_back(slot);
@@ -172,7 +178,7 @@ Status LoadDenseChunks(const SnapshotStore& store, const ShardRoundMeta& meta,
                       std::to_string(meta.chunk_bytes));
   }
   std::vector<std::string> names = {"dense_weights"};
-  for (int s = 0; s < meta.state_slots; ++s) {
+  for (int s = 0; s < std::min(meta.state_slots, dense->state_slots()); ++s) {
     names.push_back("dense_state_" + std::to_string(s));
   }
   for (const std::string& name : names) {

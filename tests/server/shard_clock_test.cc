@@ -88,7 +88,7 @@ TEST(ShardClockTest, ADuplicatePushKeepsTheFirst) {
   EXPECT_EQ(pushes[0]->batch, 8u);
 }
 
-TEST(ShardClockTest, OnArrivalStalenessIsVersionsSinceThePull) {
+TEST(ShardClockTest, OnArrivalStalenessIsLogicalClocksSinceThePull) {
   ShardClock clock({/*on_arrival=*/true, /*max_staleness=*/2});
   int64_t staleness = -1;
   EXPECT_EQ(clock.Admit(10, 8, &staleness), wire::PushStatus::Applied);
@@ -110,20 +110,14 @@ TEST(ShardClockTest, WithoutALimitNothingIsTooStale) {
   EXPECT_EQ(clock.dropped(), 0u);
 }
 
-TEST(ShardClockTest, OnArrivalAPushIsItsShareOfAStep) {
+TEST(ShardClockTest,
+     StalenessScalingWeighsTheGradientByOneOverStalenessPlusOne) {
   ShardClock plain({/*on_arrival=*/true, -1, /*scale_lr=*/false});
-  const auto step = plain.StepOf(0.1, /*staleness=*/3, /*batch=*/24, 96);
-  EXPECT_DOUBLE_EQ(step.lr, 0.1);  // staleness changes nothing unscaled
-  EXPECT_DOUBLE_EQ(step.fraction, 0.25);
-  // One worker holding the whole global batch takes a whole step.
-  EXPECT_DOUBLE_EQ(plain.StepOf(0.1, 0, 96, 96).fraction, 1.0);
-}
-
-TEST(ShardClockTest, StalenessScalingDividesTheRateByStalenessPlusOne) {
+  EXPECT_DOUBLE_EQ(plain.GradScale(3), 1.0);  // nothing unscaled
   ShardClock scaled({/*on_arrival=*/true, -1, /*scale_lr=*/true});
-  EXPECT_DOUBLE_EQ(scaled.StepOf(0.1, 0, 32, 128).lr, 0.1);
-  EXPECT_DOUBLE_EQ(scaled.StepOf(0.1, 3, 32, 128).lr, 0.025);
-  EXPECT_DOUBLE_EQ(scaled.StepOf(0.1, 3, 32, 128).fraction, 0.25);
+  EXPECT_DOUBLE_EQ(scaled.GradScale(0), 1.0);
+  EXPECT_DOUBLE_EQ(scaled.GradScale(3), 0.25);
+  EXPECT_DOUBLE_EQ(scaled.GradScale(-2), 1.0);  // never above 1
 }
 
 TEST(ShardClockTest, ADecidedVerdictIsFollowedAndADropCounted) {
