@@ -8,6 +8,8 @@
 #include <cmath>
 #include <vector>
 
+#include "worker/hetero_profile.h"
+
 namespace lockstep {
 namespace {
 
@@ -70,6 +72,21 @@ TEST(ClockJitterTest, SameSeedSameNoiseOtherSeedOther) {
     differ += a.FactorAt(k) != c.FactorAt(k) ? 1 : 0;
   }
   EXPECT_GT(differ, 95);
+}
+
+TEST(ClockJitterTest, TheProfileScalesItsCostButNoReading) {
+  const HeteroProfile plain = *HeteroProfile::Parse("linear=0.001+0.0001", 5);
+  const HeteroProfile noisy =
+      *HeteroProfile::Parse("linear=0.001+0.0001,jitter=0.2", 5);
+  const ClockJitter jitter = Jitter("0.2", 5);  // seeded like the profile
+  int changed = 0;
+  for (int64_t c = 0; c < 200; ++c) {
+    EXPECT_EQ(noisy.cpu_available(c), 1);
+    EXPECT_DOUBLE_EQ(noisy.TargetSeconds(c, 64),
+                     plain.TargetSeconds(c, 64) * jitter.FactorAt(c));
+    changed += noisy.FactorAt(c) != 1 ? 1 : 0;
+  }
+  EXPECT_EQ(changed, 200);
 }
 
 }  // namespace

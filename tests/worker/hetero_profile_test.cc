@@ -350,19 +350,6 @@ TEST_F(HeteroProfileTest, AMachinesReadingIsItsLoadAloneLeadingTheSlowdown) {
   }
 }
 
-TEST_F(HeteroProfileTest, JitterScalesTheCostButNoReading) {
-  const HeteroProfile plain = MustParse("linear=0.001+0.0001", 5);
-  const HeteroProfile noisy = MustParse("linear=0.001+0.0001,jitter=0.2", 5);
-  int changed = 0;
-  for (int64_t c = 0; c < 200; ++c) {
-    EXPECT_EQ(noisy.cpu_available(c), 1);
-    EXPECT_DOUBLE_EQ(noisy.TargetSeconds(c, 64),
-                     plain.TargetSeconds(c, 64) * JitterOf("0.2", 5, c));
-    changed += noisy.FactorAt(c) != 1 ? 1 : 0;
-  }
-  EXPECT_EQ(changed, 200);
-}
-
 TEST_F(HeteroProfileTest, CpuQuotaIsAppliedOrRefusedWithAReason) {
   const HeteroProfile p = MustParse("cpu=0.25");
   EXPECT_EQ(p.cpu_quota(), 0.25);
