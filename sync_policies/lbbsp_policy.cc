@@ -107,6 +107,15 @@ std::optional<double> LbBspPolicy::PredictorRmse(uint32_t worker) const {
   return it->second.rmse.rmse();
 }
 
+std::optional<double> LbBspPolicy::PredictedSpeed(uint32_t worker,
+                                                  int64_t clock) const {
+  auto it = models_.find(worker);
+  if (it == models_.end() || it->second.predicted_clock != clock) {
+    return std::nullopt;
+  }
+  return it->second.predicted;
+}
+
 uint32_t LbBspPolicy::QuotaOf(uint32_t worker, int64_t /*clock*/) const {
   auto it = quotas_.find(worker);
   return it != quotas_.end() ? it->second : 0;
@@ -222,6 +231,7 @@ std::map<uint32_t, double> LbBspPolicy::AnalyticalWeights() {
       speed =
           model.predictor->Predict(model.cpu_available, model.mem_available);
       model.predicted = speed;
+      model.predicted_clock = CurrentClock();
     }
     weights[w] = speed;
   }

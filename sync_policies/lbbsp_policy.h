@@ -115,6 +115,10 @@ class LbBspPolicy : public BspPolicy {
   const NumericalBatchSearch& search() const { return search_; }
   // RMSE of `worker`'s predictor so far; nullopt without samples.
   std::optional<double> PredictorRmse(uint32_t worker) const;
+  // Analytical: the speed `worker`'s predictor gave for `clock` when its
+  // quota was set (from the clock's start until it commits).
+  std::optional<double> PredictedSpeed(uint32_t worker,
+                                       int64_t clock) const override;
 
  protected:
   uint32_t QuotaOf(uint32_t worker, int64_t clock) const override;
@@ -125,6 +129,7 @@ class LbBspPolicy : public BspPolicy {
     std::unique_ptr<SpeedPredictor> predictor;
     RmseTracker rmse;
     std::optional<double> predicted;  // for the next clock it reports
+    int64_t predicted_clock = -1;     // which clock that is
     double cpu_available = 1;         // its latest readings
     double mem_available = 1;
   };

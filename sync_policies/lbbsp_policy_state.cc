@@ -41,7 +41,12 @@ StatusOr<LbBspPolicy::WorkerModel> LbBspPolicy::LoadModel(
   LS_ASSIGN_OR_RETURN(model.mem_available, in.Get());
   LS_ASSIGN_OR_RETURN(const int64_t has_predicted, in.GetInt(0, 1));
   LS_ASSIGN_OR_RETURN(const double predicted, in.Get());
-  if (has_predicted == 1) model.predicted = predicted;
+  if (has_predicted == 1) {
+    // Saved after a commit: the prediction is for the clock a resumed job
+    // starts at.
+    model.predicted = predicted;
+    model.predicted_clock = CurrentClock();
+  }
   LS_ASSIGN_OR_RETURN(const double sum_sq, in.Get());
   LS_ASSIGN_OR_RETURN(const uint64_t count, in.GetCount());
   model.rmse.Restore(sum_sq, count);

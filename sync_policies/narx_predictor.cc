@@ -26,20 +26,24 @@ NarxPredictor::Input NarxPredictor::MakeInput(double cpu_newest,
                                               double mem_newest,
                                               double cpu_before,
                                               double mem_before) const {
+  const auto log_reading = [](double r) {
+    return std::log(std::clamp(r, kMinReading, 1.0));
+  };
   Input x{};
   for (int i = 0; i < kLags; ++i) {
     const double speed = speeds_[speeds_.size() - 1 - i];
-    x[i] = speed / scale_ - 1;
+    x[i] = std::log(speed / scale_);
   }
-  x[kLags + 0] = cpu_newest - 0.5;
-  x[kLags + 1] = cpu_before - 0.5;
-  x[kLags + 2] = mem_newest - 0.5;
-  x[kLags + 3] = mem_before - 0.5;
+  x[kLags + 0] = log_reading(cpu_newest);
+  x[kLags + 1] = log_reading(cpu_before);
+  x[kLags + 2] = log_reading(mem_newest);
+  x[kLags + 3] = log_reading(mem_before);
   return x;
 }
 
 double NarxPredictor::Forward(const Input& x, Hidden* hidden) const {
   double out = b2_;
+  for (int i = 0; i < kInputs; ++i) out += linear_[i] * x[i];
   for (int j = 0; j < kHidden; ++j) {
     double pre = b1_[j];
     for (int i = 0; i < kInputs; ++i) pre += w1_[j][i] * x[i];
@@ -55,6 +59,9 @@ void NarxPredictor::Step(const Example& example) {
   const double out = Forward(example.input, &h);
   // Clipped error: one wild clock must not wreck the weights.
   const double err = std::clamp(out - example.target, -1.0, 1.0);
+  for (int i = 0; i < kInputs; ++i) {
+    linear_[i] -= kLearningRate * err * example.input[i];
+  }
   for (int j = 0; j < kHidden; ++j) {
     const double grad_pre = err * w2_[j] * (1 - h[j] * h[j]);
     w2_[j] -= kLearningRate * err * h[j];
@@ -74,7 +81,7 @@ void NarxPredictor::Observe(double speed, double cpu_available,
     // before it (this clock's own readings came with its speed).
     Example example;
     example.input = MakeInput(cpu_last_, mem_last_, cpu_before_, mem_before_);
-    example.target = (speed - speeds_.back()) / scale_;
+    example.target = std::log(speed / speeds_.back());
     replay_.push_back(example);
     if (replay_.size() > kReplay) replay_.pop_front();
     for (int epoch = 0; epoch < kEpochs; ++epoch) {
@@ -104,7 +111,7 @@ double NarxPredictor::Predict(double cpu_available,
       Forward(MakeInput(cpu_available, mem_available, cpu_before_, mem_before_),
               nullptr);
   // Keep a badly trained model within a plausible range of the last speed.
-  return std::clamp(last + scale_ * out, 0.1 * last, 10 * last);
+  return last * std::exp(std::clamp(out, std::log(0.1), std::log(10.0)));
 }
 
 void NarxPredictor::SaveState(StateWriter* out) const {
@@ -114,6 +121,7 @@ void NarxPredictor::SaveState(StateWriter* out) const {
   for (double b : b1_) out->Put(b);
   for (double w : w2_) out->Put(w);
   out->Put(b2_);
+  for (double w : linear_) out->Put(w);
   out->PutList(std::vector<double>(speeds_.begin(), speeds_.end()));
   out->Put(cpu_last_);
   out->Put(mem_last_);
@@ -143,6 +151,9 @@ Status NarxPredictor::LoadState(StateReader* in) {
     LS_ASSIGN_OR_RETURN(w, in->Get());
   }
   LS_ASSIGN_OR_RETURN(b2_, in->Get());
+  for (double& w : linear_) {
+    LS_ASSIGN_OR_RETURN(w, in->Get());
+  }
   LS_ASSIGN_OR_RETURN(const std::vector<double> speeds, in->GetList(kLags));
   speeds_.assign(speeds.begin(), speeds.end());
   LS_ASSIGN_OR_RETURN(cpu_last_, in->Get());

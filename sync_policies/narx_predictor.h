@@ -5,16 +5,24 @@
 // only once it ran, so training pairs the speed of clock c with the readings
 // of clocks c-1 and c-2 — exactly what a prediction of clock c had.
 //
-// Model: inputs are the last kLags speeds normalised by a running speed
-// scale s (as speed / s - 1) and the four availability readings centred
-// on 0.5; one hidden layer of kHidden tanh units; a linear output o read
-// as a correction to the last speed: prediction = last + s * o. The output
-// weights start at zero, so an untrained model predicts the last speed
-// and learning can only add what the history explains. Weights are drawn
-// from `seed` (deterministic) and trained online: each observation adds a
-// (inputs, target) example to a replay window of the last kReplay ones and
-// runs kEpochs of SGD over it, so the model follows regime changes.
-// Until kWarmup speeds have been observed it predicts like EmaPredictor.
+// Model, in log space (load scales speed, so its effects multiply): inputs
+// are the last kLags speeds over a running speed scale s, log(speed / s),
+// and the logs of the four availability readings (each clamped to
+// [kMinReading, 1]); one hidden layer of kHidden tanh units plus a linear
+// path from the inputs straight to the output (the classic NARX skip
+// layer); the output o is read as the log of the change from the last
+// speed: prediction = last * exp(o). A reading that leads the speed (a
+// co-located job the machine's load monitor shows before it takes the
+// worker's cores) then relates linearly to the target — the change of
+// the log readings — which the linear path learns within a few events,
+// while the hidden layer learns what is not linear (cycles in the
+// history). The output weights start at zero, so an untrained model
+// predicts the last speed and learning can only add what the history
+// explains. Weights are drawn from `seed` (deterministic) and trained
+// online: each observation adds an (inputs, target) example to a replay
+// window of the last kReplay ones and runs kEpochs of SGD over it, so the
+// model follows regime changes. Until kWarmup speeds have been observed it
+// predicts like EmaPredictor.
 // Thread-safety: not thread-safe.
 #ifndef LOCKSTEP_SYNC_POLICIES_NARX_PREDICTOR_H_
 #define LOCKSTEP_SYNC_POLICIES_NARX_PREDICTOR_H_
@@ -38,6 +46,9 @@ class NarxPredictor : public SpeedPredictor {
   static constexpr size_t kReplay = 32;
   static constexpr int kEpochs = 3;
   static constexpr double kLearningRate = 0.05;
+  // Readings below this count as this (log 0 is -infinity; co-located jobs
+  // take at most 95% of a CPU).
+  static constexpr double kMinReading = 0.05;
   // Scale tracking: s <- (1 - a) s + a * speed.
   static constexpr double kScaleAlpha = 0.1;
 
@@ -50,7 +61,8 @@ class NarxPredictor : public SpeedPredictor {
   // the last observed clock), paired with the readings of the clock before.
   double Predict(double cpu_available, double mem_available) const override;
   uint64_t observations() const override { return observations_; }
-  // Weights, lags, scale, replay window, fallback and count.
+  // Weights (the skip layer's last), lags, scale, replay window, fallback
+  // and count.
   void SaveState(StateWriter* out) const override;
   Status LoadState(StateReader* in) override;
 
@@ -59,7 +71,7 @@ class NarxPredictor : public SpeedPredictor {
   using Hidden = std::array<double, kHidden>;
   struct Example {
     Input input;
-    double target;  // (speed - last speed) / s
+    double target;  // log(speed / last speed)
   };
 
   // The inputs from the last kLags speeds, the newest readings and the
@@ -74,6 +86,7 @@ class NarxPredictor : public SpeedPredictor {
   Hidden b1_{};
   Hidden w2_{};
   double b2_ = 0;
+  Input linear_{};  // the skip layer: inputs straight to the output
 
   std::deque<double> speeds_;  // the last kLags speeds, newest last
   // Readings of the last observed clock and of the one before it.

@@ -137,6 +137,17 @@ class SyncPolicy {
   // The clock a worker joining now starts at.
   virtual int64_t CurrentClock() const = 0;
 
+  // The speed (samples/s) the policy predicted for `worker` in `clock` when
+  // it set the worker's quota for that clock, so a report of the clock can
+  // be set beside it (the predicted clock time is the quota over it).
+  // nullopt when the policy made no prediction for that clock: policies
+  // without a speed model, LB-BSP's numerical method, a worker's first
+  // clock, or a clock other than the one the policy is waiting for.
+  virtual std::optional<double> PredictedSpeed(uint32_t /*worker*/,
+                                               int64_t /*clock*/) const {
+    return std::nullopt;
+  }
+
   // Named numbers describing the policy's decisions so far (drops, quota
   // of each worker, ...), for /metrics and summary.json. Keys are
   // Prometheus-style names with optional labels: `lockstep_quota{worker="2"}`.

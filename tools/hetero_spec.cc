@@ -162,8 +162,12 @@ Status CheckHeteroItems(const std::string& items) {
       ok = IsLink(value);
     } else if (key == "colo") {
       const std::vector<std::string> parts = SplitString(value, '/');
-      ok = parts.size() == 3 &&
+      ok = (parts.size() == 3 || parts.size() == 4) &&
            std::all_of(parts.begin(), parts.end(), IsNumber);
+    } else if (key == "jitter") {
+      ok = IsNumber(value);
+    } else if (key == "machine") {
+      ok = !value.empty() && value.find('/') == std::string::npos;
     } else if (key == "cpu") {
       ok = IsNumber(value);
       ++cpus;

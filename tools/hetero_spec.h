@@ -39,8 +39,8 @@ using HeteroProfiles = std::map<uint32_t, std::string>;
 inline constexpr char kHeteroSpecGrammar[] =
     "--hetero takes a file with one 'wR: items' or '*: items' per line, or "
     "'wR:items;*:items'; items: linear=A+B | gpu=TSAT/B/CAP | xF[@C] | "
-    "transient=P/K/L | net=MBPS/LATENCY_MS[@C] | colo=P/L/D | cpu=Q, "
-    "separated by ','";
+    "transient=P/K/L | net=MBPS/LATENCY_MS[@C] | colo=P/L/D[/LEAD] | "
+    "machine=NAME | jitter=SIGMA | cpu=Q, separated by ','";
 
 // Resolves the --hetero value for a job of `workers` workers: reads the
 // file `flag` if it exists, else splits `flag` as inline text. Returns

@@ -43,7 +43,8 @@ po::options_description LaunchFlags() {
        "per-worker heterogeneity profiles: a file with one 'wR: items' or "
        "'*: items' per line, or inline 'wR:items;*:items'; items: "
        "linear=A+B, gpu=TSAT/B/CAP, xF[@C], transient=P/K/L, "
-       "net=MBPS/LATENCY_MS[@C], colo=P/L/D, cpu=Q "
+       "net=MBPS/LATENCY_MS[@C], colo=P/L/D[/LEAD], machine=NAME, "
+       "jitter=SIGMA, cpu=Q "
        "(default: none)")  //
       ("device", po::value<std::string>()->default_value(""),
        "where each worker's model computes: cpu, cuda or cuda:N for every "

@@ -110,6 +110,9 @@ void PreparePythonWorkers(const std::string& worker_binary) {
 
 Launcher::Outcome Launcher::StartAll() {
   if (!options_.worker_commands.empty()) PreparePythonWorkers(binaries_.worker);
+  // Workers on an emulated machine (profile item machine=NAME) share its
+  // load file there (worker/machine_load_monitor.h, kDirVariable).
+  setenv("LOCKSTEP_MACHINE_DIR", (run_dir_ + "/machines").c_str(), 1);
   const std::string listen = "tcp://" + options_.host + ":0";
   std::vector<std::string> argv = {binaries_.coordinator};
   for (std::string& flag : JobConfigToFlags(options_.job)) {

@@ -29,32 +29,40 @@ double Draw(uint64_t seed, size_t item, int64_t clock, uint64_t which) {
 std::string ColocatedLoad::AddItem(const std::string& value) {
   const std::vector<std::string> parts = SplitString(value, '/');
   Item item;
-  if (parts.size() != 3 || !ParseProfileDouble(parts[0], &item.probability) ||
+  if ((parts.size() != 3 && parts.size() != 4) ||
+      !ParseProfileDouble(parts[0], &item.probability) ||
       !ParseProfileDouble(parts[1], &item.share) ||
-      !ParseProfileDouble(parts[2], &item.clocks) || item.probability < 0 ||
-      item.probability > 1 || !(item.share > 0) || !(item.share < 1) ||
-      !(item.clocks > 0)) {
-    return "co-located load is colo=P/L/D with 0 <= P <= 1, 0 < L < 1, D > 0";
+      !ParseProfileDouble(parts[2], &item.clocks) ||
+      (parts.size() == 4 && !ParseProfileDouble(parts[3], &item.lead)) ||
+      item.probability < 0 || item.probability > 1 || !(item.share > 0) ||
+      !(item.share < 1) || !(item.clocks > 0) || !(item.lead >= 0)) {
+    return "co-located load is colo=P/L/D[/LEAD] with 0 <= P <= 1, "
+           "0 < L < 1, D > 0, LEAD >= 0";
   }
   items_.push_back(item);
   return "";
 }
 
 std::vector<ColocatedLoad::Job> ColocatedLoad::JobsOverlapping(
-    double from, double to) const {
+    double from, double to, bool by_demand) const {
   std::vector<Job> jobs;
   for (size_t i = 0; i < items_.size(); ++i) {
     const Item& item = items_[i];
-    // A job starting in clock s spans at most [s, s + 1 + D).
+    // A job arriving in clock s slows [s + LEAD, s + 1 + LEAD + D) at most.
+    const double reach = item.clocks + (by_demand ? 0 : item.lead) + 1;
     const auto first =
-        static_cast<int64_t>(std::max(0.0, std::floor(from - item.clocks - 1)));
+        static_cast<int64_t>(std::max(0.0, std::floor(from - reach)));
     for (auto s = first; static_cast<double>(s) < to; ++s) {
       if (Draw(seed_, i, s, 0) >= item.probability) continue;
       Job job;
-      job.start = static_cast<double>(s) + Draw(seed_, i, s, 1);
+      job.arrival = static_cast<double>(s) + Draw(seed_, i, s, 1);
+      job.start = job.arrival + item.lead;
       job.end = job.start + item.clocks;
+      job.demand_end = job.arrival + item.clocks;
       job.share = item.share;
-      if (job.start < to && job.end > from) jobs.push_back(job);
+      const double lo = by_demand ? job.arrival : job.start;
+      const double hi = by_demand ? job.demand_end : job.end;
+      if (lo < to && hi > from) jobs.push_back(job);
     }
   }
   return jobs;
@@ -64,6 +72,14 @@ double ColocatedLoad::ShareAt(double x) const {
   double share = 0;
   for (const Job& job : JobsOverlapping(x, std::nextafter(x, x + 1))) {
     if (job.start <= x && x < job.end) share += job.share;
+  }
+  return std::min(share, kMaxShare);
+}
+
+double ColocatedLoad::DemandAt(double x) const {
+  double share = 0;
+  for (const Job& job : JobsOverlapping(x, std::nextafter(x, x + 1), true)) {
+    if (job.arrival <= x && x < job.demand_end) share += job.share;
   }
   return std::min(share, kMaxShare);
 }
@@ -95,7 +111,7 @@ double ColocatedLoad::SlowdownOf(int64_t clock) const {
 double ColocatedLoad::AvailableAtEndOf(int64_t clock) const {
   if (items_.empty()) return 1;
   const auto end = static_cast<double>(clock + 1);
-  return 1 - ShareAt(std::nextafter(end, 0.0));
+  return 1 - DemandAt(std::nextafter(end, 0.0));
 }
 
 std::string ColocatedLoad::ToString() const {
@@ -103,7 +119,8 @@ std::string ColocatedLoad::ToString() const {
   for (const Item& item : items_) {
     text += (text.empty() ? "colo=" : ",colo=") +
             ProfileNumber(item.probability) + "/" + ProfileNumber(item.share) +
-            "/" + ProfileNumber(item.clocks);
+            "/" + ProfileNumber(item.clocks) +
+            (item.lead == 0 ? "" : "/" + ProfileNumber(item.lead));
   }
   return text;
 }

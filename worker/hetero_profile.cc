@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -32,6 +33,13 @@ bool ParseSum(const std::string& text, double* a, double* b) {
     }
   }
   return false;
+}
+
+// The seed of machine `name`'s co-located jobs in a job seeded `job_seed`.
+uint64_t MachineSeed(uint64_t job_seed, const std::string& name) {
+  uint64_t h = SplitMix64(job_seed ^ 0x6d616368696e65ULL);  // "machine"
+  for (unsigned char c : name) h = SplitMix64(h ^ c);
+  return h;
 }
 
 // A uniform draw in [0, 1) that depends only on its arguments.
@@ -91,14 +99,18 @@ Status EnableCpuController() {
 }  // namespace
 
 StatusOr<HeteroProfile> HeteroProfile::Parse(const std::string& text,
-                                             uint64_t seed) {
+                                             uint64_t seed, uint64_t job_seed) {
   HeteroProfile profile;
   profile.seed_ = seed;
   profile.colo_.set_seed(seed);
+  profile.jitter_.set_seed(seed);
   if (TrimWhitespace(text).empty()) return profile;
   profile.empty_ = false;
   for (const std::string& raw : SplitString(text, ',')) {
     LS_RETURN_IF_ERROR(profile.ParseItem(TrimWhitespace(raw)));
+  }
+  if (!profile.machine_.empty()) {
+    profile.colo_.set_seed(MachineSeed(job_seed, profile.machine_));
   }
   // Same clock: the later item wins.
   SortScheduleKeepingLast(&profile.schedule_);
@@ -115,9 +127,11 @@ Status HeteroProfile::ParseItem(const std::string& item) {
   if (key == "linear" || key == "gpu") return ParseCostModel(item, key, value);
   if (key == "transient") return ParseTransient(item, value);
   if (key == "cpu") return ParseCpu(item, value);
-  if (key == "net" || key == "colo") {
-    const std::string problem =
-        key == "net" ? link_.AddItem(value) : colo_.AddItem(value);
+  if (key == "machine") return ParseMachine(item, value);
+  if (key == "net" || key == "colo" || key == "jitter") {
+    const std::string problem = key == "net"    ? link_.AddItem(value)
+                                : key == "colo" ? colo_.AddItem(value)
+                                                : jitter_.AddItem(value);
     return problem.empty() ? Status::Ok() : BadItem(item, problem);
   }
   return BadItem(item, "unknown item");
@@ -192,15 +206,33 @@ Status HeteroProfile::ParseCpu(const std::string& item,
   return Status::Ok();
 }
 
+Status HeteroProfile::ParseMachine(const std::string& item,
+                                   const std::string& value) {
+  if (!machine_.empty()) return BadItem(item, "only one machine= is allowed");
+  const bool named =
+      !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+               c == '_' || c == '.';
+      });
+  if (!named || value == "." || value == "..") {
+    return BadItem(item,
+                   "machine=NAME needs a name of letters, digits, '-', '_' "
+                   "and '.'");
+  }
+  machine_ = value;
+  return Status::Ok();
+}
+
 bool HeteroProfile::TransientStarts(size_t index, int64_t clock) const {
   return UnitDraw(seed_, index, clock) < transients_[index].probability;
 }
 
 double HeteroProfile::FactorAt(int64_t clock) const {
-  return OwnFactorAt(clock) * colo_.SlowdownOf(clock);
+  return OwnFactorAt(clock) * colo_.SlowdownOf(clock) * jitter_.FactorAt(clock);
 }
 
 double HeteroProfile::cpu_available(int64_t clock) const {
+  if (!machine_.empty()) return colo_.AvailableAtEndOf(clock);
   return colo_.AvailableAtEndOf(clock) / OwnFactorAt(clock);
 }
 
@@ -274,6 +306,8 @@ std::string HeteroProfile::ToString() const {
   }
   if (!link_.empty()) items.push_back(link_.ToString());
   if (!colo_.empty()) items.push_back(colo_.ToString());
+  if (!machine_.empty()) items.push_back("machine=" + machine_);
+  if (!jitter_.ToString().empty()) items.push_back(jitter_.ToString());
   if (cpu_quota_ > 0) items.push_back("cpu=" + ProfileNumber(cpu_quota_));
   std::string text;
   for (const std::string& item : items) {

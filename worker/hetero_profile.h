@@ -28,16 +28,32 @@
 //                   schedule like xF@C): each pull and push also waits the
 //                   latency plus its payload over MBPS megabits per second
 //                   (link_profile.h). E.g. net=1000/0.2,net=50/0.2@150.
-//   colo=P/L/D      co-located jobs: with probability P per clock one
-//                   starts within the clock and takes a share L of the CPU
-//                   for D clocks (colocated_load.h): compute slows by
-//                   1 / (1 - L) while it runs, and the CPU reading shows it
-//                   from the end of the clock it started in.
+//   colo=P/L/D[/LEAD]  co-located jobs: with probability P per clock one
+//                   arrives within the clock and demands a share L of the
+//                   CPU for D clocks (colocated_load.h); the machine's load
+//                   reading shows the demand from its arrival, and compute
+//                   slows by 1 / (1 - L) over the same D clocks LEAD clocks
+//                   later (LEAD >= 0, default 0).
+//   machine=NAME    places the worker on the emulated machine NAME
+//                   (letters, digits, '-', '_', '.'). Its co-located jobs
+//                   are the machine's: drawn from the job seed and NAME, not
+//                   the worker's seed, so every worker of the machine (give
+//                   them the same colo= items) is slowed by the same jobs at
+//                   the same clocks. And its CPU reading for LB-BSP is the
+//                   machine's load reading (MachineLoadMonitor: the demand
+//                   the machine's load file shows at the end of the clock),
+//                   not the worker process's own CPU share, and shows
+//                   neither xF, transient= nor jitter= (they are the
+//                   node's, not its load's).
+//   jitter=SIGMA    per-clock multiplicative noise: each clock costs
+//                   exp(SIGMA * z) times more, z a seeded standard normal
+//                   draw per clock (clock_jitter.h); 0 <= SIGMA <= 1. No
+//                   reading shows it.
 //   cpu=Q           a real CPU quota of Q in (0, 1] of one CPU, applied by
 //                   ApplyCpuQuota with cgroup v2. A robustness check only:
 //                   real contention is noisy on a small machine.
-// At most one of linear/gpu, at most one cpu. Spaces around items are
-// ignored.
+// At most one of linear/gpu, at most one each of cpu, machine and jitter.
+// Spaces around items are ignored.
 //
 // Without a cost model (linear/gpu) the factor scales the real compute
 // time: the clock must take real_seconds * factor.
@@ -55,6 +71,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "worker/clock_jitter.h"
 #include "worker/colocated_load.h"
 #include "worker/link_profile.h"
 
@@ -65,7 +82,8 @@ class HeteroProfile {
   // The grammar as one line, quoted in every parse error.
   static constexpr char kGrammar[] =
       "items separated by ',': linear=A+B | gpu=TSAT/B/CAP | xF[@C] | "
-      "transient=P/K/L | net=MBPS/LATENCY_MS[@C] | colo=P/L/D | cpu=Q";
+      "transient=P/K/L | net=MBPS/LATENCY_MS[@C] | colo=P/L/D[/LEAD] | "
+      "machine=NAME | jitter=SIGMA | cpu=Q";
   // cgroup v2 period for cpu.max, in microseconds; the quota is Q of it.
   static constexpr int64_t kCpuPeriodUs = 100000;
   // The kernel refuses quotas below 1 ms: smaller Q are raised to this.
@@ -74,11 +92,14 @@ class HeteroProfile {
   // An empty profile: no emulation.
   HeteroProfile() = default;
 
-  // Parses `text` (grammar above). `seed` drives the transient slowdowns;
-  // give each worker its own (e.g. derived from the job seed and its rank)
-  // so their transients are independent. Returns InvalidArgument naming the
-  // bad item and quoting kGrammar.
-  static StatusOr<HeteroProfile> Parse(const std::string& text, uint64_t seed);
+  // Parses `text` (grammar above). `seed` drives the transient slowdowns,
+  // the jitter and (without machine=) the co-located jobs; give each worker
+  // its own (e.g. derived from the job seed and its rank) so they are
+  // independent. `job_seed` (the same for every worker of a job) drives the
+  // co-located jobs of a machine= profile together with the machine's
+  // name. Returns InvalidArgument naming the bad item and quoting kGrammar.
+  static StatusOr<HeteroProfile> Parse(const std::string& text, uint64_t seed,
+                                       uint64_t job_seed = 0);
 
   // True when the text had no items: the worker runs at its own speed.
   bool empty() const { return empty_; }
@@ -90,16 +111,26 @@ class HeteroProfile {
   double cpu_quota() const { return cpu_quota_; }
   // The net= link; empty when there is none.
   const LinkProfile& link() const { return link_; }
+  // The machine= name; "" when the worker is on a machine of its own.
+  const std::string& machine() const { return machine_; }
 
   // The slowdown at `clock`: the scheduled factor times every active
-  // transient slowdown times the co-located jobs' (colo=). 1 for an empty
-  // profile. REQUIRES: clock >= 0.
+  // transient slowdown times the co-located jobs' (colo=) times the
+  // jitter. 1 for an empty profile. REQUIRES: clock >= 0.
   double FactorAt(int64_t clock) const;
 
-  // What the worker reports to LB-BSP as its CPU availability: 1 over the
+  // What the worker reports to LB-BSP as its CPU availability (times its
+  // process's own CPU share, see WorkerSession::FinishCompute): 1 over the
   // scheduled and transient factors, times the share co-located jobs leave
-  // at the end of the clock (ColocatedLoad::AvailableAtEndOf).
+  // at the end of the clock (ColocatedLoad::AvailableAtEndOf). With
+  // machine=, the machine's reading alone: 1 - MachineDemandAtEndOf(clock).
   double cpu_available(int64_t clock) const;
+
+  // The CPU share the co-located jobs demand at the end of `clock`: what
+  // the machine's load file shows then (MachineLoadMonitor).
+  double MachineDemandAtEndOf(int64_t clock) const {
+    return 1 - colo_.AvailableAtEndOf(clock);
+  }
 
   // The emulated cost in seconds of `clock` with a batch of `batch`: the
   // cost model at `batch` times FactorAt(clock); 0 without a cost model.
@@ -117,8 +148,9 @@ class HeteroProfile {
   double WaitSeconds(int64_t clock, uint32_t batch, double real_seconds) const;
 
   // The canonical text: cost model, factor schedule by clock, transients,
-  // link schedule, cpu; numbers in their shortest exact form. Parse(ToString(),
-  // seed) gives an equal profile. Recorded in run directories.
+  // link schedule, co-located jobs, machine, jitter, cpu; numbers in their
+  // shortest exact form. Parse(ToString(), seed) gives an equal profile.
+  // Recorded in run directories.
   std::string ToString() const;
 
   // If cpu=Q was given, puts `pid` under a CPU quota of Q: creates
@@ -158,6 +190,7 @@ class HeteroProfile {
                         const std::string& value);
   Status ParseTransient(const std::string& item, const std::string& value);
   Status ParseCpu(const std::string& item, const std::string& value);
+  Status ParseMachine(const std::string& item, const std::string& value);
   // FactorAt without the co-located jobs.
   double OwnFactorAt(int64_t clock) const;
   // Whether transient number `index` starts a slowdown at `clock`.
@@ -174,6 +207,8 @@ class HeteroProfile {
   std::vector<Transient> transients_;
   LinkProfile link_;
   ColocatedLoad colo_;
+  ClockJitter jitter_;
+  std::string machine_;
   double cpu_quota_ = 0;
 };
 

@@ -33,6 +33,7 @@
 #include "worker/global_batch_order.h"
 #include "worker/heartbeat_thread.h"
 #include "worker/hetero_profile.h"
+#include "worker/machine_load_monitor.h"
 #include "worker/ps_client.h"
 #include "worker/real_link.h"
 #include "worker/sample_stream.h"
@@ -132,7 +133,9 @@ class WorkerSession {
 
   // After a clock's compute of `real_s` seconds: waits out what the
   // profile adds and fills times->compute_s (from `start`, NowSeconds())
-  // and cpu_available (`cpu`, the share of a core the process had).
+  // and cpu_available (`cpu`, the share of a core the process had, times
+  // the profile's reading; on an emulated machine, that machine's load
+  // reading instead: MachineReading).
   void FinishCompute(int64_t clock, uint32_t quota, double start, double cpu,
                      ClockTimes* times);
   // Pushes the buffer Gradient() returned last (and, when the layout has
@@ -186,6 +189,11 @@ class WorkerSession {
   void LinkWait(int64_t clock, uint64_t bytes);
   // Sleeps `seconds` (stops early on a stop request).
   void EmulatedWait(double seconds);
+  // On a machine= profile, at the end of `clock`: publishes the machine's
+  // co-located demand and returns the availability its load file shows
+  // (1 - demand); the profile's own reading if the file fails (warned
+  // once).
+  double MachineReading(int64_t clock);
   // FailedPrecondition naming `what` before the job started.
   Status CheckStarted(const char* what) const;
 
@@ -195,6 +203,8 @@ class WorkerSession {
   JobConfig job_;
   KeyLayout layout_;
   HeteroProfile hetero_;
+  std::optional<MachineLoadMonitor> machine_load_;  // machine= profiles
+  bool machine_load_failed_ = false;
   std::optional<RealLink> real_link_;  // --real-link; unset: emulated
   std::unique_ptr<PsClient> ps_;
   std::unique_ptr<SampleStream> stream_;

@@ -105,7 +105,8 @@ void WorkerSession::FinishCompute(int64_t clock, uint32_t quota, double start,
   cpu = std::clamp(cpu, 0.0, 1.0);
   if (!hetero_.empty()) {
     EmulatedWait(hetero_.WaitSeconds(clock, quota, real));
-    cpu *= hetero_.cpu_available(clock);
+    cpu = machine_load_.has_value() ? MachineReading(clock)
+                                    : cpu * hetero_.cpu_available(clock);
   }
   times->cpu_available = cpu;
   times->compute_s = NowSeconds() - start;
@@ -145,6 +146,22 @@ void WorkerSession::LinkWait(int64_t clock, uint64_t bytes) {
                   : 0;
   }
   if (seconds > 0) EmulatedWait(seconds);
+}
+
+double WorkerSession::MachineReading(int64_t clock) {
+  Status published =
+      machine_load_->Publish({clock, hetero_.MachineDemandAtEndOf(clock)});
+  StatusOr<MachineLoadMonitor::Reading> reading =
+      published.ok() ? machine_load_->Read()
+                     : StatusOr<MachineLoadMonitor::Reading>(published);
+  if (reading.ok()) return 1 - reading->demand;
+  if (!machine_load_failed_) {
+    LS_LOG(Warning) << "machine load file unusable, reporting the profile's "
+                       "own reading: "
+                    << reading.status().message();
+    machine_load_failed_ = true;
+  }
+  return hetero_.cpu_available(clock);
 }
 
 void WorkerSession::EmulatedWait(double seconds) {

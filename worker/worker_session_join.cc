@@ -50,9 +50,18 @@ Status WorkerSession::Setup(const wire::Welcome& welcome) {
   }
   if (!options_.hetero.empty()) {
     LS_ASSIGN_OR_RETURN(
-        hetero_,
-        HeteroProfile::Parse(options_.hetero, job_.seed * 1000003 + rank_));
+        hetero_, HeteroProfile::Parse(options_.hetero,
+                                      job_.seed * 1000003 + rank_, job_.seed));
     LS_LOG(Info) << "emulating heterogeneity: " << hetero_.ToString();
+    if (!hetero_.machine().empty()) {
+      LS_ASSIGN_OR_RETURN(
+          machine_load_,
+          MachineLoadMonitor::Open(
+              MachineLoadMonitor::DefaultDir(options_.coordinator),
+              hetero_.machine()));
+      LS_LOG(Info) << "on emulated machine " << hetero_.machine()
+                   << ", load file " << machine_load_->path();
+    }
     if (hetero_.cpu_quota() > 0) {
       Status quota = hetero_.ApplyCpuQuota(getpid());
       if (!quota.ok())

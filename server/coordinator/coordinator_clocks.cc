@@ -105,7 +105,10 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
   report.loss = done.loss();
   report.cpu_available = done.cpu_available();
   report.mem_available = done.mem_available();
-  recorder_->RecordClock(report, done.staleness(), done.dropped());
+  // Before the policy sees the report: a commit moves it to the next
+  // clock's predictions.
+  recorder_->RecordClock(report, done.staleness(), done.dropped(),
+                         policy_->PredictedSpeed(report.worker, report.clock));
   const bool on_arrival = OnArrival();
   if (on_arrival) {
     budget_.Reported(report.worker, report.batch);

@@ -63,7 +63,8 @@ void RunRecorder::Start() { start_s_ = NowSeconds(); }
 double RunRecorder::WallSeconds() const { return NowSeconds() - start_s_; }
 
 void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
-                              uint32_t dropped) {
+                              uint32_t dropped,
+                              std::optional<double> predicted_speed) {
   if (staleness_counts_.empty()) staleness_counts_.assign(kNumBuckets, 0);
   size_t bucket = 0;
   while (bucket < std::size(kStalenessBuckets) &&
@@ -86,6 +87,10 @@ void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
   o.Add("staleness", staleness).Add("dropped", dropped > 0);
   o.Add("dropped_shards", dropped);
   o.Add("cpu_available", r.cpu_available);
+  if (predicted_speed.has_value() && *predicted_speed > 0) {
+    o.Add("predicted_speed", *predicted_speed);
+    o.Add("predicted_compute_s", r.batch / *predicted_speed);
+  }
   o.Add("wall_s", WallSeconds());
   metrics_ << o.str() << '\n';
   if (NowSeconds() - last_flush_s_ > kFlushPeriodS) {

@@ -36,9 +36,13 @@ class RunRecorder {
   void Start();
   // One worker's clock. `staleness` is the largest staleness of its pushes
   // (apply-on-arrival policies, else 0); `dropped` how many shards dropped
-  // its push.
+  // its push. `predicted_speed` is the speed the policy predicted for the
+  // clock when it set the quota (SyncPolicy::PredictedSpeed): with it the
+  // line also has predicted_speed and predicted_compute_s (the batch over
+  // it), to set beside compute_s.
   void RecordClock(const ClockReport& report, int64_t staleness,
-                   uint32_t dropped);
+                   uint32_t dropped,
+                   std::optional<double> predicted_speed = std::nullopt);
   // Clock `clock` was committed with `samples` samples in total.
   void RecordCommit(int64_t clock, uint64_t samples, double mean_loss);
   // An evaluation of the model after `clock` (a point of global progress:

@@ -235,6 +235,34 @@ TEST_F(LbBspPolicyTest, MetricsExportQuotasAndPredictorErrors) {
   EXPECT_GT(m.count("lockstep_predicted_speed{worker=\"1\"}"), 0u);
 }
 
+TEST_F(LbBspPolicyTest, PredictedSpeedIsTheOneTheClocksQuotaWasSetBy) {
+  LbBspPolicy policy(64, Analytical(PredictorKind::kLast));
+  JoinAll(&policy, 2);
+  EXPECT_FALSE(policy.PredictedSpeed(0, 0).has_value()) << "an equal split";
+  RunClock(&policy, {{0, 0.001}, {1, 0.003}});
+  // Clock 1's quotas (48, 16) come from speeds 1000 and 333.3; a report of
+  // clock 1 sees them until clock 1 commits, whatever it measured.
+  ASSERT_EQ(policy.Admit(0, 1)->batch, 48u);
+  ASSERT_EQ(policy.Admit(1, 1)->batch, 16u);
+  EXPECT_DOUBLE_EQ(policy.PredictedSpeed(0, 1).value_or(0), 1000);
+  EXPECT_DOUBLE_EQ(policy.PredictedSpeed(1, 1).value_or(0), 1000.0 / 3);
+  EXPECT_FALSE(policy.PredictedSpeed(0, 2).has_value()) << "not yet made";
+  EXPECT_FALSE(policy.PredictedSpeed(0, 0).has_value()) << "not for clock 0";
+  EXPECT_FALSE(policy.PredictedSpeed(7, 1).has_value()) << "no such worker";
+  (void)policy.OnClockDone(Report(0, 1, 48, 0.096));  // now at 500/s
+  EXPECT_DOUBLE_EQ(policy.PredictedSpeed(0, 1).value_or(0), 1000);
+  (void)policy.OnClockDone(Report(1, 1, 16, 0.048));
+  EXPECT_FALSE(policy.PredictedSpeed(0, 1).has_value()) << "committed";
+  EXPECT_DOUBLE_EQ(policy.PredictedSpeed(0, 2).value_or(0), 500);
+  // The numerical method and BSP predict no speeds.
+  LbBspPolicy numerical(64, Numerical());
+  JoinAll(&numerical, 2);
+  RunClock(&numerical, {{0, 0.001}, {1, 0.003}});
+  EXPECT_FALSE(numerical.PredictedSpeed(0, 1).has_value());
+  BspPolicy bsp({32});
+  EXPECT_FALSE(bsp.PredictedSpeed(0, 0).has_value());
+}
+
 TEST_F(LbBspPolicyTest, NumericalMovesFromStragglerToLeaderAfterAWindow) {
   LbBspPolicy policy(128, Numerical());
   JoinAll(&policy, 4);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "sync_policies/ema_predictor.h"
 #include "sync_policies/last_predictor.h"
@@ -176,6 +177,66 @@ TEST_F(SpeedPredictorTest, NarxLearnsANoisyCpuCycleBetterThanLast) {
     return Sample{1200 * cpu + noise(rng), cpu};
   });
   EXPECT_LT(rmse.at("narx"), 0.5 * rmse.at("last"));
+}
+
+// Clock-time error at a fixed quota, |predicted time / measured - 1|
+// averaged over clocks [skip, clocks), of each predictor on a worker whose
+// speed follows a co-located load level that changes now and then, times
+// log-normal jitter. The CPU reading a clock reports is the availability
+// the machine's monitor sees at its end: with `lead`, the level that slows
+// the next clock (issue 23's leading signal); without, the level of the
+// clock itself.
+std::map<std::string, double> LoadLevelMape(bool lead, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution change(0.15);
+  std::uniform_int_distribution<int> level(0, 3);
+  std::normal_distribution<double> jitter(0, 0.03);
+  constexpr int kClocks = 600;
+  std::vector<double> available(kClocks + 1, 1);
+  for (int c = 1; c <= kClocks; ++c) {
+    available[c] = change(rng) ? 1 - 0.25 * level(rng) : available[c - 1];
+  }
+  std::vector<Sample> trace(kClocks);
+  for (int c = 0; c < kClocks; ++c) {
+    // Clock c runs at availability[c]; its reading is that of c + 1
+    // (leading) or its own.
+    trace[c] = {1000 * available[c] * std::exp(jitter(rng)),
+                lead ? available[c + 1] : available[c]};
+  }
+  std::map<std::string, double> mape;
+  for (PredictorKind kind :
+       {PredictorKind::kLast, PredictorKind::kEma, PredictorKind::kNarx}) {
+    auto predictor = MakeSpeedPredictor(kind, 42);
+    double newest_cpu = 1, error = 0;
+    int n = 0;
+    for (int c = 0; c < kClocks; ++c) {
+      if (c >= 100) {
+        error +=
+            std::abs(trace[c].speed / predictor->Predict(newest_cpu, 1) - 1);
+        ++n;
+      }
+      predictor->Observe(trace[c].speed, trace[c].cpu, 1);
+      newest_cpu = trace[c].cpu;
+    }
+    mape[predictor->name()] = error / n;
+  }
+  std::cout << "[ RESULT   ] load levels, reading "
+            << (lead ? "leads" : "coincides") << ": clock-time MAPE last "
+            << mape["last"] << ", ema " << mape["ema"] << ", narx "
+            << mape["narx"] << std::endl;
+  return mape;
+}
+
+TEST_F(SpeedPredictorTest, NarxUsesAReadingThatLeadsTheSlowdown) {
+  const uint64_t seed = TestSeed();
+  const auto leading = LoadLevelMape(true, seed);
+  const auto coincident = LoadLevelMape(false, seed);
+  // With a leading reading NARX foresees the level changes the last speed
+  // only follows; with one that coincides it has nothing to foresee them
+  // by, so the gain is the reading's, not the history's.
+  EXPECT_LT(leading.at("narx"), 0.6 * leading.at("last"));
+  EXPECT_LT(leading.at("narx"), 0.6 * leading.at("ema"));
+  EXPECT_LT(leading.at("narx"), 0.6 * coincident.at("narx"));
 }
 
 TEST_F(SpeedPredictorTest, RmseTrackerAveragesSquaredErrors) {

@@ -140,6 +140,12 @@ TEST_F(HeteroSpecTest, AcceptsEveryItemShape) {
   EXPECT_TRUE(CheckHeteroItems("gpu=0.01/0.001/64,x1,x4@150,x1@300").ok());
   EXPECT_TRUE(CheckHeteroItems("transient=0.05/3/10, cpu=0.5").ok());
   EXPECT_TRUE(CheckHeteroItems("net=1000/0.2,net=50/0.2@150").ok());
+  EXPECT_TRUE(CheckHeteroItems("colo=0.1/0.5/6,colo=0.1/0.5/6/1").ok());
+  EXPECT_TRUE(CheckHeteroItems("machine=m0,jitter=0.05").ok());
+  EXPECT_FALSE(CheckHeteroItems("colo=0.1/0.5/6/1/2").ok());
+  EXPECT_FALSE(CheckHeteroItems("machine=").ok());
+  EXPECT_FALSE(CheckHeteroItems("machine=../x").ok());
+  EXPECT_FALSE(CheckHeteroItems("jitter=lots").ok());
   // Ranges are the worker's to check.
   EXPECT_TRUE(CheckHeteroItems("x0,cpu=7").ok());
 }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "worker/clock_jitter.h"
+
 namespace lockstep {
 namespace {
 
@@ -27,6 +29,14 @@ std::string ReadFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The factor jitter=SIGMA gives a profile seeded `seed` at `clock`.
+double JitterOf(const std::string& sigma, uint64_t seed, int64_t clock) {
+  ClockJitter jitter;
+  EXPECT_EQ(jitter.AddItem(sigma), "");
+  jitter.set_seed(seed);
+  return jitter.FactorAt(clock);
 }
 
 class HeteroProfileTest : public ::testing::Test {};
@@ -230,6 +240,15 @@ TEST_F(HeteroProfileTest, RejectsBadItemsNamingThemAndTheGrammar) {
       {"linear=0.1+0.1,gpu=0.1/0.1/4", "gpu=0.1/0.1/4"},
       {"linear=0.1+0.1,linear=0.1+0.2", "linear=0.1+0.2"},
       {"bogus=1", "bogus=1"},
+      {"machine=", "machine="},
+      {"machine=a/b", "machine=a/b"},
+      {"machine=..", "machine=.."},
+      {"machine=m 1", "machine=m 1"},
+      {"machine=a,machine=b", "machine=b"},
+      {"jitter=-0.1", "jitter=-0.1"},
+      {"jitter=2", "jitter=2"},
+      {"jitter=0.1,jitter=0.1", "jitter=0.1"},
+      {"colo=0.1/0.5/3/-1", "colo=0.1/0.5/3/-1"},
       {"x2,,x3", "''"},
       {"x2,", "''"},
   };
@@ -255,7 +274,9 @@ TEST_F(HeteroProfileTest, ToStringRoundTripsThroughParse) {
         "x1,x4@150,x1@300", "x0.3333333333333333,transient=0.05/4/10",
         "linear=1e-07+3.5e-06,x1.5,transient=0.2/2/3,transient=0.01/10/1,"
         "cpu=0.25",
-        "cpu=1"}) {
+        "cpu=1", "colo=0.1/0.5/6/1,machine=m0,jitter=0.05",
+        "linear=0.001+0.0001,x2,colo=0.02/0.6/15/"
+        "2.5,jitter=0,machine=a.b-c_1"}) {
     const HeteroProfile p = MustParse(text, seed);
     const std::string canonical = p.ToString();
     const HeteroProfile q = MustParse(canonical, seed);
@@ -268,6 +289,65 @@ TEST_F(HeteroProfileTest, ToStringRoundTripsThroughParse) {
     }
   }
   EXPECT_EQ(MustParse("x1@0").ToString(), "x1");
+}
+
+TEST_F(HeteroProfileTest, AMachinesWorkersShareItsCoLocatedJobs) {
+  // Different worker seeds, one job seed: the machine's jobs are the same
+  // for all its workers and differ between machines and jobs.
+  const std::string colo = "colo=0.1/0.5/4/1,machine=";
+  auto a = HeteroProfile::Parse(colo + "m0", 11, 7);
+  auto b = HeteroProfile::Parse(colo + "m0,jitter=0.05", 12, 7);
+  auto other_machine = HeteroProfile::Parse(colo + "m1", 11, 7);
+  auto other_job = HeteroProfile::Parse(colo + "m0", 11, 8);
+  auto alone = HeteroProfile::Parse("colo=0.1/0.5/4/1", 11, 7);
+  ASSERT_TRUE(a.ok() && b.ok() && other_machine.ok() && other_job.ok());
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ(a->machine(), "m0");
+  EXPECT_EQ(alone->machine(), "");
+  int differ_machine = 0, differ_job = 0, loaded = 0;
+  for (int64_t c = 0; c < 400; ++c) {
+    EXPECT_EQ(a->cpu_available(c), b->cpu_available(c)) << c;
+    EXPECT_EQ(a->MachineDemandAtEndOf(c), b->MachineDemandAtEndOf(c)) << c;
+    EXPECT_DOUBLE_EQ(a->FactorAt(c) * JitterOf("0.05", 12, c), b->FactorAt(c));
+    differ_machine += a->FactorAt(c) != other_machine->FactorAt(c) ? 1 : 0;
+    differ_job += a->FactorAt(c) != other_job->FactorAt(c) ? 1 : 0;
+    loaded += a->FactorAt(c) > 1 ? 1 : 0;
+  }
+  EXPECT_GT(loaded, 40);
+  EXPECT_GT(differ_machine, 40);
+  EXPECT_GT(differ_job, 40);
+}
+
+TEST_F(HeteroProfileTest, AMachinesReadingIsItsLoadAloneLeadingTheSlowdown) {
+  // x2 and the jitter are the node's: the machine's reading shows only the
+  // co-located demand, which the slowdown follows a clock later.
+  const HeteroProfile p = MustParse(
+      "linear=0.001+0.0001,x2,colo=0.1/0.5/4/1,jitter=0.1,"
+      "machine=m0",
+      5);
+  const HeteroProfile lead0 = MustParse(
+      "linear=0.001+0.0001,x2,colo=0.1/0.5/4,jitter=0.1,"
+      "machine=m0",
+      5);
+  int low = 0;
+  for (int64_t c = 0; c < 400; ++c) {
+    EXPECT_EQ(p.cpu_available(c), 1 - p.MachineDemandAtEndOf(c));
+    EXPECT_EQ(p.cpu_available(c), lead0.cpu_available(c)) << c;
+    EXPECT_GE(p.cpu_available(c), 0.05);
+    EXPECT_LE(p.cpu_available(c), 1);
+    low += p.cpu_available(c) < 1 ? 1 : 0;
+    // The lead-0 slowdown of clock c is the lead-1 one of clock c + 1.
+    EXPECT_NEAR(p.FactorAt(c + 1) / JitterOf("0.1", 5, c + 1),
+                lead0.FactorAt(c) / JitterOf("0.1", 5, c), 1e-9)
+        << c;
+  }
+  EXPECT_GT(low, 40);
+  // Without machine= the reading keeps its old meaning: over the factors.
+  const HeteroProfile own = MustParse("x2,colo=0.1/0.5/4/1,jitter=0.1", 5);
+  for (int64_t c = 0; c < 100; ++c) {
+    EXPECT_DOUBLE_EQ(own.cpu_available(c),
+                     (1 - own.MachineDemandAtEndOf(c)) / 2);
+  }
 }
 
 TEST_F(HeteroProfileTest, CpuQuotaIsAppliedOrRefusedWithAReason) {
