@@ -9,11 +9,13 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "common/durable_file.h"
 #include "tools/experiment/estimate.h"
 #include "tools/experiment/results.h"
+#include "tools/experiment/scenario_report.h"
 #include "tools/process_group.h"
 #include "tools/run_dir.h"
 #include "tools/stop_signal.h"
@@ -142,12 +144,39 @@ std::string Outcome(const RunRecord& r, const std::string& dir) {
   return text;
 }
 
+// The bound of each scenario (SplitBound), when a policy sizes batches by
+// speed.
+std::string BoundsText(const ExperimentSpec& spec,
+                       const std::vector<RunState>& states) {
+  if (!std::any_of(spec.policies.begin(), spec.policies.end(), SplitsBatches)) {
+    return "";
+  }
+  std::string text;
+  std::set<std::string> done;
+  for (const RunState& s : states) {
+    if (!done.insert(s.run.scenario).second) continue;
+    const std::optional<double> bound = SplitBound(s.run);
+    if (!bound) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.2fx", *bound);
+    text += "bound, scenario " + s.run.scenario +
+            ": a perfect batch split's clocks are " + buf +
+            " shorter than BSP's even split (compute cost model)\n";
+  }
+  return text;
+}
+
 void PrintPlan(const ExperimentSpec& spec, const std::vector<RunState>& states,
                const RunnerOptions& options, std::ostream& log) {
+  std::set<std::string> groups;
+  for (const RunState& s : states) groups.insert(s.run.policy);
   log << "experiment '" << spec.name << "': " << spec.scenarios.size()
-      << " scenario(s) x " << spec.policies.size() << " policies x "
-      << spec.seeds.size() << " seed(s) = " << states.size() << " runs into "
-      << options.out_dir << "\n";
+      << " scenario(s) x " << spec.policies.size() << " policies";
+  if (groups.size() != spec.policies.size()) {
+    log << " (" << groups.size() << " run groups with their sweeps)";
+  }
+  log << " x " << spec.seeds.size() << " seed(s) = " << states.size()
+      << " runs into " << options.out_dir << "\n";
   for (const RunState& s : states) {
     std::string state = "to run";
     if (s.record) {
@@ -164,6 +193,7 @@ void PrintPlan(const ExperimentSpec& spec, const std::vector<RunState>& states,
     for (const std::string& a : states.front().run.argv) log << " " << a;
     log << "\n";
   }
+  log << BoundsText(spec, states);
   log << EstimateText(spec, states, options.retry_failed) << "\n";
 }
 
