@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "common/durable_file.h"
+#include "common/job_fields.h"
 #include "tools/experiment/estimate.h"
 #include "tools/experiment/results.h"
 #include "tools/experiment/scenario_report.h"
@@ -48,10 +50,38 @@ std::string RunName(const PlannedRun& run) {
          std::to_string(run.seed);
 }
 
+// `planned` less the job flags `recorded` lacks that are at their default
+// value: a flag a later build added (--budget-s) does not change what a
+// run recorded before it computed.
+std::vector<std::string> WithoutNewDefaults(
+    const std::vector<std::string>& planned,
+    const std::vector<std::string>& recorded) {
+  static const JobConfig defaults;
+  std::vector<std::string> kept = {planned.empty() ? "" : planned[0]};
+  for (size_t i = 1; i + 1 < planned.size(); i += 2) {
+    const std::string& flag = planned[i];
+    const JobField* field = nullptr;
+    for (const JobField& f : JobFields()) {
+      if (!f.flag.empty() && "--" + f.flag == flag) field = &f;
+    }
+    const bool absent =
+        std::find(recorded.begin(), recorded.end(), flag) == recorded.end();
+    if (field != nullptr && absent &&
+        planned[i + 1] == field->format(defaults)) {
+      continue;
+    }
+    kept.insert(kept.end(), {flag, planned[i + 1]});
+  }
+  return kept;
+}
+
 // The command without argv[0]: the launcher's path may move between
-// invocations without changing what a run computes.
+// invocations without changing what a run computes. `a` is the recorded
+// command, `b` the planned one.
 bool SameCommand(const std::vector<std::string>& a,
-                 const std::vector<std::string>& b) {
+                 const std::vector<std::string>& planned) {
+  const std::vector<std::string> b =
+      planned.size() % 2 == 1 ? WithoutNewDefaults(planned, a) : planned;
   if (a.size() != b.size()) return false;
   // Not the launcher's path, and not the run folder's: an experiment
   // folder that was moved holds the same runs.
