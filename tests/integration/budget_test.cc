@@ -1,7 +1,8 @@
 // --budget-s with the real launcher and roles: a job whose clocks would
 // take ~40 s ends after its 2.5 s of training, every worker is told so,
 // and the final evaluation reads the model where training stopped, under
-// a barrier policy (BSP) and an apply-on-arrival one (ASP).
+// the barrier policies (BSP, LB-BSP, backup workers) and an
+// apply-on-arrival one (ASP).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -76,7 +77,8 @@ TEST_P(BudgetTest, AJobEndsOnceItsTrainingTimeBudgetIsSpent) {
   EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0) << summary;
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, BudgetTest, ::testing::Values("bsp", "asp"));
+INSTANTIATE_TEST_SUITE_P(Policies, BudgetTest,
+                         ::testing::Values("bsp", "asp", "lbbsp", "backup:1"));
 
 }  // namespace
 }  // namespace lockstep
