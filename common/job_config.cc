@@ -92,6 +92,9 @@ Status ValidateJobConfig(const JobConfig& c) {
   if (c.target_accuracy < 0 || c.target_accuracy > 1) {
     return InvalidArgument("--target-accuracy must be in [0, 1]");
   }
+  if (!(c.budget_s >= 0) || !std::isfinite(c.budget_s)) {
+    return InvalidArgument("--budget-s must be >= 0 seconds");
+  }
   if (c.heartbeat_ms < 10) {
     return InvalidArgument("--heartbeat-ms must be >= 10");
   }

@@ -46,6 +46,10 @@ struct JobConfig {
   uint64_t test_limit = 0;
   int64_t eval_every = 100;
   double target_accuracy = 0;
+  // Seconds of training (evaluations left out) after which the coordinator
+  // ends the job as if its clocks were done: a same-wall-time stop beside
+  // the same-sample stop of max_clocks. 0 = off.
+  double budget_s = 0;
   uint32_t heartbeat_ms = 1000;
   // How workers draw samples: "partition" (each worker walks its own
   // strided slice of a seeded permutation), "global" (clock c's global

@@ -145,6 +145,9 @@ std::vector<JobField> MakeTable() {
             "evaluate on the test set every N clocks (0 = only at the end)"),
       Field("target_accuracy", "target-accuracy", &C::target_accuracy,
             "record the time when test accuracy first reaches this"),
+      Field("budget_s", "budget-s", &C::budget_s,
+            "end the job after this many seconds of training, evaluations "
+            "left out (0 = off; --clocks still bounds it)"),
       Field("heartbeat_ms", "heartbeat-ms", &C::heartbeat_ms,
             "heartbeat interval in milliseconds; a peer silent for 10 "
             "intervals is declared dead"),

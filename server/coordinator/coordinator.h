@@ -150,7 +150,10 @@ class Coordinator {
   // Nothing is left to admit: an apply-on-arrival job's sample budget is
   // spent (sample_budget.h), or every clock of a barrier job is under way
   // or done (a worker joining now has no slice of the last: BatchPlan).
+  // Also once the job's time budget is spent (OutOfTime).
   bool Ended() const;
+  // budget_s > 0 and training (evaluations left out) ran that long.
+  bool OutOfTime() const;
   // Apply-on-arrival jobs: the samples processed, in whole clocks of X.
   int64_t ProgressClocks() const;
   // Once every live worker finished, asks the lowest-ranked one for the

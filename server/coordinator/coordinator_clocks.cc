@@ -34,8 +34,14 @@ bool Coordinator::OnArrival() const {
 }
 
 bool Coordinator::Ended() const {
+  if (OutOfTime()) return true;
   return OnArrival() ? budget_.Spent()
                      : policy_->CurrentClock() >= options_.job.max_clocks;
+}
+
+bool Coordinator::OutOfTime() const {
+  return options_.job.budget_s > 0 && recorder_started_ &&
+         recorder_->TrainSeconds() >= options_.job.budget_s;
 }
 
 int64_t Coordinator::ProgressClocks() const {

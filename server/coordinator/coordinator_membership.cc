@@ -179,11 +179,15 @@ void Coordinator::MaybeRequestFinalEvaluation() {
     if (!peers_[id].finished) return;
   }
   final_evaluator_ = Evaluator();
+  // A job its time budget ended is read where training stopped (under
+  // BSP a pull for max_clocks would wait for clocks never committed).
+  const int64_t clock = !OutOfTime()  ? options_.job.max_clocks
+                        : OnArrival() ? ProgressClocks()
+                                      : policy_->CurrentClock();
   for (const auto& id : worker_ids_) {
     if (peers_[id].rank != final_evaluator_) continue;
     flatbuffers::FlatBufferBuilder fbb(128);
-    auto body = wire::CreateAdmission(fbb, options_.job.max_clocks, false, true,
-                                      0, 0, 0, true);
+    auto body = wire::CreateAdmission(fbb, clock, false, true, 0, 0, 0, true);
     Reply(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
                              wire::Role::Coordinator, 0));
   }

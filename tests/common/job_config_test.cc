@@ -128,6 +128,8 @@ TEST(JobConfigTest, ValidateChecksCountsRatesAndTimingWithTheFlagName) {
       {[](JobConfig* c) { c->lr = INFINITY; }, "--lr"},
       {[](JobConfig* c) { c->eval_every = -1; }, "--eval-every"},
       {[](JobConfig* c) { c->target_accuracy = 1.5; }, "--target-accuracy"},
+      {[](JobConfig* c) { c->budget_s = -1; }, "--budget-s"},
+      {[](JobConfig* c) { c->budget_s = NAN; }, "--budget-s"},
       {[](JobConfig* c) { c->heartbeat_ms = 9; }, "--heartbeat-ms"},
       {[](JobConfig* c) { c->data_order = "random"; }, "--data-order"},
       {[](JobConfig* c) { c->lr_schedule = "step:0:0.5"; }, "--lr-schedule"},

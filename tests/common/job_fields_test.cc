@@ -70,6 +70,7 @@ JobConfig Distinct() {
   c.test_limit = 1000;
   c.eval_every = 10;
   c.target_accuracy = 0.85;
+  c.budget_s = 90.5;
   c.heartbeat_ms = 250;
   c.data_order = "global";
   c.snapshot_every_clocks = 25;

@@ -75,6 +75,8 @@ double EstimateRunSeconds(const PlannedRun& run) {
         job.workers - std::min<uint64_t>(backups, job.workers - 1);
     total += times[waited_for - 1];
   }
+  // A time budget ends the run sooner (evaluations left out).
+  if (job.budget_s > 0) total = std::min(total, kRunStartupS + job.budget_s);
   return total;
 }
 

@@ -3,7 +3,8 @@
 // compute time the policy waits for (the slowest worker under BSP, SSP and
 // ASP, whose jobs end when the slowest worker is done; the N-B fastest
 // under backup:B; a split that finishes every worker together under
-// LB-BSP), summed over the job's clocks, plus the start-up of the roles.
+// LB-BSP), summed over the job's clocks (at most its budget_s), plus the
+// start-up of the roles.
 // Workers without a cost model count as free, so this is a lower bound.
 // Thread-safety: free functions on values.
 #ifndef LOCKSTEP_TOOLS_EXPERIMENT_ESTIMATE_H_

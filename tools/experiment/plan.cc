@@ -1,9 +1,12 @@
 #include "tools/experiment/plan.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/job_fields.h"
+#include "tools/experiment/cost_model.h"
 #include "tools/experiment/spec_keys.h"
+#include "tools/experiment/sweep.h"
 #include "tools/hetero_spec.h"
 #include "tools/job_check.h"
 
@@ -17,11 +20,21 @@ const JobField* FieldOfFlag(const std::string& flag) {
   return nullptr;
 }
 
-// Applies `settings` to `job`; a global batch is kept in `*global_batch`
-// (0: none) and split once the worker count is final.
+// How the batches were given so far: a global batch X (0: none), split
+// once the worker count is final, or per-worker batches.
+struct BatchChoice {
+  uint64_t global_batch = 0;
+  bool batches_given = false;
+};
+
+// Applies one layer of `settings` to `job`. A layer's batch replaces an
+// earlier layer's global_batch and the reverse; one layer giving both is
+// an error.
 Status ApplySettings(const ExperimentSpec& spec,
                      const std::vector<SpecSetting>& settings, JobConfig* job,
-                     uint64_t* global_batch, bool* batch_given) {
+                     BatchChoice* batch) {
+  BatchChoice layer;
+  int line = 0;
   for (const SpecSetting& s : settings) {
     const std::string where =
         spec.file_name + ":" + std::to_string(s.line) + ": ";
@@ -34,53 +47,77 @@ Status ApplySettings(const ExperimentSpec& spec,
                                "integer, not '" +
                                s.value + "'");
       }
-      *global_batch = std::stoull(s.value);
+      layer.global_batch = std::stoull(s.value);
+      line = s.line;
       continue;
     }
-    if (flag == "batch") *batch_given = true;
+    if (flag == "batch") layer.batches_given = true;
     const JobField* field = FieldOfFlag(flag);
     if (field == nullptr)
       return InvalidArgument(where + "unknown key " + s.key);
     Status st = field->parse(s.value, job);
     if (!st.ok()) return InvalidArgument(where + st.message());
   }
+  if (layer.global_batch > 0 && layer.batches_given) {
+    return InvalidArgument(spec.file_name + ":" + std::to_string(line) +
+                           ": give batch or global_batch, not both");
+  }
+  if (layer.global_batch > 0 || layer.batches_given) *batch = layer;
   return Status();
 }
 
-// X split over `workers` as evenly as it goes (the first ones get one more).
-std::vector<uint32_t> SplitBatch(uint64_t x, uint32_t workers) {
-  std::vector<uint32_t> batches(workers, static_cast<uint32_t>(x / workers));
-  for (uint64_t i = 0; i < x % workers; ++i) ++batches[i];
-  return batches;
-}
-
-// The job of one scenario and policy; seed and data order set.
+// The job of one scenario, policy and sweep point; seed and data order
+// set.
 StatusOr<JobConfig> ComposeJob(const ExperimentSpec& spec,
                                const SpecScenario& scenario,
-                               const SpecPolicy& policy, uint64_t seed) {
+                               const SpecPolicy& policy,
+                               const SweepPoint& point, uint64_t seed) {
   JobConfig job;
   job.data_order = "global";  // the same sample order for every policy
-  uint64_t global_batch = 0;
-  bool batch_given = false;
-  LS_RETURN_IF_ERROR(
-      ApplySettings(spec, spec.job, &job, &global_batch, &batch_given));
-  LS_RETURN_IF_ERROR(
-      ApplySettings(spec, scenario.job, &job, &global_batch, &batch_given));
-  if (global_batch > 0) {
-    if (batch_given) {
-      return InvalidArgument(spec.file_name +
-                             ": give batch or global_batch, not both");
-    }
-    if (global_batch < job.workers) {
+  BatchChoice batch;
+  for (const std::vector<SpecSetting>* layer :
+       {&spec.job, &scenario.job, &policy.job, &point.settings}) {
+    LS_RETURN_IF_ERROR(ApplySettings(spec, *layer, &job, &batch));
+  }
+  if (batch.global_batch > 0) {
+    if (batch.global_batch < job.workers) {
       return InvalidArgument(spec.file_name + ": global_batch " +
-                             std::to_string(global_batch) + " is less than " +
-                             "one sample per worker");
+                             std::to_string(batch.global_batch) +
+                             " is less than one sample per worker");
     }
-    job.batches = SplitBatch(global_batch, job.workers);
+    job.batches = CostModel::EvenSplit(batch.global_batch, job.workers);
   }
   job.sync = policy.sync;
   job.seed = seed;
   return job;
+}
+
+// batch = "proportional": the batches that finish every worker's clock-0
+// compute cost together, summing to the job's global batch; an even
+// split when no worker has a cost model (every worker the same).
+Status SplitProportionally(const HeteroProfiles& profiles, JobConfig* job) {
+  LS_ASSIGN_OR_RETURN(CostModel model,
+                      CostModel::Create(profiles, job->workers));
+  const uint64_t x = job->GlobalBatch();
+  if (model.none()) {
+    job->batches = CostModel::EvenSplit(x, job->workers);
+    return Status();
+  }
+  if (!model.complete()) {
+    return InvalidArgument(
+        "batch = \"proportional\" needs a cost model (linear= or gpu=) for "
+        "every worker or for none");
+  }
+  job->batches = model.BalancedSplit(0, x);
+  uint64_t sum = 0;
+  for (uint32_t b : job->batches) sum += b;
+  if (sum != x) {
+    return InvalidArgument(
+        "batch = \"proportional\": the workers' gpu= caps "
+        "hold " +
+        std::to_string(sum) + " of the " + std::to_string(x) + " samples");
+  }
+  return Status();
 }
 
 // The spec's [launch] settings with the scenario's over them.
@@ -98,6 +135,58 @@ std::vector<SpecSetting> LaunchSettings(const ExperimentSpec& spec,
   settings.insert(settings.end(), scenario.launch.begin(),
                   scenario.launch.end());
   return settings;
+}
+
+// Where a run group is from: which scenario, policy and sweep point.
+struct RunGroup {
+  const SpecScenario* scenario;
+  const SpecPolicy* policy;
+  SweepPoint point;
+  std::string label;  // "ssp0@lr=0.05"
+};
+
+// The job of one run, checked, and the command that runs it.
+StatusOr<PlannedRun> PlanRun(const ExperimentSpec& spec, const RunGroup& group,
+                             uint64_t seed, const std::string& out_dir,
+                             const std::string& launcher) {
+  const SpecScenario& scenario = *group.scenario;
+  const std::string what = spec.file_name + ": scenario '" + scenario.name +
+                           "', policy '" + group.label + "': ";
+  LS_ASSIGN_OR_RETURN(JobConfig job, ComposeJob(spec, scenario, *group.policy,
+                                                group.point, seed));
+  StatusOr<HeteroProfiles> profiles =
+      ResolveHeteroFlag(scenario.hetero, job.workers);
+  if (!profiles.ok())
+    return InvalidArgument(what + profiles.status().message());
+  if (group.policy->batch == kProportionalBatch) {
+    Status st = SplitProportionally(*profiles, &job);
+    if (!st.ok()) return InvalidArgument(what + st.message());
+  }
+  StatusOr<JobConfig> checked = CheckJob(job);
+  if (!checked.ok()) return InvalidArgument(what + checked.status().message());
+  PlannedRun run;
+  run.scenario = scenario.name;
+  run.policy = group.label;
+  run.policy_label = group.policy->label;
+  run.sweep_point = group.point.Label();
+  run.sweep_settings = group.point.settings;
+  run.seed = seed;
+  run.dir = out_dir + "/" + scenario.name + "/" + RunFolderName(group.label) +
+            "/seed-" + std::to_string(seed);
+  run.job = *checked;
+  run.profiles = *profiles;
+  run.argv = {launcher};
+  for (std::string& f : JobConfigToFlags(job)) run.argv.push_back(std::move(f));
+  for (const SpecSetting& s : LaunchSettings(spec, scenario)) {
+    run.argv.insert(run.argv.end(), {"--" + SpecLaunchFlag(s.key), s.value});
+  }
+  if (!scenario.hetero.empty()) {
+    run.argv.insert(run.argv.end(), {"--hetero", scenario.hetero});
+  }
+  run.argv.insert(run.argv.end(),
+                  {"--run-dir", run.dir, "--timeout-s",
+                   std::to_string(static_cast<int64_t>(spec.timeout_s))});
+  return run;
 }
 
 }  // namespace
@@ -118,44 +207,24 @@ StatusOr<std::vector<PlannedRun>> PlanExperiment(const ExperimentSpec& spec,
                                                  const std::string& launcher) {
   std::vector<PlannedRun> runs;
   for (const SpecScenario& scenario : spec.scenarios) {
+    std::map<std::string, std::string> folders;  // folder -> run group
     for (const SpecPolicy& policy : spec.policies) {
-      const std::string what = spec.file_name + ": scenario '" + scenario.name +
-                               "', policy '" + policy.label + "': ";
-      for (uint64_t seed : spec.seeds) {
-        LS_ASSIGN_OR_RETURN(JobConfig job,
-                            ComposeJob(spec, scenario, policy, seed));
-        StatusOr<JobConfig> checked = CheckJob(job);
-        if (!checked.ok()) {
-          return InvalidArgument(what + checked.status().message());
+      for (SweepPoint& point : ExpandSweep(SweepAxesOf(spec, policy))) {
+        RunGroup group{&scenario, &policy, std::move(point), ""};
+        group.label = RunGroupLabel(policy.label, group.point);
+        auto [it, fresh] =
+            folders.emplace(RunFolderName(group.label), group.label);
+        if (!fresh) {
+          return InvalidArgument(spec.file_name + ": policies '" + it->second +
+                                 "' and '" + group.label +
+                                 "' would share the folder " + it->first +
+                                 "; change a label");
         }
-        StatusOr<HeteroProfiles> profiles =
-            ResolveHeteroFlag(scenario.hetero, job.workers);
-        if (!profiles.ok()) {
-          return InvalidArgument(what + profiles.status().message());
+        for (uint64_t seed : spec.seeds) {
+          LS_ASSIGN_OR_RETURN(PlannedRun run,
+                              PlanRun(spec, group, seed, out_dir, launcher));
+          runs.push_back(std::move(run));
         }
-        PlannedRun run;
-        run.scenario = scenario.name;
-        run.policy = policy.label;
-        run.seed = seed;
-        run.dir = out_dir + "/" + scenario.name + "/" +
-                  RunFolderName(policy.label) + "/seed-" + std::to_string(seed);
-        run.job = *checked;
-        run.profiles = *profiles;
-        run.argv = {launcher};
-        for (std::string& f : JobConfigToFlags(job)) {
-          run.argv.push_back(std::move(f));
-        }
-        for (const SpecSetting& s : LaunchSettings(spec, scenario)) {
-          run.argv.insert(run.argv.end(),
-                          {"--" + SpecLaunchFlag(s.key), s.value});
-        }
-        if (!scenario.hetero.empty()) {
-          run.argv.insert(run.argv.end(), {"--hetero", scenario.hetero});
-        }
-        run.argv.insert(run.argv.end(),
-                        {"--run-dir", run.dir, "--timeout-s",
-                         std::to_string(static_cast<int64_t>(spec.timeout_s))});
-        runs.push_back(std::move(run));
       }
     }
   }

@@ -1,6 +1,8 @@
-// An experiment's plan: one run per scenario x policy x seed, each a
-// complete, validated job and the lockstep-launch command line that runs
-// it, in OUT/<scenario>/<policy label>/seed-<seed>/.
+// An experiment's plan: one run per scenario x policy x sweep point x
+// seed, each a complete, validated job and the lockstep-launch command
+// line that runs it, in OUT/<scenario>/<run group>/seed-<seed>/ (the run
+// group: the policy's label, with its sweep point "@lr=0.05,momentum=0.9",
+// as a folder name).
 // Thread-safety: free functions on values.
 #ifndef LOCKSTEP_TOOLS_EXPERIMENT_PLAN_H_
 #define LOCKSTEP_TOOLS_EXPERIMENT_PLAN_H_
@@ -18,7 +20,12 @@ namespace lockstep {
 
 struct PlannedRun {
   std::string scenario;
-  std::string policy;  // the policy's label
+  // The run group: the policy's label, "@" and its sweep point when it is
+  // swept ("ssp0@lr=0.05,momentum=0.9"). Unique per scenario.
+  std::string policy;
+  std::string policy_label;  // the spec's label: "ssp0"
+  std::string sweep_point;   // "lr=0.05,momentum=0.9"; "" without a sweep
+  std::vector<SpecSetting> sweep_settings;  // the point's, by axis
   uint64_t seed = 0;
   std::string dir;
   // The job as the launcher will run it, resolved against the data set
@@ -30,11 +37,14 @@ struct PlannedRun {
   std::vector<std::string> argv;
 };
 
-// Builds and checks every run of `spec`: the job of [job], the scenario's
-// overrides, the policy and the seed, checked like the launcher does
-// (CheckJob) with the scenario's profiles checked against the worker
-// count. The first bad run fails the plan, its error naming the spec
-// file, the scenario and the policy, so a typo fails before any job runs.
+// Builds and checks every run of `spec`: the job of [job], then the
+// scenario's, the policy's and the sweep point's settings over it, the
+// policy and the seed (and a proportional split from the scenario's
+// profiles: cost_model.h), checked like the launcher does (CheckJob) with
+// the scenario's profiles checked against the worker count. The first bad
+// run fails the plan, its error naming the spec file, the scenario and the
+// run group, so a typo fails before any job runs; so do two run groups
+// whose folder names collide.
 StatusOr<std::vector<PlannedRun>> PlanExperiment(const ExperimentSpec& spec,
                                                  const std::string& out_dir,
                                                  const std::string& launcher);

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/durable_file.h"
-#include "tools/experiment/event_metrics.h"
+#include "tools/experiment/interval.h"
 #include "tools/experiment/plan.h"
-#include "tools/experiment/table.h"
+#include "tools/experiment/scenario_report.h"
 #include "tools/run_dir.h"
 
 namespace lockstep {
@@ -41,49 +41,6 @@ constexpr PlotKind kPlots[] = {
 
 std::string PlotFile(const std::string& scenario, const std::string& kind) {
   return "report/" + scenario + "-" + kind + ".png";
-}
-
-std::vector<RunOutcome> OutcomesOf(const std::vector<RunState>& states,
-                                   const std::string& scenario) {
-  std::vector<RunOutcome> runs;
-  for (const RunState& s : states) {
-    if (s.run.scenario != scenario || !s.record) continue;
-    RunOutcome r;
-    r.policy = s.run.policy;
-    r.seed = s.run.seed;
-    if (s.record->status == "ok") {
-      StatusOr<RunMetrics> metrics = ReadRunMetrics(s.run.dir);
-      if (metrics.ok()) r.metrics = std::move(*metrics);
-    }
-    runs.push_back(std::move(r));
-  }
-  return runs;
-}
-
-std::vector<std::string> Labels(const ExperimentSpec& spec) {
-  std::vector<std::string> labels;
-  for (const SpecPolicy& p : spec.policies) labels.push_back(p.label);
-  return labels;
-}
-
-// "Paper: 1.54x. Here: 1.93x (1.71-2.10) over 3 seeds."
-std::string PaperComparison(const ExperimentSpec& spec,
-                            const std::vector<PolicyRow>& rows) {
-  if (spec.paper_policy.empty()) return "";
-  char buf[256];
-  std::snprintf(buf, sizeof(buf), "Published: %s over %s %.2fx. ",
-                spec.paper_policy.c_str(), spec.baseline.c_str(),
-                spec.paper_speedup);
-  std::string text = std::string("**") + buf;
-  for (const PolicyRow& r : rows) {
-    if (r.policy != spec.paper_policy) continue;
-    if (!r.speedup) {
-      return text + "Here: not measured (not both reached the target).**\n\n";
-    }
-    text += "Here: " + r.speedup->Text(2, "x");
-    return text + " over " + std::to_string(r.speedup->n) + " seed(s).**\n\n";
-  }
-  return text + "**\n\n";
 }
 
 // Versions and machine, from the first run's config.json.
@@ -151,100 +108,44 @@ Status RunScript(const ReportCommand& command, std::ostream& err) {
   return Internal(command.script + " failed");
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
+// Each scenario's report, its runs read once.
+using ScenarioReports = std::map<std::string, ScenarioReport>;
 
-// "87 / 20 / 17 / 5": each worker's median over the runs of `field`.
-std::string WorkerMedians(const std::vector<EventMetrics>& runs,
-                          std::vector<double> EventMetrics::*field) {
-  std::string text;
-  const size_t workers = (runs.front().*field).size();
-  for (size_t w = 0; w < workers; ++w) {
-    std::vector<double> v;
-    v.reserve(runs.size());
-    for (const EventMetrics& m : runs) v.push_back((m.*field).at(w));
-    text += (w ? " / " : "") + Fixed(Median(v), 0);
-  }
-  return text;
-}
-
-// One policy's row around the event: medians over its runs.
-std::string EventRow(const std::string& label,
-                     const std::vector<EventMetrics>& runs) {
-  auto median = [&](auto field) {
-    std::vector<double> v;
-    v.reserve(runs.size());
-    for (const EventMetrics& m : runs) v.push_back(field(m));
-    return Median(v);
-  };
-  std::string row = "| " + label;
-  row += " | " + Fixed(median([](auto& m) { return m.before_ms; }), 1);
-  row += " | " + Fixed(median([](auto& m) { return m.right_after_ms; }), 1);
-  row += " | " + Fixed(median([](auto& m) { return m.settled_ms; }), 1);
-  row += " | " + Fixed(median([](auto& m) {
-                         return static_cast<double>(m.settle_clocks);
-                       }),
-                       0);
-  row += " | " + Fixed(median([](auto& m) {
-                         return static_cast<double>(m.rebalance_clocks);
-                       }),
-                       0);
-  row += " | " + Fixed(100 * median([](auto& m) { return m.gap_before; }), 0);
-  row += " / " + Fixed(100 * median([](auto& m) { return m.gap_settled; }), 0);
-  row += " | " + WorkerMedians(runs, &EventMetrics::batches_before);
-  row += " -> " + WorkerMedians(runs, &EventMetrics::batches_settled);
-  return row + " |\n";
-}
-
-// Around the scenario's event clock: a row per policy.
-std::string EventMarkdown(const SpecScenario& scenario,
-                          const std::vector<std::string>& labels,
+ScenarioReports ReportsOf(const ExperimentSpec& spec,
                           const std::vector<RunState>& states) {
-  const std::string c = std::to_string(scenario.event_clock);
-  std::string md = "\nAround clock " + c;
-  md +=
-      " (medians over seeds; a clock's time is its busiest worker's "
-      "compute + push + pull):\n\n| policy | clock before (ms) | clocks " +
-      c +
-      "+0..9 (ms) | settled (ms) | clocks to settled time (+-10%) | clocks "
-      "to final batches | busy-time gap before / settled % | batches before "
-      "-> settled |\n|---|---|---|---|---|---|---|---|\n";
-  for (const std::string& label : labels) {
-    std::vector<EventMetrics> runs;
-    for (const RunState& s : states) {
-      if (s.run.scenario != scenario.name || s.run.policy != label ||
-          !s.record || s.record->status != "ok") {
-        continue;
-      }
-      StatusOr<EventMetrics> m =
-          ReadEventMetrics(s.run.dir, scenario.event_clock);
-      if (m.ok()) runs.push_back(std::move(*m));
-    }
-    if (!runs.empty()) md += EventRow(label, runs);
+  ScenarioReports reports;
+  for (const SpecScenario& scenario : spec.scenarios) {
+    reports[scenario.name] = BuildScenarioReport(spec, states, scenario);
   }
-  return md;
+  return reports;
 }
 
-// Each scenario's rows, read from its runs' folders once.
-using ScenarioRows = std::map<std::string, std::vector<PolicyRow>>;
-
-ScenarioRows RowsOf(const ExperimentSpec& spec,
-                    const std::vector<RunState>& states) {
-  ScenarioRows rows;
-  for (const SpecScenario& scenario : spec.scenarios) {
-    rows[scenario.name] = PolicyRows(OutcomesOf(states, scenario.name),
-                                     Labels(spec), spec.baseline);
+bool Swept(const ScenarioReports& reports) {
+  for (const auto& [name, r] : reports) {
+    for (const SweepGroup& g : r.groups) {
+      if (!g.sweep_point.empty()) return true;
+    }
   }
-  return rows;
+  return false;
+}
+
+std::string IntroMarkdown(const ExperimentSpec& spec,
+                          const std::vector<RunState>& states) {
+  const std::string order =
+      states.empty() ? "global" : states.front().run.job.data_order;
+  return "Medians over " + std::to_string(spec.seeds.size()) +
+         " seed(s). Time to target: the median over every seed (a seed that "
+         "never reached the target counts as never), in square brackets the " +
+         kIntervalMethod + ". Speedup: the " + kRatioMethod +
+         ". Other columns: min-max in parentheses. Every policy reads the "
+         "samples in " +
+         order + " order.\n";
 }
 
 // report.md; `with_plots` links each scenario's PNGs after its tables.
 std::string MarkdownOf(const ExperimentSpec& spec,
                        const std::vector<RunState>& states,
-                       const ScenarioRows& all_rows, bool with_plots) {
+                       const ScenarioReports& reports, bool with_plots) {
   std::string md = "# " + spec.name + "\n\n";
   if (!spec.description.empty()) md += spec.description + "\n\n";
   if (!spec.paper_claim.empty()) {
@@ -252,25 +153,23 @@ std::string MarkdownOf(const ExperimentSpec& spec,
           (spec.paper_source.empty() ? "" : " (" + spec.paper_source + ")") +
           ".\n\n";
   }
-  const std::string order =
-      states.empty() ? "global" : states.front().run.job.data_order;
-  md += "Medians over " + std::to_string(spec.seeds.size()) +
-        " seed(s), min-max in brackets; every policy reads the samples in " +
-        order + " order; the speedup pairs runs by seed.\n";
+  md += IntroMarkdown(spec, states);
   for (const SpecScenario& scenario : spec.scenarios) {
     md += "\n## " + scenario.name + "\n\n";
     if (!scenario.description.empty()) md += scenario.description + "\n\n";
     if (!scenario.hetero.empty()) {
       md += "Heterogeneity: `" + scenario.hetero + "`\n\n";
     }
-    const std::vector<PolicyRow>& rows = all_rows.at(scenario.name);
-    md += PaperComparison(spec, rows);
-    md += TableMarkdown(rows, spec.baseline) + "\n" + DetailMarkdown(rows);
-    if (scenario.event_clock > 0) {
-      md += EventMarkdown(scenario, Labels(spec), states);
-    }
+    const ScenarioReport& report = reports.at(scenario.name);
+    md += ScenarioTables(spec, scenario, report, states);
     md += "\nThe numbers: [report/" + scenario.name + ".csv](report/" +
-          scenario.name + ".csv)\n";
+          scenario.name + ".csv)";
+    if (!report.targets.empty()) {
+      md += ", [report/" + scenario.name + "-targets.csv](report/" +
+            scenario.name + "-targets.csv)";
+    }
+    if (Swept(reports)) md += ", [report/sweep.csv](report/sweep.csv)";
+    md += "\n";
     if (!with_plots) continue;
     md += "\n";
     for (const PlotKind& k : kPlots) {
@@ -281,29 +180,27 @@ std::string MarkdownOf(const ExperimentSpec& spec,
   return md + SetupMarkdown(spec, states);
 }
 
-}  // namespace
-
-std::string ReportMarkdown(const ExperimentSpec& spec,
-                           const std::vector<RunState>& states) {
-  return MarkdownOf(spec, states, RowsOf(spec, states), false);
-}
-
-std::string ReportJson(const ExperimentSpec& spec,
-                       const std::vector<RunState>& states) {
+std::string JsonOf(const ExperimentSpec& spec,
+                   const std::vector<RunState>& states,
+                   const ScenarioReports& reports) {
   json scenarios = json::array();
   for (const SpecScenario& scenario : spec.scenarios) {
+    const ScenarioReport& report = reports.at(scenario.name);
     json policies = json::array();
-    for (const SpecPolicy& p : spec.policies) {
+    for (size_t i = 0; i < spec.policies.size(); ++i) {
+      const std::string& group = report.chosen_groups[i];
       json runs = json::array();
       for (const RunState& s : states) {
-        if (s.run.scenario != scenario.name || s.run.policy != p.label ||
-            !s.record || s.record->status != "ok") {
+        if (s.run.scenario != scenario.name || group.empty() ||
+            s.run.policy != group || !s.record || s.record->status != "ok") {
           continue;
         }
         runs.push_back({{"seed", s.run.seed}, {"dir", s.run.dir}});
       }
       policies.push_back(
-          {{"label", p.label}, {"sync", p.sync}, {"runs", runs}});
+          {{"label", group.empty() ? spec.policies[i].label : group},
+           {"sync", spec.policies[i].sync},
+           {"runs", runs}});
     }
     json plots = json::array();
     for (const PlotKind& k : kPlots) {
@@ -311,18 +208,59 @@ std::string ReportJson(const ExperimentSpec& spec,
                        {"file", PlotFile(scenario.name, k.kind)},
                        {"caption", k.caption}});
     }
-    const double target =
-        states.empty() ? 0 : states.front().run.job.target_accuracy;
+    json targets = json::array();
+    for (const RunTarget& t :
+         ReportTargets(report.main_target, spec.targets, 0)) {
+      targets.push_back(t.value);
+    }
     scenarios.push_back({{"name", scenario.name},
                          {"event_clock", scenario.event_clock},
                          {"policies", policies},
                          {"plots", plots},
-                         {"target_accuracy", target}});
+                         {"target_accuracy", report.main_target},
+                         {"targets", targets}});
   }
   return json({{"name", spec.name},
                {"baseline", spec.baseline},
                {"scenarios", scenarios}})
       .dump(1);
+}
+
+// DIR/report/NAMESUFFIX.
+std::string ReportFile(const std::string& dir, const std::string& name,
+                       const std::string& suffix) {
+  return dir + "/report/" + name + suffix;
+}
+
+// The CSV files behind the tables.
+Status WriteCsvs(const std::string& dir, const ExperimentSpec& spec,
+                 const ScenarioReports& reports) {
+  std::vector<std::pair<std::string, std::vector<SweepGroup>>> sweep;
+  for (const auto& [scenario, report] : reports) {
+    LS_RETURN_IF_ERROR(WriteFileDurably(ReportFile(dir, scenario, ".csv"),
+                                        TableCsv(report.rows)));
+    if (!report.targets.empty()) {
+      LS_RETURN_IF_ERROR(
+          WriteFileDurably(ReportFile(dir, scenario, "-targets.csv"),
+                           TargetsCsv(report.targets)));
+    }
+    sweep.push_back({scenario, report.groups});
+  }
+  if (!Swept(reports)) return Status();
+  return WriteFileDurably(dir + "/report/sweep.csv",
+                          SweepCsv(sweep, spec.sweep_criterion));
+}
+
+}  // namespace
+
+std::string ReportMarkdown(const ExperimentSpec& spec,
+                           const std::vector<RunState>& states) {
+  return MarkdownOf(spec, states, ReportsOf(spec, states), false);
+}
+
+std::string ReportJson(const ExperimentSpec& spec,
+                       const std::vector<RunState>& states) {
+  return JsonOf(spec, states, ReportsOf(spec, states));
 }
 
 int RunReportCommand(const ReportCommand& command, std::ostream& out,
@@ -342,17 +280,14 @@ int RunReportCommand(const ReportCommand& command, std::ostream& out,
   std::error_code ec;
   std::filesystem::create_directories(command.dir + "/report", ec);
   if (ec) return fail(IOError("cannot create " + command.dir + "/report"));
-  const ScenarioRows rows = RowsOf(*spec, *states);
-  for (const auto& [scenario, scenario_rows] : rows) {
-    Status st = WriteFileDurably(command.dir + "/report/" + scenario + ".csv",
-                                 TableCsv(scenario_rows));
-    if (!st.ok()) return fail(st);
-  }
-  Status st = WriteFileDurably(command.dir + "/report/report.json",
-                               ReportJson(*spec, *states) + "\n");
+  const ScenarioReports reports = ReportsOf(*spec, *states);
+  Status st = WriteCsvs(command.dir, *spec, reports);
+  if (!st.ok()) return fail(st);
+  st = WriteFileDurably(command.dir + "/report/report.json",
+                        JsonOf(*spec, *states, reports) + "\n");
   if (!st.ok()) return fail(st);
   const std::string md =
-      MarkdownOf(*spec, *states, rows, !command.script.empty());
+      MarkdownOf(*spec, *states, reports, !command.script.empty());
   st = WriteFileDurably(command.dir + "/report.md", md);
   if (!st.ok()) return fail(st);
   if (!command.script.empty()) {

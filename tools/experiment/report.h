@@ -1,11 +1,18 @@
 // `lockstep-experiment report DIR`: the report of an experiment folder.
 // From the runs recorded in DIR (planned again from DIR/spec.toml, the copy
 // `run` keeps), it writes
-//   DIR/report.md           tables per scenario (medians over seeds with
-//                           min-max), the published result beside ours, the
-//                           spec, the versions and the machine;
-//   DIR/report/*.csv        the numbers behind each table;
-//   DIR/report/report.json  what the plots need (every run's folder);
+//   DIR/report.md           tables per scenario (scenario_report.h): each
+//                           policy's best of its sweep; time to target and
+//                           the speedup with 95% intervals, the bound of a
+//                           perfect batch split, other medians over seeds
+//                           with min-max; every target, the time budget,
+//                           the sweep; the published result beside ours,
+//                           the spec, the versions and the machine;
+//   DIR/report/*.csv        the numbers behind each table (SCENARIO.csv,
+//                           SCENARIO-targets.csv, and sweep.csv: every run
+//                           group and seed of a sweep);
+//   DIR/report/report.json  what the plots need (the chosen run groups'
+//                           folders, the targets);
 // then runs the plotting script (report.py, matplotlib) with
 // /usr/bin/python3, which draws DIR/report/*.png and writes DIR/report.html:
 // the same report with its plots embedded, openable with no server.

@@ -88,10 +88,12 @@ def plot_accuracy(scenario, key, xlabel, path):
         ax.plot(grid, med, color=color, label=policy["label"], linewidth=1.6)
         if len(series) > 1:
             ax.fill_between(grid, lo, hi, color=color, alpha=0.18, linewidth=0)
-    target = scenario.get("target_accuracy", 0)
-    if target:
-        ax.axhline(target, color="black", linestyle="--", linewidth=0.8,
-                   label="target %.3g" % target)
+    main = scenario.get("target_accuracy", 0)
+    for target in scenario.get("targets") or ([main] if main else []):
+        main_line = target == main
+        ax.axhline(target, color="black", linestyle="--" if main_line else ":",
+                   linewidth=0.8 if main_line else 0.6,
+                   label=("target %.3g" if main_line else "%.3g") % target)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("test accuracy")
     ax.set_title(scenario["name"] + ": test accuracy vs " + xlabel.split(" (")[0])

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -84,6 +85,20 @@ void ReadPredictors(const std::map<std::string, double>& policy_metrics,
   if (n > 0) m->predictor_rmse_share = sum / n;
 }
 
+EvalPoint EvalPointOf(const json& j) {
+  EvalPoint e;
+  e.clock = j.at("clock").get<double>();
+  e.train_s =
+      j.contains("train_s") ? j.value("train_s", 0.0) : j.value("wall_s", 0.0);
+  // A missing or null number never meets a target.
+  const json loss = j.value("test_loss", json());
+  const json accuracy = j.value("test_accuracy", json());
+  e.test_loss = loss.is_number() ? loss.get<double>() : INFINITY;
+  e.test_accuracy = accuracy.is_number() ? accuracy.get<double>() : -1;
+  e.final = j.value("final", false);
+  return e;
+}
+
 }  // namespace
 
 double Quantile(std::vector<double> values, double q) {
@@ -114,13 +129,26 @@ StatusOr<RunMetrics> ReadRunMetrics(const std::string& dir) {
   LS_RETURN_IF_ERROR(ReadWorkerLines(dir, &m));
   ReadPredictors(m.summary.policy_metrics, &m);
   LS_RETURN_IF_ERROR(ForEachJsonLine(dir + "/eval.jsonl", [&](const json& j) {
-                       const double acc = j.value("test_accuracy", 0.0);
-                       if (!m.clocks_to_target && m.target_accuracy > 0 &&
-                           acc >= m.target_accuracy) {
-                         m.clocks_to_target = j.at("clock").get<double>();
-                       }
+                       m.evals.push_back(EvalPointOf(j));
                      }).status());
+  const EvalPoint* reached = m.FirstReaching({m.target_accuracy, false});
+  if (m.target_accuracy > 0 && reached != nullptr) {
+    m.clocks_to_target = reached->clock;
+  }
   return m;
+}
+
+std::string RunTarget::Text() const {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%s %.4g", loss ? "loss" : "accuracy", value);
+  return buf;
+}
+
+const EvalPoint* RunMetrics::FirstReaching(const RunTarget& target) const {
+  for (const EvalPoint& e : evals) {
+    if (target.MetBy(e)) return &e;
+  }
+  return nullptr;
 }
 
 }  // namespace lockstep

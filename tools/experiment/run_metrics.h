@@ -16,6 +16,27 @@
 
 namespace lockstep {
 
+// One line of eval.jsonl.
+struct EvalPoint {
+  double clock = 0;    // the model after this many clocks of X samples
+  double train_s = 0;  // training time then (wall_s in older runs)
+  double test_loss = 0, test_accuracy = 0;
+  bool final = false;
+};
+
+// What a run may reach: test accuracy >= value, or (loss) test loss <=
+// value.
+struct RunTarget {
+  double value = 0;
+  bool loss = false;
+  bool MetBy(const EvalPoint& e) const {
+    return loss ? e.test_loss <= value : e.test_accuracy >= value;
+  }
+  // "accuracy 0.85", "loss 0.45".
+  std::string Text() const;
+  bool operator==(const RunTarget&) const = default;
+};
+
 struct RunMetrics {
   RunSummary summary;
   double target_accuracy = 0;  // the job's; 0 = none
@@ -35,6 +56,10 @@ struct RunMetrics {
   // the run, over its mean measured speed (batch / compute_s, the speed the
   // predictors predict), averaged over the workers.
   std::optional<double> predictor_rmse_share;
+  // eval.jsonl, in the file's order; empty without one.
+  std::vector<EvalPoint> evals;
+  // The first evaluation that meets `target`; nullptr when none did.
+  const EvalPoint* FirstReaching(const RunTarget& target) const;
 };
 
 // Reads DIR's files. NotFound without summary.json; the other files are

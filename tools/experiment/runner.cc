@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -9,11 +10,14 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "common/durable_file.h"
+#include "common/job_fields.h"
 #include "tools/experiment/estimate.h"
 #include "tools/experiment/results.h"
+#include "tools/experiment/scenario_report.h"
 #include "tools/process_group.h"
 #include "tools/run_dir.h"
 #include "tools/stop_signal.h"
@@ -46,10 +50,38 @@ std::string RunName(const PlannedRun& run) {
          std::to_string(run.seed);
 }
 
+// `planned` less the job flags `recorded` lacks that are at their default
+// value: a flag a later build added (--budget-s) does not change what a
+// run recorded before it computed.
+std::vector<std::string> WithoutNewDefaults(
+    const std::vector<std::string>& planned,
+    const std::vector<std::string>& recorded) {
+  static const JobConfig defaults;
+  std::vector<std::string> kept = {planned.empty() ? "" : planned[0]};
+  for (size_t i = 1; i + 1 < planned.size(); i += 2) {
+    const std::string& flag = planned[i];
+    const JobField* field = nullptr;
+    for (const JobField& f : JobFields()) {
+      if (!f.flag.empty() && "--" + f.flag == flag) field = &f;
+    }
+    const bool absent =
+        std::find(recorded.begin(), recorded.end(), flag) == recorded.end();
+    if (field != nullptr && absent &&
+        planned[i + 1] == field->format(defaults)) {
+      continue;
+    }
+    kept.insert(kept.end(), {flag, planned[i + 1]});
+  }
+  return kept;
+}
+
 // The command without argv[0]: the launcher's path may move between
-// invocations without changing what a run computes.
+// invocations without changing what a run computes. `a` is the recorded
+// command, `b` the planned one.
 bool SameCommand(const std::vector<std::string>& a,
-                 const std::vector<std::string>& b) {
+                 const std::vector<std::string>& planned) {
+  const std::vector<std::string> b =
+      planned.size() % 2 == 1 ? WithoutNewDefaults(planned, a) : planned;
   if (a.size() != b.size()) return false;
   // Not the launcher's path, and not the run folder's: an experiment
   // folder that was moved holds the same runs.
@@ -142,12 +174,39 @@ std::string Outcome(const RunRecord& r, const std::string& dir) {
   return text;
 }
 
+// The bound of each scenario (SplitBound), when a policy sizes batches by
+// speed.
+std::string BoundsText(const ExperimentSpec& spec,
+                       const std::vector<RunState>& states) {
+  if (!std::any_of(spec.policies.begin(), spec.policies.end(), SplitsBatches)) {
+    return "";
+  }
+  std::string text;
+  std::set<std::string> done;
+  for (const RunState& s : states) {
+    if (!done.insert(s.run.scenario).second) continue;
+    const std::optional<double> bound = SplitBound(s.run);
+    if (!bound) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.2fx", *bound);
+    text += "bound, scenario " + s.run.scenario +
+            ": a perfect batch split's clocks are " + buf +
+            " shorter than BSP's even split (compute cost model)\n";
+  }
+  return text;
+}
+
 void PrintPlan(const ExperimentSpec& spec, const std::vector<RunState>& states,
                const RunnerOptions& options, std::ostream& log) {
+  std::set<std::string> groups;
+  for (const RunState& s : states) groups.insert(s.run.policy);
   log << "experiment '" << spec.name << "': " << spec.scenarios.size()
-      << " scenario(s) x " << spec.policies.size() << " policies x "
-      << spec.seeds.size() << " seed(s) = " << states.size() << " runs into "
-      << options.out_dir << "\n";
+      << " scenario(s) x " << spec.policies.size() << " policies";
+  if (groups.size() != spec.policies.size()) {
+    log << " (" << groups.size() << " run groups with their sweeps)";
+  }
+  log << " x " << spec.seeds.size() << " seed(s) = " << states.size()
+      << " runs into " << options.out_dir << "\n";
   for (const RunState& s : states) {
     std::string state = "to run";
     if (s.record) {
@@ -164,6 +223,7 @@ void PrintPlan(const ExperimentSpec& spec, const std::vector<RunState>& states,
     for (const std::string& a : states.front().run.argv) log << " " << a;
     log << "\n";
   }
+  log << BoundsText(spec, states);
   log << EstimateText(spec, states, options.retry_failed) << "\n";
 }
 

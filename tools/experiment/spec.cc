@@ -9,104 +9,16 @@
 #include <sstream>
 
 #include "common/job_fields.h"
-#include "sync_policies/policy_registry.h"
 #include "tools/experiment/spec_keys.h"
-#include "tools/experiment/toml_reader.h"
+#include "tools/experiment/spec_reader.h"
+#include "tools/experiment/sweep.h"
 
 namespace lockstep {
 namespace {
 
-class SpecParser : public TomlReader {
+class SpecParser : public SpecReader {
  public:
-  using TomlReader::TomlReader;
-
-  // The settings of a job or launch table; `flag_of` names the flag each
-  // key stands for ("" for an unknown key).
-  StatusOr<std::vector<SpecSetting>> Settings(
-      const toml::node& node, const std::string& where,
-      std::string (*flag_of)(const std::string&),
-      const std::vector<std::string>& known_list) const {
-    const toml::table* table = node.as_table();
-    if (table == nullptr) return Error(node, where + ": expected a table");
-    std::vector<SpecSetting> settings;
-    for (auto&& [key, value] : *table) {
-      const std::string k(key.str());
-      const int line = static_cast<int>(value.source().begin.line);
-      if (k == "sync" || k == "seed") {
-        std::string reason = where + ": '";
-        reason += k + "' is set by the spec's '";
-        reason += k == "sync" ? "policies" : "seeds";
-        return Error(line, reason + "', not per job");
-      }
-      if (flag_of(k).empty()) return UnknownKey(line, k, where, known_list);
-      LS_ASSIGN_OR_RETURN(std::string text, FlagText(value, k));
-      settings.push_back({k, text, line});
-    }
-    // toml++ keeps a table's keys sorted; the file's order reads better.
-    std::sort(settings.begin(), settings.end(),
-              [](const SpecSetting& a, const SpecSetting& b) {
-                return a.line < b.line;
-              });
-    for (size_t i = 0; i < settings.size(); ++i) {
-      for (size_t j = 0; j < i; ++j) {
-        if (flag_of(settings[i].key) == flag_of(settings[j].key)) {
-          return Error(settings[i].line,
-                       where + ": '" + settings[i].key + "' is '" +
-                           settings[j].key + "' (line " +
-                           std::to_string(settings[j].line) + ") given again");
-        }
-      }
-    }
-    return settings;
-  }
-
-  StatusOr<std::vector<SpecPolicy>> Policies(const toml::node& node) const {
-    const toml::array* array = node.as_array();
-    if (array == nullptr || array->empty()) {
-      return Error(node,
-                   "policies: expected a non-empty list of --sync "
-                   "values or { sync = ..., label = ... } tables");
-    }
-    std::vector<SpecPolicy> policies;
-    for (const toml::node& item : *array) {
-      SpecPolicy p;
-      p.line = static_cast<int>(item.source().begin.line);
-      if (const toml::table* t = item.as_table()) {
-        LS_RETURN_IF_ERROR(CheckKeys(*t, "a policy", {"sync", "label"}));
-        if (!t->contains("sync")) return Error(item, "policy: missing 'sync'");
-        LS_ASSIGN_OR_RETURN(p.sync, String(*t->get("sync"), "sync"));
-        if (t->contains("label")) {
-          LS_ASSIGN_OR_RETURN(p.label, String(*t->get("label"), "label"));
-        }
-      } else {
-        LS_ASSIGN_OR_RETURN(p.sync, String(item, "policies"));
-      }
-      if (p.label.empty()) p.label = p.sync;
-      LS_RETURN_IF_ERROR(CheckPolicyName(p));
-      for (const SpecPolicy& other : policies) {
-        if (other.label == p.label) {
-          return Error(p.line, "policy label '" + p.label +
-                                   "' given twice (first on line " +
-                                   std::to_string(other.line) +
-                                   "); give one a label");
-        }
-      }
-      policies.push_back(p);
-    }
-    return policies;
-  }
-
-  Status CheckPolicyName(const SpecPolicy& p) const {
-    const std::string name = PolicySpec(p.sync).name();
-    for (const PolicyFactory& f : PolicyFactories()) {
-      if (name == f.name) return Status();
-    }
-    std::string known;
-    for (const std::string& form : KnownSyncPolicies()) {
-      known += (known.empty() ? "" : ", ") + form;
-    }
-    return Error(p.line, "unknown policy '" + p.sync + "'; known: " + known);
-  }
+  using SpecReader::SpecReader;
 
   StatusOr<std::string> Hetero(const toml::node& node) const {
     if (node.is_string()) return std::string(node.as_string()->get());
@@ -170,6 +82,11 @@ class SpecParser : public TomlReader {
   // [job], [launch] and the scenarios.
   Status FillJob(const toml::table& root, ExperimentSpec* spec) const;
   Status FillPaper(const toml::table& root, ExperimentSpec* spec) const;
+  // The sweep, its criterion and the targets.
+  Status FillSweep(const toml::table& root, ExperimentSpec* spec) const;
+  // A proportional split and the batches a policy's job or sweep gives.
+  Status CheckProportional(const ExperimentSpec& spec,
+                           const SpecPolicy& p) const;
 
  private:
   static bool IsFileName(const std::string& name) {
@@ -186,7 +103,8 @@ Status SpecParser::FillHeader(const toml::table& root,
   LS_RETURN_IF_ERROR(
       CheckKeys(root, "the spec",
                 {"name", "description", "seeds", "timeout_s", "baseline",
-                 "policies", "job", "launch", "scenario", "paper"}));
+                 "policies", "sweep", "sweep_criterion", "targets",
+                 "target_loss", "job", "launch", "scenario", "paper"}));
   for (const char* key : {"name", "policies", "job"}) {
     LS_RETURN_IF_ERROR(Required(root, key, 1));
   }
@@ -306,6 +224,68 @@ Status SpecParser::FillPaper(const toml::table& root,
   return Status();
 }
 
+Status SpecParser::FillSweep(const toml::table& root,
+                             ExperimentSpec* spec) const {
+  if (const toml::node* sweep = root.get("sweep")) {
+    LS_ASSIGN_OR_RETURN(spec->sweep, Sweep(*sweep, "sweep"));
+  }
+  for (const SpecPolicy& p : spec->policies) {
+    LS_RETURN_IF_ERROR(CheckProportional(*spec, p));
+  }
+  if (const toml::node* c = root.get("sweep_criterion")) {
+    LS_ASSIGN_OR_RETURN(spec->sweep_criterion, String(*c, "sweep_criterion"));
+    const auto& known = kSweepCriteria;
+    if (std::find(std::begin(known), std::end(known), spec->sweep_criterion) ==
+        std::end(known)) {
+      return Error(*c, "sweep_criterion '" + spec->sweep_criterion +
+                           "'; known: " +
+                           JoinKeys({std::begin(known), std::end(known)}));
+    }
+  }
+  if (const toml::node* targets = root.get("targets")) {
+    const toml::array* array = targets->as_array();
+    if (array == nullptr || array->empty()) {
+      return Error(*targets, "targets: expected a list of accuracies");
+    }
+    for (const toml::node& t : *array) {
+      const std::optional<double> v = t.value<double>();
+      if (!v || !(*v > 0 && *v <= 1)) {
+        return Error(t, "targets: expected accuracies in (0, 1]");
+      }
+      spec->targets.push_back(*v);
+    }
+    std::sort(spec->targets.begin(), spec->targets.end());
+    if (std::adjacent_find(spec->targets.begin(), spec->targets.end()) !=
+        spec->targets.end()) {
+      return Error(*targets, "targets: an accuracy given twice");
+    }
+  }
+  if (const toml::node* loss = root.get("target_loss")) {
+    const std::optional<double> v = loss->value<double>();
+    if (!v || !(*v > 0))
+      return Error(*loss, "target_loss: expected a loss > 0");
+    spec->target_loss = *v;
+  }
+  return Status();
+}
+
+Status SpecParser::CheckProportional(const ExperimentSpec& spec,
+                                     const SpecPolicy& p) const {
+  if (p.batch != kProportionalBatch) return Status();
+  const std::string why =
+      "policy '" + p.label + "': batch = \"proportional\" sets the batches ";
+  for (const SpecSetting& s : p.job) {
+    if (SpecJobFlag(s.key) == "batch")
+      return Error(s.line, why + "its job gives");
+  }
+  for (const SpecSweepAxis& axis : SweepAxesOf(spec, p)) {
+    if (SpecJobFlag(axis.key) == "batch") {
+      return Error(axis.line, why + "the sweep varies");
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 StatusOr<ExperimentSpec> ParseExperimentSpec(const std::string& text,
@@ -324,6 +304,7 @@ StatusOr<ExperimentSpec> ParseExperimentSpec(const std::string& text,
   LS_RETURN_IF_ERROR(parser.FillHeader(root, &spec));
   LS_RETURN_IF_ERROR(parser.FillJob(root, &spec));
   LS_RETURN_IF_ERROR(parser.FillPaper(root, &spec));
+  LS_RETURN_IF_ERROR(parser.FillSweep(root, &spec));
   return spec;
 }
 

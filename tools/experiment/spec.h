@@ -5,10 +5,28 @@
 //
 //     name = "static-heterogeneity"         # required
 //     description = "four speed classes"    # optional, shown in the report
-//     seeds = [1, 2, 3]                     # default [1]
+//     seeds = [1, 2, 3, 4, 5]               # default [1]
 //     timeout_s = 900                       # per run, default 1800
 //     baseline = "bsp"                      # a policy label; default first
-//     policies = ["bsp", "ssp:3", { sync = "lbbsp:numerical", label = "num" }]
+//     policies = [
+//       "bsp",
+//       { sync = "lbbsp:numerical", label = "num" },
+//       # a policy's own job settings, over [job] and the scenario's job:
+//       { sync = "ssp:0", label = "ssp0", job = { lr = 0.1, momentum = 0.5 } },
+//       # its own sweep instead of the spec's (below); sweep = {}: none
+//       { sync = "asp", sweep = { lr = [0.02, 0.05] } },
+//       # BSP with fixed batches that finish every worker's clock-0 cost
+//       # together (x_i proportional to speed at the fixed point), from
+//       # the scenario's profiles; sums to the job's global batch:
+//       { sync = "bsp", label = "static-split", batch = "proportional" },
+//     ]
+//     # Every combination of the values is its own run group, labelled
+//     # "LABEL@lr=0.05,momentum=0.9"; the report keeps each policy's best.
+//     sweep = { lr = [0.05, 0.1], momentum = [0.5, 0.9] }
+//     sweep_criterion = "time-to-target"    # or "mean-accuracy" or
+//                                           # "final-accuracy"
+//     targets = [0.80, 0.83, 0.85]          # more accuracy targets
+//     target_loss = 0.45                    # and a test-loss target
 //
 //     [job]             # any job flag of lockstep-launch --help, e.g.
 //     model = "mlp:128" # required
@@ -16,7 +34,8 @@
 //     workers = 4                           # required
 //     global_batch = 128                    # or batch = 32 / [16, 48, ...]
 //     clocks = 600
-//     target-accuracy = 0.85
+//     budget_s = 20     # same-wall-time stop: 20 s of training (0 = off)
+//     target-accuracy = 0.85                # the main target
 //
 //     [launch]          # launcher flags: data-transport, host
 //     data-transport = "tcp"
@@ -34,6 +53,16 @@
 //     claim = "LB-BSP up to 54% faster than BSP"
 //     policy = "num"      # the policy the claim is about, and the speedup
 //     speedup = 1.54      # it reports over the baseline: printed beside ours
+//
+// A run's job: [job], then the scenario's job, then the policy's job, then
+// its sweep point, each over the one before (a later batch replaces an
+// earlier global_batch and the reverse). A policy's job key also takes
+// that key out of the spec's sweep for the policy; a key in both a
+// policy's job and its own sweep is an error. The main target is the job's
+// target-accuracy, else the highest of `targets`; the sweep criterion
+// "time-to-target" is the median time to it over the seeds (a seed that
+// never reached it counts as never), ties and never-reached broken by the
+// mean test accuracy over the evaluation points.
 //
 // `sync` and `seed` come from `policies` and `seeds`, so [job] refuses
 // them; a `data-order` not given is "global" for every policy, so every
@@ -59,9 +88,27 @@ struct SpecSetting {
   int line = 0;
 };
 
+// One swept job key and the values it takes, as flag text.
+struct SpecSweepAxis {
+  std::string key;  // as written: "lr", "momentum", "target_accuracy"
+  std::vector<std::string> values;  // distinct, in the file's order
+  int line = 0;
+};
+
+// What `sweep_criterion` may be.
+inline constexpr const char* kSweepCriteria[] = {
+    "time-to-target", "mean-accuracy", "final-accuracy"};
+
+// The policy entry's `batch = "proportional"`.
+inline constexpr char kProportionalBatch[] = "proportional";
+
 struct SpecPolicy {
-  std::string sync;   // the --sync value
-  std::string label;  // unique; names the run folders and table rows
+  std::string sync;              // the --sync value
+  std::string label;             // unique; names the run folders and table rows
+  std::vector<SpecSetting> job;  // over [job] and the scenario's job
+  std::vector<SpecSweepAxis> sweep;  // its own, instead of the spec's
+  bool own_sweep = false;            // `sweep` given (maybe {}: no sweep)
+  std::string batch;                 // "" or kProportionalBatch
   int line = 0;
 };
 
@@ -87,6 +134,10 @@ struct ExperimentSpec {
   std::vector<SpecSetting> job;
   std::vector<SpecSetting> launch;
   std::vector<SpecScenario> scenarios;
+  std::vector<SpecSweepAxis> sweep;  // every policy's, unless its own
+  std::string sweep_criterion = "time-to-target";
+  std::vector<double> targets;  // accuracy targets, ascending
+  double target_loss = 0;       // 0: none
   std::string paper_source;
   std::string paper_claim;
   std::string paper_policy;  // a label; empty: no number to compare

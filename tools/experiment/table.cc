@@ -1,5 +1,6 @@
 #include "tools/experiment/table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -38,19 +39,17 @@ std::string Shares(const PolicyRow& r) {
   return text;
 }
 
-// A CSV field, quoted when it holds a separator or a quote.
-std::string CsvText(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text)
-    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
 std::string CsvCells(const std::optional<Spread>& s) {
   if (!s) return ",,";
   char buf[128];
   std::snprintf(buf, sizeof(buf), "%.6g,%.6g,%.6g", s->median, s->min, s->max);
+  return buf;
+}
+
+std::string IntervalCells(const Interval& i) {
+  if (i.empty()) return ",,";
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "%.6g,%.6g,%.6g", i.median, i.lo, i.hi);
   return buf;
 }
 
@@ -66,6 +65,18 @@ struct RowValues {
   }
 };
 
+// Each policy's time to target by seed, +inf for a run that never
+// reached it; failed runs left out.
+std::map<std::string, std::map<uint64_t, double>> TimesBySeed(
+    const std::vector<RunOutcome>& runs) {
+  std::map<std::string, std::map<uint64_t, double>> times;
+  for (const RunOutcome& r : runs) {
+    if (!r.metrics) continue;
+    times[r.policy][r.seed] = r.TimeToTarget().value_or(INFINITY);
+  }
+  return times;
+}
+
 void AddRun(const RunMetrics& m, RowValues* v) {
   const RunSummary& s = m.summary;
   for (const char* key :
@@ -77,7 +88,6 @@ void AddRun(const RunMetrics& m, RowValues* v) {
   v->Add("mean_clock_ms", m.mean_clock_s * 1000);
   v->Add("staleness_p50", m.staleness_p50);
   v->Add("staleness_p99", m.staleness_p99);
-  if (m.clocks_to_target) v->Add("clocks_to_target", *m.clocks_to_target);
   if (m.predictor_rmse_share) v->Add("predictor_rmse", *m.predictor_rmse_share);
   double sum = 0, max = 0;
   for (size_t w = 0; w < m.idle_share.size(); ++w) {
@@ -92,16 +102,60 @@ void AddRun(const RunMetrics& m, RowValues* v) {
   }
 }
 
+// The intervals of `row` from every policy's times by seed.
+void AddIntervals(
+    const std::map<std::string, std::map<uint64_t, double>>& times,
+    const std::string& baseline, PolicyRow* row) {
+  auto own = times.find(row->policy);
+  if (own == times.end()) return;
+  std::vector<double> values;
+  for (const auto& [seed, t] : own->second) values.push_back(t);
+  row->time_ci = MedianInterval(values);
+  auto base = times.find(baseline);
+  if (base == times.end()) return;
+  std::vector<std::pair<double, double>> pairs;
+  for (const auto& [seed, t] : own->second) {
+    auto b = base->second.find(seed);
+    if (b != base->second.end()) pairs.push_back({b->second, t});
+  }
+  row->speedup_ci = RatioInterval(pairs);
+}
+
 }  // namespace
+
+std::string CsvText(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  }
+  return quoted + "\"";
+}
+
+std::optional<double> RunOutcome::TimeToTarget() const {
+  if (!metrics) return std::nullopt;
+  if (main_target <= 0 || metrics->evals.empty()) {
+    return metrics->summary.time_to_target_s;
+  }
+  const EvalPoint* e = metrics->FirstReaching({main_target, false});
+  return e ? std::optional<double>(e->train_s) : std::nullopt;
+}
+
+std::optional<double> RunOutcome::ClocksToTarget() const {
+  if (!metrics) return std::nullopt;
+  if (main_target <= 0) return metrics->clocks_to_target;
+  const EvalPoint* e = metrics->FirstReaching({main_target, false});
+  return e ? std::optional<double>(e->clock) : std::nullopt;
+}
 
 std::vector<PolicyRow> PolicyRows(const std::vector<RunOutcome>& runs,
                                   const std::vector<std::string>& policies,
                                   const std::string& baseline) {
+  const auto times = TimesBySeed(runs);
   std::map<uint64_t, double> baseline_ttt;  // seed -> time to target
   for (const RunOutcome& r : runs) {
-    if (r.policy == baseline && r.metrics &&
-        r.metrics->summary.time_to_target_s) {
-      baseline_ttt[r.seed] = *r.metrics->summary.time_to_target_s;
+    if (r.policy == baseline && r.TimeToTarget()) {
+      baseline_ttt[r.seed] = *r.TimeToTarget();
     }
   }
   std::vector<PolicyRow> rows;
@@ -116,8 +170,10 @@ std::vector<PolicyRow> PolicyRows(const std::vector<RunOutcome>& runs,
         continue;
       }
       ++row.runs;
+      row.sweep_point = r.sweep_point;
       AddRun(*r.metrics, &v);
-      const std::optional<double>& ttt = r.metrics->summary.time_to_target_s;
+      if (r.ClocksToTarget()) v.Add("clocks_to_target", *r.ClocksToTarget());
+      const std::optional<double> ttt = r.TimeToTarget();
       if (!ttt) continue;
       ++row.reached;
       v.Add("time_to_target_s", *ttt);
@@ -148,6 +204,7 @@ std::vector<PolicyRow> PolicyRows(const std::vector<RunOutcome>& runs,
       auto s = Spread::Of(w);
       row.idle_by_worker.push_back(s ? s->median : NAN);
     }
+    AddIntervals(times, baseline, &row);
     rows.push_back(std::move(row));
   }
   return rows;
@@ -155,19 +212,24 @@ std::vector<PolicyRow> PolicyRows(const std::vector<RunOutcome>& runs,
 
 std::string TableMarkdown(const std::vector<PolicyRow>& rows,
                           const std::string& baseline) {
+  const bool bounds = std::any_of(rows.begin(), rows.end(),
+                                  [](const PolicyRow& r) { return r.bound; });
   std::string out = "| policy | time to target (s) | speedup vs " + baseline;
+  out += bounds ? " | bound" : "";
   out +=
       " | reached | clocks to target | mean clock (ms) | samples/s | final "
-      "test acc | wall (s) | runs (failed) |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n";
+      "test acc | wall (s) | runs (failed) |\n|---|---|---|";
+  out += bounds ? "---|" : "";
+  out += "---|---|---|---|---|---|---|\n";
   for (const PolicyRow& r : rows) {
-    out += "| " + r.policy + " | " + Cell(r.time_to_target_s, 1) + " | " +
-           Cell(r.speedup, 2, "x") + " | " + std::to_string(r.reached) + "/" +
-           std::to_string(r.runs) + " | " + Cell(r.clocks_to_target, 0) +
-           " | " + Cell(r.mean_clock_ms, 1) + " | " + Cell(r.samples_per_s, 0) +
-           " | " + Cell(r.test_accuracy, 4) + " | " + Cell(r.wall_s, 1) +
-           " | " + std::to_string(r.runs) + " (" + std::to_string(r.failed) +
-           ") |\n";
+    out += "| " + r.Name() + " | " + r.time_ci.Text(1) + " | " +
+           r.speedup_ci.Text(2, "x", "inf") + " | ";
+    if (bounds) out += (r.bound ? Number(*r.bound, 2) + "x" : "-") + " | ";
+    out += std::to_string(r.reached) + "/" + std::to_string(r.runs) + " | " +
+           Cell(r.clocks_to_target, 0) + " | " + Cell(r.mean_clock_ms, 1) +
+           " | " + Cell(r.samples_per_s, 0) + " | " + Cell(r.test_accuracy, 4) +
+           " | " + Cell(r.wall_s, 1) + " | " + std::to_string(r.runs) + " (" +
+           std::to_string(r.failed) + ") |\n";
   }
   return out;
 }
@@ -186,7 +248,7 @@ std::string DetailMarkdown(const std::vector<PolicyRow>& rows) {
         r.staleness_p50 ? Number(r.staleness_p50->median, 0) + " / " +
                               Number(r.staleness_p99->median, 0)
                         : "-";
-    out += "| " + r.policy + " | " + Shares(r) + " | " +
+    out += "| " + r.Name() + " | " + Shares(r) + " | " +
            (idle.empty() ? "-" : idle) + " | " + Cell(r.dropped_pushes, 0) +
            " | " + staleness + " | " + Cell(Scaled(r.overhead_share, 100), 2) +
            " | " + Cell(Scaled(r.predictor_rmse_share, 100), 1) + " |\n";
@@ -214,7 +276,9 @@ std::string TableCsv(const std::vector<PolicyRow>& rows) {
       out += stat;
     }
   }
-  out += "\n";
+  out +=
+      ",time_to_target_ci_median,time_to_target_ci_lo,time_to_target_ci_hi,"
+      "speedup_ratio,speedup_ratio_lo,speedup_ratio_hi,bound,sweep_point\n";
   for (const PolicyRow& r : rows) {
     out += CsvText(r.policy) + "," + std::to_string(r.runs) + "," +
            std::to_string(r.failed) + "," + std::to_string(r.reached);
@@ -230,7 +294,9 @@ std::string TableCsv(const std::vector<PolicyRow>& rows) {
                           &r.overhead_share,   &r.predictor_rmse_share}) {
       out += "," + CsvCells(*s);
     }
-    out += "\n";
+    out += "," + IntervalCells(r.time_ci) + "," + IntervalCells(r.speedup_ci);
+    out += "," + (r.bound ? Number(*r.bound, 6) : "") + "," +
+           CsvText(r.sweep_point) + "\n";
   }
   return out;
 }

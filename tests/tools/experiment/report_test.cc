@@ -146,12 +146,15 @@ TEST_F(ExperimentReportTest, TablesHoldTheFixturesMediansAndSpreads) {
   auto states = InspectRuns(*runs);
   ASSERT_TRUE(states.ok());
   const std::string md = ReportMarkdown(*spec, *states);
-  // Speedups by seed: 10/5 = 2 and 12/8 = 1.5.
-  EXPECT_NE(md.find("| bsp | 11.0 (10.0-12.0) | 1.00x | 2/2 | 3 | 5000.0 | "
+  // Medians of two seeds with their bootstrap intervals: a resample of
+  // two seeds gives one seed twice (each 1/4 of the time) or both, so the
+  // 2.5% and 97.5% points are the two seeds' values. The speedup is the
+  // ratio of the medians, 11 / 6.5; resampled, 10/5 = 2 or 12/8 = 1.5.
+  EXPECT_NE(md.find("| bsp | 11.0 [10.0, 12.0] | 1.00x | 2/2 | 3 | 5000.0 | "
                     "100 | 0.8500 | 20.0 | 2 (0) |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| lb | 6.5 (5.0-8.0) | 1.75x (1.50-2.00) | 2/2 | 2 |"),
+  EXPECT_NE(md.find("| lb | 6.5 [5.0, 8.0] | 1.69x [1.50x, 2.00x] | 2/2 | 2 |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| bsp | 50 / 10 / 10 / 30 | 0 / 75 | 0 | 0 / 2 | 0.10 | "
@@ -162,8 +165,8 @@ TEST_F(ExperimentReportTest, TablesHoldTheFixturesMediansAndSpreads) {
                     "1.4 |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("**Published: lb over bsp 1.54x. Here: 1.75x (1.50-2.00) "
-                    "over 2 seed(s).**"),
+  EXPECT_NE(md.find("**Published: lb over bsp 1.54x. Here: 1.69x [1.50x, "
+                    "2.00x] over 2 seed(s)"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("Machine: fixture, 2 CPUs, 2.0 GiB"), std::string::npos)
@@ -202,6 +205,184 @@ TEST_F(ExperimentReportTest, WritesAnHtmlPageWithEveryPlotEmbedded) {
       << csv;
   EXPECT_NE(Slurp(dir_ + "/report.md").find("![Test accuracy vs training time"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// Two workers; worker 0 turns 3x slower at clock 2 of 4.
+constexpr char kSweptSpec[] = R"(name = "swept"
+seeds = [1, 2, 3]
+sweep = { lr = [0.05, 0.1] }
+targets = [0.6, 0.8]
+target_loss = 0.3
+policies = [
+  "bsp",
+  { sync = "lbbsp:numerical", label = "lb", sweep = {} },
+  { sync = "bsp", label = "static", batch = "proportional", sweep = {} },
+]
+
+[job]
+model = "mlp:8"
+data = "synthetic:samples=256:dim=8"
+workers = 2
+global_batch = 40
+clocks = 4
+target_accuracy = 0.8
+budget_s = 10
+
+[[scenario]]
+name = "drift"
+hetero = { "*" = "linear=0+0.001", w0 = "x3@2" }
+)";
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs evaluated after clocks 1..4 (1 s of training each) that reach
+// accuracy 0.85 (loss 0.15) from the clock of their group, else 0.5:
+// bsp@lr=0.05 at clock 4, bsp@lr=0.1 at 2 (never in seed 3), lb at 1,
+// static at 3.
+class SweptReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.empty());
+    std::ofstream(dir_ + "/spec.toml") << kSweptSpec;
+    auto spec = ParseExperimentSpec(kSweptSpec, "spec.toml");
+    ASSERT_TRUE(spec.ok()) << spec.status().message();
+    auto runs = PlanExperiment(*spec, dir_, "lockstep-launch");
+    ASSERT_TRUE(runs.ok()) << runs.status().message();
+    ASSERT_EQ(runs->size(), 12u);
+    for (const PlannedRun& run : *runs) WriteSweptRun(run);
+  }
+
+  static int ReachClock(const PlannedRun& run) {
+    if (run.policy == "bsp@lr=0.05") return 4;
+    if (run.policy == "bsp@lr=0.1") return run.seed == 3 ? 99 : 2;
+    return run.policy == "lb" ? 1 : 3;
+  }
+
+  void WriteSweptRun(const PlannedRun& run) {
+    fs::create_directories(run.dir);
+    const int reach = ReachClock(run);
+    const double final_accuracy = reach <= 4 ? 0.85 : 0.5;
+    std::ofstream(run.dir + "/summary.json")
+        << "{\"policy\":\"" << run.job.sync
+        << "\",\"clocks\":4,\"samples\":160,\"global_batch\":40,"
+           "\"wall_s\":4,\"test_accuracy\":"
+        << final_accuracy << ",\"test_loss\":" << 1 - final_accuracy
+        << ",\"time_to_target_s\":"
+        << (reach <= 4 ? std::to_string(reach) : "null") << "}\n";
+    std::ofstream eval(run.dir + "/eval.jsonl");
+    for (int c = 1; c <= 4; ++c) {
+      const double acc = c >= reach ? 0.85 : 0.5;
+      eval << "{\"clock\":" << c << ",\"train_s\":" << c
+           << ",\"test_loss\":" << 1 - acc << ",\"test_accuracy\":" << acc
+           << ",\"final\":" << (c == 4 ? "true" : "false") << "}\n";
+    }
+    RunRecord record;
+    record.status = "ok";
+    record.exit = "exited with status 0";
+    record.command = run.argv;
+    ASSERT_TRUE(WriteRunRecord(run.dir, record).ok());
+  }
+
+  TempDir tmp_{"lockstep-swept-report"};
+  const std::string dir_ = tmp_.path();
+};
+
+TEST_F(SweptReportTest, TheTablesShowEachPolicysBestOfItsSweep) {
+  ReportCommand command;
+  command.dir = dir_;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunReportCommand(command, out, err), 0) << err.str();
+  const std::string md = ReadText(dir_ + "/report.md");
+  // Worker 0 costs 1 ms a sample, then 3 ms from clock 2: 20 + 20 samples
+  // take 20 ms and then 60 ms; a perfect split 40 / 2000 s and then
+  // 40 / 1333.3 s.
+  char bound[32];
+  std::snprintf(
+      bound, sizeof(bound), "%.2fx",
+      (2 * 0.020 + 2 * 0.060) / (2 * 0.020 + 2 * 40 / (1000 / 3.0 + 1000)));
+  // bsp@lr=0.1 reaches the target at 2, 2 s and never: median 2; lb at 1 s.
+  EXPECT_NE(md.find("| policy | time to target (s) | speedup vs bsp | bound | "
+                    "reached |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| bsp@lr=0.1 | 2.0 [2.0, never] | 1.00x | - | 2/3 | 2 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| lb | 1.0 | 2.00x [2.00x, inf] | " + std::string(bound) +
+                    " | 3/3 | 1 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| static | 3.0 | 0.67x [0.67x, inf] | " +
+                    std::string(bound) + " | 3/3 | 3 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Bound: a perfect batch split's clocks are " +
+                    std::string(bound).substr(0, 4) +
+                    "x shorter than BSP's even split of X = 40"),
+            std::string::npos)
+      << md;
+  // The sweep: bsp's two points, lr 0.1 the best.
+  EXPECT_NE(md.find("### Sweep"), std::string::npos) << md;
+  EXPECT_NE(md.find("| bsp@lr=0.05 | 3 (0) | 3/3 | 4.0 | 0.5875 | 0.8500 |  |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| bsp@lr=0.1 | 3 (0) | 2/3 | 2.0 |"), std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("| bsp@lr=0.05 | 4.0"), std::string::npos) << md;
+}
+
+TEST_F(SweptReportTest, EveryTargetTheBudgetAndTheSweepHaveTheirFiles) {
+  ReportCommand command;
+  command.dir = dir_;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunReportCommand(command, out, err), 0) << err.str();
+  const std::string md = ReadText(dir_ + "/report.md");
+  EXPECT_NE(md.find("| lb | accuracy 0.6 | 3/3 | 1.0 | 1 | 40 | 2.00x [2.00x, "
+                    "inf] |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| static | loss 0.3 | 3/3 | 3.0 | 3 | 120 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("At the time budget (10 s of training"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| bsp@lr=0.1 | 0.8500 [0.5000, 0.8500] |"),
+            std::string::npos)
+      << md;
+  const std::string sweep = ReadText(dir_ + "/report/sweep.csv");
+  EXPECT_NE(sweep.find("\ndrift,bsp,bsp@lr=0.05,0.05,2,ok,4,0.5875,0.85,4,"
+                       "0.5875,0.85,time-to-target,0\n"),
+            std::string::npos)
+      << sweep;
+  EXPECT_NE(sweep.find("\ndrift,bsp,bsp@lr=0.1,0.1,3,ok,inf,0.5,0.5,2,"),
+            std::string::npos)
+      << sweep;
+  EXPECT_NE(sweep.find("\ndrift,lb,lb,,1,ok,1,"), std::string::npos) << sweep;
+  const std::string targets = ReadText(dir_ + "/report/drift-targets.csv");
+  EXPECT_NE(targets.find("\nstatic,loss,0.3,3,3,3,3,3,3,3,3,120,120,120,"),
+            std::string::npos)
+      << targets;
+  const std::string csv = ReadText(dir_ + "/report/drift.csv");
+  EXPECT_NE(csv.find(",bound,sweep_point\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",lr=0.1\n"), std::string::npos) << csv;
+  // The plots get the chosen runs and every target.
+  const std::string json = ReadText(dir_ + "/report/report.json");
+  EXPECT_NE(json.find("\"label\": \"bsp@lr=0.1\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("bsp_lr_0.05"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"targets\": [\n    0.6,\n    0.8\n   ]"),
+            std::string::npos)
+      << json;
 }
 
 }  // namespace

@@ -168,6 +168,35 @@ TEST_F(ExperimentRunnerTest, AFolderOfAnotherSpecIsNeverMixedIn) {
       << states.status().message();
 }
 
+TEST_F(ExperimentRunnerTest, RunsRecordedBeforeAJobFlagExistedStillCount) {
+  Run(Spec("[1]"));
+  // Recorded by a build without --budget-s: its default changes nothing.
+  const std::vector<RunState> before = States(Spec("[1]"));
+  for (const RunState& s : before) {
+    RunRecord r = *s.record;
+    auto at = std::find(r.command.begin(), r.command.end(), "--budget-s");
+    ASSERT_NE(at, r.command.end());
+    ASSERT_EQ(*(at + 1), "0");
+    r.command.erase(at, at + 2);
+    ASSERT_TRUE(WriteRunRecord(s.run.dir, r).ok());
+  }
+  auto spec = ParseExperimentSpec(Spec("[1]"), "spec.toml");
+  ASSERT_TRUE(spec.ok());
+  auto runs = PlanExperiment(*spec, tmp_ + "/out", launcher_);
+  ASSERT_TRUE(runs.ok());
+  auto states = InspectRuns(*runs);
+  ASSERT_TRUE(states.ok()) << states.status().message();
+  EXPECT_TRUE((*states)[0].record.has_value());
+  // A budget that is not the default is another run.
+  std::string budget = Spec("[1]");
+  budget.insert(budget.find("[job]") + 6, "budget_s = 5\n");
+  spec = ParseExperimentSpec(budget, "spec.toml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  runs = PlanExperiment(*spec, tmp_ + "/out", launcher_);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_FALSE(InspectRuns(*runs).ok());
+}
+
 TEST_F(ExperimentRunnerTest, AMovedExperimentFolderHoldsTheSameRuns) {
   Run(Spec("[1]"));
   fs::rename(tmp_ + "/out", tmp_ + "/moved");

@@ -196,3 +196,189 @@ TEST(ExperimentSpecTest, RefusesWhatTheSpecSetsItselfAndAmbiguousNames) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+constexpr char kSweepSpec[] = R"(name = "sweep"
+seeds = [1, 2, 3, 4, 5]
+sweep = { lr = [0.05, 0.1], momentum = [0.5, 0.9] }
+sweep_criterion = "mean-accuracy"
+targets = [0.85, 0.80, 0.83]
+target_loss = 0.45
+policies = [
+  "bsp",
+  { sync = "ssp:0", label = "ssp0", job = { lr = 0.1, optimizer = "momentum" } },
+  { sync = "asp", sweep = { momentum = [0.0, 0.5], lr = [0.02] } },
+  { sync = "ssp:3", sweep = {} },
+  { sync = "bsp", label = "static-split", batch = "proportional" },
+]
+
+[job]
+model = "mlp:8"
+data = "synthetic"
+workers = 2
+budget_s = 30
+)";
+
+std::string SweepErrorOf(const std::string& text) {
+  StatusOr<ExperimentSpec> spec = ParseExperimentSpec(text, "spec.toml");
+  EXPECT_FALSE(spec.ok()) << "parsed: " << text;
+  return spec.ok() ? "" : spec.status().message();
+}
+
+// `kSweepSpec` with `from` replaced by `to` (which must be there).
+std::string SweepSpecWith(const std::string& from, const std::string& to) {
+  std::string text = kSweepSpec;
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+TEST(ExperimentSpecTest, ParsesPolicyJobsSweepsSplitsAndTargets) {
+  StatusOr<ExperimentSpec> spec = ParseExperimentSpec(kSweepSpec, "spec.toml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  // The spec's sweep, in the file's order.
+  ASSERT_EQ(spec->sweep.size(), 2u);
+  EXPECT_EQ(spec->sweep[0].key, "lr");
+  EXPECT_EQ(spec->sweep[0].values, (std::vector<std::string>{"0.05", "0.1"}));
+  EXPECT_EQ(spec->sweep[0].line, 3);
+  EXPECT_EQ(spec->sweep[1].key, "momentum");
+  EXPECT_EQ(spec->sweep[1].values, (std::vector<std::string>{"0.5", "0.9"}));
+  EXPECT_EQ(spec->sweep_criterion, "mean-accuracy");
+  EXPECT_EQ(spec->targets, (std::vector<double>{0.80, 0.83, 0.85}));
+  EXPECT_EQ(spec->target_loss, 0.45);
+  ASSERT_EQ(spec->policies.size(), 5u);
+  const SpecPolicy& ssp0 = spec->policies[1];
+  EXPECT_EQ(ssp0.label, "ssp0");
+  ASSERT_EQ(ssp0.job.size(), 2u);
+  EXPECT_EQ(ssp0.job[0].key, "lr");
+  EXPECT_EQ(ssp0.job[0].value, "0.1");
+  EXPECT_EQ(ssp0.job[0].line, 9);
+  EXPECT_EQ(ssp0.job[1].value, "momentum");
+  EXPECT_FALSE(ssp0.own_sweep);
+  const SpecPolicy& asp = spec->policies[2];
+  EXPECT_TRUE(asp.own_sweep);
+  ASSERT_EQ(asp.sweep.size(), 2u);
+  EXPECT_EQ(asp.sweep[0].key, "momentum");
+  EXPECT_EQ(asp.sweep[0].values, (std::vector<std::string>{"0", "0.5"}));
+  EXPECT_EQ(asp.sweep[1].key, "lr");
+  EXPECT_TRUE(spec->policies[3].own_sweep);
+  EXPECT_TRUE(spec->policies[3].sweep.empty());
+  EXPECT_EQ(spec->policies[4].batch, "proportional");
+  EXPECT_EQ(spec->policies[0].batch, "");
+  ASSERT_EQ(spec->job.size(), 4u);
+  EXPECT_EQ(spec->job[3].key, "budget_s");
+  EXPECT_EQ(spec->job[3].value, "30");
+}
+
+TEST(ExperimentSpecTest, SpecsWithoutTheNewKeysKeepTheirDefaults) {
+  StatusOr<ExperimentSpec> spec = ParseExperimentSpec(kFullSpec, "spec.toml");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_TRUE(spec->sweep.empty());
+  EXPECT_EQ(spec->sweep_criterion, "time-to-target");
+  EXPECT_TRUE(spec->targets.empty());
+  EXPECT_EQ(spec->target_loss, 0);
+  for (const SpecPolicy& p : spec->policies) {
+    EXPECT_TRUE(p.job.empty());
+    EXPECT_TRUE(p.sweep.empty());
+    EXPECT_FALSE(p.own_sweep);
+    EXPECT_EQ(p.batch, "");
+  }
+}
+
+TEST(ExperimentSpecTest, BadSweepsNameTheirFileAndLine) {
+  EXPECT_NE(SweepErrorOf(SweepSpecWith("lr = [0.05, 0.1]", "lr = 0.05"))
+                .find("spec.toml:3: sweep: 'lr' needs a non-empty list"),
+            std::string::npos)
+      << SweepErrorOf(SweepSpecWith("lr = [0.05, 0.1]", "lr = 0.05"));
+  EXPECT_NE(SweepErrorOf(SweepSpecWith("lr = [0.05, 0.1]", "lr = []"))
+                .find("spec.toml:3: sweep: 'lr' needs a non-empty list"),
+            std::string::npos);
+  EXPECT_NE(SweepErrorOf(SweepSpecWith("lr = [0.05, 0.1]", "lr = [0.1, 0.1]"))
+                .find("spec.toml:3: sweep: lr: 0.1 given twice"),
+            std::string::npos)
+      << SweepErrorOf(SweepSpecWith("lr = [0.05, 0.1]", "lr = [0.1, 0.1]"));
+  const std::string typo =
+      SweepErrorOf(SweepSpecWith("momentum = [0.5", "momentom = [0.5"));
+  EXPECT_NE(typo.find("spec.toml:3: unknown key 'momentom' in sweep; known:"),
+            std::string::npos)
+      << typo;
+  EXPECT_NE(
+      SweepErrorOf(SweepSpecWith("momentum = [0.5, 0.9] }",
+                                 "momentum = [0.5, 0.9], seed = [1] }"))
+          .find("spec.toml:3: sweep: 'seed' is set by the spec's 'seeds'"),
+      std::string::npos);
+  EXPECT_NE(SweepErrorOf(SweepSpecWith("sweep = {", "sweep = [1] #"))
+                .find("spec.toml:3: sweep: expected a table"),
+            std::string::npos);
+  const std::string nested = SweepErrorOf(
+      SweepSpecWith("momentum = [0.5, 0.9]", "momentum = [[0.5], [0.9]]"));
+  EXPECT_NE(nested.find("spec.toml:3:"), std::string::npos) << nested;
+}
+
+TEST(ExperimentSpecTest, BadPolicyEntriesNameTheirFileAndLine) {
+  const std::string both = SweepErrorOf(SweepSpecWith("lr = [0.02] }",
+                                                      "lr = [0.02] }, job = { "
+                                                      "lr = 0.1 }"));
+  EXPECT_NE(both.find("spec.toml:10: policy 'asp': 'lr' is both swept and "
+                      "set in its job (line 10)"),
+            std::string::npos)
+      << both;
+  const std::string split = SweepErrorOf(
+      SweepSpecWith("batch = \"proportional\"", "batch = \"even\""));
+  EXPECT_NE(split.find("spec.toml:12: policy 'static-split': batch = \"even\""),
+            std::string::npos)
+      << split;
+  const std::string given = SweepErrorOf(
+      SweepSpecWith("batch = \"proportional\"",
+                    "batch = \"proportional\", job = { batch = [16, 48] }"));
+  EXPECT_NE(given.find("spec.toml:12: policy 'static-split': batch = "
+                       "\"proportional\" sets the batches its job gives"),
+            std::string::npos)
+      << given;
+  const std::string swept = SweepErrorOf(
+      SweepSpecWith("momentum = [0.5, 0.9] }", "batch = [16, 32] }"));
+  EXPECT_NE(swept.find("spec.toml:3: policy 'static-split': batch = "
+                       "\"proportional\" sets the batches the sweep varies"),
+            std::string::npos)
+      << swept;
+  const std::string job_typo =
+      SweepErrorOf(SweepSpecWith("optimizer = \"momentum\"", "optimiser = 1"));
+  EXPECT_NE(job_typo.find("spec.toml:9: unknown key 'optimiser' in policy "
+                          "'ssp0' job"),
+            std::string::npos)
+      << job_typo;
+  EXPECT_NE(SweepErrorOf(SweepSpecWith("label = \"ssp0\"", "label = \"a@b\""))
+                .find("spec.toml:9: policy label 'a@b': '@' marks a sweep"),
+            std::string::npos);
+  EXPECT_NE(SweepErrorOf(SweepSpecWith("label = \"ssp0\"", "lable = \"x\""))
+                .find("spec.toml:9: unknown key 'lable' in a policy; known: "
+                      "sync, label, job, sweep, batch"),
+            std::string::npos);
+}
+
+TEST(ExperimentSpecTest, BadTargetsAndCriteriaNameTheirLine) {
+  const std::string criterion =
+      SweepErrorOf(SweepSpecWith("\"mean-accuracy\"", "\"fastest\""));
+  EXPECT_NE(criterion.find("spec.toml:4: sweep_criterion 'fastest'; known: "
+                           "time-to-target, mean-accuracy, final-accuracy"),
+            std::string::npos)
+      << criterion;
+  EXPECT_NE(SweepErrorOf(SweepSpecWith("0.85, 0.80", "1.5, 0.80"))
+                .find("spec.toml:5: targets: expected accuracies in (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(SweepErrorOf(SweepSpecWith("0.85, 0.80", "0.83, 0.80"))
+                .find("spec.toml:5: targets: an accuracy given twice"),
+            std::string::npos);
+  EXPECT_NE(SweepErrorOf(
+                SweepSpecWith("targets = [0.85, 0.80, 0.83]", "targets = []"))
+                .find("spec.toml:5: targets: expected a list"),
+            std::string::npos);
+  EXPECT_NE(SweepErrorOf(SweepSpecWith("target_loss = 0.45", "target_loss = 0"))
+                .find("spec.toml:6: target_loss: expected a loss > 0"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep
