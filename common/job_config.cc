@@ -89,6 +89,7 @@ Status ValidateJobConfig(const JobConfig& c) {
   }
   if (c.max_clocks < 0) return InvalidArgument("--clocks must be >= 0");
   if (c.eval_every < 0) return InvalidArgument("--eval-every must be >= 0");
+  if (c.evaluators > 1) return InvalidArgument("--evaluators must be 0 or 1");
   if (c.target_accuracy < 0 || c.target_accuracy > 1) {
     return InvalidArgument("--target-accuracy must be in [0, 1]");
   }

@@ -45,6 +45,11 @@ struct JobConfig {
   uint64_t train_limit = 0;
   uint64_t test_limit = 0;
   int64_t eval_every = 100;
+  // Out-of-band evaluator processes: 1 (the default; lockstep-launch starts
+  // it) evaluates the model at every eval_every point and at the end, so
+  // no training worker pays for evaluation; 0: no evaluation during
+  // training, and the lowest-ranked worker evaluates the final model.
+  uint32_t evaluators = 1;
   double target_accuracy = 0;
   // Seconds of training (evaluations left out) after which the coordinator
   // ends the job as if its clocks were done: a same-wall-time stop beside

@@ -143,6 +143,10 @@ std::vector<JobField> MakeTable() {
             "evaluate on the first N test samples (0 = all)"),
       Field("eval_every", "eval-every", &C::eval_every,
             "evaluate on the test set every N clocks (0 = only at the end)"),
+      Field("evaluators", "evaluators", &C::evaluators,
+            "out-of-band evaluator processes: 1 evaluates every --eval-every "
+            "clocks and at the end (no training worker waits for it), 0 "
+            "only the final model, on a worker"),
       Field("target_accuracy", "target-accuracy", &C::target_accuracy,
             "record the time when test accuracy first reaches this"),
       Field("budget_s", "budget-s", &C::budget_s,

@@ -110,8 +110,9 @@ void BindJoin(py::class_<WorkerHandle>& c) {
   c.def(py::init([](const std::string& coordinator, int rank,
                     double request_timeout_s, const std::string& hetero,
                     const std::string& real_link, const std::string& device,
-                    bool stop_on_signals) {
+                    bool stop_on_signals, bool evaluator) {
           WorkerOptions o;
+          o.evaluator = evaluator;
           o.coordinator = coordinator;
           o.rank_hint = rank;
           o.request_timeout_s = request_timeout_s;
@@ -125,7 +126,7 @@ void BindJoin(py::class_<WorkerHandle>& c) {
         py::arg("coordinator"), py::arg("rank") = -1,
         py::arg("request_timeout_s") = 300.0, py::arg("hetero") = "",
         py::arg("real_link") = "", py::arg("device") = "cpu",
-        py::arg("stop_on_signals") = false)
+        py::arg("stop_on_signals") = false, py::arg("evaluator") = false)
       .def(
           "register",
           [](WorkerHandle& w) {
@@ -134,6 +135,12 @@ void BindJoin(py::class_<WorkerHandle>& c) {
           },
           "Joins the job; returns its config as JSON text (rank() is set).")
       .def("rank", [](WorkerHandle& w) { return w.session().rank(); })
+      .def(
+          "is_evaluator",
+          [](WorkerHandle& w) { return w.session().evaluator(); },
+          "Whether this process is the job's evaluator: admit() then gives "
+          "evaluation points (Admission.evaluate), and pull() after one "
+          "reads the model at that point.")
       .def("job_json",
            [](WorkerHandle& w) { return JobConfigToJson(w.session().job()); });
 }

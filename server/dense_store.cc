@@ -87,7 +87,7 @@ Status DenseStore::Read(KeySpan keys, float* out) const {
 Status DenseStore::ApplyGradient(KeySpan keys, const float* grad,
                                  const Optimizer& opt, const UpdateStep& step) {
   LS_RETURN_IF_ERROR(CheckWithinRange(keys));
-  const int needs = opt.slots_for(step.kind != StepKind::kWhole);
+  const int needs = opt.SlotsFor(step.kind != StepKind::kWhole);
   if (needs != state_slots_) {
     return InvalidArgument(
         "optimizer " + std::string(opt.name()) + " needs " +
@@ -154,6 +154,16 @@ Status DenseStore::LoadOverlap(
     LS_RETURN_IF_ERROR(LoadArrayOverlap(from, s + 1, std::as_bytes(slots[s])));
   }
   return Status::Ok();
+}
+
+void DenseStore::ZeroSlotsFrom(int first_slot, KeySpan keys) {
+  const uint64_t begin = std::max(keys.begin, range_.begin);
+  const uint64_t end = std::min(keys.end, range_.end);
+  if (begin >= end) return;
+  for (int s = std::max(0, first_slot); s < state_slots_; ++s) {
+    float* slot = state_.data() + s * range_.size();
+    std::fill(slot + (begin - range_.begin), slot + (end - range_.begin), 0.0f);
+  }
 }
 
 Status DenseStore::LoadArrayOverlap(KeySpan from, int array,

@@ -54,7 +54,7 @@ class DenseStore {
   // call changes neither step() nor time(). `grad` may be null for a
   // kClose step (CloseClock).
   // InvalidArgument unless `keys` lies within range(), the store has the
-  // slots `step` needs (opt.slots_for(step.kind != kWhole)) and grad is
+  // slots `step` needs (opt.SlotsFor(step.kind != kWhole)) and grad is
   // given where it is needed.
   Status ApplyGradient(KeySpan keys, const float* grad, const Optimizer& opt,
                        const UpdateStep& step);
@@ -86,6 +86,9 @@ class DenseStore {
   // InvalidArgument when the slot count or a size does not match.
   Status LoadOverlap(KeySpan from, std::span<const float> weights,
                      const std::vector<std::span<const float>>& slots);
+  // Zeroes state slots `first_slot`.. (those a round lacks) over the keys
+  // of `keys` that lie in range().
+  void ZeroSlotsFrom(int first_slot, KeySpan keys);
   // The same for one array: 0 the weights, s + 1 state slot s; `bytes`
   // (from.size() floats, any alignment) straight from a store's buffer.
   Status LoadArrayOverlap(KeySpan from, int array,

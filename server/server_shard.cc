@@ -131,7 +131,9 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
       schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job_)));
   arrival_ = ArrivalClock(job_.GlobalBatch());
-  const int slots = optimizer_->slots_for(on_arrival_);
+  eval_images_.Clear();
+  eval_pulls_.clear();
+  const int slots = optimizer_->SlotsFor(on_arrival_);
   const ShardInfo& own = layout_.shards()[shard_];
   LS_RETURN_IF_ERROR(AwaitScratch());
   // A survivor rolled back keeps its arrays when its range is the same:
@@ -160,6 +162,7 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   LS_RETURN_IF_ERROR(
       RestoreFromWelcome(welcome.restore_round(), welcome.restore_shards()));
   arrival_.Restore(dense_->time());
+  last_eval_image_ = Progress();  // a restored point is not taken again
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
                << own.dense.begin << ", " << own.dense.end << ") on "
                << endpoint_ << " with " << job_.optimizer;
@@ -292,7 +295,12 @@ void ServerShard::HandleWorkerMessage(Message& msg) {
     return;
   }
   const int rank = msg.envelope->sender_rank();
-  if (rank < 0 || static_cast<uint32_t>(rank) >= job_.workers) {
+  const bool evaluator = msg.envelope->sender_role() == wire::Role::Evaluator;
+  if (evaluator && msg.envelope->body_type() != wire::Body::Pull) {
+    RejectBadMessage(msg.peer, InvalidArgument("the evaluator only pulls"), 0);
+    return;
+  }
+  if (!evaluator && (rank < 0 || static_cast<uint32_t>(rank) >= job_.workers)) {
     RejectBadMessage(msg.peer,
                      InvalidArgument("sender rank " + std::to_string(rank) +
                                      " is not a worker of this job"),

@@ -11,6 +11,7 @@
 #define LOCKSTEP_SERVER_SERVER_SHARD_H_
 
 #include <cstdint>
+#include <deque>
 #include <future>
 #include <map>
 #include <memory>
@@ -29,6 +30,7 @@
 #include "server/arrival_clock.h"
 #include "server/background_apply.h"
 #include "server/dense_store.h"
+#include "server/eval_images.h"
 #include "server/optimizers/optimizer.h"
 #include "server/push_aggregator.h"
 #include "server/shard_clock.h"
@@ -78,8 +80,21 @@ class ServerShard {
   Status HandleCoordinatorMessage(Message& msg, bool* stop);
   void HandleWorkerMessage(Message& msg);
   void HandlePull(Message& msg);
-  void ServePull(Message& msg);
+  // Answers a pull from the live state, or from `image` (an evaluation
+  // point's) when not null.
+  void ServePull(Message& msg, const EvalImages::Image* image);
+  // Serves the deferred pulls now ready, the evaluator's too.
   void ServeDeferredPulls();
+  // Whole clocks of global progress the state holds: the commits applied,
+  // or on arrival the logical clocks completed (ArrivalClock).
+  int64_t Progress() const;
+  // After the state advanced (a commit, a logical clock's close): takes
+  // the evaluation image of an evaluation point it reached (EvalImages).
+  void ReachedProgress();
+  // The evaluator's pull of an evaluation point the shard has reached:
+  // from its image, then released.
+  void ServeEvalPull(Message& msg);
+  void ServeDeferredEvalPulls();
   void HandlePush(Message& msg);
   // Checks a push's ranges and frames against this shard and its header
   // and fills *record (all but its message).
@@ -176,6 +191,13 @@ class ServerShard {
   ShardClock clock_;
   // Apply-on-arrival: the shard's progress in logical clocks.
   ArrivalClock arrival_;
+  // The evaluator's reads (eval_images.h): images of the model at
+  // evaluation points, the newest point imaged, and pulls of points not
+  // reached yet.
+  EvalImages eval_images_;
+  int64_t last_eval_image_ = 0;
+  bool warned_partial_clock_ = false;
+  std::deque<Message> eval_pulls_;
   LrSchedule schedule_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<DenseStore> dense_;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 
 #include "common/logging.h"
 #include "common/transport/buffer_pool.h"
@@ -59,12 +60,57 @@ void ServerShard::HandlePull(Message& msg) {
                      pull->request_id());
     return;
   }
+  if (pull->eval_point() >= 0) {
+    // The evaluator's read of an evaluation point: answered from the
+    // shard's image of that point, once the shard has reached it.
+    if (Progress() < pull->eval_point()) {
+      eval_pulls_.push_back(std::move(msg));
+      return;
+    }
+    ServeEvalPull(msg);
+    return;
+  }
   if (!clock_.PullReady(pull->clock())) {
     // Deferred reply: answered once clock-1 is applied (ServeDeferredPulls).
     clock_.DeferPull(pull->clock(), std::move(msg));
     return;
   }
-  ServePull(msg);
+  ServePull(msg, nullptr);
+}
+
+int64_t ServerShard::Progress() const {
+  return on_arrival_ ? arrival_.clock() : clock_.applied() + 1;
+}
+
+void ServerShard::ReachedProgress() {
+  const int64_t progress = Progress();
+  if (job_.eval_every > 0 && progress > 0 && progress % job_.eval_every == 0 &&
+      progress > last_eval_image_) {
+    eval_images_.Capture(progress, *dense_, sparse_.get());
+    last_eval_image_ = progress;
+  }
+}
+
+void ServerShard::ServeEvalPull(Message& msg) {
+  const int64_t point = msg.envelope->body_as_Pull()->eval_point();
+  const EvalImages::Image* image = eval_images_.Find(point);
+  // Without an image (none taken since a restore) the state now is the
+  // nearest one there is; the reply says which point it is.
+  ServePull(msg, image);
+  eval_images_.Release(image != nullptr ? image->point : point);
+}
+
+void ServerShard::ServeDeferredEvalPulls() {
+  if (eval_pulls_.empty()) return;
+  std::deque<Message> waiting;
+  for (Message& msg : eval_pulls_) {
+    if (Progress() >= msg.envelope->body_as_Pull()->eval_point()) {
+      ServeEvalPull(msg);
+    } else {
+      waiting.push_back(std::move(msg));
+    }
+  }
+  eval_pulls_ = std::move(waiting);
 }
 
 namespace {
@@ -86,9 +132,17 @@ StatusOr<zmq::message_t> SnapshotFrame(size_t count, Fill fill) {
   return frame;
 }
 
+// The point a reply's values are at: -1 for a training pull; for the
+// evaluator's, the image's point, or the live state's progress.
+int64_t EvalPointOf(const wire::Pull& pull, const EvalImages::Image* image,
+                    int64_t progress) {
+  if (pull.eval_point() < 0) return -1;
+  return image != nullptr ? image->point : progress;
+}
+
 }  // namespace
 
-void ServerShard::ServePull(Message& msg) {
+void ServerShard::ServePull(Message& msg, const EvalImages::Image* image) {
   const wire::Pull* pull = msg.envelope->body_as_Pull();
   std::vector<KeySpan> ranges;
   uint64_t dense_values = 0;
@@ -97,7 +151,12 @@ void ServerShard::ServePull(Message& msg) {
   if (ok.ok()) {
     auto values = SnapshotFrame(dense_values, [&](float* out) -> Status {
       for (const KeySpan& r : ranges) {
-        LS_RETURN_IF_ERROR(dense_->Read(r, out));
+        if (image == nullptr) {
+          LS_RETURN_IF_ERROR(dense_->Read(r, out));
+        } else {
+          std::copy_n(image->dense.begin() + (r.begin - dense_->range().begin),
+                      r.size(), out);
+        }
         out += r.size();
       }
       return Status::Ok();
@@ -112,7 +171,11 @@ void ServerShard::ServePull(Message& msg) {
     if (ok.ok()) {
       auto values = SnapshotFrame(ids->size() * layout_.sparse_dim(),
                                   [&](float* out) -> Status {
-                                    sparse_->Read(*ids, out);
+                                    if (image == nullptr) {
+                                      sparse_->Read(*ids, out);
+                                    } else {
+                                      image->ReadSparse(*ids, out);
+                                    }
                                     return Status::Ok();
                                   });
       ok = values.status();
@@ -126,9 +189,9 @@ void ServerShard::ServePull(Message& msg) {
   flatbuffers::FlatBufferBuilder fbb(128);
   const int64_t logical_clock =
       on_arrival_ ? arrival_.clock() : clock_.applied() + 1;
-  auto body =
-      wire::CreatePullReply(fbb, pull->request_id(), pull->clock(),
-                            clock_.applied(), dense_values, logical_clock);
+  auto body = wire::CreatePullReply(
+      fbb, pull->request_id(), pull->clock(), clock_.applied(), dense_values,
+      logical_clock, EvalPointOf(*pull, image, Progress()));
   SendToWorker(msg.peer,
                FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
                               wire::Role::Server, static_cast<int>(shard_)),
@@ -136,7 +199,8 @@ void ServerShard::ServePull(Message& msg) {
 }
 
 void ServerShard::ServeDeferredPulls() {
-  for (Message& msg : clock_.TakeReadyPulls()) ServePull(msg);
+  for (Message& msg : clock_.TakeReadyPulls()) ServePull(msg, nullptr);
+  ServeDeferredEvalPulls();
 }
 
 Status ServerShard::CheckPush(const Message& msg, BufferedPush* record) const {
@@ -246,13 +310,14 @@ void ServerShard::ApplyOnArrival(const BufferedPush& record, int64_t clock,
       record.batch, clock_.GradScale(staleness), schedule_,
       [&](const UpdateStep& share) { return ApplyPushes({&record}, share); },
       [&](double lr, int64_t number) { return CloseLogicalClock(lr, number); });
-  dense_->set_step(dense_->step() + 1);
+  // Pieces applied before a failure stay applied, and count.
   dense_->set_time(arrival_.time());
   if (!applied.ok()) {
     LS_LOG(Error) << "admitted push not applied: " << applied.message();
     clock_.CountDrop();
     return;
   }
+  dense_->set_step(dense_->step() + 1);
   clock_.MarkApplied(clock);
   int64_t& newest =
       contained_[static_cast<uint32_t>(record.msg.envelope->sender_rank())];
@@ -262,6 +327,8 @@ void ServerShard::ApplyOnArrival(const BufferedPush& record, int64_t clock,
 Status ServerShard::CloseLogicalClock(double lr, int64_t number) {
   LS_RETURN_IF_ERROR(dense_->CloseClock(*optimizer_, lr, number));
   if (sparse_ != nullptr) sparse_->CloseClock(*optimizer_, lr, number);
+  // ArrivalClock advanced before the close: Progress() is `number`.
+  ReachedProgress();
   return Status::Ok();
 }
 
@@ -281,6 +348,13 @@ Status ServerShard::ApplyCommit(const wire::Commit& commit) {
   // The commit of clock c is the store's whole step c + 1 (its time counts
   // the clocks applied, restored from rounds too).
   const auto number = static_cast<int64_t>(std::llround(dense_->time())) + 1;
+  if (dense_->time() != std::floor(dense_->time()) && !warned_partial_clock_) {
+    // A round taken under an apply-on-arrival policy inside a logical
+    // clock: its open clock's shares stay in the weights.
+    LS_LOG(Warning) << "the restored state is " << dense_->time()
+                    << " clocks in; commits count from clock " << number;
+    warned_partial_clock_ = true;
+  }
   LS_RETURN_IF_ERROR(
       ApplyPushes(pushes, UpdateStep::Whole(commit.lr(), number)));
   if (!pushes.empty()) {
@@ -289,6 +363,7 @@ Status ServerShard::ApplyCommit(const wire::Commit& commit) {
   }
   // Everything up to this clock is settled; late pushes get dropped.
   clock_.FinishCommit(clock);
+  ReachedProgress();
   SetLogClock(clock);
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateCommitted(fbb, clock, shard_,

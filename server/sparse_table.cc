@@ -68,12 +68,11 @@ void SparseTable::ApplyGradient(std::span<const uint64_t> sorted_ids,
 
 void SparseTable::CloseClock(const Optimizer& opt, double lr, int64_t number) {
   if (touched_.empty()) return;
-  BeforeChange();
   rows_scratch_.assign(touched_.begin(), touched_.end());
   for (const size_t row : touched_) touched_flag_[row] = false;
   touched_.clear();
-  // Without state (sgd) a close changes nothing.
-  if (state_slots_ == 0) rows_scratch_.clear();
+  if (state_slots_ == 0) return;  // without state (sgd) nothing changes
+  BeforeChange();
   ApplyRows(nullptr, opt, UpdateStep::Close(lr, number));
 }
 
@@ -94,7 +93,7 @@ void SparseTable::MarkTouched(size_t row) {
 
 void SparseTable::ApplyRows(const float* grads, const Optimizer& opt,
                             const UpdateStep& step) {
-  assert(opt.slots_for(step.kind != StepKind::kWhole) == state_slots_);
+  assert(opt.SlotsFor(step.kind != StepKind::kWhole) == state_slots_);
   if (rows_scratch_.empty()) return;
   // Rows are scattered, so one Apply per row would cost a virtual call and
   // Adam's bias corrections per row; gathering chunks of rows into

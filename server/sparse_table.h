@@ -39,7 +39,7 @@ class SparseTable {
   // in the current logical clock, for CloseClock.
   // REQUIRES: ids unique (sorted, as SparseAccumulator::Finish gives them);
   // step.kind is kWhole or kShare; state_slots() ==
-  // opt.slots_for(step.kind == kShare).
+  // opt.SlotsFor(step.kind == kShare).
   void ApplyGradient(std::span<const uint64_t> sorted_ids, const float* grads,
                      const Optimizer& opt, const UpdateStep& step);
   // The whole step number `step` at rate `lr`.
@@ -51,7 +51,7 @@ class SparseTable {
   // Ends logical clock `number` - 1 (UpdateStep's kClose) on the rows a
   // share touched since the last close: under BSP only the rows of a
   // clock's pushes are updated (lazy), so only they take a clock's step.
-  // REQUIRES: state_slots() == opt.arrival_slots().
+  // REQUIRES: state_slots() == opt.ArrivalSlots().
   void CloseClock(const Optimizer& opt, double lr, int64_t number);
   // Rows touched by shares since the last CloseClock.
   size_t touched_rows() const { return touched_.size(); }

@@ -1,7 +1,7 @@
 // Asynchronous parallel: every admission request is granted at once and
-// servers apply each push on arrival. Optionally the step of a push is
-// scaled by 1 / (staleness + 1) (DynSGD-style) and pushes staler than
-// `max_staleness` server versions are dropped (TF's
+// servers apply each push on arrival. Optionally the gradient of a push is
+// weighed by 1 / (staleness + 1) (DynSGD-style) and pushes staler than
+// `max_staleness` logical clocks are dropped (TF's
 // DropStaleGradientOptimizer); the servers enforce both, reading
 // staleness_rule().
 // Thread-safety: not thread-safe (see SyncPolicy).
@@ -24,8 +24,9 @@ namespace lockstep {
 
 class AspPolicy : public SyncPolicy {
  public:
-  // Parses "asp[:scale][:drop=N]": scale the step by 1/(staleness+1);
-  // drop pushes staler than N versions; `job` gives the batches (and seed).
+  // Parses "asp[:scale][:drop=N]": weigh a push's gradient by
+  // 1/(staleness+1); drop pushes staler than N logical clocks; `job` gives the
+  // batches (and seed).
   static StatusOr<std::unique_ptr<SyncPolicy>> Create(const PolicySpec& spec,
                                                       const PolicyJob& job);
   static std::vector<std::string> Forms() {

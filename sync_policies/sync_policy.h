@@ -75,8 +75,8 @@ struct AdmissionDecision {
 
 // How servers treat pushes that arrive under apply-on-arrival policies.
 struct StalenessRule {
-  // Scale the step by 1 / (staleness + 1) (staleness: server versions
-  // between the worker's pull and its push).
+  // Weigh the push's gradient by 1 / (staleness + 1) (staleness: logical
+  // clocks a shard completed between the worker's pull and its push).
   bool scale_lr = false;
   // Drop pushes staler than this; -1 = never drop.
   int64_t max_staleness = -1;

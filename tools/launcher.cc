@@ -155,6 +155,9 @@ void Launcher::HandleExit(Role& role, const ChildExit& exit) {
   } else if (role.role == "worker" && !exit.how.ok() &&
              !options_.stop_on_worker_failure) {
     WorkerFailed(role, what);
+  } else if (role.role == "evaluator" && !exit.how.ok()) {
+    // Training does not depend on it: the coordinator goes on without.
+    console_->Message(what + "; training goes on without evaluations");
   } else if (is_coordinator || !exit.how.ok()) {
     Fail(what, &role);
   } else if (console_->verbose()) {

@@ -68,7 +68,7 @@ class Launcher {
   enum class Outcome { kRunning, kFailed, kTimedOut, kInterrupted, kRestart };
 
   struct Role {
-    std::string role;  // "coordinator", "server", "worker"
+    std::string role;  // "coordinator", "server", "worker", "evaluator"
     int rank = 0;
     std::string label;  // "coordinator", "server 1", "worker 2"
     std::string log_path;
@@ -84,7 +84,8 @@ class Launcher {
   Status StartRole(const std::string& role, int rank,
                    const std::vector<std::string>& argv);
   // The command line of server or worker `rank`.
-  std::vector<std::string> PeerArgv(bool server, int rank);
+  // The command line of a server, worker or evaluator (`role`).
+  std::vector<std::string> PeerArgv(const std::string& role, int rank);
   // --supervise: schedules the restart of a failed role; false when it
   // used up its restarts.
   bool ScheduleRestart(const Role& role, const std::string& what);

@@ -72,7 +72,9 @@ Status Launcher::StartRole(const std::string& role, int rank,
   Role r;
   r.role = role;
   r.rank = rank;
-  r.label = role == "coordinator" ? role : role + " " + std::to_string(rank);
+  r.label = role == "coordinator" || role == "evaluator"
+                ? role
+                : role + " " + std::to_string(rank);
   r.log_path = RoleLogPath(run_dir_, role, rank);
   // A restarted role appends to its log.
   const bool again = !started_labels_.insert(r.label).second;
@@ -127,12 +129,19 @@ Launcher::Outcome Launcher::StartAll() {
     return Outcome::kFailed;
   }
   if (Outcome o = WaitForEndpoint(); o != Outcome::kRunning) return o;
-  for (uint32_t i = 0; i < options_.job.servers + options_.job.workers; ++i) {
+  const uint32_t peers =
+      options_.job.servers + options_.job.workers + options_.job.evaluators;
+  for (uint32_t i = 0; i < peers; ++i) {
     const bool server = i < options_.job.servers;
-    const int rank = static_cast<int>(server ? i : i - options_.job.servers);
-    if (Status s = StartRole(server ? "server" : "worker", rank,
-                             PeerArgv(server, rank));
-        !s.ok()) {
+    const bool worker =
+        !server && i < options_.job.servers + options_.job.workers;
+    const std::string role = server   ? "server"
+                             : worker ? "worker"
+                                      : "evaluator";
+    const int rank = static_cast<int>(server   ? i
+                                      : worker ? i - options_.job.servers
+                                               : 0);
+    if (Status s = StartRole(role, rank, PeerArgv(role, rank)); !s.ok()) {
       Fail(s.message(), nullptr);
       return Outcome::kFailed;
     }
@@ -140,7 +149,12 @@ Launcher::Outcome Launcher::StartAll() {
   return Outcome::kRunning;
 }
 
-std::vector<std::string> Launcher::PeerArgv(bool server, int rank) {
+std::vector<std::string> Launcher::PeerArgv(const std::string& role, int rank) {
+  const bool server = role == "server";
+  // The evaluator runs worker 0's program (its model, its device), with
+  // --evaluator: it must describe the workers' job.
+  const bool evaluator = role == "evaluator";
+  if (evaluator) rank = 0;
   std::vector<std::string> argv = {server ? binaries_.server
                                           : binaries_.worker};
   const auto command = options_.worker_commands.find(rank);
@@ -148,6 +162,17 @@ std::vector<std::string> Launcher::PeerArgv(bool server, int rank) {
     argv = command->second;
   }
   argv.insert(argv.end(), {"--coordinator", endpoint_});
+  if (evaluator) {
+    argv.push_back("--evaluator");
+    const auto device = options_.devices.find(rank);
+    if (device != options_.devices.end()) {
+      argv.insert(argv.end(), {"--device", device->second});
+    }
+    if (options_.verbose) argv.push_back("-v");
+    if (lab_ != nullptr)
+      return NetLab::InNamespace(lab_->hub(), std::move(argv));
+    return argv;
+  }
   if (server) {
     // A restarted server binds the same data endpoint (an ipc path is
     // unlinked and bound again; a tcp port 0 picks a new port, which the

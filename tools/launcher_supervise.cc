@@ -59,8 +59,7 @@ void Launcher::StartDueRestarts() {
     }
     const Restart due = restarts_[i];
     restarts_.erase(restarts_.begin() + static_cast<std::ptrdiff_t>(i));
-    const bool server = due.role == "server";
-    if (Status s = StartRole(due.role, due.rank, PeerArgv(server, due.rank));
+    if (Status s = StartRole(due.role, due.rank, PeerArgv(due.role, due.rank));
         !s.ok()) {
       Fail(s.message(), nullptr);
     }

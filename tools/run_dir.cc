@@ -145,8 +145,9 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
 
 std::string RoleLogPath(const std::string& dir, const std::string& role,
                         int rank) {
-  const std::string file =
-      role == "coordinator" ? role : role + "-" + std::to_string(rank);
+  const std::string file = role == "coordinator" || role == "evaluator"
+                               ? role
+                               : role + "-" + std::to_string(rank);
   return (fs::path(dir) / "logs" / (file + ".log")).string();
 }
 

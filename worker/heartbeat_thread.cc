@@ -7,16 +7,18 @@
 
 namespace lockstep {
 
-HeartbeatThread::HeartbeatThread(std::string coordinator, uint32_t rank,
-                                 uint32_t interval_ms)
+HeartbeatThread::HeartbeatThread(std::string coordinator, wire::Role role,
+                                 uint32_t rank, uint32_t interval_ms)
     : coordinator_(std::move(coordinator)),
+      role_(role),
       rank_(rank),
       interval_ms_(interval_ms) {}
 
 StatusOr<std::unique_ptr<HeartbeatThread>> HeartbeatThread::Start(
-    const std::string& coordinator, uint32_t rank, uint32_t interval_ms) {
+    const std::string& coordinator, wire::Role role, uint32_t rank,
+    uint32_t interval_ms) {
   std::unique_ptr<HeartbeatThread> h(new HeartbeatThread(
-      coordinator, rank, std::max<uint32_t>(interval_ms, 10)));
+      coordinator, role, rank, std::max<uint32_t>(interval_ms, 10)));
   // Fail early (on this thread) if the endpoint is unusable.
   LS_RETURN_IF_ERROR(ConnectDealer(coordinator, "").status());
   h->thread_ = std::thread([raw = h.get(), who = CurrentLogIdentity()] {
@@ -42,7 +44,7 @@ void HeartbeatThread::Loop() {
       auto body = wire::CreateHeartbeat(fbb, 0);
       Message out;
       out.header = FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                                  wire::Role::Worker, static_cast<int>(rank_));
+                                  role_, static_cast<int>(rank_));
       (void)SendMessage(*socket, false, std::move(out));
       next = NowMillis() + interval_ms_;
     }

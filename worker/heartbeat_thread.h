@@ -14,16 +14,18 @@
 #include <string>
 #include <thread>
 
+#include "common/message.h"
 #include "common/status.h"
 
 namespace lockstep {
 
 class HeartbeatThread {
  public:
-  // Connects to `coordinator` and starts heartbeating as worker `rank`
-  // every `interval_ms`.
+  // Connects to `coordinator` and starts heartbeating as `role` (a worker
+  // or the evaluator) `rank` every `interval_ms`.
   static StatusOr<std::unique_ptr<HeartbeatThread>> Start(
-      const std::string& coordinator, uint32_t rank, uint32_t interval_ms);
+      const std::string& coordinator, wire::Role role, uint32_t rank,
+      uint32_t interval_ms);
   ~HeartbeatThread();  // stops and joins the thread
   HeartbeatThread(const HeartbeatThread&) = delete;
   HeartbeatThread& operator=(const HeartbeatThread&) = delete;
@@ -32,10 +34,12 @@ class HeartbeatThread {
   int64_t last_reply_ms() const { return last_reply_ms_; }
 
  private:
-  HeartbeatThread(std::string coordinator, uint32_t rank, uint32_t interval_ms);
+  HeartbeatThread(std::string coordinator, wire::Role role, uint32_t rank,
+                  uint32_t interval_ms);
   void Loop();
 
   std::string coordinator_;
+  wire::Role role_;
   uint32_t rank_;
   uint32_t interval_ms_;
   std::atomic<bool> stop_{false};

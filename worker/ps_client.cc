@@ -47,15 +47,20 @@ Message PushFrame(const PushHeader& h, const ShardInfo& s, KeySpan own_ids,
 }  // namespace
 
 PsClient::PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
-                   uint32_t epoch)
-    : layout_(layout), rank_(rank), timeout_s_(timeout_s), epoch_(epoch) {}
+                   uint32_t epoch, wire::Role role)
+    : layout_(layout),
+      rank_(rank),
+      timeout_s_(timeout_s),
+      epoch_(epoch),
+      role_(role) {}
 
 StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
                                                      uint32_t rank,
                                                      double timeout_s,
-                                                     uint32_t epoch) {
+                                                     uint32_t epoch,
+                                                     wire::Role role) {
   std::unique_ptr<PsClient> client(
-      new PsClient(layout, rank, timeout_s, epoch));
+      new PsClient(layout, rank, timeout_s, epoch, role));
   for (const ShardInfo& shard : layout.shards()) {
     if (shard.endpoint.empty()) {
       return InvalidArgument("shard " + std::to_string(shard.shard) +
@@ -170,7 +175,9 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
 
 Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
                       std::span<const uint64_t> sparse_ids,
-                      std::span<float> sparse_out) {
+                      std::span<float> sparse_out, EvalRead* eval) {
+  const int64_t eval_point = eval != nullptr ? eval->point : -1;
+  if (eval != nullptr) eval->served_min = eval->served_max = -1;
   const uint64_t request_id = next_request_++;
   const uint32_t dim = layout_.sparse_dim();
   std::vector<KeySpan> id_pieces(layout_.num_shards(), KeySpan{0, 0});
@@ -184,12 +191,12 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
     flatbuffers::FlatBufferBuilder fbb(128);
     std::vector<wire::KeyRange> ranges;
     if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
-    auto body =
-        wire::CreatePull(fbb, request_id, clock,
-                         fbb.CreateVectorOfStructs(ranges), ids.size(), epoch_);
+    auto body = wire::CreatePull(fbb, request_id, clock,
+                                 fbb.CreateVectorOfStructs(ranges), ids.size(),
+                                 epoch_, eval_point);
     Message msg;
-    msg.header = FinishEnvelope(fbb, wire::Body::Pull, body.Union(),
-                                wire::Role::Worker, static_cast<int>(rank_));
+    msg.header = FinishEnvelope(fbb, wire::Body::Pull, body.Union(), role_,
+                                static_cast<int>(rank_));
     if (ids.size() > 0) {
       msg.payloads.emplace_back(sparse_ids.data() + ids.begin,
                                 ids.size() * sizeof(uint64_t));
@@ -205,6 +212,12 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
         const auto* reply = msg.envelope->body_as_PullReply();
         if (reply->request_id() != request_id) return false;
         clocks_read_[shard] = reply->logical_clock();
+        if (eval != nullptr) {
+          const int64_t at = reply->eval_point();
+          eval->served_min =
+              eval->served_min < 0 ? at : std::min(eval->served_min, at);
+          eval->served_max = std::max(eval->served_max, at);
+        }
         const ShardInfo& s = layout_.shards()[shard];
         const KeySpan& ids = id_pieces[shard];
         const size_t frames = ids.size() > 0 ? 2 : 1;

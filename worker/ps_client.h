@@ -31,10 +31,11 @@ class PsClient {
  public:
   // Connects to every shard in `layout` (endpoints must be set). Requests
   // carry recovery epoch `epoch` (see wire::Restored).
-  static StatusOr<std::unique_ptr<PsClient>> Create(const KeyLayout& layout,
-                                                    uint32_t rank,
-                                                    double timeout_s,
-                                                    uint32_t epoch = 0);
+  // `role` is Worker, or Evaluator for the job's evaluator (it only
+  // pulls).
+  static StatusOr<std::unique_ptr<PsClient>> Create(
+      const KeyLayout& layout, uint32_t rank, double timeout_s,
+      uint32_t epoch = 0, wire::Role role = wire::Role::Worker);
 
   // Pushes applied on arrival under a staleness rule (a drop limit or a
   // staleness-scaled step) go to shard 0 first, and the other shards are
@@ -54,10 +55,19 @@ class PsClient {
   // Pulls the whole dense model into `dense_out` (layout.dense_keys()
   // floats) and the rows of `sparse_ids` (sorted, unique) into `sparse_out`
   // (sparse_dim floats each), as of clock `clock`: under BSP the servers
-  // answer once clock-1 is applied.
+  // answer once clock-1 is applied. With `eval` (the evaluator's read of
+  // evaluation point eval->point >= 0) every shard answers with its image
+  // of that point (server/eval_images.h), and eval->served_min/max say
+  // which points the shards' values are at (equal unless a shard had to
+  // answer a later one).
+  struct EvalRead {
+    int64_t point = -1;
+    int64_t served_min = -1;
+    int64_t served_max = -1;
+  };
   Status Pull(int64_t clock, std::span<float> dense_out,
-              std::span<const uint64_t> sparse_ids,
-              std::span<float> sparse_out);
+              std::span<const uint64_t> sparse_ids, std::span<float> sparse_out,
+              EvalRead* eval = nullptr);
 
   // Pushes the mean gradient over `batch` samples for `clock`: the whole
   // dense gradient and the gradient rows of `sparse_ids` (may be empty).
@@ -75,7 +85,7 @@ class PsClient {
 
  private:
   PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
-           uint32_t epoch);
+           uint32_t epoch, wire::Role role);
 
   // Sends `msg` to `shard`.
   Status Send(uint32_t shard, Message&& msg);
@@ -97,6 +107,7 @@ class PsClient {
   uint32_t rank_;
   double timeout_s_;
   uint32_t epoch_;
+  wire::Role role_;
   zmq::pollitem_t interrupt_item_{};
   std::function<Status()> interrupt_;
   std::vector<std::unique_ptr<DataChannel>> channels_;

@@ -25,8 +25,12 @@ po::options_description Options() {
       "request-timeout-s", po::value<double>()->default_value(300),
       "longest wait for one admission, pull or push reply")(
       "dump-model", po::value<std::string>()->default_value(""),
-      "the worker running the final evaluation writes the final dense "
+      "the process running the final evaluation writes the final dense "
       "model to this file")(
+      "evaluator",
+      "join as the job's evaluator: evaluate the model at every "
+      "evaluation point and at the end, out of band (no training worker "
+      "waits for it); lockstep-launch starts one")(
       "hetero", po::value<std::string>()->default_value(""),
       "heterogeneity emulation profile, e.g. 'linear=0.002+0.0004,x4@150' "
       "(see README)")(
@@ -48,6 +52,7 @@ lockstep::WorkerOptions WorkerOptionsFrom(const po::variables_map& vm) {
   opts.hetero = vm["hetero"].as<std::string>();
   opts.real_link = vm["real-link"].as<std::string>();
   opts.device = vm["device"].as<std::string>();
+  opts.evaluator = vm.count("evaluator") > 0;
   return opts;
 }
 
@@ -70,7 +75,8 @@ int Main(int argc, char** argv) {
     std::cerr << "lockstep-worker: --coordinator is required" << std::endl;
     return 2;
   }
-  lockstep::SetLogIdentity("worker", vm["rank"].as<int>());
+  lockstep::SetLogIdentity(vm.count("evaluator") ? "evaluator" : "worker",
+                           vm["rank"].as<int>());
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
   // Many workers share a machine's cores; each computes on one thread.
   openblas_set_num_threads(1);

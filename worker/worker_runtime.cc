@@ -49,8 +49,18 @@ Status WorkerRuntime::Train() {
   LS_RETURN_IF_ERROR(Join());
   while (true) {
     // After a rollback, Admit continues at the rollback's clock.
-    Status trained = TrainClocks();
+    Status trained = session_->evaluator() ? EvaluatePoints() : TrainClocks();
     if (!session_->rollback_pending()) return trained;
+  }
+}
+
+Status WorkerRuntime::EvaluatePoints() {
+  for (int64_t point = 0;;) {
+    LS_ASSIGN_OR_RETURN(Admission admission, session_->Admit(point));
+    if (admission.finished) return Finish(admission);
+    // The shards' images of this point; training does not wait for it.
+    LS_RETURN_IF_ERROR(Evaluate(admission.clock, false, false));
+    point = admission.clock + 1;
   }
 }
 

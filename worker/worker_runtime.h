@@ -48,6 +48,9 @@ class WorkerRuntime {
   // Runs clocks (from the one Admit gives) until the job ends, an error, or
   // a rollback (session_->rollback_pending()).
   Status TrainClocks();
+  // The evaluator's loop (WorkerOptions::evaluator): evaluates each point
+  // it is admitted to, then the final model.
+  Status EvaluatePoints();
   Status RunClock(const Admission& admission, ClockTimes* times);
   // Evaluates the model at `clock` and reports it. `pulled`: params()
   // holds this clock's dense model already (a sparse model pulls its test

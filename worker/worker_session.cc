@@ -71,8 +71,7 @@ StatusOr<WorkerSession::Admission> WorkerSession::Admit(int64_t clock) {
   if (g_stop_requested) return Unavailable("interrupted by a signal");
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateAdmit(fbb, clock, epoch_);
-  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Admit, body.Union(),
-                                   wire::Role::Worker,
+  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Admit, body.Union(), role(),
                                    static_cast<int>(rank_)));
   Message msg;
   while (true) {
@@ -88,6 +87,13 @@ StatusOr<WorkerSession::Admission> WorkerSession::Admit(int64_t clock) {
     admission.clock = a->clock();
     if (admission.finished) return admission;
     if (a->clock() < clock) continue;  // an answer to an older request
+    if (options_.evaluator) {
+      // The evaluator is admitted to evaluation points only; its next
+      // Pull reads that point (eval_point_).
+      eval_point_ = admission.clock;
+      SetLogClock(admission.clock);
+      return admission;
+    }
     if (!a->go() || a->batch_quota() == 0) {
       return FailedPrecondition("admission to clock " + std::to_string(clock) +
                                 " without a batch quota");
@@ -206,8 +212,7 @@ void WorkerSession::SendHeartbeat() {
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateHeartbeat(fbb, 0);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                                   wire::Role::Worker,
-                                   static_cast<int>(rank_)));
+                                   role(), static_cast<int>(rank_)));
   next_heartbeat_ms_ = NowMillis() + std::max<uint32_t>(job_.heartbeat_ms, 100);
 }
 
@@ -231,19 +236,20 @@ void WorkerSession::ClockDone(int64_t clock, uint32_t batch,
       fbb, clock, batch, t.compute_s, t.push_s, t.pull_s, t.wait_s, t.loss,
       t.cpu_available, MemoryAvailable(), t.staleness, t.dropped, epoch_);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::ClockDone, body.Union(),
-                                   wire::Role::Worker,
-                                   static_cast<int>(rank_)));
+                                   role(), static_cast<int>(rank_)));
 }
 
 void WorkerSession::ReportEvaluation(int64_t clock, double loss,
                                      double accuracy, uint64_t samples,
                                      double auc, bool final, double seconds) {
+  // The evaluator reports the point its values were at (PullEvalPoint).
+  if (!final && read_point_ >= 0) clock = read_point_;
+  read_point_ = -1;
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreateEvaluation(fbb, clock, loss, accuracy, samples, final,
                                      epoch_, seconds);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Evaluation, body.Union(),
-                                   wire::Role::Worker,
-                                   static_cast<int>(rank_)));
+                                   role(), static_cast<int>(rank_)));
   LS_LOG(Info) << (final ? "final " : "") << "test accuracy " << accuracy
                << ", loss " << loss
                << (std::isnan(auc) ? std::string()

@@ -55,6 +55,11 @@ struct WorkerOptions {
   std::string real_link;
   // Where the model computes: "cpu" or "cuda[:N]" (CreateComputeBackend).
   std::string device = "cpu";
+  // Join as the job's evaluator instead of a worker: admitted only to
+  // evaluation points (Admission::evaluate), its Pull after such an
+  // admission reads the model at that point from the shards' images, it
+  // never pushes, and no training worker waits for it.
+  bool evaluator = false;
 };
 
 class WorkerSession {
@@ -98,6 +103,11 @@ class WorkerSession {
   void ReportSetupError(const Status& why);
 
   uint32_t rank() const { return rank_; }
+  bool evaluator() const { return options_.evaluator; }
+  // The role this session speaks as: Worker, or Evaluator.
+  wire::Role role() const {
+    return options_.evaluator ? wire::Role::Evaluator : wire::Role::Worker;
+  }
   const JobConfig& job() const { return job_; }
   const KeyLayout& layout() const { return layout_; }
   const WorkerOptions& options() const { return options_; }
@@ -145,7 +155,9 @@ class WorkerSession {
   // Reports clock `clock` done with its timings.
   void ClockDone(int64_t clock, uint32_t batch, const ClockTimes& times);
 
-  // Reports an evaluation of the model at `clock` that took `seconds`.
+  // Reports an evaluation of the model at `clock` that took `seconds` (the
+  // evaluator: of the point its last Pull read, which is `clock` unless the
+  // shards had moved past it).
   void ReportEvaluation(int64_t clock, double loss, double accuracy,
                         uint64_t samples, double auc, bool final,
                         double seconds);
@@ -194,6 +206,10 @@ class WorkerSession {
   // (1 - demand); the profile's own reading if the file fails (warned
   // once).
   double MachineReading(int64_t clock);
+  // The evaluator's Pull after an admission to evaluation point
+  // eval_point_: every shard's image of that point.
+  Status PullEvalPoint(std::span<const uint64_t> sparse_ids,
+                       std::span<float> sparse_out);
   // FailedPrecondition naming `what` before the job started.
   Status CheckStarted(const char* what) const;
 
@@ -226,6 +242,10 @@ class WorkerSession {
   bool single_verdict_ = false;
   uint64_t bad_messages_ = 0;
   bool shutdown_finished_ = false;
+  // The evaluator: the point its next Pull reads (-1: none), and the point
+  // its last one read (reported with the evaluation).
+  int64_t eval_point_ = -1;
+  int64_t read_point_ = -1;
   // What Describe said, which the Start's layout must fit.
   uint64_t described_dense_ = 0;
   uint32_t described_sparse_dim_ = 0;

@@ -67,11 +67,40 @@ Status WorkerSession::Batch(const Admission& admission,
 Status WorkerSession::Pull(int64_t clock, std::span<const uint64_t> sparse_ids,
                            std::span<float> sparse_out, bool emulate_link) {
   LS_RETURN_IF_ERROR(CheckStarted("a pull"));
+  if (eval_point_ >= 0) return PullEvalPoint(sparse_ids, sparse_out);
   LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, sparse_ids, sparse_out));
   if (emulate_link) {
     LinkWait(clock, (params_.size() + sparse_out.size()) * sizeof(float) +
                         sparse_ids.size() * sizeof(uint64_t));
   }
+  return Status::Ok();
+}
+
+Status WorkerSession::PullEvalPoint(std::span<const uint64_t> sparse_ids,
+                                    std::span<float> sparse_out) {
+  PsClient::EvalRead read;
+  read.point = eval_point_;
+  eval_point_ = -1;
+  // A shard that had to answer a later point (its image of this one gone)
+  // makes the others read that point too, so the model is one point.
+  for (int tries = 0; tries < 3; ++tries) {
+    LS_RETURN_IF_ERROR(
+        ps_->Pull(read.point, params_, sparse_ids, sparse_out, &read));
+    if (read.served_min == read.served_max) break;
+    LS_LOG(Warning) << "evaluation point " << read.point
+                    << " was gone on a shard; reading point " << read.served_max
+                    << " instead";
+    read.point = read.served_max;
+  }
+  if (read.served_min != read.served_max) {
+    return Unavailable("the shards keep answering different evaluation points");
+  }
+  if (read.served_max != read.point) {
+    LS_LOG(Warning) << "evaluation point " << read.point
+                    << " was gone; evaluated point " << read.served_max
+                    << " (the evaluator is behind training)";
+  }
+  read_point_ = read.served_max;
   return Status::Ok();
 }
 

@@ -13,11 +13,11 @@ Status WorkerSession::Register() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   flatbuffers::FlatBufferBuilder fbb(256);
-  auto body = wire::CreateRegister(
-      fbb, wire::Role::Worker, fbb.CreateString(host),
-      static_cast<uint32_t>(getpid()), 0, options_.rank_hint);
+  auto body = wire::CreateRegister(fbb, role(), fbb.CreateString(host),
+                                   static_cast<uint32_t>(getpid()), 0,
+                                   options_.rank_hint);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
-                                   wire::Role::Worker, options_.rank_hint));
+                                   role(), options_.rank_hint));
   const auto timeout_ms =
       static_cast<int64_t>(options_.request_timeout_s * 1000);
   Message msg;
@@ -38,8 +38,8 @@ Status WorkerSession::Setup(const wire::Welcome& welcome) {
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
   // From now on a thread heartbeats, even while data loads.
   LS_ASSIGN_OR_RETURN(
-      heartbeats_,
-      HeartbeatThread::Start(options_.coordinator, rank_, job_.heartbeat_ms));
+      heartbeats_, HeartbeatThread::Start(options_.coordinator, role(), rank_,
+                                          job_.heartbeat_ms));
   welcomed_ms_ = NowMillis();
   single_verdict_ =
       welcome.apply_mode() == wire::ApplyMode::OnArrival &&
@@ -87,8 +87,7 @@ Status WorkerSession::Describe(const JobShape& shape, uint32_t max_batch) {
   flatbuffers::FlatBufferBuilder fbb(1024);
   auto body = JobShapeToWire(fbb, shape, caps);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Describe, body.Union(),
-                                   wire::Role::Worker,
-                                   static_cast<int>(rank_)));
+                                   role(), static_cast<int>(rank_)));
   // Every worker of the job describes itself before any gets its Start.
   const auto timeout_ms =
       static_cast<int64_t>(options_.request_timeout_s * 1000);
@@ -126,8 +125,8 @@ Status WorkerSession::Start(const wire::Start& start) {
   epoch_ = start.epoch();
   ps_.reset();  // closes the old channels first
   LS_ASSIGN_OR_RETURN(
-      ps_,
-      PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_));
+      ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
+                            role()));
   ps_->set_single_verdict(single_verdict_);
   ps_->SetInterrupt({static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0},
                     [this] { return CheckCoordinatorDuringRequest(); });
@@ -150,8 +149,7 @@ StatusOr<int64_t> WorkerSession::ApplyRollback() {
 
 void WorkerSession::ReportSetupError(const Status& why) {
   SendToCoordinator(MakeErrorHeader(wire::ErrorCode::BadRequest, why.message(),
-                                    0, wire::Role::Worker,
-                                    static_cast<int>(rank_)));
+                                    0, role(), static_cast<int>(rank_)));
 }
 
 }  // namespace lockstep

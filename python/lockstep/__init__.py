@@ -26,7 +26,8 @@ __all__ = [
 
 def parse_worker_args(argv=None, parser=None):
     """The flags lockstep-launch passes a worker (--coordinator, --rank,
-    --hetero, --device, --real-link, --request-timeout-s, --dump-model, -v),
+    --hetero, --device, --real-link, --request-timeout-s, --dump-model,
+    --evaluator, -v),
     added to `parser` (a new one by default). Unknown flags are an error,
     as for lockstep-worker."""
     parser = parser or argparse.ArgumentParser(
@@ -42,8 +43,11 @@ def parse_worker_args(argv=None, parser=None):
     parser.add_argument("--device", default="cpu",
                         help="cpu, or cuda[:N] for the model's tensors")
     parser.add_argument("--dump-model", default="",
-                        help="write the final model here (the worker that "
+                        help="write the final model here (the process that "
                         "runs the final evaluation)")
+    parser.add_argument("--evaluator", action="store_true",
+                        help="join as the job's out-of-band evaluator "
+                        "(lockstep-launch starts one with this flag)")
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser.parse_args(argv)
 
@@ -56,6 +60,7 @@ def connect(args):
     worker = Worker(args.coordinator, rank=args.rank,
                     request_timeout_s=args.request_timeout_s,
                     hetero=args.hetero, real_link=args.real_link,
-                    device=args.device, stop_on_signals=True)
+                    device=args.device, stop_on_signals=True,
+                    evaluator=args.evaluator)
     job = json.loads(worker.register())
     return worker, job

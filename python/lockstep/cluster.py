@@ -17,7 +17,11 @@ def bin_dir():
 class LocalCluster:
     """lockstep-coordinator with `flags` (job flags: --workers, --model,
     --sync, ...) and `servers` lockstep-server processes on 127.0.0.1.
-    stop() (or leaving a with block) kills them, by pid."""
+    The caller brings the workers, so the job runs without an evaluator
+    (--evaluators 0: a worker evaluates the final model) unless `flags`
+    say --evaluators 1 and the caller brings that too (a Worker with
+    evaluator=True). stop() (or leaving a with block) kills them, by
+    pid."""
 
     def __init__(self, flags, servers=1, run_dir=None, timeout_s=30):
         self.dir = run_dir or tempfile.mkdtemp(prefix="lockstep-cluster-")
@@ -26,6 +30,7 @@ class LocalCluster:
             log = self._start(
                 ["lockstep-coordinator", "--listen", "tcp://127.0.0.1:0",
                  "--servers", str(servers), "--run-dir", self.dir]
+                + ([] if "--evaluators" in flags else ["--evaluators", "0"])
                 + list(flags))
             self.endpoint = self._endpoint(log, timeout_s)
             for rank in range(servers):

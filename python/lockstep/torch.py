@@ -139,6 +139,30 @@ def evaluate(module, x, y, input_shape=None, device="cpu", chunk=1000,
     return loss_sum / n, correct / n
 
 
+def _evaluate_points(worker, run_evaluation, state):
+    """The evaluator's loop: the model at each evaluation point the
+    coordinator admits it to (read from the servers' images of that point;
+    training does not wait), then the final model."""
+    point = 0
+    while True:
+        try:
+            a = worker.admit(point)
+            if a.finished:
+                end = a.clock if a.evaluate else worker.await_end()
+                while end is not None:
+                    run_evaluation(end, True, False)
+                    end = worker.await_end()
+                return state["accuracy"]
+            run_evaluation(a.clock, False, False)
+            point = a.clock + 1
+        except RolledBack:
+            continue  # admit() continues at the rollback's points
+        except Error:
+            if worker.job_finished():
+                return state["accuracy"]
+            raise
+
+
 def train(worker, module, data, loss_fn=torch.nn.functional.cross_entropy,
           tensors=None, input_shape=None, device=None, dump_model="",
           max_batch=0):
@@ -147,8 +171,10 @@ def train(worker, module, data, loss_fn=torch.nn.functional.cross_entropy,
     trains until the job is over. `input_shape` reshapes each row (e.g.
     (1, 28, 28) for a CNN); `device` is where the module computes ("cpu",
     the default, or "cuda[:N]"); `max_batch` the largest batch it takes
-    (0: no limit), which LB-BSP respects. Returns the last test accuracy
-    this worker evaluated (None when another worker evaluates)."""
+    (0: no limit), which LB-BSP respects. In the job's evaluator
+    (worker.is_evaluator(): started with --evaluator) it evaluates instead,
+    at every evaluation point and at the end. Returns the last test accuracy
+    this process evaluated (None when it evaluated none)."""
     device = torch.device(device or "cpu")
     try:
         module.to(device)
@@ -176,6 +202,8 @@ def train(worker, module, data, loss_fn=torch.nn.functional.cross_entropy,
         if final and dump_model:
             worker.write_model(dump_model)
 
+    if worker.is_evaluator():
+        return _evaluate_points(worker, run_evaluation, state)
     clock = 0
     while True:
         try:

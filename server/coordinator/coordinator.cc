@@ -174,15 +174,16 @@ void Coordinator::HandleMessage(Message& msg) {
 
 void Coordinator::HandlePeerMessage(const std::string& id, Peer& peer,
                                     const wire::Envelope& env) {
+  const bool evaluator = peer.role == wire::Role::Evaluator;
   const bool worker = peer.role == wire::Role::Worker;
   switch (env.body_type()) {
     case wire::Body::Heartbeat:
       return ReplyHeartbeat(id);
     case wire::Body::Describe:
-      if (!worker) break;
+      if (!worker && !evaluator) break;
       return HandleDescribe(id, peer, *env.body_as_Describe());
     case wire::Body::Admit:
-      if (!worker) break;
+      if (!worker && !evaluator) break;
       if (!CurrentEpoch(peer, env.body_as_Admit()->epoch())) return;
       return HandleAdmit(id, peer, env.body_as_Admit()->clock());
     case wire::Body::ClockDone:
@@ -202,13 +203,15 @@ void Coordinator::HandlePeerMessage(const std::string& id, Peer& peer,
       if (peer.role != wire::Role::Server) break;
       return HandleRestored(peer, *env.body_as_Restored());
     case wire::Body::Evaluation:
-      if (!worker) break;
+      if (!worker && !evaluator) break;
       if (!CurrentEpoch(peer, env.body_as_Evaluation()->epoch())) return;
-      return HandleEvaluation(peer, *env.body_as_Evaluation());
+      return HandleEvaluation(id, *env.body_as_Evaluation());
     case wire::Body::Error: {
       const std::string text =
           flatbuffers::GetString(env.body_as_Error()->message());
-      if (worker && !peer.started) return HandleWorkerError(id, peer, text);
+      if ((worker || evaluator) && !peer.started) {
+        return HandleWorkerError(id, peer, text);
+      }
       if (!worker &&
           env.body_as_Error()->code() == wire::ErrorCode::RestoreFailed) {
         return HandleRestoreFailed(peer.rank, env.body_as_Error()->request_id(),

@@ -32,6 +32,7 @@
 #include "common/message.h"
 #include "common/status.h"
 #include "server/coordinator/commit_ledger.h"
+#include "server/coordinator/evaluation_schedule.h"
 #include "server/coordinator/metrics_http.h"
 #include "server/coordinator/round_tracker.h"
 #include "server/coordinator/run_recorder.h"
@@ -123,7 +124,7 @@ class Coordinator {
   void HandleAdmit(const std::string& id, Peer& peer, int64_t clock);
   void HandleClockDone(Peer& peer, const wire::ClockDone& done);
   void HandleCommitted(const wire::Committed& committed);
-  void HandleEvaluation(const Peer& peer, const wire::Evaluation& eval);
+  void HandleEvaluation(const std::string& id, const wire::Evaluation& eval);
   // Once every worker registered: ranks and Welcomes for all of them.
   void WelcomeWorkersIfReady();
   // Once every server registered and every worker described itself:
@@ -156,9 +157,27 @@ class Coordinator {
   bool OutOfTime() const;
   // Apply-on-arrival jobs: the samples processed, in whole clocks of X.
   int64_t ProgressClocks() const;
-  // Once every live worker finished, asks the lowest-ranked one for the
-  // final evaluation (again, if the one asked died).
+  // The clock a pull of the final model names (under BSP the servers
+  // answer once the clock before it is applied).
+  int64_t FinalModelClock() const;
+  // Once every live worker finished: training is over, and the evaluator
+  // (or, without one, the lowest-ranked worker; again if the one asked
+  // died) is asked for the final evaluation.
   void MaybeRequestFinalEvaluation();
+  // The job's out-of-band evaluator (coordinator_clocks.cc). It registers
+  // like a worker (role Evaluator), describes the same job, and asks
+  // Admit for evaluation points, which come from evaluations_.
+  void RegisterEvaluator(const std::string& id, const wire::Register& reg);
+  // Whether the evaluator the job needs has described itself (always true
+  // for a job without one).
+  bool EvaluatorReady() const;
+  // Global progress reached `progress` whole clocks: evaluation points up
+  // to it are due now.
+  void ProgressReached(int64_t progress);
+  // Answers the evaluator's pending Admit: the next due point, or the
+  // final evaluation once training is over and no point is left.
+  void AnswerEvaluator();
+  void RemoveEvaluator(const std::string& id, const std::string& why);
   // Snapshot rounds (coordinator_snapshots.cc). Opens or, on resume,
   // loads the manifest and picks the round to restore.
   Status SetUpSnapshots();
@@ -220,8 +239,8 @@ class Coordinator {
   // With no worker left the job ends, unless it is being `replaced`.
   void RemoveWorker(const std::string& id, const std::string& why,
                     bool replaced = false);
-  // Lowest live worker rank, or -1.
-  int Evaluator() const;
+  // Lowest live worker rank, or -1: the final evaluation's fallback.
+  int LowestWorker() const;
   bool TrainingDone() const;
   // Publishes a metrics snapshot (at most every 0.5 s unless forced).
   void PublishMetrics(bool force);
@@ -251,16 +270,20 @@ class Coordinator {
   bool training_ = false;
   bool recorder_started_ = false;
   bool final_eval_received_ = false;
-  int final_evaluator_ = -1;  // rank asked for the final evaluation
+  // The peer asked for the final evaluation ("" until then, or if it died).
+  std::string final_evaluator_;
+  // Every live worker finished its last clock (MaybeRequestFinalEvaluation).
+  bool training_over_ = false;
   ShapeAgreement shapes_;
   CommitLedger ledger_;
   SampleBudget budget_;
-  // Apply-on-arrival evaluations: the progress point of the next one, one
-  // due (its point) for the evaluator's next admission.
-  int64_t next_eval_point_ = 0;
-  std::optional<int64_t> eval_due_;
-  // The progress point of the evaluation asked for and not yet received.
-  std::optional<int64_t> eval_point_;
+  // The out-of-band evaluator's routing id ("" when none is registered),
+  // and the evaluation points due (evaluation_schedule.h).
+  std::string evaluator_id_;
+  EvaluationSchedule evaluations_;
+  // Apply-on-arrival: samples of pushes every shard applied (reports
+  // without a drop), the progress the shards' evaluation images follow.
+  uint64_t applied_samples_ = 0;
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
   uint64_t dead_workers_ = 0;

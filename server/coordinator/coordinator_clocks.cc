@@ -12,6 +12,11 @@ void Coordinator::HandleAdmit(const std::string& id, Peer& peer,
     RejectBadMessage(id, FailedPrecondition("admission before training"));
     return;
   }
+  if (peer.role == wire::Role::Evaluator) {
+    peer.pending_admit = clock;  // evaluation points come in order
+    AnswerEvaluator();
+    return;
+  }
   if (!recorder_started_) {
     // Time zero is the first admission request, after data loading.
     recorder_->Start();
@@ -44,6 +49,13 @@ bool Coordinator::OutOfTime() const {
          recorder_->TrainSeconds() >= options_.job.budget_s;
 }
 
+int64_t Coordinator::FinalModelClock() const {
+  // A job its time budget ended is read where training stopped (under BSP
+  // a pull for max_clocks would wait for clocks never committed).
+  if (!OutOfTime()) return options_.job.max_clocks;
+  return OnArrival() ? ProgressClocks() : policy_->CurrentClock();
+}
+
 int64_t Coordinator::ProgressClocks() const {
   return static_cast<int64_t>(
       budget_.processed() / std::max<uint64_t>(1, options_.job.GlobalBatch()));
@@ -74,18 +86,8 @@ void Coordinator::SendAdmission(const std::string& id, Peer& peer,
   if (!finished && OnArrival()) {
     budget_.Admitted(static_cast<uint32_t>(peer.rank), batch);
   }
-  // Evaluations come at fixed points of global progress, the same for
-  // every policy: the model after every eval_every clocks' worth of
-  // samples (apply-on-arrival: once that many are processed).
-  const bool evaluate =
-      !finished && peer.rank == Evaluator() &&
-      (OnArrival() ? eval_due_.has_value()
-                   : job.eval_every > 0 && decision.clock > 0 &&
-                         decision.clock % job.eval_every == 0);
-  if (evaluate) {
-    eval_point_ = OnArrival() ? *eval_due_ : decision.clock;
-    eval_due_.reset();
-  }
+  // Evaluation is out of band (the evaluator's; AnswerEvaluator): no
+  // training worker is ever asked to evaluate before the job is over.
   peer.clock = decision.clock;
   if (finished) peer.finished = true;
   flatbuffers::FlatBufferBuilder fbb(128);
@@ -93,7 +95,7 @@ void Coordinator::SendAdmission(const std::string& id, Peer& peer,
                        job.train_samples;
   auto body = wire::CreateAdmission(
       fbb, decision.clock, !finished, finished, batch, epoch,
-      finished ? 0 : decision.batch_offset, evaluate);
+      finished ? 0 : decision.batch_offset, /*evaluate=*/false);
   Reply(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
                            wire::Role::Coordinator, 0));
   if (finished) MaybeRequestFinalEvaluation();
@@ -123,11 +125,12 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
     const int64_t progress = ProgressClocks();
     if (done.dropped() == 0) {
       recorder_->RecordCommit(progress - 1, report.batch, report.loss);
-    }
-    const int64_t every = options_.job.eval_every;
-    if (every > 0 && progress >= next_eval_point_) {
-      eval_due_ = progress / every * every;
-      next_eval_point_ = *eval_due_ + every;
+      // Every shard applied this push before acking it, so each has
+      // reached at least this progress (its evaluation images with it).
+      applied_samples_ += report.batch;
+      ProgressReached(static_cast<int64_t>(
+          applied_samples_ /
+          std::max<uint64_t>(1, options_.job.GlobalBatch())));
     }
     LogFirstCommitAfterRecovery(report.clock);
   } else {
@@ -157,6 +160,7 @@ void Coordinator::IssueCommits(const std::vector<CommitDecision>& commits) {
     recorder_->RecordCommit(commit.clock, totals.samples, totals.mean_loss);
     SetLogClock(commit.clock);
     LogFirstCommitAfterRecovery(commit.clock);
+    ProgressReached(commit.clock + 1);
     MaybeStartRound(commit.clock, commit.clock + 1 == options_.job.max_clocks);
   }
 }
@@ -187,22 +191,48 @@ void Coordinator::HandleCommitted(const wire::Committed& committed) {
   ledger_.Ack(committed.clock());
 }
 
-void Coordinator::HandleEvaluation(const Peer& peer,
+void Coordinator::HandleEvaluation(const std::string& id,
                                    const wire::Evaluation& eval) {
-  // A mid-run evaluation is stamped with the progress point it was asked
-  // for (under apply-on-arrival policies the worker's own clock differs).
-  int64_t clock = eval.clock();
-  if (!eval.final() && eval_point_) clock = *eval_point_;
-  if (!eval.final()) eval_point_.reset();
+  const bool final = eval.final();
+  const int64_t clock = eval.clock();
+  // A point's time is when training reached it; the final model's, when
+  // training ended.
+  const double reached =
+      final ? recorder_->TrainSeconds()
+            : evaluations_.ReachedAt(clock).value_or(recorder_->WallSeconds());
+  evaluations_.Reported(clock);
   recorder_->RecordEvaluation(clock, eval.test_loss(), eval.test_accuracy(),
-                              eval.final(), eval.seconds());
-  LS_LOG(Info) << "evaluation at clock " << eval.clock() << ": test loss "
+                              final, eval.seconds(), reached);
+  LS_LOG(Info) << "evaluation at clock " << clock << ": test loss "
                << eval.test_loss() << ", test accuracy " << eval.test_accuracy()
-               << " over " << eval.samples() << " samples"
-               << (eval.final() ? " (final)" : "");
-  if (eval.final() && peer.rank == final_evaluator_) {
-    final_eval_received_ = true;
+               << " over " << eval.samples() << " samples (" << eval.seconds()
+               << " s" << (final ? ", final)" : ")");
+  if (final && id == final_evaluator_) final_eval_received_ = true;
+}
+
+void Coordinator::ProgressReached(int64_t progress) {
+  evaluations_.Reached(progress, recorder_->WallSeconds());
+  AnswerEvaluator();
+}
+
+void Coordinator::AnswerEvaluator() {
+  if (evaluator_id_.empty()) return;
+  Peer& peer = peers_[evaluator_id_];
+  if (!peer.pending_admit || !peer.started || recovering_) return;
+  std::optional<int64_t> point = evaluations_.TakeNext();
+  const bool final = !point && training_over_;
+  if (!point && !final) return;
+  peer.pending_admit.reset();
+  if (final) {
+    final_evaluator_ = evaluator_id_;
+    LS_LOG(Info) << "training is over; the evaluator runs the final "
+                    "evaluation";
   }
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto body = wire::CreateAdmission(fbb, point.value_or(FinalModelClock()),
+                                    !final, final, 0, 0, 0, /*evaluate=*/true);
+  Reply(evaluator_id_, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
+                                      wire::Role::Coordinator, 0));
 }
 
 }  // namespace lockstep

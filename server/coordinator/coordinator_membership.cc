@@ -35,9 +35,14 @@ void TightenWorkerCaps(const CapabilityList* list, WorkerCaps* caps) {
 void Coordinator::HandleRegister(const std::string& id,
                                  const wire::Register& reg) {
   if (peers_.count(id) != 0) return;  // a duplicate: already welcomed
+  if (reg.role() == wire::Role::Evaluator) {
+    RegisterEvaluator(id, reg);
+    return;
+  }
   const bool is_server = reg.role() == wire::Role::Server;
   if (!is_server && reg.role() != wire::Role::Worker) {
-    RejectBadMessage(id, InvalidArgument("only servers and workers register"));
+    RejectBadMessage(
+        id, InvalidArgument("only servers, workers and an evaluator register"));
     return;
   }
   if (is_server && training_ &&
@@ -89,6 +94,48 @@ void Coordinator::HandleRegister(const std::string& id,
   StartTrainingIfReady();
 }
 
+void Coordinator::RegisterEvaluator(const std::string& id,
+                                    const wire::Register& reg) {
+  if (options_.job.evaluators == 0) {
+    Reply(id, MakeErrorHeader(wire::ErrorCode::BadRequest,
+                              "this job runs without an evaluator "
+                              "(--evaluators 0)",
+                              0, wire::Role::Coordinator, 0));
+    return;
+  }
+  // A new evaluator process replaces the old one (restarted by a
+  // supervisor before it was declared dead).
+  if (!evaluator_id_.empty()) {
+    RemoveEvaluator(evaluator_id_, "replaced by a new evaluator process");
+  }
+  Peer peer;
+  peer.role = wire::Role::Evaluator;
+  peer.rank = 0;
+  peer.last_seen_ms = NowMillis();
+  peer.host = flatbuffers::GetString(reg.host());
+  peers_[id] = peer;
+  evaluator_id_ = id;
+  LS_LOG(Info) << "evaluator registered from " << peer.host << " pid "
+               << reg.pid();
+  if (workers_welcomed_) SendWelcome(id, peers_[id]);
+}
+
+void Coordinator::RemoveEvaluator(const std::string& id,
+                                  const std::string& why) {
+  LS_LOG(Warning) << "evaluator removed: " << why
+                  << (training_ ? "; training goes on" : "");
+  peers_.erase(id);
+  if (evaluator_id_ == id) evaluator_id_.clear();
+  shapes_.Forget(kEvaluatorShapeKey);
+  if (id == final_evaluator_) final_evaluator_.clear();
+  if (training_over_) MaybeRequestFinalEvaluation();
+}
+
+bool Coordinator::EvaluatorReady() const {
+  if (options_.job.evaluators == 0) return true;
+  return !evaluator_id_.empty() && shapes_.Has(kEvaluatorShapeKey);
+}
+
 void Coordinator::ReplaceWorkerOfRank(int rank) {
   if (rank < 0) return;
   const auto old = std::find_if(
@@ -125,6 +172,7 @@ void Coordinator::WelcomeWorkersIfReady() {
   if (workers_welcomed_ || worker_ids_.size() < options_.job.workers) return;
   AssignRanks(worker_ids_);
   for (const auto& id : worker_ids_) SendWelcome(id, peers_[id]);
+  if (!evaluator_id_.empty()) SendWelcome(evaluator_id_, peers_[evaluator_id_]);
   workers_welcomed_ = true;
   LS_LOG(Info) << "all " << options_.job.workers
                << " workers registered; they load " << options_.job.data
@@ -163,7 +211,7 @@ void Coordinator::SendShutdown(const std::string& reason) {
     Reply(id, std::move(copy));
   }
 }
-int Coordinator::Evaluator() const {
+int Coordinator::LowestWorker() const {
   int best = -1;
   for (const auto& id : worker_ids_) {
     const int rank = peers_.at(id).rank;
@@ -171,27 +219,36 @@ int Coordinator::Evaluator() const {
   }
   return best;
 }
+
 void Coordinator::MaybeRequestFinalEvaluation() {
-  if (final_eval_received_ || final_evaluator_ >= 0 || worker_ids_.empty()) {
+  if (final_eval_received_ || !final_evaluator_.empty() ||
+      worker_ids_.empty()) {
     return;
   }
   for (const auto& id : worker_ids_) {
     if (!peers_[id].finished) return;
   }
-  final_evaluator_ = Evaluator();
-  // A job its time budget ended is read where training stopped (under
-  // BSP a pull for max_clocks would wait for clocks never committed).
-  const int64_t clock = !OutOfTime()  ? options_.job.max_clocks
-                        : OnArrival() ? ProgressClocks()
-                                      : policy_->CurrentClock();
+  if (!training_over_) {
+    training_over_ = true;
+    recorder_->EndTraining();
+  }
+  if (!evaluator_id_.empty() && peers_[evaluator_id_].started) {
+    AnswerEvaluator();  // its last points first, then the final model
+    return;
+  }
+  // Without an evaluator, a worker evaluates the final model: training is
+  // over, so nobody waits for it.
+  const int rank = LowestWorker();
   for (const auto& id : worker_ids_) {
-    if (peers_[id].rank != final_evaluator_) continue;
+    if (peers_[id].rank != rank) continue;
+    final_evaluator_ = id;
     flatbuffers::FlatBufferBuilder fbb(128);
-    auto body = wire::CreateAdmission(fbb, clock, false, true, 0, 0, 0, true);
+    auto body = wire::CreateAdmission(fbb, FinalModelClock(), false, true, 0, 0,
+                                      0, true);
     Reply(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
                              wire::Role::Coordinator, 0));
   }
-  LS_LOG(Info) << "every worker finished; worker " << final_evaluator_
+  LS_LOG(Info) << "every worker finished; worker " << rank
                << " runs the final evaluation";
 }
 
@@ -212,7 +269,7 @@ void Coordinator::RemoveWorker(const std::string& id, const std::string& why,
     }));
     AnswerPendingAdmissions();
   }
-  if (gone.rank == final_evaluator_) final_evaluator_ = -1;
+  if (id == final_evaluator_) final_evaluator_.clear();
   MaybeRequestFinalEvaluation();
   if (worker_ids_.empty() && !replaced) {
     abort_status_ = Unavailable("every worker is gone (last: worker " +
@@ -226,10 +283,13 @@ Status Coordinator::CheckLiveness() {
   const int64_t now = NowMillis();
   std::vector<std::pair<std::string, std::string>> dead_workers;
   std::vector<std::pair<std::string, std::string>> dead_servers;
+  std::string dead_evaluator;
   for (const auto& [id, peer] : peers_) {
-    // A server waits silently for its Welcome (sent once the workers have
-    // described the job); the registration deadline covers that wait.
-    if (!peer.welcomed && peer.role == wire::Role::Server) continue;
+    // A server (or the evaluator) waits silently for its Welcome (sent once
+    // the workers have registered or described the job; before it the
+    // heartbeat interval is not known); the registration deadline covers
+    // that wait.
+    if (!peer.welcomed && peer.role != wire::Role::Worker) continue;
     // A server restoring a round is silent until it has loaded its part
     // (seconds per GB); the registration deadline bounds that too.
     if (peer.restoring &&
@@ -239,9 +299,14 @@ Status Coordinator::CheckLiveness() {
     if (now - peer.last_seen_ms <= limit_ms) continue;
     const std::string why =
         "sent nothing for " + std::to_string(now - peer.last_seen_ms) + " ms";
+    if (peer.role == wire::Role::Evaluator) {
+      dead_evaluator = why;
+      continue;
+    }
     (peer.role == wire::Role::Worker ? dead_workers : dead_servers)
         .emplace_back(id, why);
   }
+  if (!dead_evaluator.empty()) RemoveEvaluator(evaluator_id_, dead_evaluator);
   // A lost server's part of the model comes back from the latest complete
   // snapshot round (coordinator_recovery.cc), or the job ends.
   for (const auto& [id, why] : dead_servers) LoseServer(id, why);

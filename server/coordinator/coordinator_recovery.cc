@@ -136,8 +136,14 @@ void Coordinator::FinishRecovery() {
                          options_.job.snapshot_every_s, NowSeconds(),
                          restore_->clock);
   final_eval_received_ = false;
-  final_evaluator_ = -1;
+  final_evaluator_.clear();
+  training_over_ = false;
   recovering_ = false;
+  if (!evaluator_id_.empty() && peers_[evaluator_id_].started) {
+    // The evaluator reads the points of the new timeline.
+    peers_[evaluator_id_].pending_admit.reset();
+    SendStart(evaluator_id_, peers_[evaluator_id_]);
+  }
   for (const auto& id : worker_ids_) {
     Peer& peer = peers_[id];
     peer.finished = false;

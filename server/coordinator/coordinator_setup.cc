@@ -18,25 +18,40 @@ void Coordinator::HandleDescribe(const std::string& id, Peer& peer,
     return;
   }
   TightenWorkerCaps(describe.capabilities(), &peer.caps);
-  const auto rank = static_cast<uint32_t>(peer.rank);
+  const bool evaluator = peer.role == wire::Role::Evaluator;
+  const auto rank =
+      evaluator ? kEvaluatorShapeKey : static_cast<uint32_t>(peer.rank);
   if (!training_) {
     Status agreed = shapes_.Add(rank, *shape);
     if (!agreed.ok()) {
       abort_status_ = agreed;
       return;
     }
-    LS_LOG(Info) << "worker " << rank << " described "
-                 << shape->model.dense_params() << " dense parameters and "
-                 << shape->data.train_samples << " training samples";
+    LS_LOG(Info) << (evaluator ? "the evaluator"
+                               : "worker " + std::to_string(rank))
+                 << " described " << shape->model.dense_params()
+                 << " dense parameters and " << shape->data.train_samples
+                 << " training samples";
     StartTrainingIfReady();
     return;
   }
   const std::string diff = ShapeDifference(*shape, *shapes_.agreed());
   if (!diff.empty()) {
     const std::string why = "describes a different job (" + diff + ")";
-    Reply(id, MakeErrorHeader(wire::ErrorCode::BadRequest, "this worker " + why,
-                              0, wire::Role::Coordinator, 0));
-    RemoveWorker(id, why);
+    Reply(id,
+          MakeErrorHeader(wire::ErrorCode::BadRequest, "this process " + why, 0,
+                          wire::Role::Coordinator, 0));
+    if (evaluator) {
+      RemoveEvaluator(id, why);
+    } else {
+      RemoveWorker(id, why);
+    }
+    return;
+  }
+  if (evaluator) {
+    // A late (or restarted) evaluator reads the points due from now on.
+    (void)shapes_.Add(kEvaluatorShapeKey, *shape);
+    SendStart(id, peer);
     return;
   }
   JoinRunningJob(id, peer);
@@ -44,8 +59,14 @@ void Coordinator::HandleDescribe(const std::string& id, Peer& peer,
 
 void Coordinator::HandleWorkerError(const std::string& id, Peer& peer,
                                     const std::string& message) {
-  const std::string why = "worker " + std::to_string(peer.rank) + " on " +
-                          peer.host + " cannot join: " + message;
+  const std::string who = peer.role == wire::Role::Evaluator
+                              ? std::string("the evaluator")
+                              : "worker " + std::to_string(peer.rank);
+  const std::string why = who + " on " + peer.host + " cannot join: " + message;
+  if (training_ && peer.role == wire::Role::Evaluator) {
+    RemoveEvaluator(id, why);
+    return;
+  }
   if (training_) {
     // A late joiner that cannot run: the job goes on without it.
     RemoveWorker(id, why);
@@ -59,7 +80,7 @@ void Coordinator::StartTrainingIfReady() {
   if (training_ || !abort_status_.ok() ||
       server_ids_.size() < options_.job.servers || !workers_welcomed_ ||
       worker_ids_.size() < options_.job.workers ||
-      !shapes_.Complete(WorkerRanks())) {
+      !shapes_.Complete(WorkerRanks()) || !EvaluatorReady()) {
     return;
   }
   Status started = StartTraining();
@@ -83,7 +104,7 @@ Status Coordinator::StartTraining() {
   recorder_->SetJob(job);
   budget_ =
       SampleBudget(static_cast<uint64_t>(job.max_clocks) * job.GlobalBatch());
-  next_eval_point_ = job.eval_every;
+  evaluations_ = EvaluationSchedule(job.evaluators > 0 ? job.eval_every : 0);
   if (restore_) {
     ResumePolicy(*restore_);
     LS_LOG(Info) << "resuming from snapshot round " << restore_->round
@@ -95,6 +116,7 @@ Status Coordinator::StartTraining() {
     policy_->OnWorkerJoined(static_cast<uint32_t>(peer.rank), 0, peer.caps);
     SendStart(id, peer);
   }
+  if (!evaluator_id_.empty()) SendStart(evaluator_id_, peers_[evaluator_id_]);
   training_ = true;
   LS_LOG(Info) << "all " << job.servers << " servers and " << job.workers
                << " workers ready; training " << job.model << " ("

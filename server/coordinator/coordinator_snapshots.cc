@@ -71,10 +71,8 @@ void Coordinator::ResumePolicy(const ManifestRound& round) {
                       ? static_cast<uint64_t>(processed->second[0])
                       : static_cast<uint64_t>(round.clock + 1) *
                             options_.job.GlobalBatch());
-  eval_due_.reset();
-  eval_point_.reset();
-  const int64_t every = std::max<int64_t>(1, options_.job.eval_every);
-  next_eval_point_ = (ProgressClocks() / every + 1) * every;
+  applied_samples_ = budget_.processed();
+  evaluations_.StartAt(OnArrival() ? ProgressClocks() : round.clock + 1);
   if (round.policy.empty()) return;  // a round of an older manifest
   if (round.policy != policy_->name()) {
     LS_LOG(Info) << "round " << round.round << " was taken under "

@@ -1,6 +1,7 @@
 #include "server/coordinator/run_recorder.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -111,22 +112,29 @@ void RunRecorder::RecordCommit(int64_t clock, uint64_t samples,
 }
 
 void RunRecorder::RecordEvaluation(int64_t clock, double loss, double accuracy,
-                                   bool final, double seconds) {
-  test_accuracy_ = accuracy;
-  test_loss_ = loss;
+                                   bool final, double seconds,
+                                   double reached_s) {
+  if (final || clock >= newest_eval_) {
+    test_accuracy_ = accuracy;
+    test_loss_ = loss;
+    newest_eval_ = final ? INT64_MAX : clock;
+  }
   eval_s_ += std::max(0.0, seconds);
-  const double train = TrainSeconds();
   if (job_.target_accuracy > 0 && accuracy >= job_.target_accuracy &&
-      !time_to_target_s_) {
-    time_to_target_s_ = train;
+      (!time_to_target_s_ || reached_s < *time_to_target_s_)) {
+    time_to_target_s_ = reached_s;
   }
   if (!evals_.is_open()) return;
   JsonObject o;
-  o.Add("clock", clock).Add("wall_s", WallSeconds()).Add("train_s", train);
+  o.Add("clock", clock).Add("wall_s", reached_s).Add("train_s", reached_s);
   o.Add("eval_s", seconds).Add("test_loss", loss);
   o.Add("test_accuracy", accuracy).Add("final", final);
   evals_ << o.str() << '\n';
   evals_.flush();
+}
+
+void RunRecorder::EndTraining() {
+  if (train_end_s_ < 0) train_end_s_ = WallSeconds();
 }
 
 void RunRecorder::MaybePrintProgress(bool force) {
@@ -182,7 +190,7 @@ std::string RunRecorder::PrometheusText() const {
 Status RunRecorder::Finish(
     const std::map<std::string, double>& extra,
     const std::map<std::string, double>& policy_metrics) {
-  // Rates are over training time: evaluations are reported on their own.
+  // Rates are over training time: the final evaluation comes after it.
   const double wall = TrainSeconds();
   JsonObject o;
   o.Add("policy", policy_).Add("clocks", last_clock_ + 1);

@@ -46,11 +46,16 @@ class RunRecorder {
   // Clock `clock` was committed with `samples` samples in total.
   void RecordCommit(int64_t clock, uint64_t samples, double mean_loss);
   // An evaluation of the model after `clock` (a point of global progress:
-  // clocks, or X samples under apply-on-arrival policies) that took
-  // `seconds`: training time (train_s, the time axis of time to target)
-  // leaves every evaluation's seconds out.
+  // clocks, or X samples under apply-on-arrival policies), which training
+  // reached `reached_s` seconds after Start(); the evaluation itself took
+  // `seconds`, out of band (the evaluator's time: no training worker
+  // waited for it). eval.jsonl's wall_s and train_s, and time to target,
+  // are the time the point was reached, so they do not depend on when the
+  // evaluator got to it. Evaluations may arrive out of point order.
   void RecordEvaluation(int64_t clock, double loss, double accuracy, bool final,
-                        double seconds);
+                        double seconds, double reached_s);
+  // Training is over (every worker finished): train_s stops here.
+  void EndTraining();
   // Prints a @progress line if enough time passed since the last one (or
   // `force`).
   void MaybePrintProgress(bool force);
@@ -63,8 +68,10 @@ class RunRecorder {
   std::string PrometheusText() const;
 
   double WallSeconds() const;
-  // Wall time less the evaluations' time.
-  double TrainSeconds() const { return WallSeconds() - eval_s_; }
+  // Wall time of training: until EndTraining, or now.
+  double TrainSeconds() const {
+    return train_end_s_ >= 0 ? train_end_s_ : WallSeconds();
+  }
   int64_t last_committed() const { return last_clock_; }
 
  private:
@@ -87,7 +94,11 @@ class RunRecorder {
   double test_accuracy_ = -1;
   double test_loss_ = -1;
   std::optional<double> time_to_target_s_;
-  double eval_s_ = 0;  // evaluations' time so far
+  double eval_s_ = 0;  // evaluations' time so far (out of band)
+  double train_end_s_ = -1;
+  // The evaluation of the newest point recorded (the summary's accuracy
+  // is the final one's, else that point's).
+  int64_t newest_eval_ = -1;
   // Staleness histogram: count of pushes with staleness in bucket i
   // (bucket bounds kStalenessBuckets in the .cc, last bucket = above).
   std::vector<uint64_t> staleness_counts_;

@@ -15,6 +15,10 @@
 
 namespace lockstep {
 
+// The key the job's evaluator describes itself under (it has no worker
+// rank; Complete never asks for it).
+inline constexpr uint32_t kEvaluatorShapeKey = 0xFFFFFFFFu;
+
 class ShapeAgreement {
  public:
   // Records worker `rank`'s description. FailedPrecondition naming the
@@ -23,6 +27,8 @@ class ShapeAgreement {
   Status Add(uint32_t rank, const JobShape& shape);
   // Drops `rank`'s description (the worker left). The agreed shape stays.
   void Forget(uint32_t rank);
+  // Whether `rank` has described itself.
+  bool Has(uint32_t rank) const { return described_.count(rank) != 0; }
   // True when every rank in `live` has described itself (and there is one).
   bool Complete(const std::vector<uint32_t>& live) const;
   // The agreed shape, once any worker described itself.

@@ -55,14 +55,17 @@ struct OptimizerConfig {
 //   kClose  once the shard's shares of a clock sum to 1: the state advances
 //           by one whole step with gradient C, whose direction D replaces
 //           the pushes' provisional ones: w += lr (P - D); C = P = 0.
-// So when every push of a clock was computed at the same weights (SSP with
-// s = 0), the clock ends exactly where BSP's one whole step with the mean
-// gradient ends, for every optimizer (momentum and sgd are linear in g, so
-// P == D and the correction is 0 up to rounding; Adam and AdaGrad build
-// their moments from the clock's X-sample mean, as BSP does, not from
-// n_w-sample pushes). A per-push fractional rule is not equivalent: for
-// momentum it is unstable at lr x curvature > 0.27, BSP at > 3.8
-// (tests/server/arrival_clock_test.cc).
+// So when every push of a clock was computed at the same weights (under
+// SSP with s = 0, when a clock's pulls all come before its pushes), the
+// clock ends exactly where BSP's one whole step with the mean gradient
+// ends, for every optimizer (momentum and sgd are linear in g, so P == D
+// and the correction is 0 up to rounding; Adam and AdaGrad build their
+// moments from the clock's X-sample mean, as BSP does, not from
+// n_w-sample pushes). Weight decay is one step's worth per clock, each
+// share's part taken at the weights it lands on, so with decay the match is
+// to first order in lr x weight_decay. A per-push fractional rule is not
+// equivalent: for momentum it is unstable at lr x curvature > 0.27, BSP at
+// > 3.8 (tests/server/arrival_clock_test.cc).
 enum class StepKind : uint8_t { kWhole, kShare, kClose };
 
 struct UpdateStep {
@@ -113,18 +116,18 @@ class Optimizer {
   // Per-parameter state floats under apply-on-arrival: state_slots(), then,
   // for an optimizer with state, C and P (UpdateStep): slots
   // state_slots() and state_slots() + 1. Zero C and P are a clock boundary.
-  int arrival_slots() const {
+  int ArrivalSlots() const {
     return state_slots() == 0 ? 0 : state_slots() + 2;
   }
   // The slots a store applying `kind` steps keeps.
-  int slots_for(bool on_arrival) const {
-    return on_arrival ? arrival_slots() : state_slots();
+  int SlotsFor(bool on_arrival) const {
+    return on_arrival ? ArrivalSlots() : state_slots();
   }
 
   // One update of n parameters, of the kind `step` says (UpdateStep).
   // `grad` holds the n gradient values (kWhole, kShare; unused by kClose,
   // may be null). `slots[s]` points to the n floats of state slot s:
-  // state_slots() of them for kWhole, arrival_slots() otherwise (may be
+  // state_slots() of them for kWhole, ArrivalSlots() otherwise (may be
   // null when 0); per-slot pointers let a store keep each slot contiguous
   // over its whole range (slot-major) and still update any sub-range.
   // Arithmetic is in float, so results are bit-identical however the

@@ -1,8 +1,10 @@
 #include "server/snapshot/shard_restore.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
+#include "server/optimizers/optimizer.h"
 #include "server/store/chunk_codec.h"
 
 namespace lockstep {
@@ -50,9 +52,14 @@ Status CheckCompatible(const ShardRoundMeta& meta, const KeyLayout& layout,
   }
   // The same optimizer keeps 2 more slots under apply-on-arrival (C and P,
   // optimizer.h); a round of one mode restores into the other with the
-  // slots both have (the rest start at 0: a clock boundary).
-  const int diff = meta.state_slots - state_slots;
-  if (meta.optimizer != optimizer || (diff != 0 && diff != 2 && diff != -2)) {
+  // slots both have (the rest are zeroed: a clock boundary).
+  auto opt = Optimizer::Create({.name = optimizer});
+  const auto slots_fit = [&](int slots) {
+    return opt.ok() &&
+           (slots == (*opt)->state_slots() || slots == (*opt)->ArrivalSlots());
+  };
+  if (meta.optimizer != optimizer || !slots_fit(meta.state_slots) ||
+      !slots_fit(state_slots)) {
     return FailedPrecondition(round + " holds " + meta.optimizer + " state (" +
                               std::to_string(meta.state_slots) +
                               " slots); this job uses " + optimizer + " (" +
@@ -247,6 +254,8 @@ StatusOr<RestoredShard> RestoreShard(
     DenseStore* dense, SparseTable* sparse) {
   const ShardInfo& own = layout.shards()[shard];
   RestoredShard out;
+  std::optional<int64_t> own_step;
+  double own_time = 0;
   bool first = true;
   std::vector<bool> seen;
   std::vector<std::map<uint32_t, int64_t>> cuts;  // of the contributors
@@ -259,9 +268,16 @@ StatusOr<RestoredShard> RestoreShard(
     const bool overlaps =
         from.begin < own.dense.end && own.dense.begin < from.end;
     out.clock = first ? meta.clock : std::min(out.clock, meta.clock);
+    const bool same_layout = meta.layout.num_shards() == layout.num_shards();
+    // Under apply-on-arrival each shard froze at its own progress, and its
+    // open clock's C and P slots belong to that progress: with the round's
+    // own layout a shard continues from its own source's.
+    if (same_layout && meta.shard == shard) {
+      own_step = meta.step;
+      own_time = meta.time;
+    }
     out.step = std::max(out.step, meta.step);
     out.time = std::max(out.time, meta.time);
-    const bool same_layout = meta.layout.num_shards() == layout.num_shards();
     if (same_layout ? meta.shard == shard : overlaps || sparse != nullptr) {
       cuts.push_back(meta.contained);
     }
@@ -269,12 +285,18 @@ StatusOr<RestoredShard> RestoreShard(
     if (overlaps) {
       LS_RETURN_IF_ERROR(
           LoadDenseChunks(*store, meta, own.dense, dense, &out.bytes_read));
+      // A store kept for a rollback still holds its own C and P.
+      dense->ZeroSlotsFrom(meta.state_slots, from);
     }
     if (sparse != nullptr) {
       LS_ASSIGN_OR_RETURN(const ShardRound rows,
                           ReadSparseArrays(*store, meta, &out.bytes_read));
       LS_RETURN_IF_ERROR(LoadSparse(rows, own, sparse));
     }
+  }
+  if (own_step.has_value()) {
+    out.step = *own_step;
+    out.time = own_time;
   }
   dense->set_step(out.step);
   dense->set_time(out.time);

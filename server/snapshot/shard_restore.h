@@ -21,8 +21,12 @@ namespace lockstep {
 
 struct RestoredShard {
   int64_t clock = 0;  // the committed clock the round is right after
-  int64_t step = 0;   // updates applied (the largest among the sources)
-  double time = 0;    // their fractions summed (the largest, likewise)
+  // Updates applied and the clocks' worth of them (DenseStore::step,
+  // time): this shard's own source's with the round's layout (each shard
+  // froze at its own progress under apply-on-arrival), else the largest
+  // among the sources.
+  int64_t step = 0;
+  double time = 0;
   // Apply-on-arrival rounds: per worker, the newest clock whose push the
   // restored state contains. With the round's own layout that is this
   // shard's source's cut; re-sharded, the smallest among the sources the

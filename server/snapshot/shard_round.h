@@ -32,7 +32,7 @@ struct ShardRoundMeta {
   std::string optimizer;
   int state_slots = 0;
   int64_t step = 0;  // updates applied so far
-  double time = 0;   // their fractions summed (DenseStore::time)
+  double time = 0;   // clocks' worth of them (DenseStore::time)
   uint64_t sparse_rows = 0;
   uint64_t chunk_bytes = 0;
   struct Array {

@@ -85,6 +85,7 @@ std::string InProcessResult::Failures() const {
   for (size_t i = 0; i < workers.size(); ++i) {
     add("worker " + std::to_string(i), workers[i]);
   }
+  add("evaluator", evaluator);
   return out;
 }
 
@@ -150,6 +151,17 @@ InProcessResult RunInProcess(const InProcessJob& spec) {
       o.request_timeout_s = static_cast<double>(spec.timeout.count());
       LS_ASSIGN_OR_RETURN(auto worker, WorkerRuntime::Create(o));
       return worker->Run();
+    }));
+  }
+  if (spec.job.evaluators > 0) {
+    threads.push_back(RoleThread("evaluator", 0, &result.evaluator, [&] {
+      WorkerOptions o;
+      o.coordinator = endpoint;
+      o.evaluator = true;
+      o.dump_model = spec.dump_model;
+      o.request_timeout_s = static_cast<double>(spec.timeout.count());
+      LS_ASSIGN_OR_RETURN(auto evaluator, WorkerRuntime::Create(o));
+      return evaluator->Run();
     }));
   }
   for (std::thread& t : threads) t.join();

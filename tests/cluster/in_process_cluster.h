@@ -25,7 +25,9 @@ struct InProcessJob {
   // Each shard's --listen; "@RANK" and "@PID" are replaced. The default is
   // the in-process backend.
   std::string data_listen = "inproc://shard-@RANK:0";
-  // The final evaluator writes the final dense model here (optional).
+  // The process running the final evaluation (the evaluator thread, or
+  // worker 0 when job.evaluators is 0) writes the final dense model here
+  // (optional).
   std::string dump_model;
   std::string run_dir;
   // Each worker's --hetero profile, by rank (missing ranks: none).
@@ -42,6 +44,7 @@ struct InProcessResult {
   Status coordinator;
   std::vector<Status> servers;
   std::vector<Status> workers;
+  Status evaluator;  // OK too when the job has none
   // True when every role returned OK.
   bool ok() const;
   // One line per role that failed.

@@ -124,11 +124,10 @@ INSTANTIATE_TEST_SUITE_P(
       return transport + "_" + std::get<1>(info.param).name;
     });
 
-// Under the apply-on-arrival policies a push is applied as a fraction
-// n_w / X of an optimizer step (UpdateStep); with one worker that is the
-// whole step, so SSP(0) and ASP must train BSP's model, for every
-// optimizer and with weight decay (which must not be applied per push on
-// top of the step's own).
+// Under the apply-on-arrival policies a push is a share n_w / X of its
+// logical clock (UpdateStep, ArrivalClock); with one worker that share is
+// the whole clock, so SSP(0) and ASP must train BSP's model bit for bit,
+// for every optimizer and with weight decay.
 class OnArrivalOneWorkerTest : public ::testing::TestWithParam<Optimizer_> {};
 
 std::vector<float> OneWorkerModel(const Optimizer_& opt,

@@ -1,7 +1,7 @@
 // ASP with a staleness rule over several shards: each shard counts its own
-// versions, and pushes interleave differently on each, so a push could be
-// stale on one shard and fresh on another, applied on half the model and
-// dropped on the rest. Shard 0 decides and the others follow
+// logical clocks, and pushes interleave differently on each, so a push
+// could be stale on one shard and fresh on another, applied on half the
+// model and dropped on the rest. Shard 0 decides and the others follow
 // (wire::PushVerdict): every push is dropped on every shard or on none.
 #include <gtest/gtest.h>
 
@@ -61,7 +61,7 @@ TEST_P(StalenessVerdictTest, APushIsDroppedOnEveryShardOrOnNone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, StalenessVerdictTest,
-                         ::testing::Values("asp:drop=0", "asp:scale:drop=1"),
+                         ::testing::Values("asp:drop=0", "asp:scale:drop=0"),
                          PolicyParamName());
 
 }  // namespace

@@ -69,6 +69,7 @@ JobConfig Distinct() {
   c.train_limit = 5000;
   c.test_limit = 1000;
   c.eval_every = 10;
+  c.evaluators = 0;
   c.target_accuracy = 0.85;
   c.budget_s = 90.5;
   c.heartbeat_ms = 250;

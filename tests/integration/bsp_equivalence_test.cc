@@ -105,9 +105,7 @@ std::vector<float> ClusterTraining(const Case& c, const std::string& dir) {
   EXPECT_TRUE(started.ok()) << started.ToString();
   for (int s = 0; s < 2; ++s) EXPECT_TRUE(cluster.StartServer(s).ok());
   for (size_t w = 0; w < c.batches.size(); ++w) {
-    std::vector<std::string> extra;
-    if (w == 0) extra = {"--dump-model", model_file};
-    EXPECT_TRUE(cluster.StartWorker(static_cast<int>(w), extra).ok());
+    EXPECT_TRUE(cluster.StartWorker(static_cast<int>(w)).ok());
   }
   auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(120));
   EXPECT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator");

@@ -49,7 +49,8 @@ TEST(JobSetupTest, AServerWaitingForItsWelcomeExitsWhenTheCoordinatorDies) {
   ASSERT_TRUE(
       cluster
           .StartCoordinator({"--servers", "1", "--workers", "1", "--model",
-                             "mlp:8", "--data", "synthetic", "--clocks", "5"})
+                             "mlp:8", "--data", "synthetic", "--clocks", "5"},
+                            /*start_evaluator=*/false)
           .ok());
   const std::vector<pid_t> coordinator = cluster.group().running_pids();
   ASSERT_EQ(coordinator.size(), 1u);

@@ -171,7 +171,7 @@ std::map<pid_t, std::string> LaunchAndKillWorker(
     }
   }
   EXPECT_NE(victim, 0) << cluster.Output("launch");
-  EXPECT_EQ(roles.size(), 5u);  // coordinator, 1 server, 3 workers
+  EXPECT_EQ(roles.size(), 6u);  // coordinator, 1 server, 3 workers, evaluator
   if (victim != 0) {
     EXPECT_EQ(kill(victim, SIGKILL), 0);
   }

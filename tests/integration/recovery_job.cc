@@ -43,19 +43,18 @@ std::vector<std::string> RecoveryJob(const std::string& dir,
           dir};
 }
 
-// Starts the job's servers and workers; worker 0 (the final evaluator)
-// dumps the final model; every worker takes 7-10 ms per clock, so the job
-// runs for a few seconds.
+// Starts the job's servers and workers (the evaluator StartCoordinator
+// started dumps the final model); every worker takes 7-10 ms per clock, so
+// the job runs for a few seconds.
 void StartRoles(TestCluster& cluster, const std::string& dir) {
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   StartWorkers(cluster, dir);
 }
 
-void StartWorkers(TestCluster& cluster, const std::string& dir) {
+void StartWorkers(TestCluster& cluster, const std::string& /*dir*/) {
   for (int w = 0; w < 3; ++w) {
-    std::vector<std::string> extra = {"--hetero", "linear=0.005+0.0002"};
-    if (w == 0) extra.insert(extra.end(), {"--dump-model", dir + "/model.bin"});
-    ASSERT_TRUE(cluster.StartWorker(w, extra).ok());
+    ASSERT_TRUE(
+        cluster.StartWorker(w, {"--hetero", "linear=0.005+0.0002"}).ok());
   }
 }
 

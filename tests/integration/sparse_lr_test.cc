@@ -48,9 +48,9 @@ TEST(SparseLrTest, LearnsGeneratedDataWellAboveChance) {
   std::cout << "sparse-lr test accuracy " << accuracy << ", majority class "
             << majority << "\n";
   EXPECT_GT(accuracy, std::max(0.75, majority + 0.15)) << summary;
-  // The worker reports AUC in its final evaluation line.
+  // The evaluator reports AUC in its final evaluation line.
   bool saw_auc = false;
-  for (const auto& line : cluster.Lines("worker 0")) {
+  for (const auto& line : cluster.Lines("evaluator")) {
     const auto pos = line.find("auc ");
     if (line.find("final test accuracy") != std::string::npos &&
         pos != std::string::npos) {
@@ -58,7 +58,7 @@ TEST(SparseLrTest, LearnsGeneratedDataWellAboveChance) {
       EXPECT_GT(std::stod(line.substr(pos + 4)), 0.8) << line;
     }
   }
-  EXPECT_TRUE(saw_auc) << cluster.Output("worker 0");
+  EXPECT_TRUE(saw_auc) << cluster.Output("evaluator");
 }
 
 }  // namespace

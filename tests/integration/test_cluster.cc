@@ -76,11 +76,17 @@ StatusOr<pid_t> TestCluster::Start(const std::vector<std::string>& argv,
   return group_.Spawn(argv, name);
 }
 
-Status TestCluster::StartCoordinator(const std::vector<std::string>& flags) {
+Status TestCluster::StartCoordinator(const std::vector<std::string>& flags,
+                                     bool start_evaluator) {
   std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
                                    "--listen", "tcp://127.0.0.1:0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   LS_RETURN_IF_ERROR(group_.Spawn(argv, "coordinator").status());
+  const auto no_evaluator =
+      std::adjacent_find(flags.begin(), flags.end(),
+                         [](const std::string& a, const std::string& b) {
+                           return a == "--evaluators" && b == "0";
+                         });
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -88,7 +94,14 @@ Status TestCluster::StartCoordinator(const std::vector<std::string>& flags) {
     for (const auto& line : lines_["coordinator"]) {
       if (line.rfind("@endpoint ", 0) == 0) {
         endpoint_ = line.substr(10);
-        return Status::Ok();
+        if (!start_evaluator || no_evaluator != flags.end()) {
+          return Status::Ok();
+        }
+        const auto run_dir = std::find(flags.begin(), flags.end(), "--run-dir");
+        if (run_dir == flags.end() || run_dir + 1 == flags.end()) {
+          return StartEvaluator();
+        }
+        return StartEvaluator({"--dump-model", *(run_dir + 1) + "/model.bin"});
       }
     }
     if (Exited("coordinator")) {
@@ -96,6 +109,16 @@ Status TestCluster::StartCoordinator(const std::vector<std::string>& flags) {
     }
   }
   return DeadlineExceeded("coordinator printed no endpoint");
+}
+
+Status TestCluster::StartEvaluator(const std::vector<std::string>& extra,
+                                   const std::vector<std::string>& program) {
+  std::vector<std::string> argv =
+      program.empty() ? std::vector<std::string>{BinaryPath("lockstep-worker")}
+                      : program;
+  argv.insert(argv.end(), {"--coordinator", endpoint_, "--evaluator"});
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return group_.Spawn(argv, "evaluator").status();
 }
 
 Status TestCluster::StartServer(int rank,

@@ -35,8 +35,17 @@ class TestCluster {
   ~TestCluster();
 
   // Starts the coordinator with `flags` on a free port and waits for its
-  // endpoint.
-  Status StartCoordinator(const std::vector<std::string>& flags);
+  // endpoint; then, as lockstep-launch does, the job's evaluator
+  // (StartEvaluator) unless `start_evaluator` is false (a test that starts
+  // its own) or the flags say --evaluators 0. With --run-dir DIR the
+  // evaluator writes the final model to DIR/model.bin (--dump-model).
+  Status StartCoordinator(const std::vector<std::string>& flags,
+                          bool start_evaluator = true);
+  // Starts the job's evaluator, lockstep-worker --evaluator (or `program`,
+  // e.g. a Python worker script, with --coordinator and --evaluator), as
+  // process "evaluator".
+  Status StartEvaluator(const std::vector<std::string>& extra = {},
+                        const std::vector<std::string>& program = {});
   // Starts a server or worker connected to the coordinator.
   Status StartServer(int rank, const std::vector<std::string>& extra = {});
   Status StartWorker(int rank, const std::vector<std::string>& extra = {});

@@ -63,15 +63,20 @@ std::vector<float> TrainMlp(const std::vector<bool>& python) {
                                 "--test-limit",  "500",
                                 "--eval-every",  "0",
                                 "--seed",        "7",
-                                "--run-dir",     dir});
+                                "--run-dir",     dir},
+                               /*start_evaluator=*/false);
   EXPECT_TRUE(started.ok()) << started.ToString();
+  // The evaluator runs worker 0's program, as lockstep-launch does.
+  const std::vector<std::string> program =
+      python[0] ? std::vector<std::string>{kPython, Script("mlp_worker.py")}
+                : std::vector<std::string>{};
+  EXPECT_TRUE(
+      cluster.StartEvaluator({"--dump-model", model_file}, program).ok());
   for (int s = 0; s < 2; ++s) EXPECT_TRUE(cluster.StartServer(s).ok());
   for (size_t w = 0; w < python.size(); ++w) {
-    std::vector<std::string> extra;
-    if (w == 0) extra = {"--dump-model", model_file};
     const int rank = static_cast<int>(w);
-    EXPECT_TRUE(python[w] ? StartPythonWorker(cluster, rank, extra).ok()
-                          : cluster.StartWorker(rank, extra).ok());
+    EXPECT_TRUE(python[w] ? StartPythonWorker(cluster, rank, {}).ok()
+                          : cluster.StartWorker(rank).ok());
   }
   auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(180));
   EXPECT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator");
@@ -83,7 +88,7 @@ std::vector<float> TrainMlp(const std::vector<bool>& python) {
   }
   auto params = ReadModelFile(model_file);
   EXPECT_TRUE(params.ok()) << params.status().ToString()
-                           << cluster.Output("worker 0");
+                           << cluster.Output("evaluator");
   return params.ok() ? *params : std::vector<float>();
 }
 

@@ -29,7 +29,11 @@ def test_two_python_workers_train_the_mlp():
     assert s["test_accuracy"] > 0.6, s
     with open(os.path.join(run_dir, "config.json")) as f:
         assert "mlp_worker.py" in f.read()
+    # The evaluator (the same script with --evaluator) evaluated, out of
+    # band: no training worker did.
     assert "test accuracy" in open(
+        os.path.join(run_dir, "logs", "evaluator.log")).read()
+    assert "test accuracy" not in open(
         os.path.join(run_dir, "logs", "worker-0.log")).read()
 
 

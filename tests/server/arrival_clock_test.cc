@@ -145,7 +145,7 @@ std::unique_ptr<DenseStore> Store(const Optimizer& opt, bool on_arrival) {
       {"w", {kClasses, kDim}, 0, kClasses * kDim, 0.1f},
       {"b", {kClasses}, kClasses * kDim, kClasses, 0.0f}};
   auto store = DenseStore::Create({0, kParams}, tensors, /*seed=*/9,
-                                  opt.slots_for(on_arrival));
+                                  opt.SlotsFor(on_arrival));
   EXPECT_TRUE(store.ok()) << store.status().ToString();
   return std::move(store).value();
 }
@@ -257,9 +257,9 @@ TEST(ArrivalClockTest, AQuadraticAtLrTimesCurvatureOneConvergesUnderSspZero) {
   auto opt = Optimizer::Create({.name = "momentum"}).value();
   constexpr double kLrTimesCurvature = 1.0;
   std::vector<float> w = {1.0f, -0.5f, 2.0f};
-  std::vector<float> state(opt->arrival_slots() * w.size(), 0.0f);
+  std::vector<float> state(opt->ArrivalSlots() * w.size(), 0.0f);
   std::vector<float*> slots;
-  for (int s = 0; s < opt->arrival_slots(); ++s) {
+  for (int s = 0; s < opt->ArrivalSlots(); ++s) {
     slots.push_back(state.data() + s * w.size());
   }
   ArrivalClock progress(128);
@@ -299,7 +299,7 @@ TEST(ArrivalClockTest, SparseRowsTouchedByPartOfAClockEndOnBspsLazyStep) {
     auto opt = Optimizer::Create({.name = name}).value();
     constexpr uint32_t kRowDim = 3;
     SparseTable bsp(kRowDim, opt->state_slots());
-    SparseTable arrival(kRowDim, opt->arrival_slots());
+    SparseTable arrival(kRowDim, opt->ArrivalSlots());
     arrival.set_arrival_first(opt->state_slots());
     ArrivalClock progress(40);
     const LrSchedule schedule = LrSchedule::Parse("const", 0.05, 30).value();

@@ -207,8 +207,8 @@ TEST_F(LaunchTest, FailingWorkerStopsTheJobWithStopOnWorkerFailure) {
   WriteRole("server", "hang\n");
   WriteRole("worker", R"sh(
 if [ "$rank" = 1 ]; then
-  # Fail once every other role and helper is up (11 pids in all).
-  while [ "$(wc -l < "$FAKE_DIR/pids")" -lt 11 ]; do sleep 0.05; done
+  # Fail once every other role and helper is up (13 pids in all).
+  while [ "$(wc -l < "$FAKE_DIR/pids")" -lt 13 ]; do sleep 0.05; done
   echo "2024-01-01T00:00:00.000Z ERROR role=worker rank=1 out of cheese" >&2
   exit 1
 fi
@@ -226,8 +226,9 @@ hang
             std::string::npos)
       << r.err;
   EXPECT_LT(r.seconds, 10.0);
-  // Coordinator, 2 servers and 3 workers, plus the helpers of the 5 that hang.
-  EXPECT_EQ(RecordedPids().size(), 11u);
+  // Coordinator, 2 servers, 3 workers and the evaluator, plus the helpers
+  // of the 6 that hang.
+  EXPECT_EQ(RecordedPids().size(), 13u);
   // TearDown checks that none of them survived.
 }
 

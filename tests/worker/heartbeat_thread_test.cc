@@ -47,7 +47,7 @@ TEST(HeartbeatThreadTest, BeatsAtItsIntervalAndRecordsTheReplies) {
   std::string bound;
   auto router = BindRouter("tcp://127.0.0.1:0", &bound);
   ASSERT_TRUE(router.ok()) << router.status().ToString();
-  auto beats = HeartbeatThread::Start(bound, 5, 20);
+  auto beats = HeartbeatThread::Start(bound, wire::Role::Worker, 5, 20);
   ASSERT_TRUE(beats.ok()) << beats.status().ToString();
   EXPECT_EQ((*beats)->last_reply_ms(), 0);
   int rank = -1;
@@ -66,7 +66,7 @@ TEST(HeartbeatThreadTest, StopsPromptlyWhenDestroyed) {
   std::string bound;
   auto router = BindRouter("tcp://127.0.0.1:0", &bound);
   ASSERT_TRUE(router.ok());
-  auto beats = HeartbeatThread::Start(bound, 0, 1000);
+  auto beats = HeartbeatThread::Start(bound, wire::Role::Worker, 0, 1000);
   ASSERT_TRUE(beats.ok());
   const int64_t start = NowMillis();
   beats->reset();
@@ -74,7 +74,8 @@ TEST(HeartbeatThreadTest, StopsPromptlyWhenDestroyed) {
 }
 
 TEST(HeartbeatThreadTest, RefusesAnUnusableEndpoint) {
-  EXPECT_FALSE(HeartbeatThread::Start("bogus://x", 0, 100).ok());
+  EXPECT_FALSE(
+      HeartbeatThread::Start("bogus://x", wire::Role::Worker, 0, 100).ok());
 }
 
 }  // namespace
