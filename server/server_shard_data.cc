@@ -362,7 +362,7 @@ Status ServerShard::ApplyCommit(const wire::Commit& commit) {
     dense_->set_time(static_cast<double>(number));
   }
   // Everything up to this clock is settled; late pushes get dropped.
-  clock_.FinishCommit(clock);
+  clock_.FinishCommit(clock, pushes.size());
   ReachedProgress();
   SetLogClock(clock);
   flatbuffers::FlatBufferBuilder fbb(64);

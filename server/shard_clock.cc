@@ -56,9 +56,17 @@ std::vector<const BufferedPush*> ShardClock::Committed(
   return pushes;
 }
 
-void ShardClock::FinishCommit(int64_t clock) {
+void ShardClock::FinishCommit(int64_t clock, size_t applied_pushes) {
   applied_ = std::max(applied_, clock);
-  buffered_.erase(buffered_.begin(), buffered_.upper_bound(clock));
+  // Pushes of committed clocks that the commit did not name (backup
+  // workers' late ones that came before it) are discarded: dropped.
+  size_t buffered = 0;
+  const auto end = buffered_.upper_bound(clock);
+  for (auto it = buffered_.begin(); it != end; ++it) {
+    buffered += it->second.size();
+  }
+  dropped_ += buffered - std::min(buffered, applied_pushes);
+  buffered_.erase(buffered_.begin(), end);
 }
 
 double ShardClock::GradScale(int64_t staleness) const {

@@ -50,8 +50,8 @@ class ShardClock {
 
   // The last clock applied; -1 before any.
   int64_t applied() const { return applied_; }
-  // Pushes dropped so far: late (their clock was committed without them),
-  // too stale, or failed to apply.
+  // Pushes dropped so far: late (their clock was committed without them,
+  // before or after they came), too stale, or failed to apply.
   uint64_t dropped() const { return dropped_; }
 
   // Whether a pull for `clock` may be answered now: on commit, once clock-1
@@ -74,9 +74,10 @@ class ShardClock {
   std::vector<const BufferedPush*> Committed(
       int64_t clock, const std::vector<uint32_t>& workers,
       std::vector<uint32_t>* missing) const;
-  // `clock` is applied: forgets every buffered push of clocks <= clock, so
-  // later pushes for them are late.
-  void FinishCommit(int64_t clock);
+  // `clock` is applied with `applied_pushes` of its buffered pushes:
+  // forgets every buffered push of clocks <= clock (the others are counted
+  // as dropped), so later pushes for them are late.
+  void FinishCommit(int64_t clock, size_t applied_pushes = 0);
 
   // On arrival: Applied, or Dropped (and counted) when staler than the
   // rule allows. *staleness = logical clocks the shard completed since the

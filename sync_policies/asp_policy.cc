@@ -32,12 +32,12 @@ std::vector<CommitDecision> AspPolicy::OnWorkerLeft(uint32_t worker) {
 
 std::optional<AdmissionDecision> AspPolicy::Admit(uint32_t worker,
                                                   int64_t clock) {
+  // A worker that is not (or no longer) live is not admitted: it has no
+  // slice, and a removed worker's pushes would count nowhere.
+  if (!table_.IsLive(worker)) return std::nullopt;
   AdmissionDecision decision;
-  decision.clock = clock;
-  if (table_.IsLive(worker)) {
-    decision.clock = std::max(clock, table_.Completed(worker));
-    table_.Admitted(worker, decision.clock);
-  }
+  decision.clock = std::max(clock, table_.Completed(worker));
+  table_.Admitted(worker, decision.clock);
   decision.batch = ConfiguredBatch(batches_, worker);
   decision.batch_offset = RankOffset(batches_, worker);
   return decision;

@@ -51,8 +51,9 @@ class AspPolicy : public SyncPolicy {
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;
   std::vector<CommitDecision> OnWorkerLeft(uint32_t worker) override;
-  // Never defers: admits to max(clock, the worker's completed clocks); a
-  // worker the policy does not know (never joined) runs `clock`.
+  // Never defers a live worker: admits it to max(clock, its completed
+  // clocks). A worker that is not live (never joined, or left) is
+  // deferred, as under every other policy.
   std::optional<AdmissionDecision> Admit(uint32_t worker,
                                          int64_t clock) override;
   // Records progress; never commits.

@@ -113,11 +113,17 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
   report.loss = done.loss();
   report.cpu_available = done.cpu_available();
   report.mem_available = done.mem_available();
+  const bool on_arrival = OnArrival();
+  // A report of a clock committed without it (backup workers' late ones):
+  // its push reached the shards either after the commit (dropped there) or
+  // before it (buffered, then discarded by the commit); dropped either way.
+  const bool late = !on_arrival && report.clock < policy_->CurrentClock();
+  const uint32_t dropped_shards =
+      late ? options_.job.servers : done.dropped();
   // Before the policy sees the report: a commit moves it to the next
   // clock's predictions.
-  recorder_->RecordClock(report, done.staleness(), done.dropped(),
+  recorder_->RecordClock(report, done.staleness(), dropped_shards,
                          policy_->PredictedSpeed(report.worker, report.clock));
-  const bool on_arrival = OnArrival();
   if (on_arrival) {
     budget_.Reported(report.worker, report.batch);
     // Applied on arrival: the clock's samples count now (unless dropped),
@@ -138,9 +144,11 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
   }
   IssueCommits(Timed([&] { return policy_->OnClockDone(report); }));
   if (on_arrival) {
-    // A round is a consistent cut, its clock the newest every live worker
-    // finished; each shard records which pushes its part holds, the
-    // policy's clock table (with this report) where each worker was.
+    // A round's clock is the newest every live worker finished. It is a
+    // cut per shard, not across shards (each freezes when the start
+    // reaches it): each shard records which pushes its part holds and its
+    // own progress, the policy's clock table (with this report) where each
+    // worker was; a restore replays nothing a shard holds.
     MaybeStartRound(policy_->CurrentClock() - 1, false);
   }
   AnswerPendingAdmissions();

@@ -32,7 +32,8 @@ struct ManifestRound {
   std::string error;  // why it failed, when not complete
   uint64_t bytes = 0;
   // Apply-on-arrival rounds: per shard, per worker, the newest clock whose
-  // push the shard's part contains: the consistent cut.
+  // push the shard's part contains (a cut per shard: shards freeze at
+  // their own moments, so the cuts may differ).
   std::map<uint32_t, std::map<uint32_t, int64_t>> contained;
   // The sync policy's name and state when the round started, so a job
   // resumed from it continues the policy's decisions (empty in rounds of

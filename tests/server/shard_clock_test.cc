@@ -61,8 +61,11 @@ TEST(ShardClockTest, ACommitAppliesExactlyTheListedWorkersPushes) {
   EXPECT_EQ(pushes[0]->batch, 32u);  // in the commit's order
   EXPECT_EQ(pushes[1]->batch, 8u);
   EXPECT_EQ(missing, std::vector<uint32_t>{5});
-  clock.FinishCommit(0);
+  clock.FinishCommit(0, pushes.size());
   EXPECT_EQ(clock.applied(), 0);
+  // Worker 1's push came before the commit that left it out (a backup
+  // worker's late push): discarded, and counted as dropped.
+  EXPECT_EQ(clock.dropped(), 1u);
   EXPECT_TRUE(clock.IsApplied(0));
   // The next clock's push is still there.
   missing.clear();

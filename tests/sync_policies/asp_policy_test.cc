@@ -33,12 +33,16 @@ TEST_F(AspPolicyTest, NeverDefersHoweverFarAheadAWorkerRuns) {
   EXPECT_EQ(policy.Metrics().at("lockstep_clock_gap"), 99);
 }
 
-TEST_F(AspPolicyTest, UnknownWorkerIsStillAdmitted) {
+TEST_F(AspPolicyTest, AWorkerThatIsNotLiveIsNotAdmitted) {
   AspPolicy policy({32}, {});
+  EXPECT_FALSE(policy.Admit(4, 7).has_value());  // never joined
+  policy.OnWorkerJoined(4, 0, {});
   const auto decision = policy.Admit(4, 7);
   ASSERT_TRUE(decision.has_value());
   EXPECT_EQ(decision->clock, 7);
   EXPECT_EQ(decision->batch, 32u);
+  policy.OnWorkerLeft(4);
+  EXPECT_FALSE(policy.Admit(4, 8).has_value());  // removed
 }
 
 TEST_F(AspPolicyTest, RejoiningWorkerStartsAtTheSlowestLiveClock) {

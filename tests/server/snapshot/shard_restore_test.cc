@@ -1,5 +1,5 @@
 // RestoreShard's record of which pushes the restored state contains (the
-// consistent cut of an apply-on-arrival round), which a server uses to skip
+// per-shard cut of an apply-on-arrival round), which a server uses to skip
 // a resumed worker's pushes it already holds: with the round's own layout
 // it is the shard's own source's cut; re-sharded, only what every source
 // the state came from holds.
