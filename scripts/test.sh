@@ -12,7 +12,7 @@ jobs="$(nproc)"
 echo "== build (at ${SECONDS} s)"
 scripts/build.sh release
 echo "== tests (at ${SECONDS} s)"
-ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600 --no-tests=error
 
 echo "== lint (at ${SECONDS} s)"
 scripts/lint.sh

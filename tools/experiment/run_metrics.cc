@@ -118,15 +118,23 @@ StatusOr<RunMetrics> ReadRunMetrics(const std::string& dir) {
   if (std::isnan(train_s)) train_s = m.summary.Get("wall_s");
   m.mean_clock_s = clocks > 0 ? train_s / clocks : NAN;
   std::ifstream config(dir + "/config.json");
+  std::string sync;
   if (config) {
     try {
-      m.target_accuracy =
-          json::parse(config).at("job").value("target_accuracy", 0.0);
+      const json job = json::parse(config).at("job");
+      m.target_accuracy = job.value("target_accuracy", 0.0);
+      sync = job.value("sync", std::string());
     } catch (const json::exception& e) {
       return Corruption(dir + "/config.json is damaged: " + e.what());
     }
   }
   LS_RETURN_IF_ERROR(ReadWorkerLines(dir, &m));
+  // Barrier policies' clocks against an oracle split (clock_balance.h);
+  // apply-on-arrival policies have no barrier to balance.
+  if (!sync.empty() && sync.rfind("ssp", 0) != 0 && sync.rfind("asp", 0) != 0) {
+    auto lines = ReadClockLines(dir + "/metrics.jsonl");
+    if (lines.ok()) m.balance = ComputeClockBalance(*lines, kBalanceFromClock);
+  }
   ReadPredictors(m.summary.policy_metrics, &m);
   LS_RETURN_IF_ERROR(ForEachJsonLine(dir + "/eval.jsonl", [&](const json& j) {
                        m.evals.push_back(EvalPointOf(j));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "tools/experiment/clock_balance.h"
 #include "tools/experiment/results.h"
 
 namespace lockstep {
@@ -37,6 +38,9 @@ struct RunTarget {
   bool operator==(const RunTarget&) const = default;
 };
 
+// The clock from which a run's clock balance is measured.
+inline constexpr int64_t kBalanceFromClock = 10;
+
 struct RunMetrics {
   RunSummary summary;
   double target_accuracy = 0;  // the job's; 0 = none
@@ -56,6 +60,10 @@ struct RunMetrics {
   // the run, over its mean measured speed (batch / compute_s, the speed the
   // predictors predict), averaged over the workers.
   std::optional<double> predictor_rmse_share;
+  // Barrier policies (BSP, backup, LB-BSP): how balanced their clocks were
+  // from clock kBalanceFromClock on (the first are warm-up for the
+  // predictors), against an oracle split (clock_balance.h).
+  std::optional<ClockBalance> balance;
   // eval.jsonl, in the file's order; empty without one.
   std::vector<EvalPoint> evals;
   // The first evaluation that meets `target`; nullptr when none did.

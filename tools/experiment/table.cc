@@ -89,6 +89,16 @@ void AddRun(const RunMetrics& m, RowValues* v) {
   v->Add("staleness_p50", m.staleness_p50);
   v->Add("staleness_p99", m.staleness_p99);
   if (m.predictor_rmse_share) v->Add("predictor_rmse", *m.predictor_rmse_share);
+  if (m.balance) {
+    const ClockBalance& b = *m.balance;
+    if (b.predicted_time_mape) v->Add("time_mape", *b.predicted_time_mape);
+    if (b.last_value_time_mape) {
+      v->Add("last_value_mape", *b.last_value_time_mape);
+    }
+    v->Add("barrier_idle", b.idle_share);
+    v->Add("oracle_idle", b.oracle_idle_share);
+    v->Add("clock_ratio", b.clock_time_ratio);
+  }
   double sum = 0, max = 0;
   for (size_t w = 0; w < m.idle_share.size(); ++w) {
     if (w >= v->idle_by_worker.size()) v->idle_by_worker.resize(w + 1);
@@ -200,6 +210,11 @@ std::vector<PolicyRow> PolicyRows(const std::vector<RunOutcome>& runs,
     row.staleness_p99 = v.Of("staleness_p99");
     row.overhead_share = v.Of("policy_overhead_share");
     row.predictor_rmse_share = v.Of("predictor_rmse");
+    row.time_mape = v.Of("time_mape");
+    row.last_value_mape = v.Of("last_value_mape");
+    row.barrier_idle = v.Of("barrier_idle");
+    row.oracle_idle = v.Of("oracle_idle");
+    row.clock_ratio = v.Of("clock_ratio");
     for (const std::vector<double>& w : v.idle_by_worker) {
       auto s = Spread::Of(w);
       row.idle_by_worker.push_back(s ? s->median : NAN);
@@ -234,11 +249,23 @@ std::string TableMarkdown(const std::vector<PolicyRow>& rows,
   return out;
 }
 
+namespace {
+
+// "12.3 (15.0)": two shares' medians in percent, "-" for a missing one.
+std::string Paired(const std::optional<Spread>& a,
+                   const std::optional<Spread>& b) {
+  if (!a && !b) return "-";
+  return Cell(Scaled(a, 100), 1) + " (" + Cell(Scaled(b, 100), 1) + ")";
+}
+
+}  // namespace
+
 std::string DetailMarkdown(const std::vector<PolicyRow>& rows) {
   std::string out =
       "| policy | compute / push / pull / wait % | idle % per worker | "
-      "dropped pushes | staleness p50 / p99 | policy overhead % | predictor "
-      "RMSE % |\n|---|---|---|---|---|---|---|\n";
+      "dropped pushes | staleness p50 / p99 | policy overhead % | clock-time "
+      "MAPE % (last value) | barrier idle % (oracle split) |\n"
+      "|---|---|---|---|---|---|---|---|\n";
   for (const PolicyRow& r : rows) {
     std::string idle;
     for (double w : r.idle_by_worker) {
@@ -251,7 +278,8 @@ std::string DetailMarkdown(const std::vector<PolicyRow>& rows) {
     out += "| " + r.Name() + " | " + Shares(r) + " | " +
            (idle.empty() ? "-" : idle) + " | " + Cell(r.dropped_pushes, 0) +
            " | " + staleness + " | " + Cell(Scaled(r.overhead_share, 100), 2) +
-           " | " + Cell(Scaled(r.predictor_rmse_share, 100), 1) + " |\n";
+           " | " + Paired(r.time_mape, r.last_value_mape) + " | " +
+           Paired(r.barrier_idle, r.oracle_idle) + " |\n";
   }
   return out;
 }
@@ -267,7 +295,10 @@ std::string TableCsv(const std::vector<PolicyRow>& rows) {
       "wait_share",       "idle_mean",
       "idle_max",         "dropped_pushes",
       "staleness_p50",    "staleness_p99",
-      "overhead_share",   "predictor_rmse_share"};
+      "overhead_share",   "predictor_rmse_share",
+      "time_mape",        "last_value_mape",
+      "barrier_idle",     "oracle_idle",
+      "clock_ratio"};
   std::string out = "policy,runs,failed,reached";
   for (const char* m : kNames) {
     for (const char* stat : {"_median", "_min", "_max"}) {
@@ -291,7 +322,10 @@ std::string TableCsv(const std::vector<PolicyRow>& rows) {
                           &r.wait_share,       &r.idle_mean,
                           &r.idle_max,         &r.dropped_pushes,
                           &r.staleness_p50,    &r.staleness_p99,
-                          &r.overhead_share,   &r.predictor_rmse_share}) {
+                          &r.overhead_share,   &r.predictor_rmse_share,
+                          &r.time_mape,        &r.last_value_mape,
+                          &r.barrier_idle,     &r.oracle_idle,
+                          &r.clock_ratio}) {
       out += "," + CsvCells(*s);
     }
     out += "," + IntervalCells(r.time_ci) + "," + IntervalCells(r.speedup_ci);

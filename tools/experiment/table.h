@@ -44,7 +44,11 @@ struct PolicyRow {
       mean_clock_ms, clocks_per_s, samples_per_s, test_accuracy, clocks,
       compute_share, push_share, pull_share, wait_share, idle_mean, idle_max,
       dropped_pushes, staleness_p50, staleness_p99, overhead_share,
-      predictor_rmse_share;
+      predictor_rmse_share,
+      // Barrier policies (clock_balance.h): clock-time MAPE at the assigned
+      // quota and the last-value rule's on the same clocks; barrier idle
+      // share, the oracle split's, and clock time over the oracle's.
+      time_mape, last_value_mape, barrier_idle, oracle_idle, clock_ratio;
   // Each worker's idle share, median over the seeds.
   std::vector<double> idle_by_worker;
   // Median time to target over every finished seed (never-reached: never),
