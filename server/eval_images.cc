@@ -5,6 +5,38 @@
 
 namespace lockstep {
 
+void EvalImages::Restart(int64_t every, int64_t progress) {
+  every_ = every;
+  last_ = progress;
+  images_.clear();
+  waiting_.clear();
+}
+
+void EvalImages::Reached(int64_t progress, const DenseStore& dense,
+                         const SparseTable* sparse) {
+  if (every_ <= 0 || progress <= last_ || progress % every_ != 0) return;
+  Capture(progress, dense, sparse);
+  last_ = progress;
+}
+
+void EvalImages::Defer(Message pull, int64_t point) {
+  waiting_.emplace_back(point, std::move(pull));
+}
+
+std::vector<Message> EvalImages::TakeReady(int64_t progress) {
+  std::vector<Message> ready;
+  std::deque<std::pair<int64_t, Message>> still;
+  for (auto& [point, pull] : waiting_) {
+    if (point <= progress) {
+      ready.push_back(std::move(pull));
+    } else {
+      still.emplace_back(point, std::move(pull));
+    }
+  }
+  waiting_ = std::move(still);
+  return ready;
+}
+
 void EvalImages::Capture(int64_t point, const DenseStore& dense,
                          const SparseTable* sparse) {
   Image image;

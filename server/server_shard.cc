@@ -122,6 +122,7 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
                            " of " + std::to_string(layout_.num_shards()));
   }
   SetLogRank(static_cast<int>(shard_));
+  keys_ = ShardKeys(layout_, shard_);
   if (!job_.resolved())
     return InvalidArgument("welcome with an unresolved job");
   on_arrival_ = welcome.apply_mode() == wire::ApplyMode::OnArrival;
@@ -131,8 +132,6 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
       schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job_)));
   arrival_ = ArrivalClock(job_.GlobalBatch());
-  eval_images_.Clear();
-  eval_pulls_.clear();
   const int slots = optimizer_->SlotsFor(on_arrival_);
   const ShardInfo& own = layout_.shards()[shard_];
   LS_RETURN_IF_ERROR(AwaitScratch());
@@ -162,7 +161,8 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   LS_RETURN_IF_ERROR(
       RestoreFromWelcome(welcome.restore_round(), welcome.restore_shards()));
   arrival_.Restore(dense_->time());
-  last_eval_image_ = Progress();  // a restored point is not taken again
+  // A restored point is not taken again; a rollback's other timeline goes.
+  eval_images_.Restart(job_.eval_every, Progress());
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
                << own.dense.begin << ", " << own.dense.end << ") on "
                << endpoint_ << " with " << job_.optimizer;

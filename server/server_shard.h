@@ -11,7 +11,6 @@
 #define LOCKSTEP_SERVER_SERVER_SHARD_H_
 
 #include <cstdint>
-#include <deque>
 #include <future>
 #include <map>
 #include <memory>
@@ -34,6 +33,7 @@
 #include "server/optimizers/optimizer.h"
 #include "server/push_aggregator.h"
 #include "server/shard_clock.h"
+#include "server/shard_keys.h"
 #include "server/snapshot/shard_round.h"
 #include "server/snapshot/snapshot_capture.h"
 #include "server/sparse_table.h"
@@ -137,12 +137,6 @@ class ServerShard {
   // staleness where the policy asks for it.
   void ApplyOnArrival(const BufferedPush& record, int64_t clock,
                       int64_t staleness);
-  // Checks dense ranges and sparse ids of a request against this shard.
-  Status CheckRequest(const flatbuffers::Vector<const wire::KeyRange*>* ranges,
-                      std::vector<KeySpan>* out, uint64_t* dense_values) const;
-  StatusOr<std::span<const uint64_t>> CheckSparseIds(
-      const zmq::message_t& frame, uint64_t count,
-      std::vector<uint64_t>* scratch) const;
   // Snapshot rounds (server_shard_snapshot.cc). The shard's thread freezes
   // a round (StartRound: a capture over its arrays, O(chunks)), writer_
   // copies and writes it in the background and signals round_fd_, and
@@ -187,17 +181,15 @@ class ServerShard {
   uint32_t shard_ = 0;
   JobConfig job_;
   KeyLayout layout_;
+  ShardKeys keys_;  // this shard's keys, which requests are checked against
   bool on_arrival_ = false;
   ShardClock clock_;
   // Apply-on-arrival: the shard's progress in logical clocks.
   ArrivalClock arrival_;
   // The evaluator's reads (eval_images.h): images of the model at
-  // evaluation points, the newest point imaged, and pulls of points not
-  // reached yet.
+  // evaluation points, and its pulls of points not reached yet.
   EvalImages eval_images_;
-  int64_t last_eval_image_ = 0;
   bool warned_partial_clock_ = false;
-  std::deque<Message> eval_pulls_;
   LrSchedule schedule_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<DenseStore> dense_;

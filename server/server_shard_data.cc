@@ -2,55 +2,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <deque>
 
 #include "common/logging.h"
 #include "common/transport/buffer_pool.h"
 #include "server/server_shard.h"
 
 namespace lockstep {
-
-Status ServerShard::CheckRequest(
-    const flatbuffers::Vector<const wire::KeyRange*>* ranges,
-    std::vector<KeySpan>* out, uint64_t* dense_values) const {
-  out->clear();
-  *dense_values = 0;
-  if (ranges == nullptr) return Status::Ok();
-  const KeySpan own = dense_->range();
-  for (const wire::KeyRange* r : *ranges) {
-    if (r->begin() >= r->end() || r->begin() < own.begin ||
-        r->end() > own.end) {
-      return InvalidArgument("key range [" + std::to_string(r->begin()) + ", " +
-                             std::to_string(r->end()) +
-                             ") is not inside shard " + std::to_string(shard_) +
-                             "'s range [" + std::to_string(own.begin) + ", " +
-                             std::to_string(own.end) + ")");
-    }
-    out->push_back({r->begin(), r->end()});
-    *dense_values += r->end() - r->begin();
-  }
-  return Status::Ok();
-}
-
-StatusOr<std::span<const uint64_t>> ServerShard::CheckSparseIds(
-    const zmq::message_t& frame, uint64_t count,
-    std::vector<uint64_t>* scratch) const {
-  if (sparse_ == nullptr)
-    return InvalidArgument("this model has no sparse keys");
-  LS_ASSIGN_OR_RETURN(auto ids, PayloadAs<uint64_t>(frame, count, scratch));
-  const ShardInfo& own = layout_.shards()[shard_];
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (!own.OwnsSparse(ids[i])) {
-      return InvalidArgument("sparse id " + std::to_string(ids[i]) +
-                             " is not owned by shard " +
-                             std::to_string(shard_));
-    }
-    if (i > 0 && ids[i] <= ids[i - 1]) {
-      return InvalidArgument("sparse ids are not sorted and unique");
-    }
-  }
-  return ids;
-}
 
 void ServerShard::HandlePull(Message& msg) {
   const wire::Pull* pull = msg.envelope->body_as_Pull();
@@ -64,7 +21,7 @@ void ServerShard::HandlePull(Message& msg) {
     // The evaluator's read of an evaluation point: answered from the
     // shard's image of that point, once the shard has reached it.
     if (Progress() < pull->eval_point()) {
-      eval_pulls_.push_back(std::move(msg));
+      eval_images_.Defer(std::move(msg), pull->eval_point());
       return;
     }
     ServeEvalPull(msg);
@@ -83,12 +40,7 @@ int64_t ServerShard::Progress() const {
 }
 
 void ServerShard::ReachedProgress() {
-  const int64_t progress = Progress();
-  if (job_.eval_every > 0 && progress > 0 && progress % job_.eval_every == 0 &&
-      progress > last_eval_image_) {
-    eval_images_.Capture(progress, *dense_, sparse_.get());
-    last_eval_image_ = progress;
-  }
+  eval_images_.Reached(Progress(), *dense_, sparse_.get());
 }
 
 void ServerShard::ServeEvalPull(Message& msg) {
@@ -101,16 +53,7 @@ void ServerShard::ServeEvalPull(Message& msg) {
 }
 
 void ServerShard::ServeDeferredEvalPulls() {
-  if (eval_pulls_.empty()) return;
-  std::deque<Message> waiting;
-  for (Message& msg : eval_pulls_) {
-    if (Progress() >= msg.envelope->body_as_Pull()->eval_point()) {
-      ServeEvalPull(msg);
-    } else {
-      waiting.push_back(std::move(msg));
-    }
-  }
-  eval_pulls_ = std::move(waiting);
+  for (Message& msg : eval_images_.TakeReady(Progress())) ServeEvalPull(msg);
 }
 
 namespace {
@@ -146,7 +89,7 @@ void ServerShard::ServePull(Message& msg, const EvalImages::Image* image) {
   const wire::Pull* pull = msg.envelope->body_as_Pull();
   std::vector<KeySpan> ranges;
   uint64_t dense_values = 0;
-  Status ok = CheckRequest(pull->ranges(), &ranges, &dense_values);
+  Status ok = keys_.CheckRanges(pull->ranges(), &ranges, &dense_values);
   std::vector<zmq::message_t> frames;
   if (ok.ok()) {
     auto values = SnapshotFrame(dense_values, [&](float* out) -> Status {
@@ -166,7 +109,8 @@ void ServerShard::ServePull(Message& msg, const EvalImages::Image* image) {
   }
   if (ok.ok() && pull->sparse_count() > 0) {
     std::vector<uint64_t> scratch;
-    auto ids = CheckSparseIds(msg.payloads[0], pull->sparse_count(), &scratch);
+    auto ids =
+        keys_.CheckSparseIds(msg.payloads[0], pull->sparse_count(), &scratch);
     ok = ids.status();
     if (ok.ok()) {
       auto values = SnapshotFrame(ids->size() * layout_.sparse_dim(),
@@ -209,7 +153,7 @@ Status ServerShard::CheckPush(const Message& msg, BufferedPush* record) const {
   record->sparse_count = push->sparse_count();
   uint64_t dense_values = 0;
   LS_RETURN_IF_ERROR(
-      CheckRequest(push->ranges(), &record->ranges, &dense_values));
+      keys_.CheckRanges(push->ranges(), &record->ranges, &dense_values));
   const size_t want_frames = record->sparse_count > 0 ? 3 : 1;
   if (msg.payloads.size() != want_frames) {
     return InvalidArgument("push has " + std::to_string(msg.payloads.size()) +
@@ -223,7 +167,7 @@ Status ServerShard::CheckPush(const Message& msg, BufferedPush* record) const {
   if (record->sparse_count == 0) return Status::Ok();
   std::vector<uint64_t> id_scratch;
   LS_RETURN_IF_ERROR(
-      CheckSparseIds(msg.payloads[1], record->sparse_count, &id_scratch)
+      keys_.CheckSparseIds(msg.payloads[1], record->sparse_count, &id_scratch)
           .status());
   return PayloadAs<float>(msg.payloads[2],
                           record->sparse_count * layout_.sparse_dim(), &scratch)

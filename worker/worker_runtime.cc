@@ -120,7 +120,6 @@ Status WorkerRuntime::RunClock(const Admission& admission, ClockTimes* times) {
   const double t = NowSeconds();
   LS_RETURN_IF_ERROR(session_->Pull(clock, ids, sparse_rows_));
   times->pull_s = NowSeconds() - t;
-  if (admission.evaluate) LS_RETURN_IF_ERROR(Evaluate(clock, false, true));
   HostFloats& grad = session_->Gradient();
   std::vector<float>& sparse_grad = session_->SparseGradient(ids.size());
   const double start = NowSeconds();

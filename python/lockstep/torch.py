@@ -139,6 +139,16 @@ def evaluate(module, x, y, input_shape=None, device="cpu", chunk=1000,
     return loss_sum / n, correct / n
 
 
+def _final_evaluations(worker, admission, run_evaluation):
+    """After the admission that said the job is finished: the final
+    evaluations this process is asked for (the evaluator's, or a worker's
+    in a job without one), then the end of the job."""
+    end = admission.clock if admission.evaluate else worker.await_end()
+    while end is not None:
+        run_evaluation(end, True, False)
+        end = worker.await_end()
+
+
 def _evaluate_points(worker, run_evaluation, state):
     """The evaluator's loop: the model at each evaluation point the
     coordinator admits it to (read from the servers' images of that point;
@@ -148,10 +158,7 @@ def _evaluate_points(worker, run_evaluation, state):
         try:
             a = worker.admit(point)
             if a.finished:
-                end = a.clock if a.evaluate else worker.await_end()
-                while end is not None:
-                    run_evaluation(end, True, False)
-                    end = worker.await_end()
+                _final_evaluations(worker, a, run_evaluation)
                 return state["accuracy"]
             run_evaluation(a.clock, False, False)
             point = a.clock + 1
@@ -210,12 +217,7 @@ def train(worker, module, data, loss_fn=torch.nn.functional.cross_entropy,
             wait_start = now()
             a = worker.admit(clock)
             if a.finished:
-                # The final evaluations this worker is asked for, then the
-                # end of the job.
-                end = a.clock if a.evaluate else worker.await_end()
-                while end is not None:
-                    run_evaluation(end, True, False)
-                    end = worker.await_end()
+                _final_evaluations(worker, a, run_evaluation)
                 return state["accuracy"]
             clock = a.clock
             wait_s = now() - wait_start
@@ -223,8 +225,6 @@ def train(worker, module, data, loss_fn=torch.nn.functional.cross_entropy,
             t = now()
             binding.load(worker.pull(clock))
             pull_s = now() - t
-            if a.evaluate:
-                run_evaluation(clock, False, True)
             grad = worker.gradient()
             start, cpu_start = now(), time.process_time()
             binding.bind_grads(grad)

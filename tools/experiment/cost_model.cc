@@ -86,20 +86,26 @@ double CostModel::Cap(uint32_t w, double limit) const {
   return cap > 0 ? std::min<double>(cap, limit) : limit;
 }
 
-double CostModel::SamplesWithin(uint32_t w, int64_t clock, double seconds,
-                                double limit) const {
-  const HeteroProfile& p = models_[w];
-  const uint64_t cap = static_cast<uint64_t>(Cap(w, limit));
-  if (p.TargetSeconds(clock, 0) > seconds) return 0;
-  uint64_t lo = 0, hi = cap;  // the most whole samples within `seconds`
+uint64_t WholeSamplesWithin(const HeteroProfile& profile, int64_t clock,
+                            double seconds, uint64_t limit) {
+  uint64_t lo = 0, hi = limit;
   while (lo < hi) {
     const uint64_t mid = (lo + hi + 1) / 2;
-    if (p.TargetSeconds(clock, static_cast<uint32_t>(mid)) <= seconds) {
+    if (profile.TargetSeconds(clock, static_cast<uint32_t>(mid)) <= seconds) {
       lo = mid;
     } else {
       hi = mid - 1;
     }
   }
+  return lo;
+}
+
+double CostModel::SamplesWithin(uint32_t w, int64_t clock, double seconds,
+                                double limit) const {
+  const HeteroProfile& p = models_[w];
+  const uint64_t cap = static_cast<uint64_t>(Cap(w, limit));
+  if (p.TargetSeconds(clock, 0) > seconds) return 0;
+  const uint64_t lo = WholeSamplesWithin(p, clock, seconds, cap);
   if (lo >= cap) return static_cast<double>(cap);
   const double at = p.TargetSeconds(clock, static_cast<uint32_t>(lo));
   const double next = p.TargetSeconds(clock, static_cast<uint32_t>(lo + 1));

@@ -20,6 +20,11 @@
 
 namespace lockstep {
 
+// The most whole samples `profile` computes within `seconds` at `clock`,
+// at most `limit` (its TargetSeconds grows with the batch: a bisection).
+uint64_t WholeSamplesWithin(const HeteroProfile& profile, int64_t clock,
+                            double seconds, uint64_t limit);
+
 class CostModel {
  public:
   // The compute items of each worker's profile (rank -> items) for a job

@@ -3,25 +3,11 @@
 #include <algorithm>
 
 #include "sync_policies/policy_spec.h"
+#include "tools/experiment/cost_model.h"
 #include "worker/hetero_profile.h"
 
 namespace lockstep {
 namespace {
-
-// The most samples `profile` computes within `seconds` at `clock`.
-uint64_t SamplesWithin(const HeteroProfile& p, int64_t clock, double seconds,
-                       uint64_t limit) {
-  uint64_t lo = 0, hi = limit;  // p.TargetSeconds grows with the batch
-  while (lo < hi) {
-    const uint64_t mid = (lo + hi + 1) / 2;
-    if (p.TargetSeconds(clock, static_cast<uint32_t>(mid)) <= seconds) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo;
-}
 
 // The clock time of a split that finishes every worker together.
 double BalancedClockSeconds(const std::vector<HeteroProfile>& profiles,
@@ -35,7 +21,7 @@ double BalancedClockSeconds(const std::vector<HeteroProfile>& profiles,
     const double mid = (lo + hi) / 2;
     uint64_t samples = 0;
     for (const HeteroProfile& p : profiles) {
-      samples += SamplesWithin(p, clock, mid, global_batch);
+      samples += WholeSamplesWithin(p, clock, mid, global_batch);
     }
     (samples >= global_batch ? hi : lo) = mid;
   }

@@ -251,11 +251,15 @@ std::string TableMarkdown(const std::vector<PolicyRow>& rows,
 
 namespace {
 
-// "12.3 (15.0)": two shares' medians in percent, "-" for a missing one.
+// "12.3 (15.0)": two shares' medians over the seeds in percent, "-" for a
+// missing one (their ranges are in the CSV).
 std::string Paired(const std::optional<Spread>& a,
                    const std::optional<Spread>& b) {
   if (!a && !b) return "-";
-  return Cell(Scaled(a, 100), 1) + " (" + Cell(Scaled(b, 100), 1) + ")";
+  const auto median = [](const std::optional<Spread>& s) {
+    return s ? Number(s->median * 100, 1) : std::string("-");
+  };
+  return median(a) + " (" + median(b) + ")";
 }
 
 }  // namespace
