@@ -118,8 +118,7 @@ void Coordinator::HandleClockDone(Peer& peer, const wire::ClockDone& done) {
   // its push reached the shards either after the commit (dropped there) or
   // before it (buffered, then discarded by the commit); dropped either way.
   const bool late = !on_arrival && report.clock < policy_->CurrentClock();
-  const uint32_t dropped_shards =
-      late ? options_.job.servers : done.dropped();
+  const uint32_t dropped_shards = late ? options_.job.servers : done.dropped();
   // Before the policy sees the report: a commit moves it to the next
   // clock's predictions.
   recorder_->RecordClock(report, done.staleness(), dropped_shards,
