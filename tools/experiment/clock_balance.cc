@@ -24,6 +24,37 @@ double Busy(const ClockLine& line) {
 
 double Share(double part, double whole) { return whole > 0 ? part / whole : 0; }
 
+// The split of `total` samples that ends every worker's busy time at the
+// same moment T: x_w = v_w (T - comm_w), comm_w its push + pull, with T
+// found by bisection so that the x_w sum to `total`; a worker whose
+// communication alone outlasts T gets the minimum quota. Integers by
+// SplitProportionally over those x_w.
+QuotaSplit SplitBusyTimeEvenly(const Clock& clock,
+                               const std::map<uint32_t, double>& speeds,
+                               uint64_t total) {
+  auto comm = [&](uint32_t w) {
+    return clock.at(w)->push_s + clock.at(w)->pull_s;
+  };
+  auto samples_by = [&](double t) {
+    double sum = 0;
+    for (const auto& [w, v] : speeds) sum += v * std::max(0.0, t - comm(w));
+    return sum;
+  };
+  double lo = 0, hi = 1e-6;
+  for (const auto& [w, v] : speeds) hi = std::max(hi, comm(w));
+  while (samples_by(hi) < static_cast<double>(total)) hi *= 2;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (samples_by(mid) < static_cast<double>(total) ? lo : hi) = mid;
+  }
+  std::map<uint32_t, double> weights;
+  for (const auto& [w, v] : speeds) {
+    // Not 0: SplitProportionally reads a weight of 0 as "unknown".
+    weights[w] = std::max(v * (hi - comm(w)), 1e-12);
+  }
+  return SplitProportionally(weights, {}, total);
+}
+
 // Barrier idle time, worker time and clock length, measured and under the
 // oracle split, summed over clocks.
 struct IdleSums {
@@ -39,7 +70,7 @@ struct IdleSums {
       global_batch += line->batch;
       longest = std::max(longest, Busy(*line));
     }
-    const QuotaSplit oracle = SplitProportionally(speeds, {}, global_batch);
+    const QuotaSplit oracle = SplitBusyTimeEvenly(clock, speeds, global_batch);
     std::map<uint32_t, double> oracle_busy;
     double oracle_longest = 0;
     for (const auto& [w, line] : clock) {

@@ -7,11 +7,13 @@
 // The oracle of clock c knows every worker's true speed in c, measured as
 // v_w = batch_w / compute_s_w (the speed at the batch it ran; a cost
 // a + b*x makes the speed grow a little with the batch, so this is a
-// proxy), and splits the clock's global batch X = sum of batches in
-// proportion to it, as integers (SplitProportionally). Its compute time
-// for w is x*_w / v_w; push and pull stay as measured. A worker's busy time
-// is compute + push + pull, a clock lasts as long as its busiest worker
-// (T_c), and the others idle at the barrier until then.
+// proxy), and each worker's push + pull time as measured, and splits the
+// clock's global batch X = sum of batches so that every worker's busy time
+// ends together: x*_w = v_w (T* - push_w - pull_w), as integers (what
+// LB-BSP's numerical method aims at; on equal links it is the split in
+// proportion to speed). Its compute time for w is x*_w / v_w. A worker's
+// busy time is compute + push + pull, a clock lasts as long as its busiest
+// worker (T_c), and the others idle at the barrier until then.
 //
 // Thread-safety: free functions on values.
 #ifndef LOCKSTEP_TOOLS_EXPERIMENT_CLOCK_BALANCE_H_

@@ -40,14 +40,23 @@ TEST(ClockBalanceTest, IdleAndClockTimeAgainstTheOracleSplit) {
   EXPECT_FALSE(b.last_value_time_mape.has_value()) << "no clock before";
 }
 
-TEST(ClockBalanceTest, CommunicationCountsInTheBarrierButNotInTheSplit) {
-  // Equal speeds, but w1 spends 0.1 s more on the network: the oracle's
-  // equal split leaves w0 idle for that long.
+TEST(ClockBalanceTest, TheOracleBalancesCommunicationToo) {
+  // Equal speeds (100/s), but w1 spends 0.1 s more on the network: the even
+  // split leaves w0 idle for that long; the oracle gives w0 55 samples and
+  // w1 45, so both are busy for 0.55 s.
   const ClockBalance b = ComputeClockBalance(
       {Line(0, 0, 50, 0.5, std::nullopt, 0), Line(1, 0, 50, 0.5, {}, 0.1)});
   EXPECT_NEAR(b.idle_share, 0.1 / 1.2, 1e-12);
-  EXPECT_NEAR(b.oracle_idle_share, 0.1 / 1.2, 1e-12);
-  EXPECT_NEAR(b.clock_time_ratio, 1, 1e-12);
+  EXPECT_NEAR(b.oracle_idle_share, 0, 1e-9);
+  EXPECT_NEAR(b.clock_time_ratio, 0.6 / 0.55, 1e-9);
+}
+
+TEST(ClockBalanceTest, AWorkerWhoseNetworkOutlastsTheClockGetsOneSample) {
+  // w1's push + pull alone (2 s) outlasts what w0 needs for all 100 samples
+  // (1 s): the oracle leaves w1 its minimum of one sample.
+  const ClockBalance b = ComputeClockBalance(
+      {Line(0, 0, 50, 0.5, std::nullopt, 0), Line(1, 0, 50, 0.5, {}, 2.0)});
+  EXPECT_NEAR(b.clock_time_ratio, 2.5 / (2.0 + 0.01), 1e-9);
 }
 
 TEST(ClockBalanceTest, MapeOfThePredictedClockTimeAndTheLastValueRule) {
