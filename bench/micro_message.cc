@@ -30,7 +30,7 @@ zmq::message_t BuildPush(const std::vector<wire::KeyRange>& ranges,
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreatePush(fbb, request_id, /*clock=*/42, /*batch=*/32,
                                fbb.CreateVectorOfStructs(ranges),
-                               /*sparse_count=*/0, /*version_read=*/41);
+                               /*sparse_count=*/0, /*clock_read=*/41);
   return FinishEnvelope(fbb, wire::Body::Push, body.Union(), wire::Role::Worker,
                         /*sender_rank=*/3);
 }

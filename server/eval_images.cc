@@ -56,8 +56,8 @@ void EvalImages::Capture(int64_t point, const DenseStore& dense,
     for (const size_t row : order) {
       image.sparse_ids.push_back(ids[row]);
       image.sparse_rows.insert(image.sparse_rows.end(),
-                               weights.begin() + row * dim,
-                               weights.begin() + (row + 1) * dim);
+                               weights.subspan(row * dim, dim).begin(),
+                               weights.subspan(row * dim, dim).end());
     }
   }
   while (!images_.empty() && images_.back().point >= point) {
@@ -87,7 +87,7 @@ void EvalImages::Image::ReadSparse(std::span<const uint64_t> sorted_ids,
     it = std::lower_bound(it, sparse_ids.end(), id);
     if (it != sparse_ids.end() && *it == id) {
       const auto row = static_cast<size_t>(it - sparse_ids.begin());
-      std::copy_n(sparse_rows.begin() + row * sparse_dim, sparse_dim, out);
+      std::copy_n(sparse_rows.data() + row * sparse_dim, sparse_dim, out);
     } else {
       std::fill_n(out, sparse_dim, 0.0f);
     }

@@ -97,7 +97,7 @@ void ServerShard::ServePull(Message& msg, const EvalImages::Image* image) {
         if (image == nullptr) {
           LS_RETURN_IF_ERROR(dense_->Read(r, out));
         } else {
-          std::copy_n(image->dense.begin() + (r.begin - dense_->range().begin),
+          std::copy_n(image->dense.data() + (r.begin - dense_->range().begin),
                       r.size(), out);
         }
         out += r.size();

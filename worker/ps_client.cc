@@ -19,6 +19,29 @@ struct PushHeader {
   int64_t decided_staleness;
 };
 
+// Copies shard `s`'s pull reply `msg` into the caller's buffers: its dense
+// range, then the rows of `ids` (`dim` floats each), through `scratch`
+// where a frame is not aligned for floats.
+Status CopyPullReply(const Message& msg, const ShardInfo& s, KeySpan ids,
+                     uint32_t dim, std::span<float> dense_out,
+                     std::span<float> sparse_out, std::vector<float>* scratch) {
+  const size_t frames = ids.size() > 0 ? 2 : 1;
+  if (msg.payloads.size() != frames) {
+    return InvalidArgument("pull reply has the wrong frames");
+  }
+  LS_ASSIGN_OR_RETURN(
+      auto dense, PayloadAs<float>(msg.payloads[0], s.dense.size(), scratch));
+  std::copy(dense.begin(), dense.end(),
+            dense_out.subspan(s.dense.begin).begin());
+  if (ids.size() > 0) {
+    LS_ASSIGN_OR_RETURN(auto rows, PayloadAs<float>(msg.payloads[1],
+                                                    ids.size() * dim, scratch));
+    std::copy(rows.begin(), rows.end(),
+              sparse_out.subspan(ids.begin * dim).begin());
+  }
+  return Status::Ok();
+}
+
 // The push to shard `s`: its dense slice of `dense`, and the rows `own_ids`
 // of `ids` and `sparse` (`dim` floats each), sharing the callers' buffers.
 Message PushFrame(const PushHeader& h, const ShardInfo& s, KeySpan own_ids,
@@ -218,24 +241,9 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
               eval->served_min < 0 ? at : std::min(eval->served_min, at);
           eval->served_max = std::max(eval->served_max, at);
         }
-        const ShardInfo& s = layout_.shards()[shard];
-        const KeySpan& ids = id_pieces[shard];
-        const size_t frames = ids.size() > 0 ? 2 : 1;
-        if (msg.payloads.size() != frames) {
-          return InvalidArgument("pull reply has the wrong frames");
-        }
-        LS_ASSIGN_OR_RETURN(
-            auto dense,
-            PayloadAs<float>(msg.payloads[0], s.dense.size(), &scratch));
-        std::copy(dense.begin(), dense.end(),
-                  dense_out.subspan(s.dense.begin).begin());
-        if (ids.size() > 0) {
-          LS_ASSIGN_OR_RETURN(
-              auto rows,
-              PayloadAs<float>(msg.payloads[1], ids.size() * dim, &scratch));
-          std::copy(rows.begin(), rows.end(),
-                    sparse_out.subspan(ids.begin * dim).begin());
-        }
+        LS_RETURN_IF_ERROR(CopyPullReply(msg, layout_.shards()[shard],
+                                         id_pieces[shard], dim, dense_out,
+                                         sparse_out, &scratch));
         return true;
       });
 }

@@ -115,7 +115,7 @@ Message LoadClient::BuildRequest(const ShardSlice& slice, uint64_t id) {
     return msg;
   }
   auto body = wire::CreatePush(fbb_, id, 0, /*batch=*/1, ranges, sparse_count,
-                               /*version_read=*/0);
+                               /*clock_read=*/0);
   msg.header = FinishEnvelope(fbb_, wire::Body::Push, body.Union(),
                               wire::Role::Worker, static_cast<int>(rank_));
   if (work_.sparse()) {

@@ -60,8 +60,9 @@ struct RowValues {
   void Add(const std::string& metric, double v) {
     by_metric[metric].push_back(v);
   }
-  std::optional<Spread> Of(const std::string& metric) {
-    return Spread::Of(by_metric[metric]);
+  std::optional<Spread> Of(const std::string& metric) const {
+    const auto it = by_metric.find(metric);
+    return it == by_metric.end() ? std::nullopt : Spread::Of(it->second);
   }
 };
 
@@ -131,6 +132,35 @@ void AddIntervals(
   row->speedup_ci = RatioInterval(pairs);
 }
 
+// Sets `row`'s spreads over its runs from the values `v` collected.
+void SetSpreads(const RowValues& v, PolicyRow* row) {
+  row->time_to_target_s = v.Of("time_to_target_s");
+  row->speedup = v.Of("speedup");
+  row->clocks_to_target = v.Of("clocks_to_target");
+  row->wall_s = v.Of("wall_s");
+  row->mean_clock_ms = v.Of("mean_clock_ms");
+  row->clocks_per_s = v.Of("clocks_per_s");
+  row->samples_per_s = v.Of("samples_per_s");
+  row->test_accuracy = v.Of("test_accuracy");
+  row->clocks = v.Of("clocks");
+  row->compute_share = v.Of("compute_share");
+  row->push_share = v.Of("push_share");
+  row->pull_share = v.Of("pull_share");
+  row->wait_share = v.Of("wait_share");
+  row->idle_mean = v.Of("idle_mean");
+  row->idle_max = v.Of("idle_max");
+  row->dropped_pushes = v.Of("dropped_pushes");
+  row->staleness_p50 = v.Of("staleness_p50");
+  row->staleness_p99 = v.Of("staleness_p99");
+  row->overhead_share = v.Of("policy_overhead_share");
+  row->predictor_rmse_share = v.Of("predictor_rmse");
+  row->time_mape = v.Of("time_mape");
+  row->last_value_mape = v.Of("last_value_mape");
+  row->barrier_idle = v.Of("barrier_idle");
+  row->oracle_idle = v.Of("oracle_idle");
+  row->clock_ratio = v.Of("clock_ratio");
+}
+
 }  // namespace
 
 std::string CsvText(const std::string& text) {
@@ -190,31 +220,7 @@ std::vector<PolicyRow> PolicyRows(const std::vector<RunOutcome>& runs,
       auto base = baseline_ttt.find(r.seed);
       if (base != baseline_ttt.end()) v.Add("speedup", base->second / *ttt);
     }
-    row.time_to_target_s = v.Of("time_to_target_s");
-    row.speedup = v.Of("speedup");
-    row.clocks_to_target = v.Of("clocks_to_target");
-    row.wall_s = v.Of("wall_s");
-    row.mean_clock_ms = v.Of("mean_clock_ms");
-    row.clocks_per_s = v.Of("clocks_per_s");
-    row.samples_per_s = v.Of("samples_per_s");
-    row.test_accuracy = v.Of("test_accuracy");
-    row.clocks = v.Of("clocks");
-    row.compute_share = v.Of("compute_share");
-    row.push_share = v.Of("push_share");
-    row.pull_share = v.Of("pull_share");
-    row.wait_share = v.Of("wait_share");
-    row.idle_mean = v.Of("idle_mean");
-    row.idle_max = v.Of("idle_max");
-    row.dropped_pushes = v.Of("dropped_pushes");
-    row.staleness_p50 = v.Of("staleness_p50");
-    row.staleness_p99 = v.Of("staleness_p99");
-    row.overhead_share = v.Of("policy_overhead_share");
-    row.predictor_rmse_share = v.Of("predictor_rmse");
-    row.time_mape = v.Of("time_mape");
-    row.last_value_mape = v.Of("last_value_mape");
-    row.barrier_idle = v.Of("barrier_idle");
-    row.oracle_idle = v.Of("oracle_idle");
-    row.clock_ratio = v.Of("clock_ratio");
+    SetSpreads(v, &row);
     for (const std::vector<double>& w : v.idle_by_worker) {
       auto s = Spread::Of(w);
       row.idle_by_worker.push_back(s ? s->median : NAN);
