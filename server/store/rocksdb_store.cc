@@ -309,6 +309,15 @@ Status RocksDbStore::CheckOpen() const {
                  " is closed: it could not be reopened after an I/O error");
 }
 
+bool RocksDbStore::FilesOverlap(const std::string& begin,
+                                const std::string& end) const {
+  std::vector<rocksdb::LiveFileMetaData> files;
+  db_->GetLiveFilesMetaData(&files);
+  return std::any_of(files.begin(), files.end(), [&](const auto& f) {
+    return f.smallestkey < end && f.largestkey >= begin;
+  });
+}
+
 Status RocksDbStore::DeleteRound(uint64_t round) {
   if (read_only_) {
     return FailedPrecondition("snapshot store " + path_ + " is read-only");
@@ -320,15 +329,28 @@ Status RocksDbStore::DeleteRound(uint64_t round) {
   const rocksdb::Slice b(begin);
   const rocksdb::Slice e(end);
   LS_RETURN_IF_ERROR(ResumeAfterError());
-  // Drops the round's files outright, then anything left in the range.
+  // Nothing stored: no tombstone either. A shard clears each new round's
+  // number before writing it, and a tombstone there would make RocksDB
+  // ingest the round's file into level 0 above it, where
+  // DeleteFilesInRange never drops it: pruned rounds stayed on disk.
+  if (!FilesOverlap(begin, end)) return Status::Ok();
+  // A round is one ingested file: dropped outright when it lies below
+  // level 0, its usual place.
   LS_RETURN_IF_ERROR(
       FromRocks(rocksdb::DeleteFilesInRange(db_.get(),
                                             db_->DefaultColumnFamily(), &b, &e),
                 what));
+  if (!FilesOverlap(begin, end)) return Status::Ok();
+  // Otherwise (a level-0 file, a flushed tombstone) the range is deleted
+  // and compacted away, which leaves no file behind.
   rocksdb::WriteOptions sync;
   sync.sync = true;
-  return FromRocks(
-      db_->DeleteRange(sync, db_->DefaultColumnFamily(), begin, end), what);
+  LS_RETURN_IF_ERROR(FromRocks(
+      db_->DeleteRange(sync, db_->DefaultColumnFamily(), begin, end), what));
+  rocksdb::CompactRangeOptions compact;
+  compact.bottommost_level_compaction =
+      rocksdb::BottommostLevelCompaction::kForce;
+  return FromRocks(db_->CompactRange(compact, &b, &e), what);
 }
 
 }  // namespace lockstep

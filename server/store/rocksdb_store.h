@@ -59,6 +59,8 @@ class RocksDbStore : public SnapshotStore {
   Status ResumeAfterError();
   // IOError when a reopen failed and the store is closed.
   Status CheckOpen() const;
+  // Whether a live table file holds keys in [begin, end).
+  bool FilesOverlap(const std::string& begin, const std::string& end) const;
   RocksDbStore(std::string path, std::unique_ptr<rocksdb::DB> db,
                bool read_only);
   StatusOr<std::string> Get(const std::string& key,

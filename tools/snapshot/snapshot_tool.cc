@@ -56,6 +56,20 @@ std::string FileName(std::string name) {
   return name;
 }
 
+// The state of a round the stores hold but the manifest does not name:
+// older than every recorded round, the manifest pruned it (its files are
+// deleted when a server next writes a round; a server that died first
+// leaves them); otherwise its writing was cut short.
+std::string UnrecordedState(const SnapshotManifest& manifest, uint64_t round,
+                            uint32_t holders, size_t shards) {
+  const bool pruned =
+      !manifest.rounds().empty() && round < manifest.rounds().front().round;
+  if (!pruned) return "not recorded (cut short; never restored)";
+  if (holders == shards) return "pruned (was complete; files not yet deleted)";
+  return "pruned (on " + std::to_string(holders) + " of " +
+         std::to_string(shards) + " shards; files not yet deleted)";
+}
+
 }  // namespace
 
 Status ListSnapshots(const std::string& dir, std::ostream& out) {
@@ -92,7 +106,7 @@ Status ListSnapshots(const std::string& dir, std::ostream& out) {
     std::snprintf(line, sizeof(line), "%5llu  %5s  %-20s  %9s  %6u  ",
                   static_cast<unsigned long long>(n), "?", "?",
                   Megabytes(bytes).c_str(), holders);
-    out << line << "not recorded (cut short; never restored)\n";
+    out << line << UnrecordedState(manifest, n, holders, stores.size()) << "\n";
   }
   return Status::Ok();
 }

@@ -16,7 +16,9 @@ namespace lockstep {
 
 // One line per round, whether in the manifest or only in the stores:
 // round, clock, time (UTC), size, shards, and complete / failed (why) /
-// not recorded (a round whose writing was cut short; never restored).
+// pruned (older than every round the manifest keeps, its files not yet
+// deleted) / not recorded (a round whose writing was cut short; never
+// restored).
 Status ListSnapshots(const std::string& dir, std::ostream& out);
 
 // Round `round` (0: the newest complete one): its clock, step, job,

@@ -1,6 +1,6 @@
-// What only the RocksDB store does: survive a restart, detect a flipped
-// byte on disk, share a store with a read-only reader, and fail a round
-// cleanly on a full disk.
+// What only the RocksDB store does: survive a restart, give pruned rounds'
+// disk space back, detect a flipped byte on disk, share a store with a
+// read-only reader, and fail a round cleanly on a full disk.
 #include "server/store/rocksdb_store.h"
 
 #include <gmock/gmock.h>
@@ -66,6 +66,60 @@ TEST_F(RocksDbStoreTest, RoundsSurviveReopeningAndLeftoversAreRemoved) {
   EXPECT_THAT(*(*store)->ListRounds(), ElementsAre(1, 2));
   EXPECT_EQ(*(*store)->ReadChunk(2, "w", 0), "two");
   EXPECT_FALSE(fs::exists(leftover));
+}
+
+// The files and bytes under a store's folder that are table files.
+std::pair<int, uint64_t> SstFilesAndBytes(const std::string& path) {
+  int files = 0;
+  uint64_t bytes = 0;
+  for (const auto& entry : fs::directory_iterator(path)) {
+    if (entry.path().extension() != ".sst") continue;
+    ++files;
+    bytes += entry.file_size();
+  }
+  return {files, bytes};
+}
+
+TEST_F(RocksDbStoreTest, PrunedRoundsLeaveTheDisk) {
+  // What a shard does each round: clear the round's number (a round of an
+  // earlier life may hold it), write it, drop the rounds before the newest
+  // three. After 60 rounds of 256 KiB, only three rounds' files remain.
+  constexpr size_t kRoundBytes = 256 << 10;
+  auto store = RocksDbStore::Open(StorePath());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  for (uint64_t round = 1; round <= 60; ++round) {
+    ASSERT_TRUE((*store)->DeleteRound(round).ok());
+    ASSERT_TRUE(WriteRound(**store, round,
+                           Pattern(static_cast<char>(round), kRoundBytes))
+                    .ok());
+    const auto stored = (*store)->ListRounds();
+    ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+    for (uint64_t old : *stored) {
+      if (old + 3 <= round) {
+        ASSERT_TRUE((*store)->DeleteRound(old).ok());
+      }
+    }
+  }
+  EXPECT_THAT(*(*store)->ListRounds(), ElementsAre(58, 59, 60));
+  const auto [files, bytes] = SstFilesAndBytes(StorePath());
+  EXPECT_LE(files, 3) << bytes << " bytes";
+  EXPECT_LE(bytes, 4 * kRoundBytes) << files << " files";
+  EXPECT_EQ(*(*store)->ReadChunk(58, "w", 0), Pattern(58, kRoundBytes));
+  // A round number written again (a restarted coordinator that had not
+  // recorded it) replaces the old round on disk too.
+  ASSERT_TRUE((*store)->DeleteRound(60).ok());
+  ASSERT_TRUE(WriteRound(**store, 60, Pattern('x', kRoundBytes)).ok());
+  EXPECT_EQ(*(*store)->ReadChunk(60, "w", 0), Pattern('x', kRoundBytes));
+  ASSERT_TRUE((*store)->DeleteRound(58).ok());
+  EXPECT_THAT(*(*store)->ListRounds(), ElementsAre(59, 60));
+  EXPECT_LE(SstFilesAndBytes(StorePath()).first, 2);
+  // And after a restart, which replays what the log holds.
+  store->reset();
+  store = RocksDbStore::Open(StorePath());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_THAT(*(*store)->ListRounds(), ElementsAre(59, 60));
+  EXPECT_LE(SstFilesAndBytes(StorePath()).second, 3 * kRoundBytes);
+  EXPECT_EQ(*(*store)->ReadChunk(60, "w", 0), Pattern('x', kRoundBytes));
 }
 
 TEST_F(RocksDbStoreTest, AFlippedByteOnDiskIsACorruptionNamingTheChunk) {

@@ -24,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -106,6 +107,33 @@ TEST_F(SnapshotToolTest, ListShowsCompleteAndCutShortRounds) {
   EXPECT_THAT(text, HasSubstr("    1      9  2027-01-15T08:00:00Z"));
   EXPECT_THAT(text, HasSubstr("complete"));
   EXPECT_THAT(text, HasSubstr("not recorded (cut short; never restored)"));
+}
+
+TEST_F(SnapshotToolTest, ListSaysARoundOlderThanTheManifestsWasPruned) {
+  // The manifest keeps round 2 only; round 1 is on both shards, and then
+  // on one of them.
+  SnapshotManifest manifest(job_);
+  ManifestRound r;
+  r.round = 2;
+  r.clock = 19;
+  r.shards = 2;
+  r.complete = true;
+  manifest.Record(r);
+  ASSERT_TRUE(manifest.Save(dir_.path()).ok());
+  std::ostringstream out;
+  ASSERT_TRUE(ListSnapshots(dir_.path(), out).ok());
+  EXPECT_THAT(out.str(),
+              HasSubstr("pruned (was complete; files not yet deleted)"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("not recorded")));
+  {
+    auto store = RocksDbStore::Open(ShardStoreDir(dir_.path(), 1));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->DeleteRound(1).ok());
+  }
+  out.str("");
+  ASSERT_TRUE(ListSnapshots(dir_.path(), out).ok());
+  EXPECT_THAT(out.str(),
+              HasSubstr("pruned (on 1 of 2 shards; files not yet deleted)"));
 }
 
 TEST_F(SnapshotToolTest, InspectNamesTensorsShardsAndChecksums) {
