@@ -11,6 +11,7 @@ jobs="$(nproc)"
 
 echo "== build (at ${SECONDS} s)"
 scripts/build.sh release
+scripts/check-parts.sh build
 echo "== tests (at ${SECONDS} s)"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600 --no-tests=error
 
