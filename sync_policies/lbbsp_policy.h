@@ -41,6 +41,7 @@
 #include "sync_policies/bsp_policy.h"
 #include "sync_policies/numerical_batch_search.h"
 #include "sync_policies/policy_spec.h"
+#include "sync_policies/predictor_factory.h"
 #include "sync_policies/quota_split.h"
 #include "sync_policies/speed_predictor.h"
 

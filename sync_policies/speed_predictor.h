@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "common/status.h"
@@ -37,18 +36,9 @@ class SpeedPredictor {
   // exactly what this one would.
   virtual void SaveState(StateWriter* out) const = 0;
   // Reads what SaveState wrote, into a predictor made by
-  // MakeSpeedPredictor with the same kind and seed.
+  // MakeSpeedPredictor (predictor_factory.h) with the same kind and seed.
   virtual Status LoadState(StateReader* in) = 0;
 };
-
-enum class PredictorKind { kLast, kEma, kNarx };
-
-// "last", "ema", "narx".
-std::string PredictorKindName(PredictorKind kind);
-
-// A fresh predictor of `kind`; `seed` fixes NARX's initial weights.
-std::unique_ptr<SpeedPredictor> MakeSpeedPredictor(PredictorKind kind,
-                                                   uint64_t seed);
 
 // Root-mean-square error of predictions against what was then observed.
 class RmseTracker {

@@ -15,6 +15,7 @@
 #include "sync_policies/ema_predictor.h"
 #include "sync_policies/last_predictor.h"
 #include "sync_policies/narx_predictor.h"
+#include "sync_policies/predictor_factory.h"
 #include "tests/test_seed.h"
 
 namespace lockstep {

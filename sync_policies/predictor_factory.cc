@@ -1,4 +1,4 @@
-#include "sync_policies/speed_predictor.h"
+#include "sync_policies/predictor_factory.h"
 
 #include "sync_policies/ema_predictor.h"
 #include "sync_policies/last_predictor.h"
