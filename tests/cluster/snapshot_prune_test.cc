@@ -4,18 +4,15 @@
 // a server deletes when it writes the next round), files and bytes alike.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "server/coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
 #include "tests/cluster/in_process_cluster.h"
+#include "tests/support/sst_files.h"
 #include "tests/support/temp_dir.h"
 #include "tools/snapshot/whole_round.h"
 
 namespace lockstep {
 namespace {
-
-namespace fs = std::filesystem;
 
 TEST(SnapshotPruneTest, OnlyTheKeptRoundsStayOnDisk) {
   TempDir tmp("snapshot-prune");
@@ -59,15 +56,10 @@ TEST(SnapshotPruneTest, OnlyTheKeptRoundsStayOnDisk) {
       EXPECT_EQ(stored, kept);
       round_bytes = *(*store)->RoundBytes(kept.back());
     }
-    int files = 0;
-    uint64_t bytes = 0;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      if (entry.path().extension() != ".sst") continue;
-      ++files;
-      bytes += entry.file_size();
-    }
-    EXPECT_LE(files, 4);
-    EXPECT_LE(bytes, 5 * round_bytes) << files << " table files";
+    const SstFiles on_disk = CountSstFiles(dir);
+    EXPECT_LE(on_disk.files, 4);
+    EXPECT_LE(on_disk.bytes, 5 * round_bytes)
+        << on_disk.files << " table files";
   }
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "tests/support/bytes.h"
+#include "tests/support/sst_files.h"
 #include "tests/support/sst_flip.h"
 #include "tests/support/temp_dir.h"
 
@@ -68,18 +69,6 @@ TEST_F(RocksDbStoreTest, RoundsSurviveReopeningAndLeftoversAreRemoved) {
   EXPECT_FALSE(fs::exists(leftover));
 }
 
-// The files and bytes under a store's folder that are table files.
-std::pair<int, uint64_t> SstFilesAndBytes(const std::string& path) {
-  int files = 0;
-  uint64_t bytes = 0;
-  for (const auto& entry : fs::directory_iterator(path)) {
-    if (entry.path().extension() != ".sst") continue;
-    ++files;
-    bytes += entry.file_size();
-  }
-  return {files, bytes};
-}
-
 TEST_F(RocksDbStoreTest, PrunedRoundsLeaveTheDisk) {
   // What a shard does each round: clear the round's number (a round of an
   // earlier life may hold it), write it, drop the rounds before the newest
@@ -101,9 +90,9 @@ TEST_F(RocksDbStoreTest, PrunedRoundsLeaveTheDisk) {
     }
   }
   EXPECT_THAT(*(*store)->ListRounds(), ElementsAre(58, 59, 60));
-  const auto [files, bytes] = SstFilesAndBytes(StorePath());
-  EXPECT_LE(files, 3) << bytes << " bytes";
-  EXPECT_LE(bytes, 4 * kRoundBytes) << files << " files";
+  const SstFiles on_disk = CountSstFiles(StorePath());
+  EXPECT_LE(on_disk.files, 3) << on_disk.bytes << " bytes";
+  EXPECT_LE(on_disk.bytes, 4 * kRoundBytes) << on_disk.files << " files";
   EXPECT_EQ(*(*store)->ReadChunk(58, "w", 0), Pattern(58, kRoundBytes));
   // A round number written again (a restarted coordinator that had not
   // recorded it) replaces the old round on disk too.
@@ -112,13 +101,13 @@ TEST_F(RocksDbStoreTest, PrunedRoundsLeaveTheDisk) {
   EXPECT_EQ(*(*store)->ReadChunk(60, "w", 0), Pattern('x', kRoundBytes));
   ASSERT_TRUE((*store)->DeleteRound(58).ok());
   EXPECT_THAT(*(*store)->ListRounds(), ElementsAre(59, 60));
-  EXPECT_LE(SstFilesAndBytes(StorePath()).first, 2);
+  EXPECT_LE(CountSstFiles(StorePath()).files, 2);
   // And after a restart, which replays what the log holds.
   store->reset();
   store = RocksDbStore::Open(StorePath());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   EXPECT_THAT(*(*store)->ListRounds(), ElementsAre(59, 60));
-  EXPECT_LE(SstFilesAndBytes(StorePath()).second, 3 * kRoundBytes);
+  EXPECT_LE(CountSstFiles(StorePath()).bytes, 3 * kRoundBytes);
   EXPECT_EQ(*(*store)->ReadChunk(60, "w", 0), Pattern('x', kRoundBytes));
 }
 
