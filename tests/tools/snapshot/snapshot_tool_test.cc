@@ -45,15 +45,22 @@ class SnapshotToolTest : public ::testing::Test {
     for (uint64_t round : {1u, 2u}) {
       for (uint32_t k = 0; k < 2; ++k) WriteShard(round, k);
     }
+    // Round 2 is in the stores only: cut short.
+    ASSERT_TRUE(SaveManifestOf(1, 9).ok());
+  }
+
+  // Saves a manifest that records `round` only, complete on both shards,
+  // taken at `clock`.
+  Status SaveManifestOf(uint64_t round, int64_t clock) {
     SnapshotManifest manifest(job_);
     ManifestRound r;
-    r.round = 1;
-    r.clock = 9;
+    r.round = round;
+    r.clock = clock;
     r.shards = 2;
     r.complete = true;
     r.unix_time = 1.8e9;
-    manifest.Record(r);  // round 2 is in the stores only: cut short
-    ASSERT_TRUE(manifest.Save(dir_.path()).ok());
+    manifest.Record(r);
+    return manifest.Save(dir_.path());
   }
 
   // Shard k's part of `round`: initial weights plus the round number,
@@ -112,14 +119,7 @@ TEST_F(SnapshotToolTest, ListShowsCompleteAndCutShortRounds) {
 TEST_F(SnapshotToolTest, ListSaysARoundOlderThanTheManifestsWasPruned) {
   // The manifest keeps round 2 only; round 1 is on both shards, and then
   // on one of them.
-  SnapshotManifest manifest(job_);
-  ManifestRound r;
-  r.round = 2;
-  r.clock = 19;
-  r.shards = 2;
-  r.complete = true;
-  manifest.Record(r);
-  ASSERT_TRUE(manifest.Save(dir_.path()).ok());
+  ASSERT_TRUE(SaveManifestOf(2, 19).ok());
   std::ostringstream out;
   ASSERT_TRUE(ListSnapshots(dir_.path(), out).ok());
   EXPECT_THAT(out.str(),
