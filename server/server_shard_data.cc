@@ -131,11 +131,10 @@ void ServerShard::ServePull(Message& msg, const EvalImages::Image* image) {
     return;
   }
   flatbuffers::FlatBufferBuilder fbb(128);
-  const int64_t logical_clock =
-      on_arrival_ ? arrival_.clock() : clock_.applied() + 1;
-  auto body = wire::CreatePullReply(
-      fbb, pull->request_id(), pull->clock(), clock_.applied(), dense_values,
-      logical_clock, EvalPointOf(*pull, image, Progress()));
+  const int64_t progress = Progress();  // the shard's logical clock
+  auto body = wire::CreatePullReply(fbb, pull->request_id(), pull->clock(),
+                                    clock_.applied(), dense_values, progress,
+                                    EvalPointOf(*pull, image, progress));
   SendToWorker(msg.peer,
                FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
                               wire::Role::Server, static_cast<int>(shard_)),
