@@ -1,6 +1,6 @@
 // Running a short system command (ip, tc) to completion, without a shell:
-// what the real network path (tools/net_lab.h, worker/real_link.h) uses to
-// build namespaces and shape links.
+// what the real network path (tools/launch/net_lab.h,
+// worker/emulation/real_link.h) uses to build namespaces and shape links.
 // Thread-safety: safe to call from any thread (fork + execv; the child
 // only redirects descriptors before it execs).
 #ifndef LOCKSTEP_COMMON_SUBPROCESS_H_

@@ -30,12 +30,12 @@
 #include "common/message.h"
 #include "common/status.h"
 #include "worker/compute/host_allocator.h"
+#include "worker/emulation/hetero_profile.h"
+#include "worker/emulation/machine_load_monitor.h"
+#include "worker/emulation/real_link.h"
 #include "worker/global_batch_order.h"
 #include "worker/heartbeat_thread.h"
-#include "worker/hetero_profile.h"
-#include "worker/machine_load_monitor.h"
 #include "worker/ps_client.h"
-#include "worker/real_link.h"
 #include "worker/sample_stream.h"
 
 namespace lockstep {

@@ -8,7 +8,7 @@
 #include "bench/pushpull/raw_tcp.h"
 #include "bench/pushpull/raw_zmq.h"
 #include "common/clock.h"
-#include "tools/process_group.h"
+#include "tools/launch/process_group.h"
 
 namespace lockstep::bench {
 namespace {

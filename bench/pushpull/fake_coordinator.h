@@ -18,7 +18,7 @@
 #include "common/job_config.h"
 #include "common/layout.h"
 #include "common/status.h"
-#include "tools/process_group.h"
+#include "tools/launch/process_group.h"
 
 namespace lockstep::bench {
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "common/logging.h"
-#include "server/coordinator/coordinator.h"
+#include "coordinator/coordinator.h"
 #include "server/server_shard.h"
 #include "worker/worker_runtime.h"
 

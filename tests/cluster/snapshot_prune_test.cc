@@ -4,7 +4,7 @@
 // a server deletes when it writes the next round), files and bytes alike.
 #include <gtest/gtest.h>
 
-#include "server/coordinator/snapshot_manifest.h"
+#include "coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/sst_files.h"

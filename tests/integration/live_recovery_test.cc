@@ -9,7 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "server/coordinator/snapshot_manifest.h"
+#include "coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "server/coordinator/snapshot_manifest.h"
+#include "coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
 #include "tests/support/sst_flip.h"
 #include "worker/worker_runtime.h"

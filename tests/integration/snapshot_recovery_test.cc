@@ -11,7 +11,7 @@
 #include <fstream>
 #include <map>
 
-#include "server/coordinator/snapshot_manifest.h"
+#include "coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "tools/process_group.h"
+#include "tools/launch/process_group.h"
 
 namespace lockstep {
 

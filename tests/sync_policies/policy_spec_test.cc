@@ -7,7 +7,7 @@
 
 #include "sync_policies/asp_policy.h"
 #include "sync_policies/backup_policy.h"
-#include "sync_policies/lbbsp_policy.h"
+#include "sync_policies/lbbsp/lbbsp_policy.h"
 #include "sync_policies/policy_registry.h"
 #include "sync_policies/ssp_policy.h"
 

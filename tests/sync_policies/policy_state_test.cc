@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/job_config.h"
-#include "sync_policies/narx_predictor.h"
+#include "sync_policies/lbbsp/narx_predictor.h"
 #include "sync_policies/policy_registry.h"
 #include "tests/support/param_names.h"
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "sync_policies/quota_split.h"
+#include "sync_policies/lbbsp/quota_split.h"
 
 namespace lockstep {
 namespace {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/status.h"
-#include "tools/hetero_spec.h"
-#include "worker/hetero_profile.h"
+#include "tools/launch/hetero_spec.h"
+#include "worker/emulation/hetero_profile.h"
 
 namespace lockstep {
 

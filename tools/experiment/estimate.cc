@@ -4,7 +4,7 @@
 
 #include "sync_policies/policy_spec.h"
 #include "tools/experiment/cost_model.h"
-#include "worker/hetero_profile.h"
+#include "worker/emulation/hetero_profile.h"
 
 namespace lockstep {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "common/main_guard.h"
 #include "tools/experiment/experiment.h"
-#include "tools/launch_options.h"
+#include "tools/launch/launch_options.h"
 
 namespace po = boost::program_options;
 

@@ -7,8 +7,8 @@
 #include "tools/experiment/cost_model.h"
 #include "tools/experiment/spec_keys.h"
 #include "tools/experiment/sweep.h"
-#include "tools/hetero_spec.h"
-#include "tools/job_check.h"
+#include "tools/launch/hetero_spec.h"
+#include "tools/launch/job_check.h"
 
 namespace lockstep {
 namespace {

@@ -14,7 +14,7 @@
 #include "common/job_config.h"
 #include "common/status.h"
 #include "tools/experiment/spec.h"
-#include "tools/hetero_spec.h"
+#include "tools/launch/hetero_spec.h"
 
 namespace lockstep {
 

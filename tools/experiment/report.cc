@@ -13,7 +13,7 @@
 #include "tools/experiment/interval.h"
 #include "tools/experiment/plan.h"
 #include "tools/experiment/scenario_report.h"
-#include "tools/run_dir.h"
+#include "tools/launch/run_dir.h"
 
 namespace lockstep {
 namespace {

@@ -18,9 +18,9 @@
 #include "tools/experiment/estimate.h"
 #include "tools/experiment/results.h"
 #include "tools/experiment/scenario_report.h"
-#include "tools/process_group.h"
-#include "tools/run_dir.h"
-#include "tools/stop_signal.h"
+#include "tools/launch/process_group.h"
+#include "tools/launch/run_dir.h"
+#include "tools/launch/stop_signal.h"
 
 namespace lockstep {
 namespace {

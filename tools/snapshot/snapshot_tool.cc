@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <set>
 
-#include "server/coordinator/snapshot_manifest.h"
+#include "coordinator/snapshot_manifest.h"
 #include "server/store/chunk_codec.h"
 #include "tools/snapshot/npy_file.h"
 #include "tools/snapshot/whole_round.h"

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/coordinator/snapshot_manifest.h"
+#include "coordinator/snapshot_manifest.h"
 #include "server/dense_store.h"
 #include "server/snapshot/shard_round.h"
 #include "server/sparse_table.h"

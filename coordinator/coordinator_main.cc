@@ -1,0 +1,102 @@
+// lockstep-coordinator: runs one job's coordinator.
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <iostream>
+
+#include "common/job_fields.h"
+#include "common/logging.h"
+#include "common/main_guard.h"
+#include "common/transport/zmq/zmq_socket.h"
+#include "coordinator/coordinator.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+int Fail(const std::string& reason) {
+  std::cerr << "lockstep-coordinator: " << reason << std::endl;
+  return 2;
+}
+
+}  // namespace
+
+namespace {
+
+po::options_description Flags() {
+  po::options_description options("lockstep-coordinator options");
+  options.add_options()("help,h", "show this help")(
+      "listen", po::value<std::string>()->default_value("tcp://0.0.0.0:7400"),
+      "endpoint to bind (port 0 = pick a free port)")(
+      "advertise", po::value<std::string>()->default_value(""),
+      "host name peers use when --listen is a wildcard")(
+      "run-dir", po::value<std::string>()->default_value(""),
+      "write metrics.jsonl, eval.jsonl and summary.json here")(
+      "register-timeout-s", po::value<double>()->default_value(300),
+      "give up when not every role registered within this time")(
+      "metrics-listen", po::value<std::string>()->default_value("127.0.0.1:0"),
+      "serve Prometheus metrics at http://HOST:PORT/metrics (port 0 = any "
+      "free port; empty = off)")(
+      "resume", po::bool_switch(),
+      "continue the job from its newest complete snapshot round under "
+      "--snapshot-dir")("resume-round", po::value<uint64_t>()->default_value(0),
+                        "with --resume: continue from this round instead")(
+      "verbose,v", "log debug lines");
+  lockstep::AddJobFlags(&options);
+  return options;
+}
+
+int Main(int argc, char** argv) {
+  const po::options_description options = Flags();
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, options), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    return Fail(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << options << std::endl;
+    return 0;
+  }
+  lockstep::SetLogIdentity("coordinator", 0);
+  if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
+  auto job = lockstep::JobConfigFromFlags(vm);
+  if (!job.ok()) return Fail(job.status().message());
+  lockstep::CoordinatorOptions opts;
+  opts.job = *job;
+  opts.listen = vm["listen"].as<std::string>();
+  opts.advertise = vm["advertise"].as<std::string>();
+  opts.run_dir = vm["run-dir"].as<std::string>();
+  opts.register_timeout_s = vm["register-timeout-s"].as<double>();
+  opts.metrics_listen = vm["metrics-listen"].as<std::string>();
+  opts.resume = vm["resume"].as<bool>();
+  opts.resume_round = vm["resume-round"].as<uint64_t>();
+  if (!(opts.register_timeout_s > 0)) {
+    return Fail("--register-timeout-s must be > 0");
+  }
+  auto coordinator = lockstep::Coordinator::Create(opts);
+  if (!coordinator.ok()) return Fail(coordinator.status().message());
+  std::signal(SIGINT, [](int) { lockstep::Coordinator::RequestStop(); });
+  std::signal(SIGTERM, [](int) { lockstep::Coordinator::RequestStop(); });
+  std::cout << "@endpoint " << (*coordinator)->endpoint() << std::endl;
+  if (!(*coordinator)->metrics_url().empty()) {
+    std::cout << "@metrics " << (*coordinator)->metrics_url() << std::endl;
+    LS_LOG(Info) << "metrics at " << (*coordinator)->metrics_url();
+  }
+  LS_LOG(Info) << "listening on " << (*coordinator)->endpoint() << " for "
+               << job->servers << " servers and " << job->workers << " workers";
+  lockstep::Status done = (*coordinator)->Run();
+  (*coordinator).reset();  // closes its sockets before the context
+  lockstep::CloseProcessContext();
+  if (!done.ok()) {
+    LS_LOG(Error) << "job failed: " << done.ToString();
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return lockstep::GuardedMain("lockstep-coordinator", Main, argc, argv);
+}

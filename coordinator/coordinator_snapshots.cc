@@ -1,0 +1,271 @@
+// Coordinator: snapshot rounds — the schedule, the shards' reports, the
+// manifest, and the round a resumed job starts from.
+#include <chrono>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "coordinator/coordinator.h"
+
+namespace lockstep {
+namespace {
+
+// How long a finished job waits for the round in flight to be reported.
+constexpr double kSettleSeconds = 60;
+
+}  // namespace
+
+Status Coordinator::SetUpSnapshots() {
+  const JobConfig& job = options_.job;
+  if (job.snapshot_dir.empty()) {
+    if (job.snapshots()) {
+      return InvalidArgument(
+          "--snapshot-every-clocks / --snapshot-every-s need --snapshot-dir");
+    }
+    if (options_.resume) {
+      return InvalidArgument("resuming needs --snapshot-dir");
+    }
+    return Status::Ok();
+  }
+  auto loaded = SnapshotManifest::Load(job.snapshot_dir);
+  if (!options_.resume) {
+    if (loaded.ok()) {
+      return FailedPrecondition(
+          job.snapshot_dir +
+          " already holds the snapshots of a job; resume it, or give a "
+          "fresh --snapshot-dir");
+    }
+    if (loaded.status().code() != StatusCode::kNotFound) {
+      return loaded.status();
+    }
+    manifest_ = SnapshotManifest(job);
+  } else {
+    if (!loaded.ok()) {
+      return loaded.status().WithContext("cannot resume");
+    }
+    manifest_ = std::move(loaded).value();
+    const ManifestRound* round = options_.resume_round > 0
+                                     ? manifest_.Find(options_.resume_round)
+                                     : manifest_.LatestComplete();
+    if (round == nullptr || !round->complete) {
+      return NotFound(
+          "cannot resume: " + job.snapshot_dir + " has " +
+          (options_.resume_round > 0
+               ? "no complete round " + std::to_string(options_.resume_round)
+               : std::string("no complete round")));
+    }
+    restore_ = *round;
+    manifest_.set_job(job);
+  }
+  rounds_ = RoundTracker(job.snapshot_every_clocks, job.snapshot_every_s,
+                         NowSeconds(), restore_ ? restore_->clock : -1);
+  return manifest_.Save(job.snapshot_dir);
+}
+
+void Coordinator::ResumePolicy(const ManifestRound& round) {
+  policy_->ResumeAt(round.clock + 1);
+  // Rounds of older manifests and of BSP-family jobs do not say: every
+  // clock up to the round's processed X samples.
+  auto processed = round.policy_state.find(kProcessedSamplesKey);
+  budget_.Restore(processed != round.policy_state.end() &&
+                          processed->second.size() == 1
+                      ? static_cast<uint64_t>(processed->second[0])
+                      : static_cast<uint64_t>(round.clock + 1) *
+                            options_.job.GlobalBatch());
+  applied_samples_ = budget_.processed();
+  evaluations_.StartAt(OnArrival() ? ProgressClocks() : round.clock + 1);
+  if (round.policy.empty()) return;  // a round of an older manifest
+  if (round.policy != policy_->name()) {
+    LS_LOG(Info) << "round " << round.round << " was taken under "
+                 << round.policy << "; " << policy_->name()
+                 << " starts with fresh state";
+    return;
+  }
+  const Status loaded = policy_->LoadState(round.policy_state);
+  if (!loaded.ok()) {
+    // The model is intact; only the policy's learning is lost.
+    LS_LOG(Warning) << "round " << round.round
+                    << ": the policy's state is not usable ("
+                    << loaded.message() << "); it starts fresh";
+  }
+}
+
+void Coordinator::MaybeStartRound(int64_t clock, bool force) {
+  const JobConfig& job = options_.job;
+  if (job.snapshot_dir.empty() || !job.snapshots() || clock < 0) return;
+  if (force && rounds_.in_flight()) {
+    final_round_clock_ = clock;
+    return;
+  }
+  if (!force && !rounds_.Due(clock, NowSeconds())) return;
+  StartRound(clock);
+}
+
+void Coordinator::StartRound(int64_t clock) {
+  const JobConfig& job = options_.job;
+  const double now = NowSeconds();
+  const uint64_t round =
+      manifest_.NextRound(restore_ ? restore_->round + 1 : 1);
+  // Rounds older than the newest snapshot_keep complete ones go; the one
+  // starting now is not complete yet, so keep one more until it is.
+  SnapshotManifest kept = manifest_;
+  const uint64_t keep_from = kept.Prune(job.snapshot_keep);
+  // The policy's state now is its state after `clock`: rounds start when
+  // `clock` is committed (or the newest committed one, for a requested
+  // round); under apply-on-arrival policies the clock table is where each
+  // worker was when the shards' cuts begin.
+  PolicyState state = policy_->SaveState();
+  if (OnArrival()) {
+    state[kProcessedSamplesKey] = {static_cast<double>(budget_.processed())};
+  }
+  rounds_.Begin(round, clock, layout_.num_shards(), now, UnixSeconds(),
+                policy_->name(), std::move(state));
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateSnapshotStart(fbb, round, clock, keep_from);
+  zmq::message_t header = FinishEnvelope(
+      fbb, wire::Body::SnapshotStart, body.Union(), wire::Role::Coordinator, 0);
+  SendToServers(header);
+  LS_LOG(Debug) << "snapshot round " << round << " of clock " << clock
+                << " started";
+  if (!round_requests_.empty()) {
+    auto& waiting = round_waiters_[round];
+    waiting.insert(waiting.end(), round_requests_.begin(),
+                   round_requests_.end());
+    round_requests_.clear();
+  }
+}
+
+void Coordinator::HandleRoundRequest(const std::string& id) {
+  const int64_t clock = training_ ? policy_->CurrentClock() - 1 : -1;
+  std::string refused;
+  if (options_.job.snapshot_dir.empty()) {
+    refused = "this job has no --snapshot-dir";
+  } else if (clock < 0 || recovering_) {
+    refused = recovering_ ? "the job is recovering from a lost server"
+                          : "no clock is committed yet";
+  }
+  if (!refused.empty()) {
+    Reply(id, MakeErrorHeader(wire::ErrorCode::NotReady,
+                              "no snapshot round now: " + refused, 0,
+                              wire::Role::Coordinator, 0));
+    return;
+  }
+  LS_LOG(Info) << "a snapshot round was requested at clock " << clock;
+  round_requests_.push_back(id);
+  // One in flight: the next starts when it finishes (FinishRound).
+  if (!rounds_.in_flight()) StartRound(clock);
+}
+
+void Coordinator::AnswerRoundRequests(const ManifestRound& round) {
+  auto it = round_waiters_.find(round.round);
+  if (it == round_waiters_.end()) return;
+  for (const std::string& id : it->second) {
+    flatbuffers::FlatBufferBuilder fbb(256);
+    auto body =
+        wire::CreateSnapshotDone(fbb, round.round, 0, round.clock, round.bytes,
+                                 round.complete, fbb.CreateString(round.error));
+    Reply(id, FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
+                             wire::Role::Coordinator, 0));
+  }
+  round_waiters_.erase(it);
+}
+
+void Coordinator::HandleSnapshotDone(const wire::SnapshotDone& done) {
+  std::map<uint32_t, int64_t> contained;
+  if (done.contained() != nullptr) {
+    for (const wire::PushCutEntry* e : *done.contained()) {
+      contained[e->worker()] = e->clock();
+    }
+  }
+  LS_LOG(Debug) << "shard " << done.shard() << " round " << done.round()
+                << (done.ok() ? " durable" : " failed") << ": froze in "
+                << done.freeze_ms() << " ms, wrote " << done.bytes()
+                << " bytes in " << done.write_s() << " s, "
+                << done.copied_on_apply() << " chunks copied on apply";
+  auto finished = rounds_.Report(done.round(), done.shard(), done.ok(),
+                                 flatbuffers::GetString(done.error()),
+                                 done.bytes(), std::move(contained));
+  if (finished) FinishRound(std::move(*finished));
+}
+
+void Coordinator::FinishRound(ManifestRound round) {
+  if (round.complete) {
+    ++rounds_complete_;
+    LS_LOG(Info) << "snapshot round " << round.round << " (clock "
+                 << round.clock << ") complete: " << round.bytes / 1e6
+                 << " MB over " << round.shards << " shards";
+  } else {
+    ++rounds_failed_;
+    LS_LOG(Error) << "snapshot round " << round.round << " (clock "
+                  << round.clock
+                  << ") failed; older rounds stay: " << round.error;
+  }
+  // A requester hears of the round only once the manifest names it, so
+  // what it reads next is the round it was told of.
+  ManifestRound answer = round;
+  manifest_.Record(std::move(round));
+  manifest_.Prune(options_.job.snapshot_keep);
+  Status saved = manifest_.Save(options_.job.snapshot_dir);
+  if (!saved.ok()) {
+    ++rounds_failed_;
+    LS_LOG(Error) << "snapshot manifest not updated: " << saved.message();
+    answer.complete = false;
+    answer.error = "the manifest was not updated: " + saved.message();
+  }
+  AnswerRoundRequests(answer);
+  if (final_round_clock_) {
+    const int64_t clock = *final_round_clock_;
+    final_round_clock_.reset();
+    MaybeStartRound(clock, /*force=*/true);
+  }
+  if (!round_requests_.empty() && !rounds_.in_flight() && !recovering_) {
+    StartRound(policy_->CurrentClock() - 1);
+  }
+}
+
+void Coordinator::HandleRestoreFailed(int shard, uint64_t round,
+                                      const std::string& why) {
+  const ManifestRound* entry = manifest_.Find(round);
+  if (!restore_ || restore_->round != round || entry == nullptr) return;
+  ManifestRound failed = *entry;
+  failed.complete = false;
+  failed.error = "restore on shard " + std::to_string(shard) + ": " + why;
+  manifest_.Record(std::move(failed));
+  Status saved = manifest_.Save(options_.job.snapshot_dir);
+  const ManifestRound* older = manifest_.LatestComplete();
+  if (recovering_ && older != nullptr) {
+    const ManifestRound previous = *older;
+    BeginRollback(previous, "snapshot round " + std::to_string(round) +
+                                " cannot be restored (" + why +
+                                "); it is marked failed");
+    return;
+  }
+  abort_status_ =
+      Corruption("snapshot round " + std::to_string(round) +
+                 " cannot be restored (" + why + "); it is marked failed" +
+                 (older != nullptr
+                      ? ", so resuming again continues from round " +
+                            std::to_string(older->round) + " (clock " +
+                            std::to_string(older->clock) + ")"
+                      : std::string(", and no older complete round is left")) +
+                 (saved.ok() ? ""
+                             : "; but the manifest could not be updated: " +
+                                   saved.message()));
+}
+
+bool Coordinator::RoundsSettled() {
+  if (!rounds_.in_flight()) return true;
+  const double now = NowSeconds();
+  if (settle_deadline_s_ == 0) {
+    settle_deadline_s_ = now + kSettleSeconds;
+    LS_LOG(Info) << "waiting for the last snapshot round to be written";
+  }
+  if (now < settle_deadline_s_) return false;
+  if (auto abandoned = rounds_.Abandon("not reported within " +
+                                       std::to_string(kSettleSeconds) +
+                                       " s of the job's end")) {
+    FinishRound(std::move(*abandoned));
+  }
+  return true;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,57 @@
+#include "coordinator/round_tracker.h"
+
+namespace lockstep {
+
+bool RoundTracker::Due(int64_t clock, double now_s) const {
+  if (pending_ || clock <= last_clock_) return false;
+  if (every_clocks_ > 0 && clock >= last_clock_ + every_clocks_) return true;
+  return every_s_ > 0 && now_s - last_s_ >= every_s_;
+}
+
+void RoundTracker::Begin(uint64_t round, int64_t clock, uint32_t shards,
+                         double now_s, double unix_time, std::string policy,
+                         PolicyState policy_state) {
+  Pending p;
+  p.round.policy = std::move(policy);
+  p.round.policy_state = std::move(policy_state);
+  p.round.round = round;
+  p.round.clock = clock;
+  p.round.shards = shards;
+  p.round.unix_time = unix_time;
+  p.round.complete = true;
+  pending_ = std::move(p);
+  last_s_ = now_s;
+  last_clock_ = clock;
+}
+
+std::optional<ManifestRound> RoundTracker::Report(
+    uint64_t round, uint32_t shard, bool ok, const std::string& error,
+    uint64_t bytes, std::map<uint32_t, int64_t> contained) {
+  if (!pending_ || pending_->round.round != round ||
+      shard >= pending_->round.shards || pending_->reported.count(shard) != 0) {
+    return std::nullopt;
+  }
+  ManifestRound& r = pending_->round;
+  pending_->reported[shard] = ok;
+  r.bytes += bytes;
+  if (!contained.empty()) r.contained[shard] = std::move(contained);
+  if (!ok && r.complete) {
+    r.complete = false;
+    r.error = "shard " + std::to_string(shard) + ": " + error;
+  }
+  if (pending_->reported.size() < r.shards) return std::nullopt;
+  ManifestRound done = std::move(r);
+  pending_.reset();
+  return done;
+}
+
+std::optional<ManifestRound> RoundTracker::Abandon(const std::string& why) {
+  if (!pending_) return std::nullopt;
+  ManifestRound r = std::move(pending_->round);
+  pending_.reset();
+  r.complete = false;
+  r.error = why;
+  return r;
+}
+
+}  // namespace lockstep

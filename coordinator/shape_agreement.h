@@ -1,0 +1,44 @@
+// The coordinator's record of what its workers described: the first
+// worker's JobShape becomes the job's, every other must equal it. The
+// layout is built once every live worker has described itself.
+// Thread-safety: not thread-safe; owned by the coordinator's event loop.
+#ifndef LOCKSTEP_COORDINATOR_SHAPE_AGREEMENT_H_
+#define LOCKSTEP_COORDINATOR_SHAPE_AGREEMENT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "common/job_shape.h"
+#include "common/status.h"
+
+namespace lockstep {
+
+// The key the job's evaluator describes itself under (it has no worker
+// rank; Complete never asks for it).
+inline constexpr uint32_t kEvaluatorShapeKey = 0xFFFFFFFFu;
+
+class ShapeAgreement {
+ public:
+  // Records worker `rank`'s description. FailedPrecondition naming the
+  // difference when it differs from the agreed shape (the first one
+  // recorded); nothing is recorded then.
+  Status Add(uint32_t rank, const JobShape& shape);
+  // Drops `rank`'s description (the worker left). The agreed shape stays.
+  void Forget(uint32_t rank);
+  // Whether `rank` has described itself.
+  bool Has(uint32_t rank) const { return described_.count(rank) != 0; }
+  // True when every rank in `live` has described itself (and there is one).
+  bool Complete(const std::vector<uint32_t>& live) const;
+  // The agreed shape, once any worker described itself.
+  const std::optional<JobShape>& agreed() const { return agreed_; }
+
+ private:
+  std::optional<JobShape> agreed_;
+  std::map<uint32_t, uint32_t> described_;  // rank -> 1
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COORDINATOR_SHAPE_AGREEMENT_H_

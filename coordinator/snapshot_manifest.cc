@@ -1,0 +1,190 @@
+#include "coordinator/snapshot_manifest.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "common/durable_file.h"
+#include "common/job_fields.h"
+
+namespace lockstep {
+namespace {
+
+using nlohmann::json;
+
+std::string PathIn(const std::string& dir) {
+  return (std::filesystem::path(dir) / kManifestFile).string();
+}
+
+json JobToJson(const JobConfig& job) {
+  json fields = json::object();
+  for (const JobField& f : JobFields()) fields[f.name] = f.format(job);
+  return fields;
+}
+
+StatusOr<JobConfig> JobFromJson(const json& fields) {
+  JobConfig job;
+  for (const JobField& f : JobFields()) {
+    if (!fields.contains(f.name)) continue;  // an older manifest: default
+    LS_RETURN_IF_ERROR(f.parse(fields.at(f.name).get<std::string>(), &job));
+  }
+  LS_RETURN_IF_ERROR(ValidateJobConfig(job));
+  return job;
+}
+
+json RoundToJson(const ManifestRound& r) {
+  json cuts = json::object();
+  for (const auto& [shard, workers] : r.contained) {
+    json cut = json::object();
+    for (const auto& [worker, clock] : workers) {
+      cut[std::to_string(worker)] = clock;
+    }
+    cuts[std::to_string(shard)] = cut;
+  }
+  json state = json::object();
+  for (const auto& [key, values] : r.policy_state) state[key] = values;
+  return {{"round", r.round},         {"clock", r.clock},
+          {"unix_time", r.unix_time}, {"shards", r.shards},
+          {"complete", r.complete},   {"error", r.error},
+          {"bytes", r.bytes},         {"contained", cuts},
+          {"policy", r.policy},       {"policy_state", state}};
+}
+
+// JSON has no NaN or infinity (they are written as null): read null back
+// as NaN rather than refuse the manifest.
+PolicyState PolicyStateFromJson(const json& j) {
+  PolicyState state;
+  for (const auto& [key, values] : j.items()) {
+    std::vector<double>& out = state[key];
+    for (const json& v : values) {
+      out.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                : v.get<double>());
+    }
+  }
+  return state;
+}
+
+ManifestRound RoundFromJson(const json& j) {
+  ManifestRound r;
+  r.round = j.at("round").get<uint64_t>();
+  r.clock = j.at("clock").get<int64_t>();
+  r.unix_time = j.at("unix_time").get<double>();
+  r.shards = j.at("shards").get<uint32_t>();
+  r.complete = j.at("complete").get<bool>();
+  r.error = j.at("error").get<std::string>();
+  r.bytes = j.at("bytes").get<uint64_t>();
+  for (const auto& [shard, workers] : j.at("contained").items()) {
+    auto& cut = r.contained[static_cast<uint32_t>(std::stoul(shard))];
+    for (const auto& [worker, clock] : workers.items()) {
+      cut[static_cast<uint32_t>(std::stoul(worker))] = clock.get<int64_t>();
+    }
+  }
+  if (j.contains("policy")) r.policy = j.at("policy").get<std::string>();
+  if (j.contains("policy_state")) {
+    r.policy_state = PolicyStateFromJson(j.at("policy_state"));
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string SnapshotManifest::ToJson() const {
+  json rounds = json::array();
+  for (const ManifestRound& r : rounds_) rounds.push_back(RoundToJson(r));
+  const json doc = {{"format", kManifestFormat},
+                    {"job", JobToJson(job_)},
+                    {"rounds", rounds}};
+  return doc.dump(1) + "\n";
+}
+
+StatusOr<SnapshotManifest> SnapshotManifest::FromJson(std::string_view text) {
+  try {
+    const json doc = json::parse(text);
+    const auto format = doc.at("format").get<uint32_t>();
+    if (format != kManifestFormat) {
+      return Corruption("manifest format " + std::to_string(format) +
+                        "; this build reads format " +
+                        std::to_string(kManifestFormat));
+    }
+    SnapshotManifest manifest;
+    auto job = JobFromJson(doc.at("job"));
+    if (!job.ok()) {
+      return Corruption("manifest job: " + job.status().message());
+    }
+    manifest.job_ = std::move(job).value();
+    for (const json& r : doc.at("rounds")) {
+      manifest.Record(RoundFromJson(r));
+    }
+    return manifest;
+  } catch (const json::exception& e) {
+    return Corruption(std::string("manifest does not parse: ") + e.what());
+  } catch (const std::logic_error& e) {  // std::stoul on a bad key
+    return Corruption(std::string("manifest has a bad number: ") + e.what());
+  }
+}
+
+StatusOr<SnapshotManifest> SnapshotManifest::Load(const std::string& dir) {
+  LS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(PathIn(dir)));
+  auto manifest = FromJson(text);
+  if (!manifest.ok()) {
+    return Status(manifest.status().code(),
+                  PathIn(dir) + ": " + manifest.status().message());
+  }
+  return manifest;
+}
+
+Status SnapshotManifest::Save(const std::string& dir) const {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return IOError("cannot create " + dir + ": " + error.message());
+  }
+  return WriteFileDurably(PathIn(dir), ToJson());
+}
+
+void SnapshotManifest::Record(ManifestRound round) {
+  auto it = std::lower_bound(
+      rounds_.begin(), rounds_.end(), round.round,
+      [](const ManifestRound& r, uint64_t n) { return r.round < n; });
+  if (it != rounds_.end() && it->round == round.round) {
+    *it = std::move(round);
+  } else {
+    rounds_.insert(it, std::move(round));
+  }
+}
+
+const ManifestRound* SnapshotManifest::Find(uint64_t round) const {
+  for (const ManifestRound& r : rounds_) {
+    if (r.round == round) return &r;
+  }
+  return nullptr;
+}
+
+const ManifestRound* SnapshotManifest::LatestComplete() const {
+  for (auto it = rounds_.rbegin(); it != rounds_.rend(); ++it) {
+    if (it->complete) return &*it;
+  }
+  return nullptr;
+}
+
+uint64_t SnapshotManifest::NextRound(uint64_t at_least) const {
+  const uint64_t next = rounds_.empty() ? 1 : rounds_.back().round + 1;
+  return std::max(next, at_least);
+}
+
+uint64_t SnapshotManifest::Prune(uint32_t keep) {
+  uint32_t complete = 0;
+  uint64_t oldest_kept = rounds_.empty() ? 1 : rounds_.front().round;
+  for (auto it = rounds_.rbegin(); it != rounds_.rend(); ++it) {
+    if (it->complete && ++complete == keep) {
+      oldest_kept = it->round;
+      break;
+    }
+  }
+  std::erase_if(rounds_,
+                [&](const ManifestRound& r) { return r.round < oldest_kept; });
+  return oldest_kept;
+}
+
+}  // namespace lockstep
