@@ -3,7 +3,7 @@
 # scripts/gpu-bundle.sh archive on a GPU machine: the gpu-labelled tests
 # (what `ctest -L gpu` runs), lockstep-bench-compute on the GPU and on one
 # CPU core, the 2-conv net trained by four GPU workers under BSP (the CPU
-# run's settings, README), and spec 7 (one GPU worker and three CPU
+# run's settings, docs/performance.md), and spec 7 (one GPU worker and three CPU
 # workers, BSP against LB-BSP). Each step's output goes to OUTDIR; a
 # failing step does not stop the next. Steps: any of
 # tests,bench,accuracy,mixed (default: all).

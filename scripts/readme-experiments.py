@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Copies each experiment's headline table from its report into README.md.
+"""Copies each experiment's headline table from its report into docs/experiments.md.
 
-README.md marks the place of each table with
+docs/experiments.md marks the place of each table with
     <!-- experiment:NAME -->
     <!-- /experiment -->
 and the table comes from experiments/results/NAME/report.md: the first
@@ -9,7 +9,9 @@ Markdown table after its first "## " scenario heading, with the published
 comparison line before it; NAME:detail, the second table (where the time
 went); NAME:all, every scenario's first table under its name; NAME:details,
 every scenario's second; NAME:event,
-the table after the "Around clock" line. Usage: scripts/readme-experiments.py
+the table after the "Around clock" line. (The tables lived in README.md
+before the docs moved to docs/; the script kept its name.)
+Usage: scripts/readme-experiments.py
 """
 import os
 import re
@@ -63,12 +65,12 @@ def headline(name):
     return "\n".join(out).rstrip()
 
 
-readme_path = os.path.join(root, "README.md")
-readme = open(readme_path).read()
+doc_path = os.path.join(root, "docs", "experiments.md")
+doc = open(doc_path).read()
 pattern = re.compile(r"(<!-- experiment:([\w.:-]+) -->\n).*?(<!-- /experiment -->)",
                      re.S)
 updated = pattern.sub(lambda m: m.group(1) + headline(m.group(2)) + "\n" +
-                      m.group(3), readme)
-if updated == readme and not pattern.search(readme):
-    sys.exit("no <!-- experiment:NAME --> markers in README.md")
-open(readme_path, "w").write(updated)
+                      m.group(3), doc)
+if updated == doc and not pattern.search(doc):
+    sys.exit("no <!-- experiment:NAME --> markers in docs/experiments.md")
+open(doc_path, "w").write(updated)

@@ -33,7 +33,7 @@ po::options_description Options() {
       "waits for it); lockstep-launch starts one")(
       "hetero", po::value<std::string>()->default_value(""),
       "heterogeneity emulation profile, e.g. 'linear=0.002+0.0004,x4@150' "
-      "(see README)")(
+      "(see docs/experiments.md)")(
       "real-link", po::value<std::string>()->default_value(""),
       "HUB_NS:HUB_DEV:DEV: shape this veth pair with the profile's net= "
       "link instead of emulating it (lockstep-launch --links real sets it)")(

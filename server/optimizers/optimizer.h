@@ -39,7 +39,7 @@ struct OptimizerConfig {
   static OptimizerConfig Of(const JobConfig& job);
 };
 
-// What one update is (DESIGN.md, "Sync policies"). A BSP-like commit is
+// What one update is (docs/design.md, "Sync policies"). A BSP-like commit is
 // one whole step with the clock's batch-weighted mean gradient. Under the
 // apply-on-arrival policies (SSP, ASP) a push is a share s = n_w / X of
 // the shard's current *logical clock* (X samples of global progress):

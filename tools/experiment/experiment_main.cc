@@ -19,8 +19,8 @@ constexpr char kUsage[] =
     "usage: lockstep-experiment run SPEC.toml [--out DIR] [--dry-run] "
     "[--retry-failed] [--launcher PATH]\n"
     "       lockstep-experiment report DIR\n"
-    "run: runs every scenario x policy x seed of the spec (see the README's "
-    "Experiments section) into DIR (default runs/<spec name>), one job at a "
+    "run: runs every scenario x policy x seed of the spec (see "
+    "docs/experiments.md) into DIR (default runs/<spec name>), one job at a "
     "time, then writes the report. Run it again to finish what is missing.\n"
     "report: writes DIR/report.md and DIR/report.html (plots by "
     "/usr/bin/python3 with matplotlib) from the runs recorded in DIR.\n";

@@ -1,5 +1,5 @@
 // HeteroProfile: how one worker emulates a slower or different node, so a
-// single machine can stand in for an uneven cluster (DESIGN.md,
+// single machine can stand in for an uneven cluster (docs/design.md,
 // "Heterogeneity emulation"; reference/sync-policies.md section 8).
 //
 // The worker computes its real gradient and then waits (sleeps, never
