@@ -12,6 +12,7 @@ jobs="$(nproc)"
 echo "== build (at ${SECONDS} s)"
 scripts/build.sh release
 scripts/check-parts.sh build
+/usr/bin/python3 scripts/check-doc-links.py
 echo "== tests (at ${SECONDS} s)"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600 --no-tests=error
 
