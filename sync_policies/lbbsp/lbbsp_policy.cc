@@ -9,6 +9,10 @@
 namespace lockstep {
 namespace {
 
+// The policy state's keys: a worker's quota and its speed model.
+constexpr char kQuota[] = "quota";
+constexpr char kModel[] = "model";
+
 std::string WorkerLabel(const char* name, uint32_t worker) {
   return std::string(name) + "{worker=\"" + std::to_string(worker) + "\"}";
 }
@@ -103,17 +107,15 @@ QuotaBounds LbBspPolicy::bounds(uint32_t worker) const {
 
 std::optional<double> LbBspPolicy::PredictorRmse(uint32_t worker) const {
   auto it = models_.find(worker);
-  if (it == models_.end() || it->second.rmse.count() == 0) return std::nullopt;
-  return it->second.rmse.rmse();
+  if (it == models_.end()) return std::nullopt;
+  return it->second.Rmse();
 }
 
 std::optional<double> LbBspPolicy::PredictedSpeed(uint32_t worker,
                                                   int64_t clock) const {
   auto it = models_.find(worker);
-  if (it == models_.end() || it->second.predicted_clock != clock) {
-    return std::nullopt;
-  }
-  return it->second.predicted;
+  if (it == models_.end()) return std::nullopt;
+  return it->second.PredictedFor(clock);
 }
 
 uint32_t LbBspPolicy::QuotaOf(uint32_t worker, int64_t /*clock*/) const {
@@ -142,7 +144,7 @@ void LbBspPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
   if (caps.max_batch != 0) b.max = std::min(b.max, caps.max_batch);
   bounds_[worker] = b;
   if (live().count(worker) != 0) return;  // already in; keep its quota
-  models_[worker] = TakeModel(worker);
+  models_.insert_or_assign(worker, TakeModel(worker));
   // Quotas of a clock under way are fixed: join at the next one.
   const bool under_way = !admitted_.empty();
   const int64_t at = under_way ? CurrentClock() + 1 : CurrentClock();
@@ -210,30 +212,17 @@ void LbBspPolicy::ObserveSpeeds(
     const std::map<uint32_t, ClockReport>& reports) {
   for (const auto& [w, report] : reports) {
     auto it = models_.find(w);
-    if (it == models_.end()) continue;
-    WorkerModel& model = it->second;
-    model.cpu_available = report.cpu_available;
-    model.mem_available = report.mem_available;
-    if (report.batch == 0 || !(report.compute_s > 0)) continue;
-    const double speed = report.batch / report.compute_s;
-    if (model.predicted.has_value()) model.rmse.Add(*model.predicted, speed);
-    model.predicted.reset();
-    model.predictor->Observe(speed, report.cpu_available, report.mem_available);
+    if (it != models_.end()) it->second.Observe(report);
   }
 }
 
 std::map<uint32_t, double> LbBspPolicy::AnalyticalWeights() {
   std::map<uint32_t, double> weights;
   for (uint32_t w : WorkersOfCurrentClock()) {
-    WorkerModel& model = models_[w];
-    double speed = 0;  // unknown: SplitProportionally uses the mean
-    if (model.predictor != nullptr && model.predictor->observations() > 0) {
-      speed =
-          model.predictor->Predict(model.cpu_available, model.mem_available);
-      model.predicted = speed;
-      model.predicted_clock = CurrentClock();
-    }
-    weights[w] = speed;
+    // 0 = unknown: SplitProportionally uses the mean.
+    auto it = models_.find(w);
+    weights[w] =
+        it != models_.end() ? it->second.PredictFor(CurrentClock()) : 0;
   }
   return weights;
 }
@@ -275,11 +264,11 @@ std::map<std::string, double> LbBspPolicy::Metrics() const {
     return m;
   }
   for (const auto& [w, model] : models_) {
-    if (model.rmse.count() > 0) {
-      m[WorkerLabel("lockstep_predictor_rmse", w)] = model.rmse.rmse();
+    if (auto rmse = model.Rmse()) {
+      m[WorkerLabel("lockstep_predictor_rmse", w)] = *rmse;
     }
-    if (model.predicted.has_value()) {
-      m[WorkerLabel("lockstep_predicted_speed", w)] = *model.predicted;
+    if (auto predicted = model.predicted()) {
+      m[WorkerLabel("lockstep_predicted_speed", w)] = *predicted;
     }
   }
   return m;
@@ -294,6 +283,97 @@ StatusOr<std::unique_ptr<SyncPolicy>> LbBspPolicy::Create(
   options.seed = job.seed;
   return std::unique_ptr<SyncPolicy>(
       new LbBspPolicy(job.global_batch, options));
+}
+
+// Saving the state into a snapshot round and continuing from it.
+
+PolicyState LbBspPolicy::SaveState() const {
+  PolicyState state;
+  state["lbbsp"] = {feasible_ ? 1.0 : 0.0, static_cast<double>(resplits_)};
+  for (const auto& [w, quota] : quotas_) {
+    state[WorkerKey(kQuota, w)] = {static_cast<double>(quota)};
+  }
+  for (const auto& [w, model] : models_) {
+    StateWriter out(&state[WorkerKey(kModel, w)]);
+    model.Save(&out);
+  }
+  if (options_.method == LbBspOptions::Method::kNumerical) {
+    search_.SaveState(&state);
+  }
+  return state;
+}
+
+StatusOr<WorkerSpeedModel> LbBspPolicy::LoadModel(const PolicyState& state,
+                                                  uint32_t worker) const {
+  LS_ASSIGN_OR_RETURN(StateReader in,
+                      StateReader::Of(state, WorkerKey(kModel, worker)));
+  // Saved after a commit: a prediction is for the clock a resumed job
+  // starts at.
+  WorkerSpeedModel model(NewPredictor(worker));
+  LS_RETURN_IF_ERROR(model.Load(&in, CurrentClock()));
+  LS_RETURN_IF_ERROR(in.Finish());
+  return model;
+}
+
+Status LbBspPolicy::LoadState(const PolicyState& state) {
+  LS_ASSIGN_OR_RETURN(StateReader in, StateReader::Of(state, "lbbsp"));
+  Saved saved;
+  LS_ASSIGN_OR_RETURN(const int64_t feasible, in.GetInt(0, 1));
+  LS_ASSIGN_OR_RETURN(const uint64_t resplits, in.GetCount());
+  LS_RETURN_IF_ERROR(in.Finish());
+  saved.feasible = feasible == 1;
+  for (uint32_t w : WorkersWithKey(state, kQuota)) {
+    LS_ASSIGN_OR_RETURN(StateReader quota,
+                        StateReader::Of(state, WorkerKey(kQuota, w)));
+    LS_ASSIGN_OR_RETURN(const int64_t q, quota.GetInt(0, UINT32_MAX));
+    LS_RETURN_IF_ERROR(quota.Finish());
+    saved.quotas[w] = static_cast<uint32_t>(q);
+  }
+  for (uint32_t w : WorkersWithKey(state, kModel)) {
+    LS_ASSIGN_OR_RETURN(WorkerSpeedModel model, LoadModel(state, w));
+    saved.models.insert_or_assign(w, std::move(model));
+  }
+  if (options_.method == LbBspOptions::Method::kNumerical) {
+    // Checked now, taken when the saved quotas are (a membership change
+    // before then restarts the search).
+    NumericalBatchSearch search(global_batch_, options_.search);
+    LS_RETURN_IF_ERROR(search.LoadState(state));
+    saved.search = std::move(search);
+  }
+  resplits_ = resplits;
+  saved_ = std::move(saved);
+  return Status::Ok();
+}
+
+WorkerSpeedModel LbBspPolicy::TakeModel(uint32_t worker) {
+  if (saved_.has_value()) {
+    auto it = saved_->models.find(worker);
+    if (it != saved_->models.end()) {
+      WorkerSpeedModel model = std::move(it->second);
+      saved_->models.erase(it);
+      return model;
+    }
+  }
+  return WorkerSpeedModel(NewPredictor(worker));
+}
+
+bool LbBspPolicy::UseSavedQuotas() {
+  if (!saved_.has_value()) return false;
+  const std::vector<uint32_t> workers = WorkersOfCurrentClock();
+  if (workers.size() != saved_->quotas.size()) return false;
+  for (uint32_t w : workers) {
+    auto it = saved_->quotas.find(w);
+    // A worker may come back with other caps (a smaller GPU).
+    if (it == saved_->quotas.end() || it->second < bounds(w).min ||
+        it->second > bounds(w).max) {
+      return false;
+    }
+  }
+  quotas_ = saved_->quotas;
+  feasible_ = saved_->feasible;
+  if (saved_->search.has_value()) search_ = *saved_->search;
+  membership_changed_ = false;
+  return true;
 }
 
 }  // namespace lockstep

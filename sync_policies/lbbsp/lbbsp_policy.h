@@ -43,6 +43,7 @@
 #include "sync_policies/lbbsp/predictor_factory.h"
 #include "sync_policies/lbbsp/quota_split.h"
 #include "sync_policies/lbbsp/speed_predictor.h"
+#include "sync_policies/lbbsp/worker_speed_model.h"
 #include "sync_policies/policy_spec.h"
 
 namespace lockstep {
@@ -97,7 +98,7 @@ class LbBspPolicy : public BspPolicy {
   // lockstep_lbbsp_window, lockstep_lbbsp_moves_total.
   std::map<std::string, double> Metrics() const override;
   // Quotas, each worker's predictor, readings and RMSE sums, the numerical
-  // search's position (lbbsp_policy_state.cc). A resumed job whose workers
+  // search's position. A resumed job whose workers
   // are the saved ones gets the saved quotas for its first clock; other
   // workers get a fresh split.
   PolicyState SaveState() const override;
@@ -126,32 +127,23 @@ class LbBspPolicy : public BspPolicy {
   void OnCommitted(int64_t clock) override;
 
  private:
-  struct WorkerModel {
-    std::unique_ptr<SpeedPredictor> predictor;
-    RmseTracker rmse;
-    std::optional<double> predicted;  // for the next clock it reports
-    int64_t predicted_clock = -1;     // which clock that is
-    double cpu_available = 1;         // its latest readings
-    double mem_available = 1;
-  };
-
   // What LoadState read, until the first clock after a resume starts.
   struct Saved {
     std::map<uint32_t, uint32_t> quotas;
     bool feasible = true;
-    std::map<uint32_t, WorkerModel> models;  // taken as workers join
+    std::map<uint32_t, WorkerSpeedModel> models;  // taken as workers join
     std::optional<NumericalBatchSearch> search;
   };
 
   // `worker`'s predictor before its first observation.
   std::unique_ptr<SpeedPredictor> NewPredictor(uint32_t worker) const;
   // A fresh model for `worker`, or its saved one.
-  WorkerModel TakeModel(uint32_t worker);
+  WorkerSpeedModel TakeModel(uint32_t worker);
   // Saved quotas for the current clock's workers, if they are the saved
   // ones; returns whether it used them.
   bool UseSavedQuotas();
-  StatusOr<WorkerModel> LoadModel(const PolicyState& state,
-                                  uint32_t worker) const;
+  StatusOr<WorkerSpeedModel> LoadModel(const PolicyState& state,
+                                       uint32_t worker) const;
 
   // The bounds of the spec alone.
   QuotaBounds SpecBounds() const;
@@ -170,7 +162,7 @@ class LbBspPolicy : public BspPolicy {
   LbBspOptions options_;
   std::map<uint32_t, QuotaBounds> bounds_;
   std::map<uint32_t, uint32_t> quotas_;
-  std::map<uint32_t, WorkerModel> models_;
+  std::map<uint32_t, WorkerSpeedModel> models_;
   // Reports of uncommitted clocks by live workers.
   std::map<int64_t, std::map<uint32_t, ClockReport>> reports_;
   NumericalBatchSearch search_;
