@@ -40,9 +40,9 @@
 
 #include "bench/micro_alloc_counter.h"
 #include "common/layout.h"
-#include "common/message.h"
 #include "common/transport/buffer_pool.h"
 #include "common/transport/stream/framing.h"
+#include "common/wire/message.h"
 #include "server/dense_store.h"
 
 namespace lockstep {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/message.h"
+#include "common/wire/message.h"
 #include "schemas/lockstep_generated.h"
 
 namespace lockstep {

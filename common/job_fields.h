@@ -16,7 +16,6 @@
 #include "common/job_config.h"
 #include "common/json.h"
 #include "common/status.h"
-#include "schemas/lockstep_generated.h"
 
 namespace lockstep {
 
@@ -60,13 +59,6 @@ std::vector<std::string> JobConfigToFlags(const JobConfig& config);
 
 // Every field, plus the derived global_batch, as one JSON object.
 std::string JobConfigToJson(const JobConfig& config);
-
-// The wire form: one (name, value) pair per field, so the schema does not
-// change when a field is added. FromWire refuses an unknown name (a peer
-// of another version) and validates the result.
-flatbuffers::Offset<wire::JobConfig> JobConfigToWire(
-    flatbuffers::FlatBufferBuilder& fbb, const JobConfig& config);
-StatusOr<JobConfig> JobConfigFromWire(const wire::JobConfig* wire_config);
 
 }  // namespace lockstep
 

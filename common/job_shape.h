@@ -13,7 +13,6 @@
 
 #include "common/layout.h"
 #include "common/status.h"
-#include "schemas/lockstep_generated.h"
 
 namespace lockstep {
 
@@ -51,13 +50,6 @@ struct JobShape {
 // first difference, e.g. "tensor fc0.weight has shape [128, 784], not
 // [256, 784]" or "60000 training samples, not 54000".
 std::string ShapeDifference(const JobShape& a, const JobShape& b);
-
-// The shape as a Describe message body, and back. FromWire checks what it
-// reads: names, non-empty shapes, sizes that fit 64 bits.
-flatbuffers::Offset<wire::Describe> JobShapeToWire(
-    flatbuffers::FlatBufferBuilder& fbb, const JobShape& shape,
-    const std::vector<std::string>& capabilities = {});
-StatusOr<JobShape> JobShapeFromWire(const wire::Describe* describe);
 
 }  // namespace lockstep
 

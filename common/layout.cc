@@ -47,46 +47,32 @@ StatusOr<KeyLayout> KeyLayout::Build(std::vector<TensorInfo> tensors,
   return layout;
 }
 
-StatusOr<KeyLayout> KeyLayout::FromWire(const wire::Layout* wl) {
-  if (wl == nullptr || wl->tensors() == nullptr || wl->shards() == nullptr) {
-    return InvalidArgument("layout message lacks tensors or shards");
-  }
+StatusOr<KeyLayout> KeyLayout::FromParts(std::vector<TensorInfo> tensors,
+                                         uint64_t dense_keys,
+                                         uint32_t sparse_dim,
+                                         std::vector<ShardInfo> shards) {
   KeyLayout layout;
   uint64_t expect_offset = 0;
-  for (const auto* t : *wl->tensors()) {
-    TensorInfo info;
-    info.name = t->name() ? t->name()->str() : "";
-    uint64_t size = 1;
-    if (t->shape() == nullptr || t->shape()->size() == 0) {
+  for (TensorInfo& info : tensors) {
+    if (info.shape.empty()) {
       return InvalidArgument("tensor " + info.name + " has no shape");
     }
-    for (uint64_t d : *t->shape()) {
-      info.shape.push_back(d);
-      size *= d;
-    }
-    info.offset = t->offset();
+    uint64_t size = 1;
+    for (uint64_t d : info.shape) size *= d;
     info.size = size;
-    info.init_scale = t->init_scale();
     if (info.offset != expect_offset) {
       return InvalidArgument("tensor " + info.name + " has a bad offset");
     }
     expect_offset += size;
     layout.tensors_.push_back(std::move(info));
   }
-  layout.dense_keys_ = wl->dense_keys();
+  layout.dense_keys_ = dense_keys;
   if (expect_offset != layout.dense_keys_) {
     return InvalidArgument("tensor sizes do not add up to dense_keys");
   }
-  layout.sparse_dim_ = wl->sparse_dim();
+  layout.sparse_dim_ = sparse_dim;
   uint64_t next = 0;
-  for (const auto* s : *wl->shards()) {
-    ShardInfo info;
-    info.shard = s->shard();
-    if (s->dense() == nullptr) return InvalidArgument("shard without range");
-    info.dense = {s->dense()->begin(), s->dense()->end()};
-    info.sparse_begin = s->sparse() ? s->sparse()->begin() : 0;
-    info.sparse_end = s->sparse() ? s->sparse()->end() : 0;
-    info.endpoint = s->endpoint() ? s->endpoint()->str() : "";
+  for (ShardInfo& info : shards) {
     if (info.shard != layout.shards_.size() || info.dense.begin != next ||
         info.dense.end < info.dense.begin) {
       return InvalidArgument("shard ranges are not contiguous");
@@ -98,25 +84,6 @@ StatusOr<KeyLayout> KeyLayout::FromWire(const wire::Layout* wl) {
     return InvalidArgument("shard ranges do not cover the dense keys");
   }
   return layout;
-}
-
-flatbuffers::Offset<wire::Layout> KeyLayout::ToWire(
-    flatbuffers::FlatBufferBuilder& fbb) const {
-  std::vector<flatbuffers::Offset<wire::TensorSpec>> tensors;
-  for (const auto& t : tensors_) {
-    tensors.push_back(wire::CreateTensorSpec(fbb, fbb.CreateString(t.name),
-                                             fbb.CreateVector(t.shape),
-                                             t.offset, t.init_scale));
-  }
-  std::vector<flatbuffers::Offset<wire::ShardSpec>> shards;
-  for (const auto& s : shards_) {
-    wire::KeyRange dense(s.dense.begin, s.dense.end);
-    wire::KeyRange sparse(s.sparse_begin, s.sparse_end);
-    shards.push_back(wire::CreateShardSpec(fbb, s.shard, &dense, &sparse,
-                                           fbb.CreateString(s.endpoint)));
-  }
-  return wire::CreateLayout(fbb, fbb.CreateVector(tensors), dense_keys_,
-                            sparse_dim_, fbb.CreateVector(shards));
 }
 
 const TensorInfo* KeyLayout::FindTensor(const std::string& name) const {

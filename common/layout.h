@@ -2,7 +2,7 @@
 // Dense tensors are flattened into one key space (one float per key) and
 // split into S contiguous ranges balanced by bytes. Sparse ids (hashed
 // feature ids, see SparseKeyOf) are range-partitioned over the 64-bit space.
-// Thread-safety: immutable after Build/FromWire; safe for concurrent reads.
+// Thread-safety: immutable after Build/FromParts; safe for concurrent reads.
 #ifndef LOCKSTEP_COMMON_LAYOUT_H_
 #define LOCKSTEP_COMMON_LAYOUT_H_
 
@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "common/status.h"
-#include "schemas/lockstep_generated.h"
 
 namespace lockstep {
 
@@ -58,9 +57,13 @@ class KeyLayout {
   // unit. REQUIRES: shards >= 1. Endpoints start empty.
   static StatusOr<KeyLayout> Build(std::vector<TensorInfo> tensors,
                                    uint32_t shards, uint32_t sparse_dim);
-  static StatusOr<KeyLayout> FromWire(const wire::Layout* layout);
-  flatbuffers::Offset<wire::Layout> ToWire(
-      flatbuffers::FlatBufferBuilder& fbb) const;
+  // A layout from its parts as a peer sent them (common/wire/
+  // layout_codec.h): each tensor's size is the product of its shape;
+  // InvalidArgument unless the tensors lie back to back over dense_keys and
+  // the shards, numbered in order, cover them contiguously.
+  static StatusOr<KeyLayout> FromParts(std::vector<TensorInfo> tensors,
+                                       uint64_t dense_keys, uint32_t sparse_dim,
+                                       std::vector<ShardInfo> shards);
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::vector<ShardInfo>& shards() const { return shards_; }

@@ -8,6 +8,8 @@
 #include "common/job_fields.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/job_config_codec.h"
+#include "common/wire/layout_codec.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/rank_assignment.h"
 
@@ -185,7 +187,7 @@ void Coordinator::SendWelcome(const std::string& id, Peer& peer) {
   auto job = JobConfigToWire(fbb, options_.job);
   // Servers get the layout; workers describe themselves first.
   flatbuffers::Offset<wire::Layout> layout;
-  if (server) layout = layout_.ToWire(fbb);
+  if (server) layout = LayoutToWire(fbb, layout_);
   const StalenessRule rule = policy_->staleness_rule();
   auto body = wire::CreateWelcome(
       fbb, static_cast<uint32_t>(peer.rank), job, layout,

@@ -2,6 +2,9 @@
 // the start of training, and workers joining a running job.
 #include "common/job_fields.h"
 #include "common/logging.h"
+#include "common/wire/job_config_codec.h"
+#include "common/wire/job_shape_codec.h"
+#include "common/wire/layout_codec.h"
 #include "coordinator/coordinator.h"
 
 namespace lockstep {
@@ -139,7 +142,7 @@ void Coordinator::JoinRunningJob(const std::string& id, Peer& peer) {
 void Coordinator::SendStart(const std::string& id, Peer& peer) {
   flatbuffers::FlatBufferBuilder fbb(4096);
   auto job = JobConfigToWire(fbb, options_.job);
-  auto layout = layout_.ToWire(fbb);
+  auto layout = LayoutToWire(fbb, layout_);
   auto body =
       wire::CreateStart(fbb, job, layout, epoch_, policy_->CurrentClock());
   Reply(id, FinishEnvelope(fbb, wire::Body::Start, body.Union(),

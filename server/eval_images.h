@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/message.h"
+#include "common/wire/message.h"
 #include "server/dense_store.h"
 #include "server/sparse_table.h"
 

@@ -8,6 +8,8 @@
 #include "common/job_fields.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/job_config_codec.h"
+#include "common/wire/layout_codec.h"
 
 namespace lockstep {
 namespace {
@@ -115,7 +117,7 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   sparse_.reset();
   epoch_ = welcome.epoch();
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
-  LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(welcome.layout()));
+  LS_ASSIGN_OR_RETURN(layout_, LayoutFromWire(welcome.layout()));
   shard_ = welcome.rank();
   if (shard_ >= layout_.num_shards()) {
     return InvalidArgument("welcome assigns shard " + std::to_string(shard_) +

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/layout.h"
-#include "common/message.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

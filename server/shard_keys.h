@@ -12,8 +12,8 @@
 #include <zmq.hpp>
 
 #include "common/layout.h"
-#include "common/message.h"
 #include "common/status.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

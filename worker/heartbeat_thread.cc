@@ -2,8 +2,8 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "common/message.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <thread>
 
-#include "common/message.h"
 #include "common/status.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

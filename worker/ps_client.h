@@ -20,9 +20,9 @@
 #include <zmq.hpp>
 
 #include "common/layout.h"
-#include "common/message.h"
 #include "common/status.h"
 #include "common/transport/data_channel.h"
+#include "common/wire/message.h"
 #include "worker/compute/host_allocator.h"
 
 namespace lockstep {

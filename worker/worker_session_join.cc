@@ -5,6 +5,9 @@
 #include "common/clock.h"
 #include "common/job_fields.h"
 #include "common/logging.h"
+#include "common/wire/job_config_codec.h"
+#include "common/wire/job_shape_codec.h"
+#include "common/wire/layout_codec.h"
 #include "worker/worker_session.h"
 
 namespace lockstep {
@@ -105,7 +108,7 @@ Status WorkerSession::Describe(const JobShape& shape, uint32_t max_batch) {
 
 Status WorkerSession::Start(const wire::Start& start) {
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(start.job()));
-  LS_ASSIGN_OR_RETURN(layout_, KeyLayout::FromWire(start.layout()));
+  LS_ASSIGN_OR_RETURN(layout_, LayoutFromWire(start.layout()));
   if (!job_.resolved() || layout_.dense_keys() != described_dense_ ||
       layout_.sparse_dim() != described_sparse_dim_) {
     return FailedPrecondition(

@@ -8,9 +8,11 @@
 #include "bench/pushpull/transports.h"
 #include "common/clock.h"
 #include "common/job_fields.h"
-#include "common/message.h"
 #include "common/transport/data_channel.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/job_config_codec.h"
+#include "common/wire/layout_codec.h"
+#include "common/wire/message.h"
 
 namespace lockstep::bench {
 namespace {
@@ -149,7 +151,7 @@ Status FakeCoordinator::SendWelcomes() {
   for (uint32_t i = 0; i < options_.servers; ++i) {
     flatbuffers::FlatBufferBuilder fbb(1024);
     auto job = JobConfigToWire(fbb, job_);
-    auto layout = layout_.ToWire(fbb);
+    auto layout = LayoutToWire(fbb, layout_);
     auto body = wire::CreateWelcome(fbb, i, job, layout,
                                     wire::ApplyMode::OnArrival, false, -1);
     LS_RETURN_IF_ERROR(

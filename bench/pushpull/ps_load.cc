@@ -11,9 +11,9 @@
 #include <zmq.hpp>
 
 #include "common/clock.h"
-#include "common/message.h"
 #include "common/transport/data_channel.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/message.h"
 
 namespace lockstep::bench {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "bench/pushpull/baselines.h"
 #include "common/clock.h"
-#include "common/message.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/message.h"
 
 namespace lockstep::bench {
 namespace {

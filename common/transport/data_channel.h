@@ -9,9 +9,9 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "common/message.h"
 #include "common/status.h"
 #include "common/transport/endpoint.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

@@ -15,8 +15,8 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/message.h"
 #include "common/status.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

@@ -4,6 +4,8 @@
 #include <numeric>
 
 #include "common/job_fields.h"
+#include "common/wire/job_config_codec.h"
+#include "common/wire/layout_codec.h"
 #include "schemas/snapshot_generated.h"
 
 namespace lockstep {
@@ -24,7 +26,7 @@ flatbuffers::Offset<wire::ShardRoundMeta> BuildMeta(
   for (const auto& [worker, clock] : meta.contained) {
     contained.push_back(wire::CreatePushCut(fbb, worker, clock));
   }
-  const auto layout = meta.layout.ToWire(fbb);
+  const auto layout = LayoutToWire(fbb, meta.layout);
   const auto job = JobConfigToWire(fbb, meta.job);
   const auto optimizer = fbb.CreateString(meta.optimizer);
   const auto arrays_offset = fbb.CreateVector(arrays);
@@ -61,7 +63,7 @@ StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes) {
   meta.round = m->round();
   meta.clock = m->clock();
   meta.shard = m->shard();
-  LS_ASSIGN_OR_RETURN(meta.layout, KeyLayout::FromWire(m->layout()));
+  LS_ASSIGN_OR_RETURN(meta.layout, LayoutFromWire(m->layout()));
   LS_ASSIGN_OR_RETURN(meta.job, JobConfigFromWire(m->job()));
   meta.optimizer = m->optimizer() ? m->optimizer()->str() : "";
   meta.state_slots = m->state_slots();

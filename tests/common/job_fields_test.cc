@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/wire/job_config_codec.h"
+
 namespace lockstep {
 namespace {
 

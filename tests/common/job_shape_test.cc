@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/wire/job_shape_codec.h"
+
 namespace lockstep {
 namespace {
 

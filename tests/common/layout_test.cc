@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/wire/layout_codec.h"
 #include "tests/test_seed.h"
 
 namespace lockstep {
@@ -363,7 +364,7 @@ TEST_F(KeyLayoutTest, WireRoundTripKeepsEveryField) {
     layout.set_endpoint(s, "tcp://127.0.0.1:" + std::to_string(7000 + s));
   }
   flatbuffers::FlatBufferBuilder fbb;
-  auto back = KeyLayout::FromWire(Finish(fbb, layout.ToWire(fbb)));
+  auto back = LayoutFromWire(Finish(fbb, LayoutToWire(fbb, layout)));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->dense_keys(), layout.dense_keys());
   EXPECT_EQ(back->sparse_dim(), 1u);
@@ -394,7 +395,7 @@ TEST_F(KeyLayoutTest, FromWireAcceptsAHandMadeValidLayout) {
   flatbuffers::FlatBufferBuilder fbb;
   auto root = HandMadeLayout(fbb, {{10, 0}, {6, 10}}, 16,
                              {{0, 0, 4}, {1, 4, 4}, {2, 4, 16}});
-  auto layout = KeyLayout::FromWire(Finish(fbb, root));
+  auto layout = LayoutFromWire(Finish(fbb, root));
   ASSERT_TRUE(layout.ok()) << layout.status().ToString();
   EXPECT_EQ(layout->ShardOfDenseKey(3), 0u);
   EXPECT_EQ(layout->ShardOfDenseKey(4), 2u);
@@ -421,7 +422,7 @@ TEST_F(KeyLayoutTest, FromWireRejectsNonContiguousShards) {
     SCOPED_TRACE(c.what);
     flatbuffers::FlatBufferBuilder fbb;
     auto root = HandMadeLayout(fbb, {{16, 0}}, 16, c.shards);
-    auto layout = KeyLayout::FromWire(Finish(fbb, root));
+    auto layout = LayoutFromWire(Finish(fbb, root));
     ASSERT_FALSE(layout.ok());
     EXPECT_EQ(layout.status().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(layout.status().message(), HasSubstr("shard"));
@@ -445,18 +446,18 @@ TEST_F(KeyLayoutTest, FromWireRejectsBadTensorOffsets) {
     flatbuffers::FlatBufferBuilder fbb;
     auto root =
         HandMadeLayout(fbb, c.tensors, c.dense_keys, {{0, 0, c.dense_keys}});
-    auto layout = KeyLayout::FromWire(Finish(fbb, root));
+    auto layout = LayoutFromWire(Finish(fbb, root));
     ASSERT_FALSE(layout.ok());
     EXPECT_EQ(layout.status().code(), StatusCode::kInvalidArgument);
   }
 }
 
 TEST_F(KeyLayoutTest, FromWireRejectsMissingParts) {
-  EXPECT_FALSE(KeyLayout::FromWire(nullptr).ok());
+  EXPECT_FALSE(LayoutFromWire(nullptr).ok());
   {
     flatbuffers::FlatBufferBuilder fbb;
     auto root = wire::CreateLayout(fbb, 0, 0, 0, 0);
-    EXPECT_FALSE(KeyLayout::FromWire(Finish(fbb, root)).ok());
+    EXPECT_FALSE(LayoutFromWire(Finish(fbb, root)).ok());
   }
   {  // a tensor without a shape
     flatbuffers::FlatBufferBuilder fbb;
@@ -467,7 +468,7 @@ TEST_F(KeyLayoutTest, FromWireRejectsMissingParts) {
         wire::CreateShardSpec(fbb, 0, &dense, nullptr, 0)};
     auto root = wire::CreateLayout(fbb, fbb.CreateVector(ts), 0, 0,
                                    fbb.CreateVector(ss));
-    auto layout = KeyLayout::FromWire(Finish(fbb, root));
+    auto layout = LayoutFromWire(Finish(fbb, root));
     ASSERT_FALSE(layout.ok());
     EXPECT_THAT(layout.status().message(), HasSubstr("shape"));
   }
@@ -481,7 +482,7 @@ TEST_F(KeyLayoutTest, FromWireRejectsMissingParts) {
         wire::CreateShardSpec(fbb, 0, nullptr, nullptr, 0)};
     auto root = wire::CreateLayout(fbb, fbb.CreateVector(ts), 4, 0,
                                    fbb.CreateVector(ss));
-    EXPECT_FALSE(KeyLayout::FromWire(Finish(fbb, root)).ok());
+    EXPECT_FALSE(LayoutFromWire(Finish(fbb, root)).ok());
   }
 }
 

@@ -7,11 +7,11 @@
 
 #include <regex>
 
-#include "common/message.h"
 #include "common/transport/data_channel.h"
 #include "common/transport/stream/framing.h"
 #include "common/transport/stream/socket.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/message.h"
 #include "tests/integration/test_cluster.h"
 
 namespace lockstep {

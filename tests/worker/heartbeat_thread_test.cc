@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "common/clock.h"
-#include "common/message.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "common/durable_file.h"
 #include "common/json.h"
-#include "common/message.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 namespace {

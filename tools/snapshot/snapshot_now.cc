@@ -4,8 +4,8 @@
 
 #include "common/clock.h"
 #include "common/durable_file.h"
-#include "common/message.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 namespace {

@@ -13,9 +13,9 @@
 #include <memory>
 #include <string>
 
-#include "common/message.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "common/message.h"
 #include "common/status.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

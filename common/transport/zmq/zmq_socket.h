@@ -10,8 +10,8 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "common/message.h"
 #include "common/status.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/message.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/message.h"
+#include "common/wire/message.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +12,8 @@
 
 #include "common/job_fields.h"
 #include "common/layout.h"
+#include "common/wire/job_config_codec.h"
+#include "common/wire/layout_codec.h"
 #include "tests/test_seed.h"
 
 namespace lockstep {
@@ -97,7 +99,7 @@ TEST_F(MessageTest, WelcomeCarriesJobConfigAndLayout) {
 
   flatbuffers::FlatBufferBuilder fbb;
   auto job_off = JobConfigToWire(fbb, job);
-  auto layout_off = layout->ToWire(fbb);
+  auto layout_off = LayoutToWire(fbb, *layout);
   auto body = wire::CreateWelcome(fbb, 2, job_off, layout_off,
                                   wire::ApplyMode::OnArrival);
   Message msg;
@@ -117,7 +119,7 @@ TEST_F(MessageTest, WelcomeCarriesJobConfigAndLayout) {
   EXPECT_EQ(job_back->max_clocks, 4321);
   EXPECT_EQ(job_back->GlobalBatch(), 112u);
 
-  auto layout_back = KeyLayout::FromWire(w->layout());
+  auto layout_back = LayoutFromWire(w->layout());
   ASSERT_TRUE(layout_back.ok()) << layout_back.status().ToString();
   EXPECT_EQ(layout_back->dense_keys(), 7850u);
   ASSERT_EQ(layout_back->num_shards(), 2u);

@@ -1,4 +1,4 @@
-#include "common/message.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 

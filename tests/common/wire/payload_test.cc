@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/message.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 namespace {

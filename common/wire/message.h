@@ -2,8 +2,8 @@
 // A message is a header frame (a FlatBuffers Envelope) plus payload frames.
 // Every received header goes through VerifyHeader before any field is read.
 // Thread-safety: free functions on caller-owned data; safe concurrently.
-#ifndef LOCKSTEP_COMMON_MESSAGE_H_
-#define LOCKSTEP_COMMON_MESSAGE_H_
+#ifndef LOCKSTEP_COMMON_WIRE_MESSAGE_H_
+#define LOCKSTEP_COMMON_WIRE_MESSAGE_H_
 
 #include <cstdint>
 #include <cstring>
@@ -122,4 +122,4 @@ const char* RoleName(wire::Role role);
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_COMMON_MESSAGE_H_
+#endif  // LOCKSTEP_COMMON_WIRE_MESSAGE_H_
