@@ -9,10 +9,22 @@
 #include <filesystem>
 #include <system_error>
 
+#include "common/mutex.h"
 #include "server/store/chunk_codec.h"
 
 namespace lockstep {
 namespace {
+
+// Opening and closing a RocksDB instance touch process-wide lists inside
+// RocksDB (its thread pools, the registry of open DBs), partly through
+// template code compiled into our binary. They are rare (a store opens at a
+// shard's start and after an I/O error), so the stores of one process take
+// turns: two shards of an in-process job never open or close at once, and
+// ThreadSanitizer sees the order (it cannot see RocksDB's own locks).
+Mutex& LifecycleMutex() {
+  static Mutex mu;
+  return mu;
+}
 
 namespace fs = std::filesystem;
 
@@ -121,7 +133,10 @@ RocksDbStore::RocksDbStore(std::string path, std::unique_ptr<rocksdb::DB> db,
                            bool read_only)
     : path_(std::move(path)), db_(std::move(db)), read_only_(read_only) {}
 
-RocksDbStore::~RocksDbStore() = default;
+RocksDbStore::~RocksDbStore() {
+  MutexLock lock(&LifecycleMutex());
+  db_.reset();
+}
 
 StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
     const std::string& path) {
@@ -133,8 +148,11 @@ StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   }
   RemovePendingFiles(path);
   rocksdb::DB* db = nullptr;
-  LS_RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(StoreOptions(), path, &db),
-                               "snapshot store " + path));
+  {
+    MutexLock lock(&LifecycleMutex());
+    LS_RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(StoreOptions(), path, &db),
+                                 "snapshot store " + path));
+  }
   return std::unique_ptr<RocksDbStore>(
       new RocksDbStore(path, std::unique_ptr<rocksdb::DB>(db), false));
 }
@@ -144,8 +162,12 @@ StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::OpenReadOnly(
   rocksdb::Options options = StoreOptions();
   options.create_if_missing = false;
   rocksdb::DB* db = nullptr;
-  LS_RETURN_IF_ERROR(FromRocks(rocksdb::DB::OpenForReadOnly(options, path, &db),
-                               "snapshot store " + path));
+  {
+    MutexLock lock(&LifecycleMutex());
+    LS_RETURN_IF_ERROR(
+        FromRocks(rocksdb::DB::OpenForReadOnly(options, path, &db),
+                  "snapshot store " + path));
+  }
   return std::unique_ptr<RocksDbStore>(
       new RocksDbStore(path, std::unique_ptr<rocksdb::DB>(db), true));
 }
@@ -294,6 +316,7 @@ Status RocksDbStore::ResumeAfterError() {
   // says Busy meanwhile), so the store is reopened, which replays the WAL
   // and clears the error now, or fails while the disk is still full.
   if (db_ != nullptr && db_->Resume().ok()) return Status::Ok();
+  MutexLock lock(&LifecycleMutex());
   db_.reset();
   rocksdb::DB* db = nullptr;
   LS_RETURN_IF_ERROR(
