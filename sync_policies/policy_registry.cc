@@ -10,30 +10,27 @@
 namespace lockstep {
 namespace {
 
-std::string KnownForms() {
-  return "(known: " + JoinStrings(KnownSyncPolicies(), ", ") +
-         "; lbbsp forms take optional :min=N, :max=N)";
-}
+constexpr char kLbBspBounds[] = "; lbbsp forms take optional :min=N, :max=N";
+
+std::string KnownForms() { return PolicyRegistry().Known(kLbBspBounds); }
 
 }  // namespace
 
-const std::vector<PolicyFactory>& PolicyFactories() {
-  static const auto* factories = new std::vector<PolicyFactory>{
-      {"bsp", &BspPolicy::Create, &BspPolicy::Forms},
-      {"ssp", &SspPolicy::Create, &SspPolicy::Forms},
-      {"asp", &AspPolicy::Create, &AspPolicy::Forms},
-      {"backup", &BackupPolicy::Create, &BackupPolicy::Forms},
-      {"lbbsp", &LbBspPolicy::Create, &LbBspPolicy::Forms},
-  };
-  return *factories;
+const Registry<PolicyFactory>& PolicyRegistry() {
+  static const auto* registry = new Registry<PolicyFactory>(
+      "sync policy",
+      {
+          {"bsp", &BspPolicy::Create, BspPolicy::Forms()},
+          {"ssp", &SspPolicy::Create, SspPolicy::Forms()},
+          {"asp", &AspPolicy::Create, AspPolicy::Forms()},
+          {"backup", &BackupPolicy::Create, BackupPolicy::Forms()},
+          {"lbbsp", &LbBspPolicy::Create, LbBspPolicy::Forms()},
+      });
+  return *registry;
 }
 
 std::vector<std::string> KnownSyncPolicies() {
-  std::vector<std::string> known;
-  for (const PolicyFactory& f : PolicyFactories()) {
-    for (std::string& form : f.forms()) known.push_back(std::move(form));
-  }
-  return known;
+  return PolicyRegistry().Forms();
 }
 
 PolicyJob PolicyJobOf(const JobConfig& config) {
@@ -48,14 +45,11 @@ PolicyJob PolicyJobOf(const JobConfig& config) {
 StatusOr<std::unique_ptr<SyncPolicy>> CreateSyncPolicy(
     const JobConfig& config) {
   const PolicySpec spec(config.sync);
-  for (const PolicyFactory& f : PolicyFactories()) {
-    if (spec.name() != f.name) continue;
-    auto policy = f.create(spec, PolicyJobOf(config));
-    if (policy.ok()) return policy;
-    return InvalidArgument(policy.status().message() + " " + KnownForms());
-  }
-  return InvalidArgument("unknown sync policy '" + config.sync + "' " +
-                         KnownForms());
+  const PolicyFactory* f = PolicyRegistry().Find(spec.name());
+  if (f == nullptr) return PolicyRegistry().Unknown(config.sync, kLbBspBounds);
+  auto policy = f->create(spec, PolicyJobOf(config));
+  if (policy.ok()) return policy;
+  return InvalidArgument(policy.status().message() + " " + KnownForms());
 }
 
 Status ValidateSyncPolicy(const JobConfig& config) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/job_config.h"
+#include "common/registry.h"
 #include "common/status.h"
 #include "sync_policies/policy_spec.h"
 #include "sync_policies/sync_policy.h"
@@ -27,11 +28,11 @@ struct PolicyFactory {
   StatusOr<std::unique_ptr<SyncPolicy>> (*create)(const PolicySpec& spec,
                                                   const PolicyJob& job);
   // Its forms with placeholders in capitals: {"ssp:S"}.
-  std::vector<std::string> (*forms)();
+  std::vector<std::string> forms;
 };
 
 // Every registered policy, in the order the docs list them.
-const std::vector<PolicyFactory>& PolicyFactories();
+const Registry<PolicyFactory>& PolicyRegistry();
 
 // A fresh policy for `config.sync` with the job's batches and seed. A bad
 // spec is InvalidArgument naming the bad part and listing the known forms.

@@ -1,5 +1,6 @@
 // The optimizers by name: one line per optimizer in the table below.
 
+#include "common/registry.h"
 #include "common/strings.h"
 #include "server/optimizers/adagrad_optimizer.h"
 #include "server/optimizers/adam_optimizer.h"
@@ -12,15 +13,20 @@ namespace {
 
 struct OptimizerFactory {
   const char* name;
+  std::vector<std::string> forms;
   StatusOr<std::unique_ptr<Optimizer>> (*create)(const OptimizerConfig&);
 };
 
-const OptimizerFactory kOptimizers[] = {
-    {"sgd", &SgdOptimizer::Create},
-    {"momentum", &MomentumOptimizer::Create},
-    {"adam", &AdamOptimizer::Create},
-    {"adagrad", &AdagradOptimizer::Create},
-};
+const Registry<OptimizerFactory>& Optimizers() {
+  static const auto* registry = new Registry<OptimizerFactory>(
+      "optimizer", {
+                       {"sgd", {"sgd"}, &SgdOptimizer::Create},
+                       {"momentum", {"momentum"}, &MomentumOptimizer::Create},
+                       {"adam", {"adam"}, &AdamOptimizer::Create},
+                       {"adagrad", {"adagrad"}, &AdagradOptimizer::Create},
+                   });
+  return *registry;
+}
 
 bool InUnitInterval(double x) { return x >= 0.0 && x < 1.0; }
 
@@ -61,20 +67,15 @@ Status Optimizer::Validate(const JobConfig& job) {
 }
 
 std::vector<std::string> Optimizer::KnownNames() {
-  std::vector<std::string> names;
-  for (const OptimizerFactory& f : kOptimizers) names.emplace_back(f.name);
-  return names;
+  return Optimizers().Forms();
 }
 
 StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(
     const OptimizerConfig& config) {
-  for (const OptimizerFactory& f : kOptimizers) {
-    if (config.name != f.name) continue;
-    LS_RETURN_IF_ERROR(ValidateOptions(config));
-    return f.create(config);
-  }
-  return InvalidArgument("unknown optimizer '" + config.name +
-                         "' (known: " + JoinStrings(KnownNames(), ", ") + ")");
+  const OptimizerFactory* f = Optimizers().Find(config.name);
+  if (f == nullptr) return Optimizers().Unknown(config.name);
+  LS_RETURN_IF_ERROR(ValidateOptions(config));
+  return f->create(config);
 }
 
 }  // namespace lockstep

@@ -28,17 +28,11 @@ Status ParseMethod(const PolicySpec& spec, size_t* i, LbBspOptions* options) {
     if (*i >= params.size() || params[*i].find('=') != std::string::npos) {
       return Status::Ok();  // the default predictor
     }
-    const std::string& name = params[*i];
-    if (name == "last") {
-      options->predictor = PredictorKind::kLast;
-    } else if (name == "ema") {
-      options->predictor = PredictorKind::kEma;
-    } else if (name == "narx") {
-      options->predictor = PredictorKind::kNarx;
-    } else {
-      return spec.Error("unknown predictor '" + name +
-                        "' (want last, ema or narx)");
+    const PredictorFactory* f = PredictorRegistry().Find(params[*i]);
+    if (f == nullptr) {
+      return spec.Error(PredictorRegistry().Unknown(params[*i]).message());
     }
+    options->predictor = f->kind;
     ++*i;
   }
   return Status::Ok();

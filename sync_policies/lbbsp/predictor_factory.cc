@@ -6,29 +6,51 @@
 
 namespace lockstep {
 
-std::string PredictorKindName(PredictorKind kind) {
-  switch (kind) {
-    case PredictorKind::kLast:
-      return "last";
-    case PredictorKind::kEma:
-      return "ema";
-    case PredictorKind::kNarx:
-      return "narx";
+const Registry<PredictorFactory>& PredictorRegistry() {
+  static const auto* registry = new Registry<PredictorFactory>(
+      "predictor", {
+                       {"last",
+                        {"last"},
+                        PredictorKind::kLast,
+                        [](uint64_t) -> std::unique_ptr<SpeedPredictor> {
+                          return std::make_unique<LastPredictor>();
+                        }},
+                       {"ema",
+                        {"ema"},
+                        PredictorKind::kEma,
+                        [](uint64_t) -> std::unique_ptr<SpeedPredictor> {
+                          return std::make_unique<EmaPredictor>();
+                        }},
+                       {"narx",
+                        {"narx"},
+                        PredictorKind::kNarx,
+                        [](uint64_t seed) -> std::unique_ptr<SpeedPredictor> {
+                          return std::make_unique<NarxPredictor>(seed);
+                        }},
+                   });
+  return *registry;
+}
+
+namespace {
+
+const PredictorFactory& FactoryOf(PredictorKind kind) {
+  for (const PredictorFactory& f : PredictorRegistry().entries()) {
+    if (f.kind == kind) return f;
   }
-  return "?";
+  return PredictorRegistry()
+      .entries()
+      .back();  // unreachable: every kind is listed
+}
+
+}  // namespace
+
+std::string PredictorKindName(PredictorKind kind) {
+  return FactoryOf(kind).name;
 }
 
 std::unique_ptr<SpeedPredictor> MakeSpeedPredictor(PredictorKind kind,
                                                    uint64_t seed) {
-  switch (kind) {
-    case PredictorKind::kLast:
-      return std::make_unique<LastPredictor>();
-    case PredictorKind::kEma:
-      return std::make_unique<EmaPredictor>();
-    case PredictorKind::kNarx:
-      return std::make_unique<NarxPredictor>(seed);
-  }
-  return nullptr;
+  return FactoryOf(kind).make(seed);
 }
 
 }  // namespace lockstep

@@ -8,12 +8,25 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "common/registry.h"
 #include "sync_policies/lbbsp/speed_predictor.h"
 
 namespace lockstep {
 
 enum class PredictorKind { kLast, kEma, kNarx };
+
+struct PredictorFactory {
+  const char* name;  // "narx"
+  std::vector<std::string> forms;
+  PredictorKind kind;
+  // A fresh predictor; `seed` fixes NARX's initial weights.
+  std::unique_ptr<SpeedPredictor> (*make)(uint64_t seed);
+};
+
+// Every predictor, by the name an "lbbsp:analytical:NAME" spec gives.
+const Registry<PredictorFactory>& PredictorRegistry();
 
 // "last", "ema", "narx".
 std::string PredictorKindName(PredictorKind kind);

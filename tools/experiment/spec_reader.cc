@@ -106,9 +106,7 @@ StatusOr<std::vector<SpecSweepAxis>> SpecReader::Sweep(
 
 Status SpecReader::CheckPolicyName(const SpecPolicy& p) const {
   const std::string name = PolicySpec(p.sync).name();
-  for (const PolicyFactory& f : PolicyFactories()) {
-    if (name == f.name) return Status();
-  }
+  if (PolicyRegistry().Find(name) != nullptr) return Status();
   std::string known;
   for (const std::string& form : KnownSyncPolicies()) {
     known += (known.empty() ? "" : ", ") + form;

@@ -13,22 +13,16 @@ const DatasetFactory* Find(const std::string& spec, std::string* args) {
   const size_t colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
   *args = colon == std::string::npos ? "" : spec.substr(colon + 1);
-  for (const DatasetFactory& f : DatasetFactories()) {
-    if (name == f.name) return &f;
-  }
+  if (const DatasetFactory* f = DatasetRegistry().Find(name)) return f;
   if (spec.find_first_of("/.") != std::string::npos) {
     *args = spec;  // a file: LIBSVM, the one file format
-    for (const DatasetFactory& f : DatasetFactories()) {
-      if (std::string(f.name) == "libsvm") return &f;
-    }
+    return DatasetRegistry().Find("libsvm");
   }
   return nullptr;
 }
 
 Status Unknown(const std::string& spec) {
-  return InvalidArgument("unknown data set '" + spec +
-                         "' (known: " + JoinStrings(KnownDatasets(), ", ") +
-                         ", or the path of a LIBSVM file)");
+  return DatasetRegistry().Unknown(spec, ", or the path of a LIBSVM file");
 }
 
 }  // namespace
@@ -43,23 +37,27 @@ DataOptions DataOptions::Of(const JobConfig& job) {
   return options;
 }
 
-const std::vector<DatasetFactory>& DatasetFactories() {
-  static const auto* factories = new std::vector<DatasetFactory>{
-      {"fashion-mnist", "fashion-mnist", &FashionMnistDataset::Probe,
-       &FashionMnistDataset::Load},
-      {"libsvm", "libsvm:PATH", &LibsvmDataset::Probe, &LibsvmDataset::Load},
-      {"synthetic",
-       "synthetic[:samples=N][:test=N][:dim=D][:classes=K][:seed=S]",
-       &SyntheticDataset::Probe, &SyntheticDataset::Load},
-  };
-  return *factories;
+const Registry<DatasetFactory>& DatasetRegistry() {
+  static const auto* registry = new Registry<DatasetFactory>(
+      "data set",
+      {
+          {"fashion-mnist",
+           {"fashion-mnist"},
+           &FashionMnistDataset::Probe,
+           &FashionMnistDataset::Load},
+          {"libsvm",
+           {"libsvm:PATH"},
+           &LibsvmDataset::Probe,
+           &LibsvmDataset::Load},
+          {"synthetic",
+           {"synthetic[:samples=N][:test=N][:dim=D][:classes=K][:seed=S]"},
+           &SyntheticDataset::Probe,
+           &SyntheticDataset::Load},
+      });
+  return *registry;
 }
 
-std::vector<std::string> KnownDatasets() {
-  std::vector<std::string> known;
-  for (const DatasetFactory& f : DatasetFactories()) known.push_back(f.form);
-  return known;
-}
+std::vector<std::string> KnownDatasets() { return DatasetRegistry().Forms(); }
 
 StatusOr<DataShape> ProbeDataset(const DataOptions& options) {
   std::string args;

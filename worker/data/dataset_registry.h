@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/registry.h"
 #include "common/status.h"
 #include "worker/data/dataset.h"
 
@@ -18,7 +19,8 @@ namespace lockstep {
 
 struct DatasetFactory {
   const char* name;  // "fashion-mnist"
-  const char* form;  // how a spec names it: "synthetic[:samples=N:...]"
+  // How a spec names it: {"synthetic[:samples=N:...]"}.
+  std::vector<std::string> forms;
   // Sizes without loading every sample (headers, line counts).
   StatusOr<DataShape> (*probe)(const std::string& args,
                                const DataOptions& options);
@@ -27,7 +29,7 @@ struct DatasetFactory {
 };
 
 // Every registered data set.
-const std::vector<DatasetFactory>& DatasetFactories();
+const Registry<DatasetFactory>& DatasetRegistry();
 
 // The sizes the data set of `options` will have once loaded. Errors: an
 // unknown name (listing the known forms), bad arguments, missing files.

@@ -7,21 +7,19 @@
 
 namespace lockstep {
 
-const std::vector<ModelFactory>& ModelFactories() {
-  static const auto* factories = new std::vector<ModelFactory>{
-      {"softmax", "softmax", &MlpModel::CreateSoftmax},
-      {"mlp", "mlp:W1,W2,...", &MlpModel::CreateMlp},
-      {"sparse-lr", "sparse-lr", &SparseLrModel::Create},
-      {"cnn", "cnn:c<K>x<F>,p<S>,f<N>,...", &CnnModel::CreateFromSpec},
-  };
-  return *factories;
+const Registry<ModelFactory>& ModelRegistry() {
+  static const auto* registry = new Registry<ModelFactory>(
+      "model",
+      {
+          {"softmax", {"softmax"}, &MlpModel::CreateSoftmax},
+          {"mlp", {"mlp:W1,W2,..."}, &MlpModel::CreateMlp},
+          {"sparse-lr", {"sparse-lr"}, &SparseLrModel::Create},
+          {"cnn", {"cnn:c<K>x<F>,p<S>,f<N>,..."}, &CnnModel::CreateFromSpec},
+      });
+  return *registry;
 }
 
-std::vector<std::string> KnownModels() {
-  std::vector<std::string> known;
-  for (const ModelFactory& f : ModelFactories()) known.push_back(f.form);
-  return known;
-}
+std::vector<std::string> KnownModels() { return ModelRegistry().Forms(); }
 
 StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& spec,
                                              const DataShape& data,
@@ -30,17 +28,13 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& spec,
   const std::string name = spec.substr(0, colon);
   const std::string args =
       colon == std::string::npos ? "" : spec.substr(colon + 1);
-  for (const ModelFactory& f : ModelFactories()) {
-    if (name != f.name) continue;
-    auto model = f.create(args, data, device);
-    if (!model.ok()) {
-      return InvalidArgument("model '" + spec +
-                             "': " + model.status().message());
-    }
-    return model;
+  const ModelFactory* f = ModelRegistry().Find(name);
+  if (f == nullptr) return ModelRegistry().Unknown(spec);
+  auto model = f->create(args, data, device);
+  if (!model.ok()) {
+    return InvalidArgument("model '" + spec + "': " + model.status().message());
   }
-  return InvalidArgument("unknown model '" + spec +
-                         "' (known: " + JoinStrings(KnownModels(), ", ") + ")");
+  return model;
 }
 
 }  // namespace lockstep

@@ -11,14 +11,15 @@
 #include <vector>
 
 #include "common/job_shape.h"
+#include "common/registry.h"
 #include "common/status.h"
 #include "worker/models/model.h"
 
 namespace lockstep {
 
 struct ModelFactory {
-  const char* name;  // "mlp"
-  const char* form;  // "mlp:W1,W2,..."
+  const char* name;                // "mlp"
+  std::vector<std::string> forms;  // {"mlp:W1,W2,..."}
   // Builds the model for data of `data`'s shape from the spec's ARGS, to
   // compute on `device` ("cpu", "cuda:N"; see CreateComputeBackend).
   StatusOr<std::unique_ptr<Model>> (*create)(const std::string& args,
@@ -27,7 +28,7 @@ struct ModelFactory {
 };
 
 // Every registered model.
-const std::vector<ModelFactory>& ModelFactories();
+const Registry<ModelFactory>& ModelRegistry();
 
 // The model `spec` names, for data of `data`'s shape. Errors: an unknown
 // name (listing the known forms), bad arguments, or data the model cannot
