@@ -29,7 +29,7 @@ void ServerShard::RequestStop() { g_stop_requested = true; }
 ServerShard::ServerShard(ServerOptions options)
     : options_(std::move(options)) {}
 
-ServerShard::~ServerShard() { JoinRoundWriter(); }
+ServerShard::~ServerShard() = default;
 
 StatusOr<std::unique_ptr<ServerShard>> ServerShard::Create(
     ServerOptions options) {
@@ -39,6 +39,8 @@ StatusOr<std::unique_ptr<ServerShard>> ServerShard::Create(
   std::unique_ptr<ServerShard> s(new ServerShard(std::move(options)));
   LS_ASSIGN_OR_RETURN(s->data_, DataPort::Bind(s->options_.listen));
   s->endpoint_ = AdvertisedEndpoint(s->data_->bound(), s->options_.advertise);
+  s->data_path_ = std::make_unique<ShardDataPath>(
+      s->data_.get(), &s->model_, &s->clock_, &s->eval_images_, &s->updater_);
   LS_ASSIGN_OR_RETURN(s->coordinator_,
                       ConnectDealer(s->options_.coordinator, ""));
   return s;
@@ -113,8 +115,7 @@ Status ServerShard::AwaitWelcome() {
 }
 
 Status ServerShard::Setup(const wire::Welcome& welcome) {
-  DropSnapshotState();
-  sparse_.reset();
+  rounds_.Drop(&model_);
   epoch_ = welcome.epoch();
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
   LS_ASSIGN_OR_RETURN(layout_, LayoutFromWire(welcome.layout()));
@@ -124,63 +125,118 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
                            " of " + std::to_string(layout_.num_shards()));
   }
   SetLogRank(static_cast<int>(shard_));
-  keys_ = ShardKeys(layout_, shard_);
   if (!job_.resolved())
     return InvalidArgument("welcome with an unresolved job");
-  on_arrival_ = welcome.apply_mode() == wire::ApplyMode::OnArrival;
+  const bool on_arrival = welcome.apply_mode() == wire::ApplyMode::OnArrival;
   clock_ = ShardClock(
-      {on_arrival_, welcome.max_staleness(), welcome.scale_lr_by_staleness()});
+      {on_arrival, welcome.max_staleness(), welcome.scale_lr_by_staleness()});
   LS_ASSIGN_OR_RETURN(
-      schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
-  LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job_)));
-  arrival_ = ArrivalClock(job_.GlobalBatch());
-  const int slots = optimizer_->SlotsFor(on_arrival_);
-  const ShardInfo& own = layout_.shards()[shard_];
-  LS_RETURN_IF_ERROR(AwaitScratch());
-  // A survivor rolled back keeps its arrays when its range is the same:
-  // the restore overwrites every value, and fresh memory is slow to get
-  // (on a VM each page is mapped on first touch: 600 MB took 2 s).
-  const bool keep = dense_ != nullptr && welcome.restore_round() > 0 &&
-                    dense_->range() == own.dense &&
-                    dense_->state_slots() == slots &&
-                    dense_acc_.size() == own.dense.size();
-  if (!keep) {
-    dense_.reset();  // the old arrays go before the new ones come
-    LS_ASSIGN_OR_RETURN(
-        dense_,
-        DenseStore::Create(own.dense, layout_.tensors(), job_.seed, slots,
-                           /*initialize=*/welcome.restore_round() == 0));
-    dense_acc_ = WeightedAccumulator(0);
-    dense_grad_ = {};
-    scratch_ = std::async(std::launch::async, [n = own.dense.size()] {
-      return Scratch{WeightedAccumulator(n), std::vector<float>(n)};
-    });
-  }
-  if (layout_.sparse_dim() > 0) {
-    sparse_ = std::make_unique<SparseTable>(layout_.sparse_dim(), slots);
-    if (on_arrival_) sparse_->set_arrival_first(optimizer_->state_slots());
-  }
+      LrSchedule schedule,
+      LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
+  updater_.Reset(job_, on_arrival, std::move(schedule));
+  data_path_->Configure({shard_, job_.workers, epoch_, layout_.sparse_dim(),
+                         on_arrival, ShardKeys(layout_, shard_)});
+  LS_RETURN_IF_ERROR(model_.Build(job_, layout_, shard_, on_arrival,
+                                  /*restoring=*/welcome.restore_round() > 0));
   LS_RETURN_IF_ERROR(
       RestoreFromWelcome(welcome.restore_round(), welcome.restore_shards()));
-  arrival_.Restore(dense_->time());
-  // A restored point is not taken again; a rollback's other timeline goes.
-  eval_images_.Restart(job_.eval_every, Progress());
+  updater_.Start(job_.eval_every);
+  const ShardInfo& own = layout_.shards()[shard_];
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
                << own.dense.begin << ", " << own.dense.end << ") on "
                << endpoint_ << " with " << job_.optimizer;
   return Status::Ok();
 }
 
-Status ServerShard::AwaitScratch() {
-  if (!scratch_.valid()) return Status::Ok();
-  try {
-    Scratch scratch = scratch_.get();
-    dense_acc_ = std::move(scratch.acc);
-    dense_grad_ = std::move(scratch.grad);
-  } catch (const std::exception& e) {  // bad_alloc from the other thread
-    return Internal(std::string("cannot allocate the commit scratch: ") +
-                    e.what());
+Status ServerShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
+  if (round > 0) {
+    if (job_.snapshot_dir.empty()) {
+      return InvalidArgument("welcome asks to restore without a snapshot_dir");
+    }
+    const double start = NowSeconds();
+    auto restored =
+        ShardRounds::Restore(job_.snapshot_dir, round, shards, layout_, shard_,
+                             job_.optimizer, &model_);
+    if (!restored.ok()) {
+      const Status failed = restored.status().WithContext(
+          "restoring round " + std::to_string(round));
+      // The coordinator marks the round failed, so the next resume takes
+      // the complete round before it.
+      SendToCoordinator(
+          MakeErrorHeader(wire::ErrorCode::RestoreFailed, failed.message(),
+                          round, wire::Role::Server, static_cast<int>(shard_)));
+      return failed;
+    }
+    updater_.Restored(*restored);
+    LS_LOG(Info) << "restored round " << round << " (clock " << restored->clock
+                 << ", step " << restored->step << ") from " << shards
+                 << " shard stores: " << restored->bytes_read / 1e6 << " MB in "
+                 << NowSeconds() - start << " s";
   }
+  rounds_.Open(job_.snapshot_dir, shard_);
+  if (epoch_ > 0) {
+    flatbuffers::FlatBufferBuilder fbb(64);
+    auto body = wire::CreateRestored(fbb, epoch_, round, clock_.applied());
+    SendToCoordinator(FinishEnvelope(fbb, wire::Body::Restored, body.Union(),
+                                     wire::Role::Server,
+                                     static_cast<int>(shard_)));
+  }
+  return Status::Ok();
+}
+
+void ServerShard::StartRound(const wire::SnapshotStart& start) {
+  ShardRoundMeta meta;
+  meta.round = start.round();
+  meta.clock = start.clock();
+  meta.shard = shard_;
+  meta.layout = layout_;
+  meta.job = job_;
+  meta.optimizer = job_.optimizer;
+  meta.state_slots = model_.optimizer().state_slots();
+  meta.step = model_.dense().step();
+  meta.time = model_.dense().time();
+  meta.sparse_rows = model_.sparse() ? model_.sparse()->rows() : 0;
+  meta.contained = updater_.contained();
+  meta.unix_time = UnixSeconds();
+  if (auto failed =
+          rounds_.Start(std::move(meta), start.keep_from(), &model_)) {
+    SendSnapshotDone(*failed);
+  }
+}
+
+void ServerShard::SendSnapshotDone(const ShardRounds::Report& report) {
+  if (!report.status.ok()) {
+    LS_LOG(Error) << "snapshot round " << report.round
+                  << " failed: " << report.status.message();
+  } else {
+    LS_LOG(Debug) << "snapshot round " << report.round
+                  << " durable: " << report.bytes << " bytes in "
+                  << report.write_s << " s";
+  }
+  flatbuffers::FlatBufferBuilder fbb(256);
+  std::vector<flatbuffers::Offset<wire::PushCutEntry>> cut;
+  for (const auto& [worker, clock] : report.contained) {
+    cut.push_back(wire::CreatePushCutEntry(fbb, worker, clock));
+  }
+  auto body = wire::CreateSnapshotDone(
+      fbb, report.round, shard_, report.clock,
+      report.status.ok() ? report.bytes : 0, report.status.ok(),
+      fbb.CreateString(report.status.message()), report.freeze_ms,
+      report.write_s, report.copied_on_apply, fbb.CreateVector(cut));
+  SendToCoordinator(FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
+                                   wire::Role::Server,
+                                   static_cast<int>(shard_)));
+}
+
+Status ServerShard::Commit(const wire::Commit& commit) {
+  LS_ASSIGN_OR_RETURN(const std::optional<uint32_t> pushes,
+                      updater_.ApplyCommit(commit));
+  if (!pushes) return Status::Ok();  // a repeated commit
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateCommitted(fbb, commit.clock(), shard_, *pushes);
+  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Committed, body.Union(),
+                                   wire::Role::Server,
+                                   static_cast<int>(shard_)));
   return Status::Ok();
 }
 
@@ -195,15 +251,15 @@ Status ServerShard::Serve() {
   while (!g_stop_requested) {
     items.assign(1, {static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0});
     data_->AddPollItems(&items);
-    items.push_back({nullptr, round_fd_, ZMQ_POLLIN, 0});
+    items.push_back({nullptr, rounds_.fd(), ZMQ_POLLIN, 0});
     // Messages left waiting by Process's per-connection cap go first.
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(
                     data_->Backlogged() ? 0 : job_.heartbeat_ms / 2));
     data_->Process(items.data() + 1);
     if (items.back().revents & ZMQ_POLLIN) {
-      background_.Wait();  // FinishRound un-watches the stores
-      FinishRound();
+      data_path_->WaitForApply();  // Finish un-watches the stores
+      if (auto report = rounds_.Finish(&model_)) SendSnapshotDone(*report);
     }
     while (true) {
       auto got = ReceiveMessage(coordinator_, false, &msg);
@@ -220,7 +276,7 @@ Status ServerShard::Serve() {
         continue;
       }
       if (!*got) break;
-      HandleWorkerMessage(msg);
+      data_path_->Handle(msg);
     }
     if (NowMillis() - last_heard > silent_limit_ms) {
       return Unavailable("the coordinator at " + options_.coordinator +
@@ -228,7 +284,7 @@ Status ServerShard::Serve() {
                          std::to_string(NowMillis() - last_heard) + " ms");
     }
     if (NowMillis() >= next_heartbeat) {
-      background_.Wait();  // reads the applied clock
+      data_path_->WaitForApply();  // reads the applied clock
       flatbuffers::FlatBufferBuilder fbb(64);
       auto body = wire::CreateHeartbeat(fbb, clock_.applied());
       SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
@@ -241,7 +297,7 @@ Status ServerShard::Serve() {
 }
 
 Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
-  background_.Wait();
+  data_path_->WaitForApply();
   Status ok = VerifyHeader(&msg);
   if (!ok.ok()) {
     ++bad_messages_;
@@ -251,9 +307,9 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
   }
   switch (msg.envelope->body_type()) {
     case wire::Body::Commit: {
-      Status applied = ApplyCommit(*msg.envelope->body_as_Commit());
+      Status applied = Commit(*msg.envelope->body_as_Commit());
       if (!applied.ok()) return applied.WithContext("commit failed");
-      ServeDeferredPulls();
+      data_path_->ServeDeferredPulls();
       return Status::Ok();
     }
     case wire::Body::SnapshotStart:
@@ -288,84 +344,12 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
   }
 }
 
-void ServerShard::HandleWorkerMessage(Message& msg) {
-  background_.Wait();
-  background_push_ = BufferedPush();  // frees its frames on this thread
-  Status ok = VerifyHeader(&msg);
-  if (!ok.ok()) {
-    RejectBadMessage(msg.peer, ok, 0);
-    return;
-  }
-  const int rank = msg.envelope->sender_rank();
-  const bool evaluator = msg.envelope->sender_role() == wire::Role::Evaluator;
-  if (evaluator && msg.envelope->body_type() != wire::Body::Pull) {
-    RejectBadMessage(msg.peer, InvalidArgument("the evaluator only pulls"), 0);
-    return;
-  }
-  if (!evaluator && (rank < 0 || static_cast<uint32_t>(rank) >= job_.workers)) {
-    RejectBadMessage(msg.peer,
-                     InvalidArgument("sender rank " + std::to_string(rank) +
-                                     " is not a worker of this job"),
-                     0);
-    return;
-  }
-  const auto type = msg.envelope->body_type();
-  const uint32_t epoch =
-      type == wire::Body::Pull   ? msg.envelope->body_as_Pull()->epoch()
-      : type == wire::Body::Push ? msg.envelope->body_as_Push()->epoch()
-                                 : epoch_;
-  if (epoch != epoch_) {
-    // Sent before the worker heard of a rollback: the state it was meant
-    // for is gone, and so is the socket it came from.
-    if (stale_dropped_++ == 0 || epoch > epoch_) {
-      LS_LOG(Info) << "dropped a " << BodyName(type) << " of recovery epoch "
-                   << epoch << " (this shard is at " << epoch_ << ")";
-    }
-    return;
-  }
-  switch (type) {
-    case wire::Body::Pull:
-      return HandlePull(msg);
-    case wire::Body::Push:
-      return HandlePush(msg);
-    default:
-      RejectBadMessage(msg.peer,
-                       InvalidArgument(std::string("unexpected ") +
-                                       BodyName(msg.envelope->body_type()) +
-                                       " on the data port"),
-                       0);
-  }
-}
-
-void ServerShard::SendToWorker(const std::string& peer, zmq::message_t header,
-                               std::vector<zmq::message_t> payloads) {
-  Message out;
-  out.peer = peer;
-  out.header = std::move(header);
-  out.payloads = std::move(payloads);
-  Status sent = data_->Send(std::move(out));
-  if (!sent.ok())
-    LS_LOG(Warning) << "reply to a worker lost: " << sent.message();
-}
-
 void ServerShard::SendToCoordinator(zmq::message_t header) {
   Message out;
   out.header = std::move(header);
   Status sent = SendMessage(coordinator_, false, std::move(out));
   if (!sent.ok())
     LS_LOG(Warning) << "coordinator unreachable: " << sent.message();
-}
-
-void ServerShard::RejectBadMessage(const std::string& peer, const Status& why,
-                                   uint64_t request_id) {
-  ++bad_messages_;
-  if (bad_log_budget_-- > 0) {
-    LS_LOG(Warning) << "rejected a message (" << bad_messages_
-                    << " so far): " << why.message();
-  }
-  SendToWorker(peer,
-               MakeErrorHeader(ErrorCodeFor(why), why.message(), request_id,
-                               wire::Role::Server, static_cast<int>(shard_)));
 }
 
 }  // namespace lockstep

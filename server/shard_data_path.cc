@@ -1,0 +1,298 @@
+#include "server/shard_data_path.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "common/logging.h"
+#include "common/transport/buffer_pool.h"
+
+namespace lockstep {
+namespace {
+
+// A reply frame of `count` floats that `fill` writes: a snapshot of the
+// weights (they change after it is sent), copied once straight into a
+// pooled transport buffer. Tiny frames keep their bytes inline, maybe not
+// float-aligned, so those are filled through a vector. Errors: fill's.
+template <typename Fill>
+StatusOr<zmq::message_t> SnapshotFrame(size_t count, Fill fill) {
+  zmq::message_t frame = BufferPool::Process().Frame(count * sizeof(float));
+  if (reinterpret_cast<uintptr_t>(frame.data()) % alignof(float) == 0) {
+    LS_RETURN_IF_ERROR(fill(static_cast<float*>(frame.data())));
+    return frame;
+  }
+  std::vector<float> small(count);
+  LS_RETURN_IF_ERROR(fill(small.data()));
+  std::memcpy(frame.data(), small.data(), frame.size());
+  return frame;
+}
+
+// The point a reply's values are at: -1 for a training pull; for the
+// evaluator's, the image's point, or the live state's progress.
+int64_t EvalPointOf(const wire::Pull& pull, const EvalImages::Image* image,
+                    int64_t progress) {
+  if (pull.eval_point() < 0) return -1;
+  return image != nullptr ? image->point : progress;
+}
+
+}  // namespace
+
+void ShardDataPath::Handle(Message& msg) {
+  background_.Wait();
+  background_push_ = BufferedPush();  // frees its frames on this thread
+  Status ok = VerifyHeader(&msg);
+  if (!ok.ok()) {
+    RejectBadMessage(msg.peer, ok, 0);
+    return;
+  }
+  const int rank = msg.envelope->sender_rank();
+  const bool evaluator = msg.envelope->sender_role() == wire::Role::Evaluator;
+  if (evaluator && msg.envelope->body_type() != wire::Body::Pull) {
+    RejectBadMessage(msg.peer, InvalidArgument("the evaluator only pulls"), 0);
+    return;
+  }
+  if (!evaluator && (rank < 0 || static_cast<uint32_t>(rank) >= job_.workers)) {
+    RejectBadMessage(msg.peer,
+                     InvalidArgument("sender rank " + std::to_string(rank) +
+                                     " is not a worker of this job"),
+                     0);
+    return;
+  }
+  const auto type = msg.envelope->body_type();
+  const uint32_t epoch =
+      type == wire::Body::Pull   ? msg.envelope->body_as_Pull()->epoch()
+      : type == wire::Body::Push ? msg.envelope->body_as_Push()->epoch()
+                                 : job_.epoch;
+  if (epoch != job_.epoch) {
+    // Sent before the worker heard of a rollback: the state it was meant
+    // for is gone, and so is the socket it came from.
+    if (stale_dropped_++ == 0 || epoch > job_.epoch) {
+      LS_LOG(Info) << "dropped a " << BodyName(type) << " of recovery epoch "
+                   << epoch << " (this shard is at " << job_.epoch << ")";
+    }
+    return;
+  }
+  switch (type) {
+    case wire::Body::Pull:
+      return HandlePull(msg);
+    case wire::Body::Push:
+      return HandlePush(msg);
+    default:
+      RejectBadMessage(msg.peer,
+                       InvalidArgument(std::string("unexpected ") +
+                                       BodyName(msg.envelope->body_type()) +
+                                       " on the data port"),
+                       0);
+  }
+}
+
+void ShardDataPath::HandlePull(Message& msg) {
+  const wire::Pull* pull = msg.envelope->body_as_Pull();
+  const size_t want_frames = pull->sparse_count() > 0 ? 1 : 0;
+  if (msg.payloads.size() != want_frames) {
+    RejectBadMessage(msg.peer, InvalidArgument("pull has the wrong frames"),
+                     pull->request_id());
+    return;
+  }
+  if (pull->eval_point() >= 0) {
+    // The evaluator's read of an evaluation point: answered from the
+    // shard's image of that point, once the shard has reached it.
+    if (updater_->Progress() < pull->eval_point()) {
+      images_->Defer(std::move(msg), pull->eval_point());
+      return;
+    }
+    ServeEvalPull(msg);
+    return;
+  }
+  if (!clock_->PullReady(pull->clock())) {
+    // Deferred reply: answered once clock-1 is applied (ServeDeferredPulls).
+    clock_->DeferPull(pull->clock(), std::move(msg));
+    return;
+  }
+  ServePull(msg, nullptr);
+}
+
+void ShardDataPath::ServeEvalPull(Message& msg) {
+  const int64_t point = msg.envelope->body_as_Pull()->eval_point();
+  const EvalImages::Image* image = images_->Find(point);
+  // Without an image (none taken since a restore) the state now is the
+  // nearest one there is; the reply says which point it is.
+  ServePull(msg, image);
+  images_->Release(image != nullptr ? image->point : point);
+}
+
+void ShardDataPath::ServeDeferredPulls() {
+  for (Message& msg : clock_->TakeReadyPulls()) ServePull(msg, nullptr);
+  for (Message& msg : images_->TakeReady(updater_->Progress())) {
+    ServeEvalPull(msg);
+  }
+}
+
+void ShardDataPath::ServePull(Message& msg, const EvalImages::Image* image) {
+  const wire::Pull* pull = msg.envelope->body_as_Pull();
+  const DenseStore& dense = model_->dense();
+  std::vector<KeySpan> ranges;
+  uint64_t dense_values = 0;
+  Status ok = job_.keys.CheckRanges(pull->ranges(), &ranges, &dense_values);
+  std::vector<zmq::message_t> frames;
+  if (ok.ok()) {
+    auto values = SnapshotFrame(dense_values, [&](float* out) -> Status {
+      for (const KeySpan& r : ranges) {
+        if (image == nullptr) {
+          LS_RETURN_IF_ERROR(dense.Read(r, out));
+        } else {
+          std::copy_n(image->dense.data() + (r.begin - dense.range().begin),
+                      r.size(), out);
+        }
+        out += r.size();
+      }
+      return Status::Ok();
+    });
+    ok = values.status();
+    if (ok.ok()) frames.push_back(std::move(values).value());
+  }
+  if (ok.ok() && pull->sparse_count() > 0) {
+    std::vector<uint64_t> scratch;
+    auto ids = job_.keys.CheckSparseIds(msg.payloads[0], pull->sparse_count(),
+                                        &scratch);
+    ok = ids.status();
+    if (ok.ok()) {
+      auto values = SnapshotFrame(ids->size() * job_.sparse_dim,
+                                  [&](float* out) -> Status {
+                                    if (image == nullptr) {
+                                      model_->sparse()->Read(*ids, out);
+                                    } else {
+                                      image->ReadSparse(*ids, out);
+                                    }
+                                    return Status::Ok();
+                                  });
+      ok = values.status();
+      if (ok.ok()) frames.push_back(std::move(values).value());
+    }
+  }
+  if (!ok.ok()) {
+    RejectBadMessage(msg.peer, ok, pull->request_id());
+    return;
+  }
+  flatbuffers::FlatBufferBuilder fbb(128);
+  const int64_t progress = updater_->Progress();  // the shard's logical clock
+  auto body = wire::CreatePullReply(fbb, pull->request_id(), pull->clock(),
+                                    clock_->applied(), dense_values, progress,
+                                    EvalPointOf(*pull, image, progress));
+  SendToWorker(msg.peer,
+               FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
+                              wire::Role::Server, static_cast<int>(job_.shard)),
+               std::move(frames));
+}
+
+Status ShardDataPath::CheckPush(const Message& msg,
+                                BufferedPush* record) const {
+  const wire::Push* push = msg.envelope->body_as_Push();
+  record->batch = push->batch();
+  record->sparse_count = push->sparse_count();
+  uint64_t dense_values = 0;
+  LS_RETURN_IF_ERROR(
+      job_.keys.CheckRanges(push->ranges(), &record->ranges, &dense_values));
+  const size_t want_frames = record->sparse_count > 0 ? 3 : 1;
+  if (msg.payloads.size() != want_frames) {
+    return InvalidArgument("push has " + std::to_string(msg.payloads.size()) +
+                           " payload frames, expected " +
+                           std::to_string(want_frames));
+  }
+  if (record->batch == 0) return InvalidArgument("push with batch 0");
+  std::vector<float> scratch;
+  LS_RETURN_IF_ERROR(
+      PayloadAs<float>(msg.payloads[0], dense_values, &scratch).status());
+  if (record->sparse_count == 0) return Status::Ok();
+  std::vector<uint64_t> id_scratch;
+  LS_RETURN_IF_ERROR(
+      job_.keys
+          .CheckSparseIds(msg.payloads[1], record->sparse_count, &id_scratch)
+          .status());
+  return PayloadAs<float>(msg.payloads[2],
+                          record->sparse_count * job_.sparse_dim, &scratch)
+      .status();
+}
+
+void ShardDataPath::HandlePush(Message& msg) {
+  BufferedPush record;
+  const Status ok = CheckPush(msg, &record);
+  // Every header field is read before the message moves into the record.
+  const wire::Push* push = msg.envelope->body_as_Push();
+  const uint64_t id = push->request_id();
+  const int64_t clock = push->clock();
+  const int64_t clock_read = push->clock_read();
+  const wire::PushVerdict verdict = push->verdict();
+  const int64_t decided_staleness = push->staleness();
+  const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
+  const std::string peer = msg.peer;
+  if (!ok.ok()) {
+    RejectBadMessage(peer, ok, id);
+    return;
+  }
+  record.msg = std::move(msg);
+  if (!job_.on_arrival) {
+    SendPushAck(peer, id, clock,
+                clock_->Buffer(clock, worker, std::move(record)), 0);
+    return;
+  }
+  if (updater_->AlreadyContained(worker, clock)) {
+    SendPushAck(peer, id, clock, wire::PushStatus::Applied, 0);
+    return;
+  }
+  // Admitted and acked before anything is applied, so the worker's next
+  // step overlaps the apply. Nothing observes the difference: this one
+  // thread applies (or waits for the background apply) before it serves
+  // any later request.
+  int64_t staleness = decided_staleness;
+  const wire::PushStatus status =
+      verdict == wire::PushVerdict::Measure
+          ? clock_->Admit(updater_->Progress(), clock_read, &staleness)
+          : clock_->Decided(verdict == wire::PushVerdict::Apply);
+  SendPushAck(peer, id, clock, status, staleness);
+  if (status != wire::PushStatus::Applied) return;
+  if (model_->dense().range().size() * sizeof(float) < kBackgroundApplyBytes) {
+    updater_->ApplyOnArrival(record, clock, staleness);
+    return;
+  }
+  // Overlaps the next message's transfer; Handle waits.
+  background_push_ = std::move(record);
+  background_.Start([this, clock, staleness] {
+    updater_->ApplyOnArrival(background_push_, clock, staleness);
+  });
+}
+
+void ShardDataPath::SendPushAck(const std::string& peer, uint64_t id,
+                                int64_t clock, wire::PushStatus status,
+                                int64_t staleness) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreatePushAck(fbb, id, clock, status, staleness);
+  SendToWorker(
+      peer, FinishEnvelope(fbb, wire::Body::PushAck, body.Union(),
+                           wire::Role::Server, static_cast<int>(job_.shard)));
+}
+
+void ShardDataPath::SendToWorker(const std::string& peer, zmq::message_t header,
+                                 std::vector<zmq::message_t> payloads) {
+  Message out;
+  out.peer = peer;
+  out.header = std::move(header);
+  out.payloads = std::move(payloads);
+  Status sent = port_->Send(std::move(out));
+  if (!sent.ok())
+    LS_LOG(Warning) << "reply to a worker lost: " << sent.message();
+}
+
+void ShardDataPath::RejectBadMessage(const std::string& peer, const Status& why,
+                                     uint64_t request_id) {
+  ++bad_messages_;
+  if (bad_log_budget_-- > 0) {
+    LS_LOG(Warning) << "rejected a message (" << bad_messages_
+                    << " so far): " << why.message();
+  }
+  SendToWorker(
+      peer, MakeErrorHeader(ErrorCodeFor(why), why.message(), request_id,
+                            wire::Role::Server, static_cast<int>(job_.shard)));
+}
+
+}  // namespace lockstep

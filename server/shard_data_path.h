@@ -1,0 +1,102 @@
+// A shard's data path: the workers' pulls and pushes on its data port.
+// Each request is checked (epoch, sender, key ranges, frames) before it
+// touches anything. A pull is answered from the live state once its clock
+// may be read (ShardClock defers it until then), or, for the evaluator,
+// from the image of its evaluation point (EvalImages). A push is buffered
+// for its clock's commit, or admitted and applied on arrival
+// (ShardUpdater); large on-arrival pushes are applied on a background
+// thread while the next message is received.
+// Thread-safety: the shard's thread only; WaitForApply() must be called
+// before anything else reads or changes the model.
+#ifndef LOCKSTEP_SERVER_SHARD_DATA_PATH_H_
+#define LOCKSTEP_SERVER_SHARD_DATA_PATH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/status.h"
+#include "common/transport/data_port.h"
+#include "common/wire/message.h"
+#include "server/background_apply.h"
+#include "server/eval_images.h"
+#include "server/shard_clock.h"
+#include "server/shard_keys.h"
+#include "server/shard_model.h"
+#include "server/shard_updater.h"
+
+namespace lockstep {
+
+class ShardDataPath {
+ public:
+  // What the requests are checked against, set at every (re)welcome.
+  struct Job {
+    uint32_t shard = 0;
+    uint32_t workers = 0;
+    uint32_t epoch = 0;  // recovery epoch; requests of another are dropped
+    uint32_t sparse_dim = 0;
+    bool on_arrival = false;
+    ShardKeys keys;
+  };
+
+  // The objects it serves from, owned by the shard and outliving this.
+  ShardDataPath(DataPort* port, ShardModel* model, ShardClock* clock,
+                EvalImages* images, ShardUpdater* updater)
+      : port_(port),
+        model_(model),
+        clock_(clock),
+        images_(images),
+        updater_(updater) {}
+
+  void Configure(Job job) { job_ = std::move(job); }
+  // Serves one message from the data port.
+  void Handle(Message& msg);
+  // After the state advanced (a commit): answers the pulls now ready, the
+  // evaluator's too.
+  void ServeDeferredPulls();
+  // Waits for an on-arrival push being applied in the background.
+  void WaitForApply() { background_.Wait(); }
+  uint64_t bad_messages() const { return bad_messages_; }
+
+ private:
+  void HandlePull(Message& msg);
+  // Answers a pull from the live state, or from `image` (an evaluation
+  // point's) when not null.
+  void ServePull(Message& msg, const EvalImages::Image* image);
+  // The evaluator's pull of an evaluation point the shard has reached:
+  // from its image, then released.
+  void ServeEvalPull(Message& msg);
+  void HandlePush(Message& msg);
+  // Checks a push's ranges and frames against this shard and its header
+  // and fills *record (all but its message).
+  Status CheckPush(const Message& msg, BufferedPush* record) const;
+  void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
+                   wire::PushStatus status, int64_t staleness);
+  void SendToWorker(const std::string& peer, zmq::message_t header,
+                    std::vector<zmq::message_t> payloads = {});
+  void RejectBadMessage(const std::string& peer, const Status& why,
+                        uint64_t request_id);
+
+  DataPort* port_;
+  ShardModel* model_;
+  ShardClock* clock_;
+  EvalImages* images_;
+  ShardUpdater* updater_;
+  Job job_;
+  uint64_t bad_messages_ = 0;
+  int64_t bad_log_budget_ = 20;
+  uint64_t stale_dropped_ = 0;
+
+  // On-arrival pushes of at least this many dense bytes are applied on
+  // background_ while this thread receives the next message; smaller ones
+  // are not worth a thread hand-off.
+  static constexpr uint64_t kBackgroundApplyBytes = 1u << 20;
+  // Declared last: destroyed (joined) before the push its work reads.
+  BufferedPush background_push_;  // the push background_ is applying
+  BackgroundApply background_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_SHARD_DATA_PATH_H_
