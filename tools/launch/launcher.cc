@@ -1,15 +1,16 @@
 #include "tools/launch/launcher.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
-#include <cstring>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
 #include <utility>
 
+#include "common/json.h"
+#include "common/transport/data_channel.h"
 #include "tools/launch/hetero_spec.h"
-#include "tools/launch/progress.h"
 #include "tools/launch/run_dir.h"
 #include "tools/launch/stop_signal.h"
 
@@ -18,10 +19,20 @@ namespace {
 
 constexpr std::chrono::milliseconds kPollPeriod(200);
 
-std::string Seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", s);
-  return buf;
+// Workers run by --worker-cmd import the lockstep package of this build
+// (build/python, beside build/bin) first, and their output reaches the
+// logs as it is written.
+void PreparePythonWorkers(const std::string& worker_binary) {
+  const std::filesystem::path python =
+      std::filesystem::path(worker_binary).parent_path().parent_path() /
+      "python";
+  if (std::filesystem::exists(python / "lockstep")) {
+    std::string path = python.string();
+    const char* old = std::getenv("PYTHONPATH");
+    if (old != nullptr && *old != '\0') path += ":" + std::string(old);
+    setenv("PYTHONPATH", path.c_str(), 1);
+  }
+  setenv("PYTHONUNBUFFERED", "1", 0);
 }
 
 }  // namespace
@@ -30,14 +41,17 @@ Launcher::Launcher(LaunchOptions options, RoleBinaries binaries,
                    Console* console)
     : options_(std::move(options)),
       binaries_(std::move(binaries)),
-      console_(console) {}
+      console_(console),
+      roles_(console, options_.verbose),
+      supervisor_(options_.max_restarts),
+      monitor_(options_, console, &roles_, &supervisor_) {}
 
 Launcher::~Launcher() {
   for (const std::string& path : ipc_files_) unlink(path.c_str());
 }
 
 int Launcher::Run() {
-  start_ = std::chrono::steady_clock::now();
+  monitor_.StartClock();
   InstallStopSignalHandlers();
   if (options_.links == "real") {
     if (Status status = BuildNetLab(); !status.ok()) {
@@ -49,209 +63,200 @@ int Launcher::Run() {
     console_->Message(status.message());
     return 1;
   }
-  Outcome outcome = StartAll();
+  JobOutcome outcome = StartAll();
   while (true) {
-    if (outcome == Outcome::kRunning) outcome = RunUntilCoordinatorDone();
-    if (outcome != Outcome::kRestart) break;
+    if (outcome == JobOutcome::kRunning) outcome = RunUntilCoordinatorDone();
+    if (outcome != JobOutcome::kRestart) break;
     outcome = RestartJob();
   }
-  if (outcome != Outcome::kRunning) return Abort(outcome);
+  if (outcome != JobOutcome::kRunning) return Abort(outcome);
   AwaitShutdown();
-  return Finish();
+  monitor_.ReportDone(run_dir_);
+  return 0;
 }
 
-Launcher::Outcome Launcher::RunUntilCoordinatorDone() {
-  while (!coordinator_done_) {
-    if (Outcome o = Step(); o != Outcome::kRunning) return o;
+Status Launcher::BuildNetLab() {
+  if (const std::string why = NetLab::Unavailable(); !why.empty()) {
+    return FailedPrecondition("--links real: " + why);
   }
-  return Outcome::kRunning;
+  LS_ASSIGN_OR_RETURN(
+      lab_, NetLab::Create(options_.job.workers, std::to_string(getpid())));
+  options_.host = NetLab::HubAddress();
+  if (options_.data_transport == "auto") options_.data_transport = "tcp";
+  return Status::Ok();
+}
+
+Status Launcher::PrepareRunDir() {
+  if (options_.run_dir.empty()) {
+    const std::string name =
+        DefaultRunDirName(options_.job.sync, std::time(nullptr));
+    LS_ASSIGN_OR_RETURN(run_dir_, CreateFreshRunDir(name));
+  } else {
+    run_dir_ = options_.run_dir;
+    LS_RETURN_IF_ERROR(CreateRunDir(run_dir_));
+  }
+  run_dir_ = std::filesystem::absolute(run_dir_).lexically_normal().string();
+  if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
+  JobConfig& job = options_.job;
+  if (job.snapshots() && job.snapshot_dir.empty()) {
+    job.snapshot_dir = run_dir_ + "/snapshots";
+  }
+  JsonObject launcher;
+  launcher.Add("host", options_.host).Add("timeout_s", options_.timeout_s);
+  launcher.Add("data_transport", options_.data_transport);
+  launcher.Add("links", options_.links);
+  JsonObject devices;  // "0": "cuda", ... (workers without one use cpu)
+  for (const auto& [rank, device] : options_.devices) {
+    devices.Add(std::to_string(rank), device);
+  }
+  launcher.AddRaw("devices", devices.str());
+  launcher.Add("worker_cmd", options_.worker_cmd);
+  launcher.Add("verbose", options_.verbose);
+  launcher.Add("stop_on_worker_failure", options_.stop_on_worker_failure);
+  launcher.Add("coordinator_binary", binaries_.coordinator);
+  launcher.Add("server_binary", binaries_.server);
+  launcher.Add("worker_binary", binaries_.worker);
+  const std::string config =
+      ConfigJson(options_.job, options_.command, MachineInfo::Current(),
+                 UtcTimestamp(std::time(nullptr)), launcher.str(),
+                 HeteroJson(options_.hetero_profiles));
+  // A resumed run keeps the config it started with, and adds its own.
+  return WriteFileAtomically(
+      run_dir_ + (options_.resume ? "/config-resumed.json" : "/config.json"),
+      config);
+}
+
+RoleCommands Launcher::Commands() const {
+  return RoleCommands(options_, binaries_, lab_.get(), getpid());
+}
+
+JobOutcome Launcher::StartAll() {
+  if (!options_.worker_commands.empty()) PreparePythonWorkers(binaries_.worker);
+  // Workers on an emulated machine (profile item machine=NAME) share its
+  // load file there (worker/emulation/machine_load_monitor.h, kDirVariable).
+  setenv("LOCKSTEP_MACHINE_DIR", (run_dir_ + "/machines").c_str(), 1);
+  if (Status s = roles_.Start(run_dir_, "coordinator", 0,
+                              Commands().Coordinator(run_dir_));
+      !s.ok()) {
+    monitor_.Fail(s.message(), nullptr);
+    return JobOutcome::kFailed;
+  }
+  // The peers are told the coordinator's endpoint on their command line,
+  // so none starts before the coordinator printed it.
+  if (JobOutcome o = WaitForEndpoint(); o != JobOutcome::kRunning) return o;
+  for (const auto& [role, rank] : PeerStartOrder(options_.job)) {
+    if (Status s = StartPeer(role, rank); !s.ok()) {
+      monitor_.Fail(s.message(), nullptr);
+      return JobOutcome::kFailed;
+    }
+  }
+  return JobOutcome::kRunning;
+}
+
+Status Launcher::StartPeer(const std::string& role, int rank) {
+  const RoleCommands commands = Commands();
+  if (role == "server") {
+    // Removed when the launcher ends (~Launcher), even if this server is
+    // killed after it bound the socket.
+    if (std::string path = IpcSocketPath(commands.ServerDataEndpoint(rank));
+        !path.empty() && std::find(ipc_files_.begin(), ipc_files_.end(),
+                                   path) == ipc_files_.end()) {
+      ipc_files_.push_back(std::move(path));
+    }
+  }
+  return roles_.Start(run_dir_, role, rank,
+                      commands.Peer(role, rank, monitor_.endpoint()));
+}
+
+JobOutcome Launcher::WaitForEndpoint() {
+  const auto deadline = std::chrono::steady_clock::now() + kEndpointWait;
+  const RoleProcess* coordinator = roles_.Find(roles_.coordinator_pid());
+  while (monitor_.endpoint().empty()) {
+    if (JobOutcome o = Step(); o != JobOutcome::kRunning) return o;
+    if (monitor_.coordinator_done()) {
+      monitor_.Fail("the coordinator exited before printing its @endpoint line",
+                    coordinator);
+      return JobOutcome::kFailed;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      monitor_.Fail("the coordinator printed no @endpoint line within " +
+                        std::to_string(kEndpointWait.count()) + " s",
+                    coordinator);
+      return JobOutcome::kFailed;
+    }
+  }
+  return JobOutcome::kRunning;
+}
+
+JobOutcome Launcher::RunUntilCoordinatorDone() {
+  while (!monitor_.coordinator_done()) {
+    if (JobOutcome o = Step(); o != JobOutcome::kRunning) return o;
+  }
+  return JobOutcome::kRunning;
+}
+
+JobOutcome Launcher::Step() {
+  monitor_.Handle(roles_.Poll(kPollPeriod));
+  StartDueRestarts();
+  return monitor_.State();
+}
+
+void Launcher::StartDueRestarts() {
+  // Once the coordinator is done the job has ended: a restarted role would
+  // have no job to join.
+  if (monitor_.coordinator_done()) return;
+  for (const Supervisor::PendingRestart& due :
+       supervisor_.TakeDue(std::chrono::steady_clock::now())) {
+    if (Status s = StartPeer(due.role, due.rank); !s.ok()) {
+      monitor_.Fail(s.message(), nullptr);
+    }
+  }
+}
+
+JobOutcome Launcher::RestartJob() {
+  StopAll();
+  monitor_.set_judging_exits(true);  // the new job's exits count again
+  options_.job = monitor_.TakeResumeJob();
+  options_.resume = true;
+  const auto until =
+      std::chrono::steady_clock::now() + supervisor_.JobRestartDelay();
+  // Stepping, not sleeping, through the backoff: a stop signal or the
+  // timeout still ends the job.
+  while (std::chrono::steady_clock::now() < until) {
+    if (JobOutcome o = Step(); o != JobOutcome::kRunning) return o;
+  }
+  // Every role starts again with the job: the roles' own pending restarts
+  // and the old coordinator's endpoint are void.
+  supervisor_.ClearPending();
+  monitor_.ClearEndpoint();
+  return StartAll();
 }
 
 void Launcher::AwaitShutdown() {
   const auto deadline = std::chrono::steady_clock::now() + kShutdownWait;
-  while (group_.running() > 0 && StopSignal() == 0 &&
+  while (roles_.running() > 0 && StopSignal() == 0 &&
          std::chrono::steady_clock::now() < deadline) {
-    HandleEvents(group_.Poll(kPollPeriod));
+    monitor_.Handle(roles_.Poll(kPollPeriod));
   }
-  if (group_.running() == 0) return;
-  std::string labels;
-  for (pid_t pid : group_.running_pids()) {
-    labels += (labels.empty() ? "" : ", ") + roles_.at(pid).label;
-  }
+  if (roles_.running() == 0) return;
   console_->Message("warning: stopping what did not exit within " +
                     std::to_string(kShutdownWait.count()) +
-                    " s after the job ended: " + labels);
-  judging_exits_ = false;
-  HandleEvents(group_.TerminateAll(kTerminateGrace));
+                    " s after the job ended: " + roles_.RunningLabels());
+  StopAll();
 }
 
-Launcher::Outcome Launcher::Step() {
-  HandleEvents(group_.Poll(kPollPeriod));
-  StartDueRestarts();
-  if (!failure_.empty()) return Outcome::kFailed;
-  if (resume_job_) return Outcome::kRestart;
-  if (StopSignal() != 0) return Outcome::kInterrupted;
-  if (options_.timeout_s > 0 && !coordinator_done_ &&
-      ElapsedS() > options_.timeout_s) {
-    return Outcome::kTimedOut;
-  }
-  return Outcome::kRunning;
+void Launcher::StopAll() {
+  monitor_.set_judging_exits(false);
+  monitor_.Handle(roles_.TerminateAll(kTerminateGrace));
 }
 
-void Launcher::HandleEvents(const ChildEvents& events) {
-  for (const ChildLine& line : events.lines) {
-    auto it = roles_.find(line.pid);
-    if (it != roles_.end()) HandleLine(it->second, line);
-  }
-  for (const ChildExit& exit : events.exits) {
-    auto it = roles_.find(exit.pid);
-    if (it != roles_.end()) HandleExit(it->second, exit);
-  }
-}
-
-void Launcher::HandleLine(Role& role, const ChildLine& line) {
-  const std::string& text = line.text;
-  std::fprintf(role.log.get(), "%s\n", text.c_str());
-  std::fflush(role.log.get());
-  role.tail.push_back(text);
-  if (role.tail.size() > kTailLines) role.tail.pop_front();
-  if (line.pid == coordinator_pid_ && !line.from_stderr) {
-    if (std::optional<std::string> ep = StripTag(text, "@endpoint")) {
-      if (endpoint_.empty() && !ep->empty()) endpoint_ = *ep;
-    } else if (StripTag(text, "@progress")) {
-      StatusOr<Progress> progress = ParseProgressLine(text);
-      if (progress.ok()) {
-        console_->ShowProgress(*progress, ElapsedS());
-        return;
-      }
-    } else if (std::optional<std::string> json = StripTag(text, "@summary")) {
-      summary_json_ = *json;
-      return;
-    }
-  }
-  console_->RoleLine(role.label, text, line.from_stderr);
-}
-
-void Launcher::HandleExit(Role& role, const ChildExit& exit) {
-  const std::string what = role.label + " (pid " + std::to_string(exit.pid) +
-                           ") " + exit.how.ToString();
-  std::fprintf(role.log.get(), "# lockstep-launch: %s\n", what.c_str());
-  std::fflush(role.log.get());
-  RemoveWorkerCpuQuotaGroup(role, exit.pid);
-  if (!judging_exits_) return;
-  const bool is_coordinator = exit.pid == coordinator_pid_;
-  if (coordinator_done_) {
-    if (!exit.how.ok()) {
-      console_->Message("warning: " + what + " after the job ended");
-    }
-  } else if (is_coordinator && exit.how.ok()) {
-    coordinator_done_ = true;
-  } else if (options_.supervise && !exit.how.ok()) {
-    if (is_coordinator) {
-      ScheduleJobRestart(role, what);
-    } else {
-      ScheduleRestart(role, what);
-    }
-  } else if (role.role == "worker" && !exit.how.ok() &&
-             !options_.stop_on_worker_failure) {
-    WorkerFailed(role, what);
-  } else if (role.role == "evaluator" && !exit.how.ok()) {
-    // Training does not depend on it: the coordinator goes on without.
-    console_->Message(what + "; training goes on without evaluations");
-  } else if (is_coordinator || !exit.how.ok()) {
-    Fail(what, &role);
-  } else if (console_->verbose()) {
-    // Normal when the coordinator's Shutdown reaches a role before the
-    // coordinator itself exits; a role leaving early is its to judge.
-    console_->Message(what);
-  }
-}
-
-void Launcher::WorkerFailed(const Role& role, const std::string& what) {
-  ++workers_failed_;
-  if (workers_failed_ < options_.job.workers) {
-    console_->Message(what + "; the job goes on with the other workers");
-    return;
-  }
-  // No worker is left and the launcher starts none: the job cannot end.
-  Fail(what + "; every worker has failed, so the job cannot go on", &role);
-}
-
-void Launcher::RemoveWorkerCpuQuotaGroup(const Role& role, pid_t pid) const {
-  if (role.role != "worker") return;
-  const auto profile = options_.hetero_profiles.find(role.rank);
-  if (profile == options_.hetero_profiles.end() ||
-      profile->second.find("cpu=") == std::string::npos) {
-    return;
-  }
-  // Best effort: it exists only if the worker could apply its quota.
-  rmdir(WorkerCpuQuotaGroupPath(pid).c_str());
-}
-
-void Launcher::Fail(const std::string& reason, const Role* role) {
-  if (!failure_.empty()) return;  // the first failure is the cause
-  failure_ = reason;
-  failed_role_ = role;
-}
-
-int Launcher::Abort(Outcome outcome) {
-  console_->FinishProgress();
-  const std::string stopping =
-      "stopping " + std::to_string(group_.running()) + " processes";
-  switch (outcome) {
-    case Outcome::kFailed:
-      console_->Message(failure_);
-      break;
-    case Outcome::kTimedOut:
-      console_->Message("the job ran longer than --timeout-s " +
-                        Seconds(options_.timeout_s) + "; " + stopping);
-      break;
-    default:
-      console_->Message("interrupted (" + SignalName(StopSignal()) + "); " +
-                        stopping);
-      break;
-  }
-  judging_exits_ = false;
-  HandleEvents(group_.TerminateAll(kTerminateGrace));
-  if (failed_role_ != nullptr) {
-    console_->ErrorLine("last lines of " + failed_role_->label + " (" +
-                        failed_role_->log_path + "):");
-    for (const std::string& line : failed_role_->tail) {
-      console_->ErrorLine("  " + line);
-    }
-  }
-  console_->Message("run dir: " + run_dir_);
-  switch (outcome) {
-    case Outcome::kFailed:
-      return 1;
-    case Outcome::kTimedOut:
-      return 124;
-    default:
-      return 130;
-  }
-}
-
-int Launcher::Finish() {
-  console_->FinishProgress();
-  if (workers_failed_ > 0) {
-    console_->Message("warning: " + std::to_string(workers_failed_) + " of " +
-                      std::to_string(options_.job.workers) +
-                      " workers failed during the job (see " + run_dir_ +
-                      "/logs)");
-  }
-  if (summary_json_.empty()) {
-    console_->Message("warning: the coordinator printed no @summary line");
-  } else {
-    console_->Print("done: " + FormatSummary(summary_json_));
-  }
-  console_->Print("run dir: " + run_dir_);
-  return 0;
-}
-
-double Launcher::ElapsedS() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start_)
-      .count();
+int Launcher::Abort(JobOutcome outcome) {
+  monitor_.ReportStopping(outcome, roles_.running());
+  StopAll();
+  // After the teardown: the failed role's last lines include what it
+  // printed while it was stopped.
+  monitor_.ReportStopped(run_dir_);
+  return JobMonitor::ExitCode(outcome);
 }
 
 }  // namespace lockstep
