@@ -1,22 +1,19 @@
-// WorkerSession: the control plane — admission, the coordinator's
-// messages, heartbeats, clock and evaluation reports, the end of the job.
 #include "worker/worker_session.h"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <fstream>
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/job_config_codec.h"
+#include "common/wire/job_shape_codec.h"
+#include "common/wire/layout_codec.h"
 
 namespace lockstep {
 namespace {
-
-std::atomic<bool> g_stop_requested{false};
 
 // MemAvailable / MemTotal from /proc/meminfo; 1 when unreadable.
 double MemoryAvailable() {
@@ -33,8 +30,8 @@ double MemoryAvailable() {
 
 }  // namespace
 
-void WorkerSession::RequestStop() { g_stop_requested = true; }
-bool WorkerSession::StopRequested() { return g_stop_requested; }
+void WorkerSession::RequestStop() { CoordinatorLink::RequestStop(); }
+bool WorkerSession::StopRequested() { return CoordinatorLink::StopRequested(); }
 
 WorkerSession::WorkerSession(WorkerOptions options)
     : options_(std::move(options)) {}
@@ -50,34 +47,156 @@ StatusOr<std::unique_ptr<WorkerSession>> WorkerSession::Create(
     return InvalidArgument("--request-timeout-s must be > 0");
   }
   std::unique_ptr<WorkerSession> s(new WorkerSession(std::move(options)));
-  if (!s->options_.real_link.empty()) {
-    LS_ASSIGN_OR_RETURN(s->real_link_, RealLink::Parse(s->options_.real_link));
-  }
-  if (!s->options_.hetero.empty()) {
-    // Validated now (and its batch cap registered); re-seeded per rank in
-    // Setup so transient slowdowns differ between workers.
-    LS_ASSIGN_OR_RETURN(s->hetero_,
-                        HeteroProfile::Parse(s->options_.hetero, 0));
-  }
-  LS_ASSIGN_OR_RETURN(s->coordinator_,
-                      ConnectDealer(s->options_.coordinator, ""));
+  LS_ASSIGN_OR_RETURN(
+      s->emulation_,
+      WorkerEmulation::Create(s->options_.hetero, s->options_.real_link,
+                              CoordinatorLink::stop_flag()));
+  LS_ASSIGN_OR_RETURN(s->coordinator_, CoordinatorLink::Connect(
+                                           s->options_.coordinator, s->role()));
   return s;
 }
 
+void WorkerSession::Send(wire::Body type, flatbuffers::FlatBufferBuilder& fbb,
+                         flatbuffers::Offset<void> body) {
+  coordinator_->Send(
+      FinishEnvelope(fbb, type, body, role(), static_cast<int>(rank_)));
+}
+
+// Joining: Register, Welcome, Describe, Start.
+
+Status WorkerSession::Register() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto body = wire::CreateRegister(fbb, role(), fbb.CreateString(host),
+                                   static_cast<uint32_t>(getpid()), 0,
+                                   options_.rank_hint);
+  coordinator_->Send(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
+                                    role(), options_.rank_hint));
+  const auto timeout_ms =
+      static_cast<int64_t>(options_.request_timeout_s * 1000);
+  Message msg;
+  LS_ASSIGN_OR_RETURN(bool welcomed,
+                      coordinator_->AwaitBody(wire::Body::Welcome,
+                                              NowMillis() + timeout_ms, &msg));
+  if (!welcomed) {
+    return DeadlineExceeded("no welcome from the coordinator at " +
+                            options_.coordinator);
+  }
+  Status ready = Setup(*msg.envelope->body_as_Welcome());
+  if (!ready.ok()) ReportSetupError(ready);
+  return ready;
+}
+
+Status WorkerSession::Setup(const wire::Welcome& welcome) {
+  rank_ = welcome.rank();
+  SetLogRank(static_cast<int>(rank_));
+  LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
+  LS_RETURN_IF_ERROR(coordinator_->Welcomed(rank_, job_.heartbeat_ms));
+  single_verdict_ =
+      welcome.apply_mode() == wire::ApplyMode::OnArrival &&
+      (welcome.max_staleness() >= 0 || welcome.scale_lr_by_staleness());
+  if (rank_ >= job_.workers) {
+    return InvalidArgument("welcome assigns rank " + std::to_string(rank_) +
+                           " of " + std::to_string(job_.workers));
+  }
+  return emulation_.Join(job_.seed, rank_, options_.coordinator);
+}
+
+Status WorkerSession::Describe(const JobShape& shape, uint32_t max_batch) {
+  // The tightest of the emulated gpu= cap and the model's own.
+  const uint32_t emulated = emulation_.max_batch();
+  if (emulated > 0 && (max_batch == 0 || emulated < max_batch)) {
+    max_batch = emulated;
+  }
+  described_dense_ = shape.model.dense_params();
+  described_sparse_dim_ = shape.model.sparse_dim;
+  std::vector<std::string> caps;
+  if (max_batch > 0) {
+    caps.push_back("max_batch=" + std::to_string(max_batch));
+    LS_LOG(Info) << "largest batch this worker takes: " << max_batch;
+  }
+  flatbuffers::FlatBufferBuilder fbb(1024);
+  auto body = JobShapeToWire(fbb, shape, caps);
+  Send(wire::Body::Describe, fbb, body.Union());
+  // Every worker of the job describes itself before any gets its Start.
+  const auto timeout_ms =
+      static_cast<int64_t>(options_.request_timeout_s * 1000);
+  Message msg;
+  LS_ASSIGN_OR_RETURN(bool started,
+                      coordinator_->AwaitBody(wire::Body::Start,
+                                              NowMillis() + timeout_ms, &msg));
+  if (!started) {
+    return DeadlineExceeded("no start from the coordinator at " +
+                            options_.coordinator);
+  }
+  Status ready = Start(*msg.envelope->body_as_Start());
+  if (!ready.ok()) ReportSetupError(ready);
+  return ready;
+}
+
+Status WorkerSession::Start(const wire::Start& start) {
+  LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(start.job()));
+  LS_ASSIGN_OR_RETURN(layout_, LayoutFromWire(start.layout()));
+  if (!job_.resolved() || layout_.dense_keys() != described_dense_ ||
+      layout_.sparse_dim() != described_sparse_dim_) {
+    return FailedPrecondition(
+        "the coordinator's layout does not fit this worker's model");
+  }
+  // The same buffer across rollbacks: what a caller holds of it stays valid.
+  if (params_.size() != layout_.dense_keys()) {
+    params_ = HostFloats(layout_.dense_keys(), 0.0f, allocator_);
+  }
+  if (job_.data_order == "global") {
+    global_order_ = std::make_unique<GlobalBatchOrder>(
+        job_.train_samples, job_.GlobalBatch(), job_.seed);
+  } else {
+    stream_ = std::make_unique<SampleStream>(job_.train_samples, job_.workers,
+                                             rank_, job_.seed);
+  }
+  epoch_ = start.epoch();
+  ps_.reset();  // closes the old channels first
+  LS_ASSIGN_OR_RETURN(
+      ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
+                            role()));
+  ps_->set_single_verdict(single_verdict_);
+  ps_->SetInterrupt(coordinator_->PollItem(),
+                    [this] { return coordinator_->CheckDuringRequest(); });
+  // From now on a Start from the coordinator is a rollback.
+  coordinator_->set_training(true);
+  return Status::Ok();
+}
+
+StatusOr<int64_t> WorkerSession::ApplyRollback() {
+  LS_ASSIGN_OR_RETURN(Message msg, coordinator_->TakeRollback());
+  const auto* start = msg.envelope->body_as_Start();
+  LS_RETURN_IF_ERROR(Start(*start));
+  LS_LOG(Warning) << "the job was rolled back to a snapshot round: continuing "
+                  << "at clock " << start->clock() << " (recovery epoch "
+                  << epoch_ << ")";
+  return start->clock();
+}
+
+void WorkerSession::ReportSetupError(const Status& why) {
+  coordinator_->Send(MakeErrorHeader(wire::ErrorCode::BadRequest, why.message(),
+                                     0, role(), static_cast<int>(rank_)));
+}
+
+// A clock: admission, batch, pull, compute, push, report.
+
 StatusOr<WorkerSession::Admission> WorkerSession::Admit(int64_t clock) {
-  if (rollback_.has_value()) {
+  if (coordinator_->rollback_pending()) {
     LS_ASSIGN_OR_RETURN(clock, ApplyRollback());
   }
-  if (g_stop_requested) return Unavailable("interrupted by a signal");
+  if (StopRequested()) return Unavailable("interrupted by a signal");
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateAdmit(fbb, clock, epoch_);
-  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Admit, body.Union(), role(),
-                                   static_cast<int>(rank_)));
+  Send(wire::Body::Admit, fbb, body.Union());
   Message msg;
   while (true) {
     // Admission may take long (a policy waits for slow workers); only a
     // silent coordinator ends the wait.
-    LS_ASSIGN_OR_RETURN(bool got, AwaitCoordinator(&msg, INT64_MAX));
+    LS_ASSIGN_OR_RETURN(bool got, coordinator_->Await(&msg, INT64_MAX));
     if (!got) continue;
     if (msg.envelope->body_type() != wire::Body::Admission) continue;
     const auto* a = msg.envelope->body_as_Admission();
@@ -105,128 +224,119 @@ StatusOr<WorkerSession::Admission> WorkerSession::Admit(int64_t clock) {
                    << admission.clock;
     }
     SetLogClock(admission.clock);
-    if (real_link_.has_value()) {
-      LS_RETURN_IF_ERROR(real_link_->Apply(admission.clock, hetero_.link()));
-    }
+    LS_RETURN_IF_ERROR(emulation_.StartClock(admission.clock));
     return admission;
   }
 }
 
-StatusOr<std::optional<int64_t>> WorkerSession::AwaitEnd() {
-  Message msg;
-  while (true) {
-    StatusOr<bool> got = AwaitCoordinator(&msg, INT64_MAX);
-    if (!got.ok() && shutdown_finished_) return std::optional<int64_t>();
-    LS_RETURN_IF_ERROR(got.status());
-    if (!*got || msg.envelope->body_type() != wire::Body::Admission) continue;
-    const auto* a = msg.envelope->body_as_Admission();
-    if (a->finished() && a->evaluate()) {
-      return std::optional<int64_t>(a->clock());
-    }
-  }
+void WorkerSession::SetHostAllocator(HostAllocator<float> allocator) {
+  allocator_ = allocator;
+  grads_.set_allocator(std::move(allocator));
 }
 
-StatusOr<bool> WorkerSession::AwaitBody(wire::Body type, int64_t deadline_ms,
-                                        Message* msg) {
-  while (true) {
-    LS_ASSIGN_OR_RETURN(bool got, AwaitCoordinator(msg, deadline_ms));
-    if (!got) return false;
-    if (msg->envelope->body_type() == type) return true;
-  }
+Status WorkerSession::CheckStarted(const char* what) const {
+  if (ps_ != nullptr) return Status::Ok();
+  return FailedPrecondition(std::string(what) +
+                            " before the job started (describe the model "
+                            "first)");
 }
 
-StatusOr<bool> WorkerSession::AwaitCoordinator(Message* msg,
-                                               int64_t deadline_ms) {
-  while (NowMillis() < deadline_ms) {
-    if (g_stop_requested) return Unavailable("interrupted by a signal");
-    SendHeartbeat();
-    LS_RETURN_IF_ERROR(CheckCoordinatorAlive());
-    zmq::pollitem_t item{static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0};
-    PollSockets(&item, 1, std::chrono::milliseconds(50));
-    LS_ASSIGN_OR_RETURN(bool got, ReceiveFromCoordinator(msg));
-    if (got) return true;
+Status WorkerSession::Batch(const Admission& admission,
+                            std::vector<uint64_t>* samples) {
+  LS_RETURN_IF_ERROR(CheckStarted("a batch"));
+  if (global_order_ != nullptr) {
+    global_order_->Slice(admission.clock, admission.offset, admission.quota,
+                         samples);
+    return Status::Ok();
   }
-  return false;
-}
-
-StatusOr<bool> WorkerSession::ReceiveFromCoordinator(Message* msg) {
-  while (true) {
-    LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(coordinator_, false, msg));
-    if (!got) return false;
-    last_heard_ms_ = NowMillis();
-    Status ok = VerifyHeader(msg);
-    if (!ok.ok()) {
-      ++bad_messages_;
-      LS_LOG(Warning) << "dropped a bad message from the coordinator ("
-                      << bad_messages_ << " so far): " << ok.message();
-      continue;
-    }
-    const auto type = msg->envelope->body_type();
-    if (type == wire::Body::Heartbeat) continue;
-    if (type == wire::Body::Shutdown) {
-      const std::string reason =
-          flatbuffers::GetString(msg->envelope->body_as_Shutdown()->reason());
-      if (reason == "job finished") shutdown_finished_ = true;
-      return Unavailable("coordinator shut the job down: " + reason);
-    }
-    if (type == wire::Body::Error) {
-      return FailedPrecondition(
-          "coordinator refused this worker: " +
-          flatbuffers::GetString(msg->envelope->body_as_Error()->message()));
-    }
-    if (type == wire::Body::Start && ps_ != nullptr) {
-      // A rollback: whatever this worker waits for is abandoned.
-      rollback_ = std::move(*msg);
-      return Unavailable("the job was rolled back");
-    }
-    return true;
+  // A stream that starts late (a rollback, a resumed job, a re-joining
+  // worker) picks up where a worker that ran every clock would be.
+  if (stream_->consumed() == 0 && admission.clock > 0) {
+    stream_->SkipTo(static_cast<uint64_t>(admission.clock) * admission.quota);
   }
+  stream_->Next(admission.quota, samples);
+  return Status::Ok();
 }
-
-Status WorkerSession::CheckCoordinatorDuringRequest() {
-  // A request waiting out a lost server must not outlive the coordinator.
-  if (g_stop_requested) return Unavailable("interrupted by a signal");
-  LS_RETURN_IF_ERROR(CheckCoordinatorAlive());
-  Message msg;
-  LS_ASSIGN_OR_RETURN(bool got, ReceiveFromCoordinator(&msg));
-  if (got) {
-    LS_LOG(Warning) << "ignored a " << BodyName(msg.envelope->body_type())
-                    << " from the coordinator during a request";
+Status WorkerSession::Pull(int64_t clock, std::span<const uint64_t> sparse_ids,
+                           std::span<float> sparse_out, bool emulate_link) {
+  LS_RETURN_IF_ERROR(CheckStarted("a pull"));
+  if (eval_point_ >= 0) return PullEvalPoint(sparse_ids, sparse_out);
+  LS_RETURN_IF_ERROR(ps_->Pull(clock, params_, sparse_ids, sparse_out));
+  if (emulate_link) {
+    emulation_.LinkWait(clock,
+                        (params_.size() + sparse_out.size()) * sizeof(float) +
+                            sparse_ids.size() * sizeof(uint64_t));
   }
   return Status::Ok();
 }
 
-Status WorkerSession::CheckCoordinatorAlive() {
-  // Only once welcomed: before that the registration deadline applies.
-  if (heartbeats_ == nullptr) return Status::Ok();
-  const int64_t heard = std::max(last_heard_ms_, heartbeats_->last_reply_ms());
-  const int64_t silent = NowMillis() - std::max(heard, welcomed_ms_);
-  if (silent <= CoordinatorTimeoutMs()) return Status::Ok();
-  return Unavailable("the coordinator at " + options_.coordinator +
-                     " has been silent for " + std::to_string(silent) + " ms");
+Status WorkerSession::PullEvalPoint(std::span<const uint64_t> sparse_ids,
+                                    std::span<float> sparse_out) {
+  PsClient::EvalRead read;
+  read.point = eval_point_;
+  eval_point_ = -1;
+  // A shard that had to answer a later point (its image of this one gone)
+  // makes the others read that point too, so the model is one point.
+  for (int tries = 0; tries < 3; ++tries) {
+    LS_RETURN_IF_ERROR(
+        ps_->Pull(read.point, params_, sparse_ids, sparse_out, &read));
+    if (read.served_min == read.served_max) break;
+    LS_LOG(Warning) << "evaluation point " << read.point
+                    << " was gone on a shard; reading point " << read.served_max
+                    << " instead";
+    read.point = read.served_max;
+  }
+  if (read.served_min != read.served_max) {
+    return Unavailable("the shards keep answering different evaluation points");
+  }
+  if (read.served_max != read.point) {
+    LS_LOG(Warning) << "evaluation point " << read.point
+                    << " was gone; evaluated point " << read.served_max
+                    << " (the evaluator is behind training)";
+  }
+  read_point_ = read.served_max;
+  return Status::Ok();
 }
 
-void WorkerSession::SendHeartbeat() {
-  // Once welcomed, the heartbeat thread does this.
-  if (heartbeats_ != nullptr || NowMillis() < next_heartbeat_ms_) return;
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateHeartbeat(fbb, 0);
-  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                                   role(), static_cast<int>(rank_)));
-  next_heartbeat_ms_ = NowMillis() + std::max<uint32_t>(job_.heartbeat_ms, 100);
+HostFloats& WorkerSession::Gradient() {
+  return grads_.Dense(layout_.dense_keys());
 }
 
-int64_t WorkerSession::CoordinatorTimeoutMs() const {
-  // Matches the coordinator's own rule for declaring a peer dead.
-  return 10 * static_cast<int64_t>(std::max<uint32_t>(job_.heartbeat_ms, 100));
+std::vector<float>& WorkerSession::SparseGradient(size_t rows) {
+  return grads_.SparseGradient(rows * layout_.sparse_dim());
 }
 
-void WorkerSession::SendToCoordinator(zmq::message_t header) {
-  Message out;
-  out.header = std::move(header);
-  Status sent = SendMessage(coordinator_, false, std::move(out));
-  if (!sent.ok())
-    LS_LOG(Warning) << "coordinator unreachable: " << sent.message();
+std::vector<uint64_t>& WorkerSession::SparseIds() { return grads_.SparseIds(); }
+
+void WorkerSession::FinishCompute(int64_t clock, uint32_t quota, double start,
+                                  double cpu, ClockTimes* times) {
+  times->cpu_available =
+      emulation_.FinishCompute(clock, quota, NowSeconds() - start, cpu);
+  times->compute_s = NowSeconds() - start;
+}
+
+Status WorkerSession::Push(int64_t clock, uint32_t batch, ClockTimes* times) {
+  LS_RETURN_IF_ERROR(CheckStarted("a push"));
+  const bool sparse = layout_.sparse_dim() > 0;
+  const double t = NowSeconds();
+  const std::shared_ptr<HostFloats>& dense =
+      grads_.LastDense(layout_.dense_keys());
+  const auto& ids = grads_.sparse_ids();
+  const auto& rows = grads_.sparse_gradient();
+  LS_ASSIGN_OR_RETURN(PsClient::PushResult result,
+                      ps_->Push(clock, batch, dense, sparse ? ids : nullptr,
+                                sparse ? rows : nullptr));
+  emulation_.LinkWait(
+      clock, (dense->size() + (sparse ? rows->size() : 0)) * sizeof(float) +
+                 (sparse ? ids->size() * sizeof(uint64_t) : 0));
+  times->push_s = NowSeconds() - t;
+  times->staleness = result.max_staleness;
+  times->dropped = result.dropped;
+  if (result.dropped > 0) {
+    LS_LOG(Info) << result.dropped << " shards dropped the push of clock "
+                 << clock << " (late or too stale)";
+  }
+  return Status::Ok();
 }
 
 void WorkerSession::ClockDone(int64_t clock, uint32_t batch,
@@ -235,9 +345,10 @@ void WorkerSession::ClockDone(int64_t clock, uint32_t batch,
   auto body = wire::CreateClockDone(
       fbb, clock, batch, t.compute_s, t.push_s, t.pull_s, t.wait_s, t.loss,
       t.cpu_available, MemoryAvailable(), t.staleness, t.dropped, epoch_);
-  SendToCoordinator(FinishEnvelope(fbb, wire::Body::ClockDone, body.Union(),
-                                   role(), static_cast<int>(rank_)));
+  Send(wire::Body::ClockDone, fbb, body.Union());
 }
+
+// Evaluations and the end of the job.
 
 void WorkerSession::ReportEvaluation(int64_t clock, double loss,
                                      double accuracy, uint64_t samples,
@@ -248,12 +359,27 @@ void WorkerSession::ReportEvaluation(int64_t clock, double loss,
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreateEvaluation(fbb, clock, loss, accuracy, samples, final,
                                      epoch_, seconds);
-  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Evaluation, body.Union(),
-                                   role(), static_cast<int>(rank_)));
+  Send(wire::Body::Evaluation, fbb, body.Union());
   LS_LOG(Info) << (final ? "final " : "") << "test accuracy " << accuracy
                << ", loss " << loss
                << (std::isnan(auc) ? std::string()
                                    : ", auc " + std::to_string(auc));
+}
+
+StatusOr<std::optional<int64_t>> WorkerSession::AwaitEnd() {
+  Message msg;
+  while (true) {
+    StatusOr<bool> got = coordinator_->Await(&msg, INT64_MAX);
+    if (!got.ok() && coordinator_->job_finished()) {
+      return std::optional<int64_t>();
+    }
+    LS_RETURN_IF_ERROR(got.status());
+    if (!*got || msg.envelope->body_type() != wire::Body::Admission) continue;
+    const auto* a = msg.envelope->body_as_Admission();
+    if (a->finished() && a->evaluate()) {
+      return std::optional<int64_t>(a->clock());
+    }
+  }
 }
 
 }  // namespace lockstep

@@ -1,9 +1,11 @@
 // A worker's part in a job, whatever computes its gradients: joining
 // (Register -> Welcome -> Describe -> Start), admission to each clock and
 // its batch in the job's data order, pulls and pushes through the server
-// shards, clock reports, evaluation reports, rollbacks to a snapshot round,
-// heartbeats (from a thread of its own) and the end of the job, plus the
-// heterogeneity emulation a worker's profile asks for. lockstep-worker
+// shards, clock reports, evaluation reports, rollbacks to a snapshot round
+// and the end of the job. Its parts: the link to the coordinator
+// (CoordinatorLink: heartbeats, waits, rollbacks), the heterogeneity
+// emulation a worker's profile asks for (WorkerEmulation), the gradient
+// buffers (PushBuffers) and the shards (PsClient). lockstep-worker
 // (WorkerRuntime: a C++ model) and the Python module (python/: the user's
 // PyTorch model) both drive one.
 //
@@ -22,7 +24,6 @@
 #include <span>
 #include <string>
 #include <vector>
-#include <zmq.hpp>
 
 #include "common/job_config.h"
 #include "common/job_shape.h"
@@ -30,12 +31,11 @@
 #include "common/status.h"
 #include "common/wire/message.h"
 #include "worker/compute/host_allocator.h"
-#include "worker/emulation/hetero_profile.h"
-#include "worker/emulation/machine_load_monitor.h"
-#include "worker/emulation/real_link.h"
+#include "worker/coordinator_link.h"
+#include "worker/emulation/worker_emulation.h"
 #include "worker/global_batch_order.h"
-#include "worker/heartbeat_thread.h"
 #include "worker/ps_client.h"
+#include "worker/push_buffers.h"
 #include "worker/sample_stream.h"
 
 namespace lockstep {
@@ -168,9 +168,9 @@ class WorkerSession {
   StatusOr<std::optional<int64_t>> AwaitEnd();
   // Whether an error from a wait is the job's normal end (the coordinator
   // said "job finished" while this worker waited).
-  bool job_finished() const { return shutdown_finished_; }
+  bool job_finished() const { return coordinator_->job_finished(); }
   // Whether an error from a wait was a rollback: the next Admit applies it.
-  bool rollback_pending() const { return rollback_.has_value(); }
+  bool rollback_pending() const { return coordinator_->rollback_pending(); }
 
  private:
   explicit WorkerSession(WorkerOptions options);
@@ -179,69 +179,31 @@ class WorkerSession {
   Status Start(const wire::Start& start);
   // Applies the pending rollback's Start; returns the clock to continue at.
   StatusOr<int64_t> ApplyRollback();
-  // Waits (heartbeating) for a message of type `type` until `deadline_ms`.
-  StatusOr<bool> AwaitBody(wire::Body type, int64_t deadline_ms, Message* msg);
-  // Waits for the next message from the coordinator; heartbeats meanwhile.
-  // Unavailable when it is a rollback (kept in rollback_).
-  StatusOr<bool> AwaitCoordinator(Message* msg, int64_t deadline_ms);
-  // One message from the coordinator if one is queued (Heartbeats and bad
-  // messages skipped); errors on Shutdown, Error and rollbacks as above.
-  StatusOr<bool> ReceiveFromCoordinator(Message* msg);
-  // PsClient's interrupt: a rollback, a shutdown, a signal or a silent
-  // coordinator ends the request.
-  Status CheckCoordinatorDuringRequest();
-  // Unavailable once the coordinator has been silent too long.
-  Status CheckCoordinatorAlive();
-  void SendHeartbeat();
-  void SendToCoordinator(zmq::message_t header);
-  // Coordinator silent for this long (ms) means it is gone.
-  int64_t CoordinatorTimeoutMs() const;
-  // The net= link's time for `bytes` of a pull or push at `clock`, waited
-  // after the real transfer.
-  void LinkWait(int64_t clock, uint64_t bytes);
-  // Sleeps `seconds` (stops early on a stop request).
-  void EmulatedWait(double seconds);
-  // On a machine= profile, at the end of `clock`: publishes the machine's
-  // co-located demand and returns the availability its load file shows
-  // (1 - demand); the profile's own reading if the file fails (warned
-  // once).
-  double MachineReading(int64_t clock);
   // The evaluator's Pull after an admission to evaluation point
   // eval_point_: every shard's image of that point.
   Status PullEvalPoint(std::span<const uint64_t> sparse_ids,
                        std::span<float> sparse_out);
   // FailedPrecondition naming `what` before the job started.
   Status CheckStarted(const char* what) const;
+  void Send(wire::Body type, flatbuffers::FlatBufferBuilder& fbb,
+            flatbuffers::Offset<void> body);
 
   WorkerOptions options_;
-  zmq::socket_t coordinator_;
+  std::unique_ptr<CoordinatorLink> coordinator_;
+  WorkerEmulation emulation_;
   uint32_t rank_ = 0;
   JobConfig job_;
   KeyLayout layout_;
-  HeteroProfile hetero_;
-  std::optional<MachineLoadMonitor> machine_load_;  // machine= profiles
-  bool machine_load_failed_ = false;
-  std::optional<RealLink> real_link_;  // --real-link; unset: emulated
   std::unique_ptr<PsClient> ps_;
   std::unique_ptr<SampleStream> stream_;
   std::unique_ptr<GlobalBatchOrder> global_order_;
   HostAllocator<float> allocator_;
-  // Pulled parameters, and the gradient buffers the push frames point into
-  // (the last one handed out first; more only while frames hold them).
+  // Pulled parameters (one buffer across rollbacks), and the gradients.
   HostFloats params_;
-  std::vector<std::shared_ptr<HostFloats>> dense_grads_;
-  std::shared_ptr<std::vector<uint64_t>> sparse_ids_;
-  std::shared_ptr<std::vector<float>> sparse_grad_;
-  int64_t next_heartbeat_ms_ = 0;
-  // Heartbeats once the worker has its rank (from the Welcome on).
-  std::unique_ptr<HeartbeatThread> heartbeats_;
-  int64_t last_heard_ms_ = 0;
-  int64_t welcomed_ms_ = 0;
+  PushBuffers grads_;
   // Pushes under a staleness rule: every shard follows shard 0's verdict
   // (PsClient::set_single_verdict).
   bool single_verdict_ = false;
-  uint64_t bad_messages_ = 0;
-  bool shutdown_finished_ = false;
   // The evaluator: the point its next Pull reads (-1: none), and the point
   // its last one read (reported with the evaluation).
   int64_t eval_point_ = -1;
@@ -251,8 +213,6 @@ class WorkerSession {
   uint32_t described_sparse_dim_ = 0;
   // Recovery epoch from the last Start; every report and request has it.
   uint32_t epoch_ = 0;
-  // A Start that came while training: applied by the next Admit.
-  std::optional<Message> rollback_;
 };
 
 }  // namespace lockstep

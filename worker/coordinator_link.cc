@@ -1,0 +1,150 @@
+#include "worker/coordinator_link.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/transport/zmq/zmq_socket.h"
+
+namespace lockstep {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+}  // namespace
+
+void CoordinatorLink::RequestStop() { g_stop_requested = true; }
+bool CoordinatorLink::StopRequested() { return g_stop_requested; }
+const std::atomic<bool>* CoordinatorLink::stop_flag() {
+  return &g_stop_requested;
+}
+
+StatusOr<std::unique_ptr<CoordinatorLink>> CoordinatorLink::Connect(
+    const std::string& endpoint, wire::Role role) {
+  std::unique_ptr<CoordinatorLink> link(new CoordinatorLink(endpoint, role));
+  LS_ASSIGN_OR_RETURN(link->socket_, ConnectDealer(endpoint, ""));
+  return link;
+}
+
+Status CoordinatorLink::Welcomed(uint32_t rank, uint32_t heartbeat_ms) {
+  rank_ = rank;
+  heartbeat_ms_ = heartbeat_ms;
+  LS_ASSIGN_OR_RETURN(heartbeats_, HeartbeatThread::Start(endpoint_, role_,
+                                                          rank, heartbeat_ms));
+  welcomed_ms_ = NowMillis();
+  return Status::Ok();
+}
+
+void CoordinatorLink::Send(zmq::message_t header) {
+  Message out;
+  out.header = std::move(header);
+  Status sent = SendMessage(socket_, false, std::move(out));
+  if (!sent.ok())
+    LS_LOG(Warning) << "coordinator unreachable: " << sent.message();
+}
+
+StatusOr<bool> CoordinatorLink::AwaitBody(wire::Body type, int64_t deadline_ms,
+                                          Message* msg) {
+  while (true) {
+    LS_ASSIGN_OR_RETURN(bool got, Await(msg, deadline_ms));
+    if (!got) return false;
+    if (msg->envelope->body_type() == type) return true;
+  }
+}
+
+StatusOr<bool> CoordinatorLink::Await(Message* msg, int64_t deadline_ms) {
+  while (NowMillis() < deadline_ms) {
+    if (g_stop_requested) return Unavailable("interrupted by a signal");
+    SendHeartbeat();
+    LS_RETURN_IF_ERROR(CheckAlive());
+    zmq::pollitem_t item = PollItem();
+    PollSockets(&item, 1, std::chrono::milliseconds(50));
+    LS_ASSIGN_OR_RETURN(bool got, Receive(msg));
+    if (got) return true;
+  }
+  return false;
+}
+
+StatusOr<bool> CoordinatorLink::Receive(Message* msg) {
+  while (true) {
+    LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(socket_, false, msg));
+    if (!got) return false;
+    last_heard_ms_ = NowMillis();
+    Status ok = VerifyHeader(msg);
+    if (!ok.ok()) {
+      ++bad_messages_;
+      LS_LOG(Warning) << "dropped a bad message from the coordinator ("
+                      << bad_messages_ << " so far): " << ok.message();
+      continue;
+    }
+    const auto type = msg->envelope->body_type();
+    if (type == wire::Body::Heartbeat) continue;
+    if (type == wire::Body::Shutdown) {
+      const std::string reason =
+          flatbuffers::GetString(msg->envelope->body_as_Shutdown()->reason());
+      if (reason == "job finished") job_finished_ = true;
+      return Unavailable("coordinator shut the job down: " + reason);
+    }
+    if (type == wire::Body::Error) {
+      return FailedPrecondition(
+          "coordinator refused this worker: " +
+          flatbuffers::GetString(msg->envelope->body_as_Error()->message()));
+    }
+    if (type == wire::Body::Start && training_) {
+      // A rollback: whatever this worker waits for is abandoned.
+      rollback_ = std::move(*msg);
+      return Unavailable("the job was rolled back");
+    }
+    return true;
+  }
+}
+
+StatusOr<Message> CoordinatorLink::TakeRollback() {
+  Message msg = std::move(*rollback_);
+  rollback_.reset();
+  // The envelope pointer refers to the header's bytes, which a move may
+  // relocate (ZeroMQ keeps small messages inline): verify it again.
+  LS_RETURN_IF_ERROR(VerifyHeader(&msg));
+  return msg;
+}
+
+Status CoordinatorLink::CheckDuringRequest() {
+  // A request waiting out a lost server must not outlive the coordinator.
+  if (g_stop_requested) return Unavailable("interrupted by a signal");
+  LS_RETURN_IF_ERROR(CheckAlive());
+  Message msg;
+  LS_ASSIGN_OR_RETURN(bool got, Receive(&msg));
+  if (got) {
+    LS_LOG(Warning) << "ignored a " << BodyName(msg.envelope->body_type())
+                    << " from the coordinator during a request";
+  }
+  return Status::Ok();
+}
+
+Status CoordinatorLink::CheckAlive() const {
+  // Only once welcomed: before that the registration deadline applies.
+  if (heartbeats_ == nullptr) return Status::Ok();
+  const int64_t heard = std::max(last_heard_ms_, heartbeats_->last_reply_ms());
+  const int64_t silent = NowMillis() - std::max(heard, welcomed_ms_);
+  if (silent <= TimeoutMs()) return Status::Ok();
+  return Unavailable("the coordinator at " + endpoint_ +
+                     " has been silent for " + std::to_string(silent) + " ms");
+}
+
+void CoordinatorLink::SendHeartbeat() {
+  // Once welcomed, the heartbeat thread does this.
+  if (heartbeats_ != nullptr || NowMillis() < next_heartbeat_ms_) return;
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateHeartbeat(fbb, 0);
+  Send(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(), role_,
+                      static_cast<int>(rank_)));
+  next_heartbeat_ms_ = NowMillis() + std::max<uint32_t>(heartbeat_ms_, 100);
+}
+
+int64_t CoordinatorLink::TimeoutMs() const {
+  return 10 * static_cast<int64_t>(std::max<uint32_t>(heartbeat_ms_, 100));
+}
+
+}  // namespace lockstep

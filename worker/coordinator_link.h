@@ -1,0 +1,101 @@
+// A worker's (or the evaluator's) link to the coordinator: the DEALER
+// socket, heartbeats (by hand while it waits for its Welcome, then from a
+// thread of their own), how long the coordinator has been silent, and the
+// coordinator's messages that end whatever the worker waits for: Shutdown,
+// Error, and once training runs a Start (a rollback to a snapshot round),
+// which is kept until the session applies it.
+// Thread-safety: one thread; RequestStop() may be called from a signal
+// handler.
+#ifndef LOCKSTEP_WORKER_COORDINATOR_LINK_H_
+#define LOCKSTEP_WORKER_COORDINATOR_LINK_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/status.h"
+#include "common/wire/message.h"
+#include "worker/heartbeat_thread.h"
+
+namespace lockstep {
+
+class CoordinatorLink {
+ public:
+  // Connects to `endpoint` (nothing is sent) to speak as `role`.
+  static StatusOr<std::unique_ptr<CoordinatorLink>> Connect(
+      const std::string& endpoint, wire::Role role);
+
+  // Stops every wait of every link with Unavailable("interrupted by a
+  // signal"). Async-signal-safe.
+  static void RequestStop();
+  static bool StopRequested();
+  // The flag RequestStop sets, for waits elsewhere that end on it.
+  static const std::atomic<bool>* stop_flag();
+
+  const std::string& endpoint() const { return endpoint_; }
+  wire::Role role() const { return role_; }
+
+  // Welcomed as `rank` of a job with heartbeat interval `heartbeat_ms`:
+  // from now on a thread heartbeats, even while data loads, and the
+  // coordinator counts as gone after 10 silent intervals.
+  Status Welcomed(uint32_t rank, uint32_t heartbeat_ms);
+  // Once training runs, a Start from the coordinator is a rollback.
+  void set_training(bool training) { training_ = training; }
+
+  void Send(zmq::message_t header);
+  // Waits (heartbeating) for the next message until `deadline_ms`
+  // (NowMillis); false at the deadline. Unavailable on a stop request, a
+  // silent coordinator, a Shutdown or a rollback; FailedPrecondition on
+  // an Error.
+  StatusOr<bool> Await(Message* msg, int64_t deadline_ms);
+  // Await until a message of type `type` comes (others are skipped).
+  StatusOr<bool> AwaitBody(wire::Body type, int64_t deadline_ms, Message* msg);
+  // PsClient's interrupt: a rollback, a shutdown, a signal or a silent
+  // coordinator ends the request; other messages are logged and skipped.
+  Status CheckDuringRequest();
+  // The socket, for a poll that also wakes on the coordinator.
+  zmq::pollitem_t PollItem() {
+    return {static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
+  }
+
+  // Whether the coordinator said "job finished" while this worker waited.
+  bool job_finished() const { return job_finished_; }
+  bool rollback_pending() const { return rollback_.has_value(); }
+  // The pending rollback's Start, verified again (a move may relocate the
+  // header's bytes). REQUIRES: rollback_pending().
+  StatusOr<Message> TakeRollback();
+
+ private:
+  CoordinatorLink(std::string endpoint, wire::Role role)
+      : endpoint_(std::move(endpoint)), role_(role) {}
+  // One message if one is queued (Heartbeats and bad messages skipped);
+  // errors on Shutdown, Error and rollbacks as Await.
+  StatusOr<bool> Receive(Message* msg);
+  // Unavailable once the coordinator has been silent too long.
+  Status CheckAlive() const;
+  // Before the welcome: a heartbeat by hand, at most every interval.
+  void SendHeartbeat();
+  // Matches the coordinator's own rule for declaring a peer dead.
+  int64_t TimeoutMs() const;
+
+  std::string endpoint_;
+  wire::Role role_;
+  zmq::socket_t socket_;
+  uint32_t rank_ = 0;
+  uint32_t heartbeat_ms_ = 1000;  // the job's default until welcomed
+  bool training_ = false;
+  int64_t next_heartbeat_ms_ = 0;
+  std::unique_ptr<HeartbeatThread> heartbeats_;  // from the Welcome on
+  int64_t last_heard_ms_ = 0;
+  int64_t welcomed_ms_ = 0;
+  uint64_t bad_messages_ = 0;
+  bool job_finished_ = false;
+  std::optional<Message> rollback_;  // a Start that came while training
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_WORKER_COORDINATOR_LINK_H_
