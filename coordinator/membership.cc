@@ -52,14 +52,14 @@ void Membership::PlaceServer(int slot, const std::string& id,
 }
 
 Peer Membership::RemoveWorker(const std::string& id) {
-  const Peer gone = peers_[id];
+  Peer gone = peers_[id];
   peers_.erase(id);
   std::erase(worker_ids_, id);
   return gone;
 }
 
 Peer Membership::RemoveServer(const std::string& id) {
-  const Peer gone = peers_[id];
+  Peer gone = peers_[id];
   peers_.erase(id);
   if (gone.rank >= 0 && static_cast<size_t>(gone.rank) < server_ids_.size()) {
     server_ids_[gone.rank].clear();
