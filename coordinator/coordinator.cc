@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 
 #include "common/clock.h"
 #include "common/durable_file.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "coordinator/coordinator_impl.h"
 #include "server/optimizers/optimizer.h"
 #include "sync_policies/policy_registry.h"
 
@@ -19,10 +21,15 @@ std::atomic<bool> g_stop_requested{false};
 
 void Coordinator::RequestStop() { g_stop_requested = true; }
 
-Coordinator::Coordinator(CoordinatorOptions options)
-    : options_(std::move(options)), ledger_(options_.job.servers) {}
+Coordinator::Coordinator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Coordinator::~Coordinator() = default;
+
+const std::string& Coordinator::endpoint() const { return impl_->endpoint(); }
+
+std::string Coordinator::metrics_url() const { return impl_->metrics_url(); }
+
+Status Coordinator::Run() { return impl_->Run(); }
 
 StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     CoordinatorOptions options) {
@@ -31,34 +38,51 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   LS_RETURN_IF_ERROR(ValidateJobConfig(options.job));
   LS_RETURN_IF_ERROR(ResolveAutoDataOrder(&options.job));
   LS_RETURN_IF_ERROR(Optimizer::Validate(options.job));
-  std::unique_ptr<Coordinator> c(new Coordinator(std::move(options)));
-  LS_ASSIGN_OR_RETURN(c->policy_, CreateSyncPolicy(c->options_.job));
-  LS_RETURN_IF_ERROR(c->SetUpSnapshots());
-  LS_ASSIGN_OR_RETURN(
-      c->recorder_,
-      RunRecorder::Create(c->options_.run_dir, c->options_.job,
-                          c->policy_->name(), c->options_.resume));
-  std::string bound;
-  LS_ASSIGN_OR_RETURN(c->socket_, BindRouter(c->options_.listen, &bound));
-  c->endpoint_ = AdvertisedEndpoint(bound, c->options_.advertise);
-  if (!c->options_.run_dir.empty()) {
-    // For tools that talk to the live job (lockstep-snapshot now).
-    LS_RETURN_IF_ERROR(WriteFileDurably(c->options_.run_dir + "/endpoint",
-                                        c->endpoint_ + "\n"));
-  }
-  if (!c->options_.metrics_listen.empty()) {
-    LS_ASSIGN_OR_RETURN(c->metrics_,
-                        MetricsHttpServer::Start(c->options_.metrics_listen));
-  }
-  return c;
+  auto impl = std::make_unique<Impl>(std::move(options));
+  LS_RETURN_IF_ERROR(impl->SetUp());
+  return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
 }
 
-Status Coordinator::Run() {
+Status Coordinator::Impl::SetUp() {
+  // As before the split: the policy is checked first, then the snapshots,
+  // and only then does the run recorder open its files. Each component is
+  // built after those it holds references to.
+  const JobConfig& job = options_.job;
+  LS_ASSIGN_OR_RETURN(std::unique_ptr<SyncPolicy> policy,
+                      CreateSyncPolicy(job));
+  rounds_ = std::make_unique<SnapshotRounds>(job, *this, members_, *this);
+  LS_RETURN_IF_ERROR(rounds_->SetUp(options_.resume, options_.resume_round));
+  LS_ASSIGN_OR_RETURN(recorder_,
+                      RunRecorder::Create(options_.run_dir, job, policy->name(),
+                                          options_.resume));
+  clock_ = std::make_unique<ClockDriver>(job, std::move(policy), *this,
+                                         members_, *recorder_, *this);
+  recovery_ = std::make_unique<Recovery>(job, options_.register_timeout_s,
+                                         *this, members_, *rounds_, *clock_);
+  enrollment_ =
+      std::make_unique<Enrollment>(options_.job, *this, *this, members_,
+                                   *clock_, *rounds_, *recorder_, *recovery_);
+  std::string bound;
+  LS_ASSIGN_OR_RETURN(socket_, BindRouter(options_.listen, &bound));
+  endpoint_ = AdvertisedEndpoint(bound, options_.advertise);
+  if (!options_.run_dir.empty()) {
+    // For tools that talk to the live job (lockstep-snapshot now).
+    LS_RETURN_IF_ERROR(
+        WriteFileDurably(options_.run_dir + "/endpoint", endpoint_ + "\n"));
+  }
+  if (!options_.metrics_listen.empty()) {
+    LS_ASSIGN_OR_RETURN(metrics_,
+                        MetricsHttpServer::Start(options_.metrics_listen));
+  }
+  return Status::Ok();
+}
+
+Status Coordinator::Impl::Run() {
   const int64_t start_ms = NowMillis();
   const auto poll_ms = std::chrono::milliseconds(
       std::max<uint32_t>(10, options_.job.heartbeat_ms / 4));
   Message msg;
-  while (!TrainingDone() || !RoundsSettled()) {
+  while (!TrainingDone() || !rounds_->Settled()) {
     if (g_stop_requested) {
       SendShutdown("coordinator interrupted");
       return Unavailable("interrupted by a signal");
@@ -78,34 +102,39 @@ Status Coordinator::Run() {
       SendShutdown("job aborted: " + abort_status_.message());
       return abort_status_;
     }
-    if (!training_ &&
+    if (!enrollment_->training() &&
         NowMillis() - start_ms > options_.register_timeout_s * 1000) {
       SendShutdown("registration timed out");
       return DeadlineExceeded(
-          "only " + std::to_string(server_ids_.size()) + " of " +
+          "only " + std::to_string(members_.server_ids().size()) + " of " +
           std::to_string(options_.job.servers) + " servers and " +
-          std::to_string(worker_ids_.size()) + " of " +
+          std::to_string(members_.worker_ids().size()) + " of " +
           std::to_string(options_.job.workers) + " workers registered");
     }
     LS_RETURN_IF_ERROR(CheckLiveness());
-    if (training_) recorder_->MaybePrintProgress(false);
+    if (enrollment_->training()) recorder_->MaybePrintProgress(false);
     PublishMetrics(false);
   }
   PublishMetrics(true);
   SendShutdown("job finished");
-  std::map<std::string, double> extra = {
-      {"bad_messages", static_cast<double>(bad_messages_)},
-      {"dead_workers", static_cast<double>(dead_workers_)},
-      {"recoveries", static_cast<double>(recoveries_)},
-      {"snapshot_rounds_complete", static_cast<double>(rounds_complete_)},
-      {"snapshot_rounds_failed", static_cast<double>(rounds_failed_)},
-      {"policy_decision_s", policy_seconds_},
-      {"policy_overhead_share",
-       policy_seconds_ / std::max(1e-9, recorder_->WallSeconds())}};
-  return recorder_->Finish(extra, policy_->Metrics());
+  return Finish();
 }
 
-void Coordinator::PublishMetrics(bool force) {
+Status Coordinator::Impl::Finish() {
+  const double policy_s = clock_->policy_seconds();
+  std::map<std::string, double> extra = {
+      {"bad_messages", static_cast<double>(bad_messages_)},
+      {"dead_workers", static_cast<double>(enrollment_->dead_workers())},
+      {"recoveries", static_cast<double>(recovery_->recoveries())},
+      {"snapshot_rounds_complete", static_cast<double>(rounds_->complete())},
+      {"snapshot_rounds_failed", static_cast<double>(rounds_->failed())},
+      {"policy_decision_s", policy_s},
+      {"policy_overhead_share",
+       policy_s / std::max(1e-9, recorder_->WallSeconds())}};
+  return recorder_->Finish(extra, clock_->policy().Metrics());
+}
+
+void Coordinator::Impl::PublishMetrics(bool force) {
   if (metrics_ == nullptr) return;
   const double now = NowSeconds();
   if (!force && now - metrics_published_s_ < 0.5) return;
@@ -114,24 +143,25 @@ void Coordinator::PublishMetrics(bool force) {
   auto line = [&](const std::string& name, double v) {
     AppendMetricLine(&text, name, v);
   };
-  line("lockstep_live_workers", static_cast<double>(worker_ids_.size()));
-  line("lockstep_dead_workers_total", static_cast<double>(dead_workers_));
-  line("lockstep_recoveries_total", static_cast<double>(recoveries_));
+  line("lockstep_live_workers",
+       static_cast<double>(members_.worker_ids().size()));
+  line("lockstep_dead_workers_total",
+       static_cast<double>(enrollment_->dead_workers()));
+  line("lockstep_recoveries_total",
+       static_cast<double>(recovery_->recoveries()));
   line("lockstep_bad_messages_total", static_cast<double>(bad_messages_));
-  line("lockstep_policy_decision_seconds_total", policy_seconds_);
+  line("lockstep_policy_decision_seconds_total", clock_->policy_seconds());
   line("lockstep_snapshot_rounds_total{result=\"complete\"}",
-       static_cast<double>(rounds_complete_));
+       static_cast<double>(rounds_->complete()));
   line("lockstep_snapshot_rounds_total{result=\"failed\"}",
-       static_cast<double>(rounds_failed_));
-  for (const auto& [name, value] : policy_->Metrics()) line(name, value);
+       static_cast<double>(rounds_->failed()));
+  for (const auto& [name, value] : clock_->policy().Metrics()) {
+    line(name, value);
+  }
   metrics_->Publish(std::move(text));
 }
 
-bool Coordinator::TrainingDone() const {
-  return training_ && final_eval_received_;
-}
-
-void Coordinator::HandleMessage(Message& msg) {
+void Coordinator::Impl::HandleMessage(Message& msg) {
   Status verified = VerifyHeader(&msg);
   if (!verified.ok()) {
     RejectBadMessage(msg.peer, verified);
@@ -144,83 +174,93 @@ void Coordinator::HandleMessage(Message& msg) {
   }
   if (env->body_type() == wire::Body::SnapshotStart &&
       env->sender_role() == wire::Role::Tool) {
-    HandleRoundRequest(msg.peer);
+    rounds_->HandleRoundRequest(msg.peer);
     return;
   }
-  auto it = peers_.find(msg.peer);
-  if (it == peers_.end() && env->body_type() == wire::Body::Heartbeat) {
+  Peer* peer = members_.Find(msg.peer);
+  if (peer == nullptr && env->body_type() == wire::Body::Heartbeat) {
     // A worker's heartbeat thread has a socket of its own: match by rank.
-    it = std::find_if(peers_.begin(), peers_.end(), [&](const auto& p) {
-      return p.second.role == env->sender_role() &&
-             p.second.rank == env->sender_rank() && p.second.rank >= 0;
-    });
-    if (it != peers_.end()) {
-      it->second.last_seen_ms = NowMillis();
+    if (Peer* owner =
+            members_.FindByRank(env->sender_role(), env->sender_rank())) {
+      owner->last_seen_ms = NowMillis();
       ReplyHeartbeat(msg.peer);
       return;
     }
   }
-  if (it == peers_.end()) {
+  if (peer == nullptr) {
     RejectBadMessage(
         msg.peer, FailedPrecondition(std::string(BodyName(env->body_type())) +
                                      " from a peer that has not registered"));
     return;
   }
-  Peer& peer = it->second;
-  peer.last_seen_ms = NowMillis();
-  peer.restoring = false;
-  HandlePeerMessage(msg.peer, peer, *env);
+  peer->last_seen_ms = NowMillis();
+  peer->restoring = false;
+  HandlePeerMessage(msg.peer, *peer, *env);
 }
 
-void Coordinator::HandlePeerMessage(const std::string& id, Peer& peer,
-                                    const wire::Envelope& env) {
+void Coordinator::Impl::HandleRegister(const std::string& id,
+                                       const wire::Register& reg) {
+  if (members_.Find(id) != nullptr) return;  // a duplicate: already welcomed
+  if (reg.role() == wire::Role::Evaluator) {
+    enrollment_->RegisterEvaluator(id, reg);
+    return;
+  }
+  const bool is_server = reg.role() == wire::Role::Server;
+  if (!is_server && reg.role() != wire::Role::Worker) {
+    RejectBadMessage(
+        id, InvalidArgument("only servers, workers and an evaluator register"));
+    return;
+  }
+  if (is_server && enrollment_->training() &&
+      !flatbuffers::GetString(reg.endpoint()).empty() &&
+      recovery_->AcceptReturningServer(id, reg, *enrollment_)) {
+    return;
+  }
+  enrollment_->RegisterPeer(id, reg);
+}
+
+void Coordinator::Impl::HandlePeerMessage(const std::string& id, Peer& peer,
+                                          const wire::Envelope& env) {
   const bool evaluator = peer.role == wire::Role::Evaluator;
   const bool worker = peer.role == wire::Role::Worker;
+  const bool server = peer.role == wire::Role::Server;
   switch (env.body_type()) {
     case wire::Body::Heartbeat:
       return ReplyHeartbeat(id);
     case wire::Body::Describe:
       if (!worker && !evaluator) break;
-      return HandleDescribe(id, peer, *env.body_as_Describe());
+      return enrollment_->HandleDescribe(id, peer, *env.body_as_Describe());
     case wire::Body::Admit:
       if (!worker && !evaluator) break;
-      if (!CurrentEpoch(peer, env.body_as_Admit()->epoch())) return;
+      if (!recovery_->CurrentEpoch(peer, env.body_as_Admit()->epoch())) return;
       return HandleAdmit(id, peer, env.body_as_Admit()->clock());
     case wire::Body::ClockDone:
       if (!worker) break;
-      if (!CurrentEpoch(peer, env.body_as_ClockDone()->epoch())) return;
-      return HandleClockDone(peer, *env.body_as_ClockDone());
+      if (!recovery_->CurrentEpoch(peer, env.body_as_ClockDone()->epoch())) {
+        return;
+      }
+      return clock_->HandleClockDone(peer, *env.body_as_ClockDone());
     case wire::Body::Committed:
-      if (peer.role != wire::Role::Server) break;
+      if (!server) break;
       // A survivor's acks of clocks past the round it is rolling back to.
-      if (recovering_) return;
-      return HandleCommitted(*env.body_as_Committed());
+      if (recovery_->recovering()) return;
+      return clock_->HandleCommitted(*env.body_as_Committed());
     case wire::Body::SnapshotDone:
-      if (peer.role != wire::Role::Server) break;
-      if (recovering_) return;  // its round was abandoned
-      return HandleSnapshotDone(*env.body_as_SnapshotDone());
+      if (!server) break;
+      if (recovery_->recovering()) return;  // its round was abandoned
+      return rounds_->HandleSnapshotDone(*env.body_as_SnapshotDone());
     case wire::Body::Restored:
-      if (peer.role != wire::Role::Server) break;
-      return HandleRestored(peer, *env.body_as_Restored());
+      if (!server) break;
+      return recovery_->HandleRestored(peer, *env.body_as_Restored(),
+                                       *enrollment_);
     case wire::Body::Evaluation:
       if (!worker && !evaluator) break;
-      if (!CurrentEpoch(peer, env.body_as_Evaluation()->epoch())) return;
-      return HandleEvaluation(id, *env.body_as_Evaluation());
-    case wire::Body::Error: {
-      const std::string text =
-          flatbuffers::GetString(env.body_as_Error()->message());
-      if ((worker || evaluator) && !peer.started) {
-        return HandleWorkerError(id, peer, text);
+      if (!recovery_->CurrentEpoch(peer, env.body_as_Evaluation()->epoch())) {
+        return;
       }
-      if (!worker &&
-          env.body_as_Error()->code() == wire::ErrorCode::RestoreFailed) {
-        return HandleRestoreFailed(peer.rank, env.body_as_Error()->request_id(),
-                                   text);
-      }
-      LS_LOG(Warning) << RoleName(peer.role) << " " << peer.rank
-                      << " reported an error: " << text;
-      return;
-    }
+      return clock_->HandleEvaluation(id, *env.body_as_Evaluation());
+    case wire::Body::Error:
+      return HandleError(id, peer, *env.body_as_Error());
     default:
       break;
   }
@@ -229,15 +269,59 @@ void Coordinator::HandlePeerMessage(const std::string& id, Peer& peer,
                                        RoleName(peer.role)));
 }
 
-void Coordinator::ReplyHeartbeat(const std::string& id) {
+void Coordinator::Impl::HandleAdmit(const std::string& id, Peer& peer,
+                                    int64_t clock) {
+  if (!enrollment_->training() || clock < 0) {
+    RejectBadMessage(id, FailedPrecondition("admission before training"));
+    return;
+  }
+  clock_->HandleAdmit(id, peer, clock);
+}
+
+void Coordinator::Impl::HandleError(const std::string& id, Peer& peer,
+                                    const wire::Error& err) {
+  const std::string text = flatbuffers::GetString(err.message());
+  const bool worker = peer.role == wire::Role::Worker;
+  if ((worker || peer.role == wire::Role::Evaluator) && !peer.started) {
+    return enrollment_->HandleWorkerError(id, peer, text);
+  }
+  if (!worker && err.code() == wire::ErrorCode::RestoreFailed) {
+    return recovery_->HandleRestoreFailed(peer.rank, err.request_id(), text,
+                                          *enrollment_);
+  }
+  LS_LOG(Warning) << RoleName(peer.role) << " " << peer.rank
+                  << " reported an error: " << text;
+}
+
+Status Coordinator::Impl::CheckLiveness() {
+  const int64_t limit_ms = static_cast<int64_t>(options_.job.heartbeat_ms) *
+                           options_.dead_after_heartbeats;
+  const SilentPeers silent = members_.FindSilent(
+      NowMillis(), limit_ms, options_.register_timeout_s * 1000);
+  if (!silent.evaluator.empty()) {
+    enrollment_->RemoveEvaluator(std::string(members_.evaluator_id()),
+                                 silent.evaluator);
+  }
+  // A lost server's part of the model comes back from the latest complete
+  // snapshot round (recovery.h), or the job ends.
+  for (const auto& [id, why] : silent.servers) {
+    recovery_->LoseServer(id, why, *enrollment_);
+  }
+  for (const auto& [id, why] : silent.workers) {
+    enrollment_->RemoveWorker(id, why);
+  }
+  return recovery_->CheckDeadline();
+}
+
+void Coordinator::Impl::ReplyHeartbeat(const std::string& id) {
   // Heartbeats go both ways, so peers notice a dead coordinator.
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateHeartbeat(fbb, recorder_->last_committed());
-  Reply(id, FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                           wire::Role::Coordinator, 0));
+  Send(id, FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
+                          wire::Role::Coordinator, 0));
 }
 
-void Coordinator::Reply(const std::string& id, zmq::message_t header) {
+void Coordinator::Impl::Send(const std::string& id, zmq::message_t header) {
   Message out;
   out.peer = id;
   out.header = std::move(header);
@@ -247,23 +331,28 @@ void Coordinator::Reply(const std::string& id, zmq::message_t header) {
   }
 }
 
-void Coordinator::SendToServers(zmq::message_t& header) {
-  for (const auto& id : server_ids_) {
-    if (id.empty()) continue;  // lost, not back yet
-    zmq::message_t copy;
-    copy.copy(header);
-    Reply(id, std::move(copy));
-  }
-}
-
-void Coordinator::RejectBadMessage(const std::string& id, const Status& why) {
+void Coordinator::Impl::RejectBadMessage(const std::string& id,
+                                         const Status& why) {
   ++bad_messages_;
   if (bad_log_budget_-- > 0) {
     LS_LOG(Warning) << "rejected a message (" << bad_messages_
                     << " so far): " << why.message();
   }
-  Reply(id, MakeErrorHeader(ErrorCodeFor(why), why.message(), 0,
-                            wire::Role::Coordinator, 0));
+  Send(id, MakeErrorHeader(ErrorCodeFor(why), why.message(), 0,
+                           wire::Role::Coordinator, 0));
+}
+
+void Coordinator::Impl::SendShutdown(const std::string& reason) {
+  LS_LOG(Info) << "shutting down: " << reason;
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto body = wire::CreateShutdown(fbb, fbb.CreateString(reason));
+  zmq::message_t header = FinishEnvelope(
+      fbb, wire::Body::Shutdown, body.Union(), wire::Role::Coordinator, 0);
+  for (const auto& [id, peer] : members_.peers()) {
+    zmq::message_t copy;
+    copy.copy(header);
+    Send(id, std::move(copy));
+  }
 }
 
 }  // namespace lockstep

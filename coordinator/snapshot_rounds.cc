@@ -1,10 +1,8 @@
-// Coordinator: snapshot rounds — the schedule, the shards' reports, the
-// manifest, and the round a resumed job starts from.
-#include <chrono>
+#include "coordinator/snapshot_rounds.h"
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "coordinator/coordinator.h"
+#include "common/wire/message.h"
 
 namespace lockstep {
 namespace {
@@ -14,84 +12,48 @@ constexpr double kSettleSeconds = 60;
 
 }  // namespace
 
-Status Coordinator::SetUpSnapshots() {
-  const JobConfig& job = options_.job;
-  if (job.snapshot_dir.empty()) {
-    if (job.snapshots()) {
+Status SnapshotRounds::SetUp(bool resume, uint64_t resume_round) {
+  if (job_.snapshot_dir.empty()) {
+    if (job_.snapshots()) {
       return InvalidArgument(
           "--snapshot-every-clocks / --snapshot-every-s need --snapshot-dir");
     }
-    if (options_.resume) {
-      return InvalidArgument("resuming needs --snapshot-dir");
-    }
+    if (resume) return InvalidArgument("resuming needs --snapshot-dir");
     return Status::Ok();
   }
-  auto loaded = SnapshotManifest::Load(job.snapshot_dir);
-  if (!options_.resume) {
+  auto loaded = SnapshotManifest::Load(job_.snapshot_dir);
+  if (!resume) {
     if (loaded.ok()) {
       return FailedPrecondition(
-          job.snapshot_dir +
+          job_.snapshot_dir +
           " already holds the snapshots of a job; resume it, or give a "
           "fresh --snapshot-dir");
     }
     if (loaded.status().code() != StatusCode::kNotFound) {
       return loaded.status();
     }
-    manifest_ = SnapshotManifest(job);
+    manifest_ = SnapshotManifest(job_);
   } else {
-    if (!loaded.ok()) {
-      return loaded.status().WithContext("cannot resume");
-    }
+    if (!loaded.ok()) return loaded.status().WithContext("cannot resume");
     manifest_ = std::move(loaded).value();
-    const ManifestRound* round = options_.resume_round > 0
-                                     ? manifest_.Find(options_.resume_round)
-                                     : manifest_.LatestComplete();
+    const ManifestRound* round = resume_round > 0 ? manifest_.Find(resume_round)
+                                                  : manifest_.LatestComplete();
     if (round == nullptr || !round->complete) {
-      return NotFound(
-          "cannot resume: " + job.snapshot_dir + " has " +
-          (options_.resume_round > 0
-               ? "no complete round " + std::to_string(options_.resume_round)
-               : std::string("no complete round")));
+      return NotFound("cannot resume: " + job_.snapshot_dir + " has " +
+                      (resume_round > 0
+                           ? "no complete round " + std::to_string(resume_round)
+                           : std::string("no complete round")));
     }
     restore_ = *round;
-    manifest_.set_job(job);
+    manifest_.set_job(job_);
   }
-  rounds_ = RoundTracker(job.snapshot_every_clocks, job.snapshot_every_s,
+  rounds_ = RoundTracker(job_.snapshot_every_clocks, job_.snapshot_every_s,
                          NowSeconds(), restore_ ? restore_->clock : -1);
-  return manifest_.Save(job.snapshot_dir);
+  return manifest_.Save(job_.snapshot_dir);
 }
 
-void Coordinator::ResumePolicy(const ManifestRound& round) {
-  policy_->ResumeAt(round.clock + 1);
-  // Rounds of older manifests and of BSP-family jobs do not say: every
-  // clock up to the round's processed X samples.
-  auto processed = round.policy_state.find(kProcessedSamplesKey);
-  budget_.Restore(processed != round.policy_state.end() &&
-                          processed->second.size() == 1
-                      ? static_cast<uint64_t>(processed->second[0])
-                      : static_cast<uint64_t>(round.clock + 1) *
-                            options_.job.GlobalBatch());
-  applied_samples_ = budget_.processed();
-  evaluations_.StartAt(OnArrival() ? ProgressClocks() : round.clock + 1);
-  if (round.policy.empty()) return;  // a round of an older manifest
-  if (round.policy != policy_->name()) {
-    LS_LOG(Info) << "round " << round.round << " was taken under "
-                 << round.policy << "; " << policy_->name()
-                 << " starts with fresh state";
-    return;
-  }
-  const Status loaded = policy_->LoadState(round.policy_state);
-  if (!loaded.ok()) {
-    // The model is intact; only the policy's learning is lost.
-    LS_LOG(Warning) << "round " << round.round
-                    << ": the policy's state is not usable ("
-                    << loaded.message() << "); it starts fresh";
-  }
-}
-
-void Coordinator::MaybeStartRound(int64_t clock, bool force) {
-  const JobConfig& job = options_.job;
-  if (job.snapshot_dir.empty() || !job.snapshots() || clock < 0) return;
+void SnapshotRounds::MaybeStartRound(int64_t clock, bool force) {
+  if (job_.snapshot_dir.empty() || !job_.snapshots() || clock < 0) return;
   if (force && rounds_.in_flight()) {
     final_round_clock_ = clock;
     return;
@@ -100,30 +62,25 @@ void Coordinator::MaybeStartRound(int64_t clock, bool force) {
   StartRound(clock);
 }
 
-void Coordinator::StartRound(int64_t clock) {
-  const JobConfig& job = options_.job;
+void SnapshotRounds::StartRound(int64_t clock) {
   const double now = NowSeconds();
   const uint64_t round =
       manifest_.NextRound(restore_ ? restore_->round + 1 : 1);
   // Rounds older than the newest snapshot_keep complete ones go; the one
   // starting now is not complete yet, so keep one more until it is.
   SnapshotManifest kept = manifest_;
-  const uint64_t keep_from = kept.Prune(job.snapshot_keep);
+  const uint64_t keep_from = kept.Prune(job_.snapshot_keep);
   // The policy's state now is its state after `clock`: rounds start when
   // `clock` is committed (or the newest committed one, for a requested
   // round); under apply-on-arrival policies the clock table is where each
   // worker was when the shards' cuts begin.
-  PolicyState state = policy_->SaveState();
-  if (OnArrival()) {
-    state[kProcessedSamplesKey] = {static_cast<double>(budget_.processed())};
-  }
-  rounds_.Begin(round, clock, layout_.num_shards(), now, UnixSeconds(),
-                policy_->name(), std::move(state));
+  rounds_.Begin(round, clock, context_.Shards(), now, UnixSeconds(),
+                context_.PolicyName(), context_.PolicyStateNow());
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateSnapshotStart(fbb, round, clock, keep_from);
   zmq::message_t header = FinishEnvelope(
       fbb, wire::Body::SnapshotStart, body.Union(), wire::Role::Coordinator, 0);
-  SendToServers(header);
+  outbox_.SendToEach(members_.server_ids(), header);
   LS_LOG(Debug) << "snapshot round " << round << " of clock " << clock
                 << " started";
   if (!round_requests_.empty()) {
@@ -134,19 +91,20 @@ void Coordinator::StartRound(int64_t clock) {
   }
 }
 
-void Coordinator::HandleRoundRequest(const std::string& id) {
-  const int64_t clock = training_ ? policy_->CurrentClock() - 1 : -1;
+void SnapshotRounds::HandleRoundRequest(const std::string& id) {
+  const int64_t clock = context_.LastCommittedClock();
+  const bool recovering = context_.Recovering();
   std::string refused;
-  if (options_.job.snapshot_dir.empty()) {
+  if (job_.snapshot_dir.empty()) {
     refused = "this job has no --snapshot-dir";
-  } else if (clock < 0 || recovering_) {
-    refused = recovering_ ? "the job is recovering from a lost server"
-                          : "no clock is committed yet";
+  } else if (clock < 0 || recovering) {
+    refused = recovering ? "the job is recovering from a lost server"
+                         : "no clock is committed yet";
   }
   if (!refused.empty()) {
-    Reply(id, MakeErrorHeader(wire::ErrorCode::NotReady,
-                              "no snapshot round now: " + refused, 0,
-                              wire::Role::Coordinator, 0));
+    outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::NotReady,
+                                     "no snapshot round now: " + refused, 0,
+                                     wire::Role::Coordinator, 0));
     return;
   }
   LS_LOG(Info) << "a snapshot round was requested at clock " << clock;
@@ -155,7 +113,7 @@ void Coordinator::HandleRoundRequest(const std::string& id) {
   if (!rounds_.in_flight()) StartRound(clock);
 }
 
-void Coordinator::AnswerRoundRequests(const ManifestRound& round) {
+void SnapshotRounds::AnswerRoundRequests(const ManifestRound& round) {
   auto it = round_waiters_.find(round.round);
   if (it == round_waiters_.end()) return;
   for (const std::string& id : it->second) {
@@ -163,13 +121,13 @@ void Coordinator::AnswerRoundRequests(const ManifestRound& round) {
     auto body =
         wire::CreateSnapshotDone(fbb, round.round, 0, round.clock, round.bytes,
                                  round.complete, fbb.CreateString(round.error));
-    Reply(id, FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
-                             wire::Role::Coordinator, 0));
+    outbox_.Send(id, FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
+                                    wire::Role::Coordinator, 0));
   }
   round_waiters_.erase(it);
 }
 
-void Coordinator::HandleSnapshotDone(const wire::SnapshotDone& done) {
+void SnapshotRounds::HandleSnapshotDone(const wire::SnapshotDone& done) {
   std::map<uint32_t, int64_t> contained;
   if (done.contained() != nullptr) {
     for (const wire::PushCutEntry* e : *done.contained()) {
@@ -187,14 +145,14 @@ void Coordinator::HandleSnapshotDone(const wire::SnapshotDone& done) {
   if (finished) FinishRound(std::move(*finished));
 }
 
-void Coordinator::FinishRound(ManifestRound round) {
+void SnapshotRounds::FinishRound(ManifestRound round) {
   if (round.complete) {
-    ++rounds_complete_;
+    ++complete_;
     LS_LOG(Info) << "snapshot round " << round.round << " (clock "
                  << round.clock << ") complete: " << round.bytes / 1e6
                  << " MB over " << round.shards << " shards";
   } else {
-    ++rounds_failed_;
+    ++failed_;
     LS_LOG(Error) << "snapshot round " << round.round << " (clock "
                   << round.clock
                   << ") failed; older rounds stay: " << round.error;
@@ -203,10 +161,10 @@ void Coordinator::FinishRound(ManifestRound round) {
   // what it reads next is the round it was told of.
   ManifestRound answer = round;
   manifest_.Record(std::move(round));
-  manifest_.Prune(options_.job.snapshot_keep);
-  Status saved = manifest_.Save(options_.job.snapshot_dir);
+  manifest_.Prune(job_.snapshot_keep);
+  Status saved = manifest_.Save(job_.snapshot_dir);
   if (!saved.ok()) {
-    ++rounds_failed_;
+    ++failed_;
     LS_LOG(Error) << "snapshot manifest not updated: " << saved.message();
     answer.complete = false;
     answer.error = "the manifest was not updated: " + saved.message();
@@ -217,29 +175,29 @@ void Coordinator::FinishRound(ManifestRound round) {
     final_round_clock_.reset();
     MaybeStartRound(clock, /*force=*/true);
   }
-  if (!round_requests_.empty() && !rounds_.in_flight() && !recovering_) {
-    StartRound(policy_->CurrentClock() - 1);
+  if (!round_requests_.empty() && !rounds_.in_flight() &&
+      !context_.Recovering()) {
+    StartRound(context_.LastCommittedClock());
   }
 }
 
-void Coordinator::HandleRestoreFailed(int shard, uint64_t round,
-                                      const std::string& why) {
+RestoreFailure SnapshotRounds::HandleRestoreFailed(int shard, uint64_t round,
+                                                   const std::string& why) {
+  RestoreFailure result;
   const ManifestRound* entry = manifest_.Find(round);
-  if (!restore_ || restore_->round != round || entry == nullptr) return;
+  if (!restore_ || restore_->round != round || entry == nullptr) return result;
+  result.ignored = false;
   ManifestRound failed = *entry;
   failed.complete = false;
   failed.error = "restore on shard " + std::to_string(shard) + ": " + why;
   manifest_.Record(std::move(failed));
-  Status saved = manifest_.Save(options_.job.snapshot_dir);
+  Status saved = manifest_.Save(job_.snapshot_dir);
   const ManifestRound* older = manifest_.LatestComplete();
-  if (recovering_ && older != nullptr) {
-    const ManifestRound previous = *older;
-    BeginRollback(previous, "snapshot round " + std::to_string(round) +
-                                " cannot be restored (" + why +
-                                "); it is marked failed");
-    return;
+  if (context_.Recovering() && older != nullptr) {
+    result.previous = *older;
+    return result;
   }
-  abort_status_ =
+  result.abort =
       Corruption("snapshot round " + std::to_string(round) +
                  " cannot be restored (" + why + "); it is marked failed" +
                  (older != nullptr
@@ -250,9 +208,10 @@ void Coordinator::HandleRestoreFailed(int shard, uint64_t round,
                  (saved.ok() ? ""
                              : "; but the manifest could not be updated: " +
                                    saved.message()));
+  return result;
 }
 
-bool Coordinator::RoundsSettled() {
+bool SnapshotRounds::Settled() {
   if (!rounds_.in_flight()) return true;
   const double now = NowSeconds();
   if (settle_deadline_s_ == 0) {
@@ -266,6 +225,26 @@ bool Coordinator::RoundsSettled() {
     FinishRound(std::move(*abandoned));
   }
   return true;
+}
+
+void SnapshotRounds::AbandonForLoss(const std::string& why) {
+  if (auto abandoned = rounds_.Abandon(why)) FinishRound(std::move(*abandoned));
+  final_round_clock_.reset();
+}
+
+void SnapshotRounds::BeginRollback(const ManifestRound& round) {
+  restore_ = round;
+  for (const std::string& tool : round_requests_) {
+    outbox_.Send(tool, MakeErrorHeader(wire::ErrorCode::NotReady,
+                                       "the job is rolling back; ask again", 0,
+                                       wire::Role::Coordinator, 0));
+  }
+  round_requests_.clear();
+}
+
+void SnapshotRounds::FinishRollback() {
+  rounds_ = RoundTracker(job_.snapshot_every_clocks, job_.snapshot_every_s,
+                         NowSeconds(), restore_->clock);
 }
 
 }  // namespace lockstep

@@ -1,0 +1,110 @@
+// Coordinator's implementation (coordinator.cc), declared here to keep
+// that file readable; nothing but coordinator.cc includes it. It holds the
+// socket and the ZeroMQ and FlatBuffers types the public header keeps out.
+// Thread-safety: as Coordinator: one thread.
+#ifndef LOCKSTEP_COORDINATOR_COORDINATOR_IMPL_H_
+#define LOCKSTEP_COORDINATOR_COORDINATOR_IMPL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/status.h"
+#include "common/wire/message.h"
+#include "coordinator/clock_driver.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/enrollment.h"
+#include "coordinator/job_host.h"
+#include "coordinator/membership.h"
+#include "coordinator/metrics_http.h"
+#include "coordinator/outbox.h"
+#include "coordinator/recovery.h"
+#include "coordinator/run_recorder.h"
+#include "coordinator/snapshot_rounds.h"
+
+namespace lockstep {
+
+// Owns the socket and the components, and dispatches each message to the
+// one it is for. It is the components' Outbox (the ROUTER socket), their
+// JobHost, and what they hear of each other through (ClockListener,
+// RoundContext), so none of them reaches into another.
+class Coordinator::Impl : public Outbox,
+                          public JobHost,
+                          public ClockListener,
+                          public RoundContext {
+ public:
+  explicit Impl(CoordinatorOptions options)
+      : options_(std::move(options)), members_(options_.job.workers) {}
+
+  Status SetUp();
+  Status Run();
+  const std::string& endpoint() const { return endpoint_; }
+  std::string metrics_url() const {
+    return metrics_ ? metrics_->url() : std::string();
+  }
+
+  // Outbox.
+  void Send(const std::string& id, zmq::message_t header) override;
+  // JobHost.
+  void RejectBadMessage(const std::string& id, const Status& why) override;
+  void Abort(Status why) override { abort_status_ = std::move(why); }
+  bool aborted() const override { return !abort_status_.ok(); }
+  // ClockListener.
+  void OnApplied(int64_t clock) override {
+    recovery_->LogFirstCommitAfterRecovery(clock);
+  }
+  void OnRoundPoint(int64_t clock, bool force) override {
+    rounds_->MaybeStartRound(clock, force);
+  }
+  bool Paused() const override { return recovery_->recovering(); }
+  // RoundContext.
+  int64_t LastCommittedClock() const override {
+    return enrollment_->training() ? clock_->LastCommittedClock() : -1;
+  }
+  std::string PolicyName() const override { return clock_->policy().name(); }
+  PolicyState PolicyStateNow() const override {
+    return clock_->PolicyStateNow();
+  }
+  uint32_t Shards() const override {
+    return enrollment_->layout().num_shards();
+  }
+  bool Recovering() const override { return recovery_->recovering(); }
+
+ private:
+  void HandleMessage(Message& msg);
+  void HandleRegister(const std::string& id, const wire::Register& reg);
+  // Dispatches a verified message from a registered peer.
+  void HandlePeerMessage(const std::string& id, Peer& peer,
+                         const wire::Envelope& env);
+  void HandleAdmit(const std::string& id, Peer& peer, int64_t clock);
+  void HandleError(const std::string& id, Peer& peer, const wire::Error& err);
+  void ReplyHeartbeat(const std::string& id);
+  Status CheckLiveness();
+  bool TrainingDone() const {
+    return enrollment_->training() && clock_->final_eval_received();
+  }
+  // Publishes a metrics snapshot (at most every 0.5 s unless forced).
+  void PublishMetrics(bool force);
+  void SendShutdown(const std::string& reason);
+  Status Finish();
+
+  CoordinatorOptions options_;
+  zmq::socket_t socket_;
+  std::string endpoint_;
+  std::unique_ptr<MetricsHttpServer> metrics_;
+  double metrics_published_s_ = 0;
+  std::unique_ptr<RunRecorder> recorder_;
+  Membership members_;
+  std::unique_ptr<SnapshotRounds> rounds_;
+  std::unique_ptr<ClockDriver> clock_;
+  std::unique_ptr<Recovery> recovery_;
+  std::unique_ptr<Enrollment> enrollment_;
+  uint64_t bad_messages_ = 0;
+  int64_t bad_log_budget_ = 20;
+  Status abort_status_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COORDINATOR_COORDINATOR_IMPL_H_

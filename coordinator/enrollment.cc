@@ -1,0 +1,306 @@
+#include "coordinator/enrollment.h"
+
+#include "common/clock.h"
+#include "common/job_fields.h"
+#include "common/logging.h"
+#include "common/wire/job_config_codec.h"
+#include "common/wire/job_shape_codec.h"
+#include "common/wire/layout_codec.h"
+#include "common/wire/message.h"
+#include "coordinator/recovery.h"
+
+namespace lockstep {
+namespace {
+
+wire::ApplyMode WireApplyMode(ApplyMode mode) {
+  return mode == ApplyMode::kOnArrival ? wire::ApplyMode::OnArrival
+                                       : wire::ApplyMode::OnCommit;
+}
+
+}  // namespace
+
+void Enrollment::RegisterPeer(const std::string& id,
+                              const wire::Register& reg) {
+  const bool is_server = reg.role() == wire::Role::Server;
+  if (!is_server && members_.workers_welcomed()) {
+    ReplaceWorkerOfRank(reg.rank_hint());
+  }
+  const size_t have =
+      is_server ? members_.server_ids().size() : members_.worker_ids().size();
+  const uint32_t want = is_server ? job_.servers : job_.workers;
+  if (have >= want || (training_ && is_server)) {
+    outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::BadRequest,
+                                     std::string("job already has all its ") +
+                                         (is_server ? "servers" : "workers"),
+                                     0, wire::Role::Coordinator, 0));
+    return;
+  }
+  if (is_server && flatbuffers::GetString(reg.endpoint()).empty()) {
+    host_.RejectBadMessage(
+        id, InvalidArgument("server registered without endpoint"));
+    return;
+  }
+  Peer peer;
+  peer.role = reg.role();
+  peer.last_seen_ms = NowMillis();
+  peer.rank_hint = reg.rank_hint();
+  peer.endpoint = flatbuffers::GetString(reg.endpoint());
+  peer.host = flatbuffers::GetString(reg.host());
+  TightenWorkerCaps(reg.capabilities(), &peer.caps);
+  members_.Add(id, peer);
+  LS_LOG(Info) << RoleName(reg.role()) << " registered from "
+               << flatbuffers::GetString(reg.host()) << " pid " << reg.pid()
+               << " (" << members_.server_ids().size() << "/" << job_.servers
+               << " servers, " << members_.worker_ids().size() << "/"
+               << job_.workers << " workers)";
+  if (!is_server && members_.workers_welcomed()) {
+    // A re-join or a replacement: the others already have their ranks.
+    Peer& joiner = members_.at(id);
+    joiner.rank = members_.FreeWorkerRank(id);
+    SendWelcome(id, joiner);
+    return;
+  }
+  WelcomeWorkersIfReady();
+  StartTrainingIfReady();
+}
+
+void Enrollment::RegisterEvaluator(const std::string& id,
+                                   const wire::Register& reg) {
+  if (job_.evaluators == 0) {
+    outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::BadRequest,
+                                     "this job runs without an evaluator "
+                                     "(--evaluators 0)",
+                                     0, wire::Role::Coordinator, 0));
+    return;
+  }
+  // A new evaluator process replaces the old one (restarted by a
+  // supervisor before it was declared dead).
+  if (!members_.evaluator_id().empty()) {
+    RemoveEvaluator(std::string(members_.evaluator_id()),
+                    "replaced by a new evaluator process");
+  }
+  Peer peer;
+  peer.role = wire::Role::Evaluator;
+  peer.rank = 0;
+  peer.last_seen_ms = NowMillis();
+  peer.host = flatbuffers::GetString(reg.host());
+  members_.AddEvaluator(id, peer);
+  LS_LOG(Info) << "evaluator registered from " << peer.host << " pid "
+               << reg.pid();
+  if (members_.workers_welcomed()) SendWelcome(id, members_.at(id));
+}
+
+void Enrollment::RemoveEvaluator(const std::string& id,
+                                 const std::string& why) {
+  LS_LOG(Warning) << "evaluator removed: " << why
+                  << (training_ ? "; training goes on" : "");
+  members_.RemoveEvaluator(id);
+  shapes_.Forget(kEvaluatorShapeKey);
+  clock_.Forget(id);
+  if (clock_.training_over()) clock_.MaybeRequestFinalEvaluation();
+}
+
+bool Enrollment::EvaluatorReady() const {
+  if (job_.evaluators == 0) return true;
+  return !members_.evaluator_id().empty() && shapes_.Has(kEvaluatorShapeKey);
+}
+
+void Enrollment::ReplaceWorkerOfRank(int rank) {
+  if (rank < 0) return;
+  if (auto old = members_.WorkerOfRank(rank)) {
+    RemoveWorker(*old, "replaced by a new worker process", /*replaced=*/true);
+  }
+}
+
+void Enrollment::WelcomeWorkersIfReady() {
+  if (members_.workers_welcomed() ||
+      members_.worker_ids().size() < job_.workers) {
+    return;
+  }
+  members_.WelcomeWorkers();
+  for (const auto& id : members_.worker_ids()) {
+    SendWelcome(id, members_.at(id));
+  }
+  if (Peer* evaluator = members_.evaluator()) {
+    SendWelcome(members_.evaluator_id(), *evaluator);
+  }
+  LS_LOG(Info) << "all " << job_.workers << " workers registered; they load "
+               << job_.data << " and build " << job_.model;
+}
+
+void Enrollment::HandleDescribe(const std::string& id, Peer& peer,
+                                const wire::Describe& describe) {
+  if (!peer.welcomed || peer.started) {
+    host_.RejectBadMessage(id, FailedPrecondition("describe out of turn"));
+    return;
+  }
+  auto shape = JobShapeFromWire(&describe);
+  if (!shape.ok()) {
+    host_.RejectBadMessage(id, shape.status());
+    return;
+  }
+  TightenWorkerCaps(describe.capabilities(), &peer.caps);
+  const bool evaluator = peer.role == wire::Role::Evaluator;
+  const auto rank =
+      evaluator ? kEvaluatorShapeKey : static_cast<uint32_t>(peer.rank);
+  if (!training_) {
+    Status agreed = shapes_.Add(rank, *shape);
+    if (!agreed.ok()) {
+      host_.Abort(agreed);
+      return;
+    }
+    LS_LOG(Info) << (evaluator ? "the evaluator"
+                               : "worker " + std::to_string(rank))
+                 << " described " << shape->model.dense_params()
+                 << " dense parameters and " << shape->data.train_samples
+                 << " training samples";
+    StartTrainingIfReady();
+    return;
+  }
+  const std::string diff = ShapeDifference(*shape, *shapes_.agreed());
+  if (!diff.empty()) {
+    const std::string why = "describes a different job (" + diff + ")";
+    outbox_.Send(
+        id, MakeErrorHeader(wire::ErrorCode::BadRequest, "this process " + why,
+                            0, wire::Role::Coordinator, 0));
+    if (evaluator) {
+      RemoveEvaluator(id, why);
+    } else {
+      RemoveWorker(id, why);
+    }
+    return;
+  }
+  if (evaluator) {
+    // A late (or restarted) evaluator reads the points due from now on.
+    (void)shapes_.Add(kEvaluatorShapeKey, *shape);
+    SendStart(id, peer);
+    return;
+  }
+  JoinRunningJob(id, peer);
+}
+
+void Enrollment::HandleWorkerError(const std::string& id, Peer& peer,
+                                   const std::string& message) {
+  const std::string who = peer.role == wire::Role::Evaluator
+                              ? std::string("the evaluator")
+                              : "worker " + std::to_string(peer.rank);
+  const std::string why = who + " on " + peer.host + " cannot join: " + message;
+  if (training_ && peer.role == wire::Role::Evaluator) {
+    RemoveEvaluator(id, why);
+    return;
+  }
+  if (training_) {
+    // A late joiner that cannot run: the job goes on without it.
+    RemoveWorker(id, why);
+    return;
+  }
+  // Every worker runs the same job, so none of them could run it.
+  host_.Abort(FailedPrecondition(why));
+}
+
+void Enrollment::StartTrainingIfReady() {
+  if (training_ || host_.aborted() ||
+      members_.server_ids().size() < job_.servers ||
+      !members_.workers_welcomed() ||
+      members_.worker_ids().size() < job_.workers ||
+      !shapes_.Complete(members_.WorkerRanks()) || !EvaluatorReady()) {
+    return;
+  }
+  Status started = StartTraining();
+  if (!started.ok()) host_.Abort(started.WithContext("cannot start the job"));
+}
+
+Status Enrollment::StartTraining() {
+  const JobShape& shape = *shapes_.agreed();
+  LS_RETURN_IF_ERROR(ResolveJob(shape.data, &job_));
+  LS_RETURN_IF_ERROR(clock_.StartJob());
+  LS_ASSIGN_OR_RETURN(layout_,
+                      KeyLayout::Build(shape.model.tensors, job_.servers,
+                                       shape.model.sparse_dim));
+  members_.AssignServerRanks();
+  for (const auto& id : members_.server_ids()) {
+    layout_.set_endpoint(members_.at(id).rank, members_.at(id).endpoint);
+  }
+  recorder_.SetJob(job_);
+  if (const auto& restore = rounds_.restore()) {
+    clock_.ResumeAt(*restore);
+    LS_LOG(Info) << "resuming from snapshot round " << restore->round
+                 << " at clock " << restore->clock + 1;
+  }
+  for (const auto& id : members_.server_ids()) {
+    SendWelcome(id, members_.at(id));
+  }
+  for (const auto& id : members_.worker_ids()) {
+    Peer& peer = members_.at(id);
+    clock_.Join(peer, 0);
+    SendStart(id, peer);
+  }
+  if (Peer* evaluator = members_.evaluator()) {
+    SendStart(members_.evaluator_id(), *evaluator);
+  }
+  training_ = true;
+  LS_LOG(Info) << "all " << job_.servers << " servers and " << job_.workers
+               << " workers ready; training " << job_.model << " ("
+               << layout_.dense_keys() << " dense keys) under "
+               << clock_.policy().name() << " for " << job_.max_clocks
+               << " clocks";
+  return Status::Ok();
+}
+
+void Enrollment::JoinRunningJob(const std::string& id, Peer& peer) {
+  const int64_t clock = clock_.JoinRunning(peer);
+  LS_LOG(Warning) << "worker " << peer.rank << " on " << peer.host
+                  << " joined the running job at clock " << clock;
+  SendStart(id, peer);
+}
+
+void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
+  const bool server = peer.role == wire::Role::Server;
+  const auto& restore = rounds_.restore();
+  flatbuffers::FlatBufferBuilder fbb(4096);
+  auto job = JobConfigToWire(fbb, job_);
+  // Servers get the layout; workers describe themselves first.
+  flatbuffers::Offset<wire::Layout> layout;
+  if (server) layout = LayoutToWire(fbb, layout_);
+  const StalenessRule rule = clock_.policy().staleness_rule();
+  auto body = wire::CreateWelcome(
+      fbb, static_cast<uint32_t>(peer.rank), job, layout,
+      WireApplyMode(clock_.policy().apply_mode()), rule.scale_lr,
+      rule.max_staleness, server && restore ? restore->round : 0,
+      server && restore ? restore->shards : 0, recovery_.epoch());
+  outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
+                                  wire::Role::Coordinator, 0));
+  peer.welcomed = true;
+  peer.restoring = server && restore.has_value();
+  peer.last_seen_ms = NowMillis();  // liveness counts from the welcome
+}
+
+void Enrollment::SendStart(const std::string& id, Peer& peer) {
+  flatbuffers::FlatBufferBuilder fbb(4096);
+  auto job = JobConfigToWire(fbb, job_);
+  auto layout = LayoutToWire(fbb, layout_);
+  auto body = wire::CreateStart(fbb, job, layout, recovery_.epoch(),
+                                clock_.policy().CurrentClock());
+  outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Start, body.Union(),
+                                  wire::Role::Coordinator, 0));
+  peer.started = true;
+}
+
+void Enrollment::RemoveWorker(const std::string& id, const std::string& why,
+                              bool replaced) {
+  const Peer gone = members_.RemoveWorker(id);
+  LS_LOG(Warning) << "worker " << gone.rank << " removed: " << why << "; "
+                  << members_.worker_ids().size() << " workers go on";
+  ++dead_workers_;
+  if (gone.rank >= 0) shapes_.Forget(static_cast<uint32_t>(gone.rank));
+  if (!training_) return;  // a replacement may still register
+  if (gone.started) clock_.WorkerLeft(gone);
+  clock_.Forget(id);
+  clock_.MaybeRequestFinalEvaluation();
+  if (members_.worker_ids().empty() && !replaced) {
+    host_.Abort(Unavailable("every worker is gone (last: worker " +
+                            std::to_string(gone.rank) + ", " + why + ")"));
+  }
+}
+
+}  // namespace lockstep

@@ -1,0 +1,115 @@
+// Peers joining and leaving the job: registration, ranks and Welcomes, the
+// workers' descriptions and the job they agree on, the start of training
+// (the layout, Start for every worker), late joiners, and removing a
+// worker or the evaluator.
+//
+// Phases: servers and workers register; once every worker has, each gets
+// its rank and the job (Welcome) and loads its data; once every server has
+// registered and every worker has described itself, the servers get the
+// layout (Welcome) and the workers theirs (Start), and training runs. A
+// worker registering later (a re-join or a replacement) is welcomed at
+// once and starts at the policy's current clock once its description
+// matches the job's.
+// Thread-safety: not thread-safe; the coordinator's thread owns it.
+#ifndef LOCKSTEP_COORDINATOR_ENROLLMENT_H_
+#define LOCKSTEP_COORDINATOR_ENROLLMENT_H_
+
+#include <string>
+
+#include "common/job_config.h"
+#include "common/layout.h"
+#include "common/status.h"
+#include "coordinator/clock_driver.h"
+#include "coordinator/job_host.h"
+#include "coordinator/membership.h"
+#include "coordinator/outbox.h"
+#include "coordinator/run_recorder.h"
+#include "coordinator/shape_agreement.h"
+#include "coordinator/snapshot_rounds.h"
+
+namespace lockstep {
+
+class Recovery;
+
+class Enrollment {
+ public:
+  // Every argument must outlive the enrollment; `job` is resolved here
+  // when training starts. `recovery` gives the epoch Welcomes carry.
+  Enrollment(JobConfig& job, Outbox& outbox, JobHost& host, Membership& members,
+             ClockDriver& clock, SnapshotRounds& rounds, RunRecorder& recorder,
+             const Recovery& recovery)
+      : job_(job),
+        outbox_(outbox),
+        host_(host),
+        members_(members),
+        clock_(clock),
+        rounds_(rounds),
+        recorder_(recorder),
+        recovery_(recovery) {}
+
+  bool training() const { return training_; }
+  KeyLayout& layout() { return layout_; }
+  // Workers removed so far (dead, refused or replaced).
+  uint64_t dead_workers() const { return dead_workers_; }
+
+  // A server or worker registers (not yet known; not a returning server).
+  void RegisterPeer(const std::string& id, const wire::Register& reg);
+  // The job's out-of-band evaluator registers like a worker (role
+  // Evaluator), describes the same job, and asks Admit for evaluation
+  // points (ClockDriver).
+  void RegisterEvaluator(const std::string& id, const wire::Register& reg);
+  // Records a worker's description; starts training once all have one.
+  void HandleDescribe(const std::string& id, Peer& peer,
+                      const wire::Describe& describe);
+  // A worker that cannot join (bad model, missing data) says why; before
+  // training that ends the job, which no worker could run.
+  void HandleWorkerError(const std::string& id, Peer& peer,
+                         const std::string& message);
+  // Removes a dead (or refused) worker; the policy re-evaluates without it.
+  // With no worker left the job ends, unless it is being `replaced`.
+  void RemoveWorker(const std::string& id, const std::string& why,
+                    bool replaced = false);
+  void RemoveEvaluator(const std::string& id, const std::string& why);
+
+  // Sends `peer` its Welcome: its rank and the job (servers: the layout
+  // and the round to restore, if any); liveness counts from now.
+  void SendWelcome(const std::string& id, Peer& peer);
+  // Sends `peer` its Start: the job, the layout, the epoch and the clock.
+  void SendStart(const std::string& id, Peer& peer);
+
+ private:
+  // Whether the evaluator the job needs has described itself (always true
+  // for a job without one).
+  bool EvaluatorReady() const;
+  // A new process registering for worker rank `rank` (>= 0) while one is
+  // registered: the old one is gone (a supervisor restarts a worker faster
+  // than it is declared dead), so it is removed.
+  void ReplaceWorkerOfRank(int rank);
+  // Once every worker registered: ranks and Welcomes for all of them.
+  void WelcomeWorkersIfReady();
+  // Once every server registered and every worker described itself:
+  // resolves the job, builds the layout, welcomes the servers, starts the
+  // workers. Errors end the job.
+  void StartTrainingIfReady();
+  Status StartTraining();
+  // A worker whose description matches, welcomed after the others started:
+  // joins the policy at its current clock and gets its Start.
+  void JoinRunningJob(const std::string& id, Peer& peer);
+
+  JobConfig& job_;
+  Outbox& outbox_;
+  JobHost& host_;
+  Membership& members_;
+  ClockDriver& clock_;
+  SnapshotRounds& rounds_;
+  RunRecorder& recorder_;
+  const Recovery& recovery_;
+  KeyLayout layout_;
+  ShapeAgreement shapes_;
+  bool training_ = false;
+  uint64_t dead_workers_ = 0;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COORDINATOR_ENROLLMENT_H_

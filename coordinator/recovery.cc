@@ -1,0 +1,167 @@
+#include "coordinator/recovery.h"
+
+#include "common/clock.h"
+#include "common/logging.h"
+
+namespace lockstep {
+
+bool Recovery::CurrentEpoch(const Peer& peer, uint32_t epoch) const {
+  if (!recovering_ && epoch == epoch_) return true;
+  LS_LOG(Debug) << "ignored a report of worker " << peer.rank
+                << " from recovery epoch " << epoch << " (now " << epoch_
+                << (recovering_ ? ", recovering)" : ")");
+  return false;
+}
+
+void Recovery::LogFirstCommitAfterRecovery(int64_t clock) {
+  if (!first_commit_pending_) return;
+  first_commit_pending_ = false;
+  LS_LOG(Warning) << "first commit after the recovery: clock " << clock << ", "
+                  << NowSeconds() - started_s_
+                  << " s after the server was lost";
+}
+
+Status Recovery::CheckDeadline() const {
+  if (!recovering_ || NowSeconds() - started_s_ <= deadline_s_) {
+    return Status::Ok();
+  }
+  std::string missing;
+  for (size_t k = 0; k < members_.server_ids().size(); ++k) {
+    if (restored_.count(static_cast<int>(k)) != 0) continue;
+    missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+  }
+  return DeadlineExceeded("recovery did not finish within " +
+                          std::to_string(deadline_s_) + " s: server(s) " +
+                          missing + " did not come back or restore");
+}
+
+void Recovery::LoseServer(const std::string& id, const std::string& why,
+                          Enrollment& enrollment) {
+  const Peer gone = members_.RemoveServer(id);
+  const std::string what =
+      "server " + std::to_string(gone.rank) + " on " + gone.host + " " + why;
+  const bool training = enrollment.training();
+  const bool snapshots = !job_.snapshot_dir.empty();
+  const ManifestRound* latest =
+      training && snapshots ? rounds_.LatestComplete() : nullptr;
+  if (latest == nullptr) {
+    const std::string missing =
+        !training ? "before training started"
+        : snapshots
+            ? "and no snapshot round is complete yet"
+            : "and the job takes no snapshots (--snapshot-every-clocks)";
+    const Status lost = Unavailable(what + " " + missing +
+                                    ", so its part of the model is lost");
+    LS_LOG(Error) << lost.message();
+    host_.Abort(lost);
+    return;
+  }
+  // A copy: recording the abandoned round below changes the manifest.
+  const ManifestRound round = *latest;
+  if (!recovering_) started_s_ = NowSeconds();
+  recovering_ = true;  // no round starts for a tool's request meanwhile
+  rounds_.AbandonForLoss("server " + std::to_string(gone.rank) + " was lost");
+  ++recoveries_;
+  BeginRollback(round, what, enrollment);
+}
+
+void Recovery::BeginRollback(const ManifestRound& round, const std::string& why,
+                             Enrollment& enrollment) {
+  rounds_.BeginRollback(round);
+  ++epoch_;
+  recovering_ = true;
+  restored_.clear();
+  LS_LOG(Warning) << why << "; rolling every shard back to snapshot round "
+                  << round.round << " (clock " << round.clock
+                  << "), recovery epoch " << epoch_;
+  for (const auto& server : members_.server_ids()) {
+    if (!server.empty()) enrollment.SendWelcome(server, members_.at(server));
+  }
+}
+
+void Recovery::HandleRestoreFailed(int shard, uint64_t round,
+                                   const std::string& why,
+                                   Enrollment& enrollment) {
+  RestoreFailure failure = rounds_.HandleRestoreFailed(shard, round, why);
+  if (failure.ignored) return;
+  if (failure.previous) {
+    BeginRollback(*failure.previous,
+                  "snapshot round " + std::to_string(round) +
+                      " cannot be restored (" + why + "); it is marked failed",
+                  enrollment);
+    return;
+  }
+  host_.Abort(std::move(failure.abort));
+}
+
+bool Recovery::AcceptReturningServer(const std::string& id,
+                                     const wire::Register& reg,
+                                     Enrollment& enrollment) {
+  const int slot = members_.ServerSlotFor(reg.rank_hint());
+  if (slot < 0) return false;
+  if (!members_.server_ids()[slot].empty()) {
+    // A new process for a shard that looks alive: the old one is gone (a
+    // supervisor restarts a server faster than it is declared dead).
+    LoseServer(std::string(members_.server_ids()[slot]),
+               "was replaced by a new server process", enrollment);
+    if (host_.aborted()) return true;
+  }
+  Peer peer;
+  peer.role = wire::Role::Server;
+  peer.rank = slot;
+  peer.rank_hint = reg.rank_hint();
+  peer.endpoint = flatbuffers::GetString(reg.endpoint());
+  peer.host = flatbuffers::GetString(reg.host());
+  members_.PlaceServer(slot, id, peer);
+  enrollment.layout().set_endpoint(slot, peer.endpoint);
+  LS_LOG(Warning) << "server " << slot << " is back from " << peer.host
+                  << " pid " << reg.pid() << " at " << peer.endpoint;
+  enrollment.SendWelcome(id, members_.at(id));
+  return true;
+}
+
+void Recovery::HandleRestored(const Peer& peer, const wire::Restored& restored,
+                              Enrollment& enrollment) {
+  if (!recovering_ || restored.epoch() != epoch_) return;
+  restored_.insert(peer.rank);
+  LS_LOG(Info) << "server " << peer.rank << " restored round "
+               << restored.round() << " (" << restored_.size() << "/"
+               << members_.server_ids().size() << ")";
+  if (restored_.size() == members_.server_ids().size()) {
+    FinishRecovery(enrollment);
+  }
+}
+
+void Recovery::FinishRecovery(Enrollment& enrollment) {
+  const ManifestRound& round = *rounds_.restore();
+  const int64_t clock = round.clock + 1;
+  const Status restarted = clock_.Restart(round);
+  if (!restarted.ok()) {
+    host_.Abort(restarted.WithContext("recovery"));
+    return;
+  }
+  rounds_.FinishRollback();
+  recovering_ = false;
+  Peer* evaluator = members_.evaluator();
+  if (evaluator != nullptr && evaluator->started) {
+    // The evaluator reads the points of the new timeline.
+    evaluator->pending_admit.reset();
+    enrollment.SendStart(members_.evaluator_id(), *evaluator);
+  }
+  for (const auto& id : members_.worker_ids()) {
+    Peer& peer = members_.at(id);
+    peer.finished = false;
+    peer.pending_admit.reset();
+    peer.clock = -1;
+    if (!peer.started) continue;  // its Start comes once it describes
+    clock_.Join(peer, clock);
+    enrollment.SendStart(id, peer);
+  }
+  first_commit_pending_ = true;
+  LS_LOG(Warning) << "recovered in " << NowSeconds() - started_s_
+                  << " s: every shard holds snapshot round " << round.round
+                  << "; training continues at clock " << clock
+                  << " (recovery epoch " << epoch_ << ")";
+}
+
+}  // namespace lockstep

@@ -1,0 +1,124 @@
+// Snapshot rounds: when one starts, what the shards report, the manifest
+// that records them, the round a resumed (or recovering) job restores, and
+// the tools waiting for a round they asked for. A round starts right
+// behind a commit on every server's queue, so each shard freezes the state
+// after that commit.
+// Thread-safety: not thread-safe; the coordinator's thread owns it.
+#ifndef LOCKSTEP_COORDINATOR_SNAPSHOT_ROUNDS_H_
+#define LOCKSTEP_COORDINATOR_SNAPSHOT_ROUNDS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/job_config.h"
+#include "common/status.h"
+#include "coordinator/membership.h"
+#include "coordinator/outbox.h"
+#include "coordinator/round_tracker.h"
+#include "coordinator/snapshot_manifest.h"
+
+namespace lockstep {
+
+// What a round records of the job beside the model. The policy object is
+// replaced on recovery, so the rounds ask for it each time.
+class RoundContext {
+ public:
+  virtual ~RoundContext() = default;
+  // The newest committed clock; -1 before training or before any commit.
+  virtual int64_t LastCommittedClock() const = 0;
+  virtual std::string PolicyName() const = 0;
+  // The policy's state now, i.e. after the last commit (apply-on-arrival:
+  // with the samples processed, kProcessedSamplesKey).
+  virtual PolicyState PolicyStateNow() const = 0;
+  // The shards of the layout.
+  virtual uint32_t Shards() const = 0;
+  // A recovery is under way: no round starts for a tool's request.
+  virtual bool Recovering() const = 0;
+};
+
+// What a failed restore of a round leads to (HandleRestoreFailed).
+struct RestoreFailure {
+  bool ignored = true;  // not the round being restored
+  // Roll every shard back to this round (a live recovery).
+  std::optional<ManifestRound> previous;
+  // Otherwise the job ends with this.
+  Status abort;
+};
+
+class SnapshotRounds {
+ public:
+  // `job`, `outbox`, `members` and `context` must outlive the rounds;
+  // `job` is read at each use (the job is resolved once training starts).
+  SnapshotRounds(const JobConfig& job, Outbox& outbox,
+                 const Membership& members, const RoundContext& context)
+      : job_(job), outbox_(outbox), members_(members), context_(context) {}
+
+  // Opens or, on `resume`, loads the manifest and picks the round to
+  // restore: `resume_round`, or the newest complete one when 0.
+  Status SetUp(bool resume, uint64_t resume_round);
+  // The round the job (re)starts from, if any.
+  const std::optional<ManifestRound>& restore() const { return restore_; }
+  // The newest complete round of the manifest, or nullptr.
+  const ManifestRound* LatestComplete() const {
+    return manifest_.LatestComplete();
+  }
+  uint64_t complete() const { return complete_; }
+  uint64_t failed() const { return failed_; }
+
+  // After the commit of `clock`: starts a round when one is due (or
+  // `force`d), right behind the commit on every server's queue.
+  void MaybeStartRound(int64_t clock, bool force);
+  // A tool (lockstep-snapshot now) asks for a round now: it starts at the
+  // last committed clock (or after the round in flight), and the tool is
+  // answered with a SnapshotDone for the whole round once it finished.
+  void HandleRoundRequest(const std::string& id);
+  void HandleSnapshotDone(const wire::SnapshotDone& done);
+  // A server could not restore `round`: the round is marked failed in the
+  // manifest (a resume then takes the one before it). At start-up the job
+  // ends; in a live recovery every shard rolls back to the round before
+  // (the server that failed exits; a supervisor brings it back).
+  RestoreFailure HandleRestoreFailed(int shard, uint64_t round,
+                                     const std::string& why);
+  // Whether the job may end: no round in flight, or it waited long enough.
+  bool Settled();
+
+  // A server was lost: the round in flight is recorded failed and a last
+  // round of the job waiting for it is dropped.
+  void AbandonForLoss(const std::string& why);
+  // A rollback to `round` begins: it is the round to restore, and tools
+  // waiting for a round to start are told to ask again.
+  void BeginRollback(const ManifestRound& round);
+  // Every shard restored: the schedule starts again after the round.
+  void FinishRollback();
+
+ private:
+  // Starts round after `clock` (the state after its commit) on every
+  // server; tools waiting for a round wait for this one.
+  void StartRound(int64_t clock);
+  void AnswerRoundRequests(const ManifestRound& round);
+  // Records a finished round in the manifest and prunes it.
+  void FinishRound(ManifestRound round);
+
+  const JobConfig& job_;
+  Outbox& outbox_;
+  const Membership& members_;
+  const RoundContext& context_;
+  SnapshotManifest manifest_;
+  RoundTracker rounds_;
+  std::optional<ManifestRound> restore_;
+  // The job's last commit came while a round was in flight: its round
+  // starts when that one finishes (nothing changes the state after it).
+  std::optional<int64_t> final_round_clock_;
+  std::vector<std::string> round_requests_;  // tools waiting for a start
+  std::map<uint64_t, std::vector<std::string>> round_waiters_;  // by round
+  uint64_t complete_ = 0;
+  uint64_t failed_ = 0;
+  double settle_deadline_s_ = 0;  // when the job stops waiting for a round
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COORDINATOR_SNAPSHOT_ROUNDS_H_

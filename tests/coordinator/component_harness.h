@@ -1,0 +1,169 @@
+// The coordinator's components wired as coordinator.cc wires them, around
+// a recording outbox instead of a socket: for tests of the components that
+// work through the others (Enrollment, Recovery).
+#ifndef LOCKSTEP_TESTS_COORDINATOR_COMPONENT_HARNESS_H_
+#define LOCKSTEP_TESTS_COORDINATOR_COMPONENT_HARNESS_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/job_shape.h"
+#include "common/wire/job_shape_codec.h"
+#include "coordinator/clock_driver.h"
+#include "coordinator/enrollment.h"
+#include "coordinator/job_host.h"
+#include "coordinator/membership.h"
+#include "coordinator/recovery.h"
+#include "coordinator/snapshot_rounds.h"
+#include "sync_policies/policy_registry.h"
+#include "tests/coordinator/recording_outbox.h"
+
+namespace lockstep {
+
+class ComponentHarness : public JobHost,
+                         public ClockListener,
+                         public RoundContext {
+ public:
+  // Builds the components for `job` (snapshot_dir, if any, must be fresh).
+  explicit ComponentHarness(JobConfig job)
+      : job_(std::move(job)), members_(job_.workers) {
+    auto policy = CreateSyncPolicy(job_);
+    EXPECT_TRUE(policy.ok()) << policy.status().ToString();
+    rounds_ = std::make_unique<SnapshotRounds>(job_, outbox_, members_, *this);
+    const Status set_up = rounds_->SetUp(false, 0);
+    EXPECT_TRUE(set_up.ok()) << set_up.ToString();
+    recorder_ = std::move(RunRecorder::Create("", job_, "bsp")).value();
+    clock_ = std::make_unique<ClockDriver>(
+        job_, std::move(policy).value(), outbox_, members_, *recorder_, *this);
+    recovery_ = std::make_unique<Recovery>(job_, 300, *this, members_, *rounds_,
+                                           *clock_);
+    enrollment_ =
+        std::make_unique<Enrollment>(job_, outbox_, *this, members_, *clock_,
+                                     *rounds_, *recorder_, *recovery_);
+  }
+
+  // JobHost.
+  void RejectBadMessage(const std::string& id, const Status& why) override {
+    rejected.emplace_back(id, why.message());
+  }
+  void Abort(Status why) override { abort = std::move(why); }
+  bool aborted() const override { return !abort.ok(); }
+  // ClockListener.
+  void OnApplied(int64_t clock) override {
+    recovery_->LogFirstCommitAfterRecovery(clock);
+  }
+  void OnRoundPoint(int64_t clock, bool force) override {
+    rounds_->MaybeStartRound(clock, force);
+  }
+  bool Paused() const override { return recovery_->recovering(); }
+  // RoundContext.
+  int64_t LastCommittedClock() const override {
+    return enrollment_->training() ? clock_->LastCommittedClock() : -1;
+  }
+  std::string PolicyName() const override { return clock_->policy().name(); }
+  PolicyState PolicyStateNow() const override {
+    return clock_->PolicyStateNow();
+  }
+  uint32_t Shards() const override {
+    return enrollment_->layout().num_shards();
+  }
+  bool Recovering() const override { return recovery_->recovering(); }
+
+  // Peer `id` registers as `role` (servers with an endpoint).
+  void Register(const std::string& id, wire::Role role, int rank_hint = -1) {
+    WireTable<wire::Register> reg([&](flatbuffers::FlatBufferBuilder& fbb) {
+      return wire::CreateRegister(
+          fbb, role, fbb.CreateString("host"), 1,
+          fbb.CreateString(role == wire::Role::Server ? "inproc://" + id : ""),
+          rank_hint);
+    });
+    if (role == wire::Role::Server && enrollment_->training() &&
+        recovery_->AcceptReturningServer(id, *reg, *enrollment_)) {
+      return;
+    }
+    enrollment_->RegisterPeer(id, *reg);
+  }
+  // Worker `id` describes a small dense job.
+  void Describe(const std::string& id) {
+    JobShape shape;
+    shape.model.tensors = {TensorInfo{"w", {8, 4}, 0, 0, 0.1f}};
+    shape.data.input_dim = 4;
+    shape.data.classes = 2;
+    shape.data.train_samples = 160;
+    shape.data.test_samples = 10;
+    WireTable<wire::Describe> describe(
+        [&](flatbuffers::FlatBufferBuilder& fbb) {
+          return JobShapeToWire(fbb, shape);
+        });
+    enrollment_->HandleDescribe(id, members_.at(id), *describe);
+  }
+  // Servers s0, s1 and workers w0, w1 register, the workers describe the
+  // job, and training starts.
+  void StartTraining() {
+    Register("s0", wire::Role::Server);
+    Register("s1", wire::Role::Server);
+    Register("w0", wire::Role::Worker);
+    Register("w1", wire::Role::Worker);
+    Describe("w0");
+    Describe("w1");
+    ASSERT_TRUE(enrollment_->training()) << abort.ToString();
+  }
+  // Both workers run `clock` to its commit.
+  void RunClock(int64_t clock) {
+    for (const char* id : {"w0", "w1"}) {
+      clock_->HandleAdmit(id, members_.at(id), clock);
+    }
+    for (const char* id : {"w0", "w1"}) {
+      WireTable<wire::ClockDone> done([&](flatbuffers::FlatBufferBuilder& f) {
+        return wire::CreateClockDone(f, clock, 8, 0, 0, 0, 0, 0.5, 1, 1, 0, 0,
+                                     recovery_->epoch());
+      });
+      clock_->HandleClockDone(members_.at(id), *done);
+    }
+  }
+  // Shard `shard` reports round `round` written.
+  void ReportRound(uint64_t round, uint32_t shard) {
+    WireTable<wire::SnapshotDone> done([&](flatbuffers::FlatBufferBuilder& f) {
+      return wire::CreateSnapshotDone(f, round, shard, 0, 100, true);
+    });
+    rounds_->HandleSnapshotDone(*done);
+  }
+  void Restored(const std::string& server, uint64_t round) {
+    WireTable<wire::Restored> restored(
+        [&](flatbuffers::FlatBufferBuilder& fbb) {
+          return wire::CreateRestored(fbb, recovery_->epoch(), round);
+        });
+    recovery_->HandleRestored(members_.at(server), *restored, *enrollment_);
+  }
+
+  JobConfig job_;
+  RecordingOutbox outbox_;
+  Membership members_;
+  std::unique_ptr<RunRecorder> recorder_;
+  std::unique_ptr<SnapshotRounds> rounds_;
+  std::unique_ptr<ClockDriver> clock_;
+  std::unique_ptr<Recovery> recovery_;
+  std::unique_ptr<Enrollment> enrollment_;
+  std::vector<std::pair<std::string, std::string>> rejected;
+  Status abort;
+};
+
+// A BSP job of two servers and two workers (batches of 8), four clocks.
+inline JobConfig SmallJob() {
+  JobConfig job;
+  job.sync = "bsp";
+  job.model = "mlp:8";
+  job.servers = 2;
+  job.workers = 2;
+  job.batches = {8, 8};
+  job.max_clocks = 4;
+  job.evaluators = 0;
+  return job;
+}
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TESTS_COORDINATOR_COMPONENT_HARNESS_H_
