@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "worker/data/idx_loader.h"
+#include "worker/data/rows_dataset.h"
 
 namespace lockstep {
 namespace {
@@ -40,21 +41,20 @@ StatusOr<DataShape> FashionMnistDataset::Probe(const std::string& args,
 StatusOr<std::unique_ptr<Dataset>> FashionMnistDataset::Load(
     const std::string& args, const DataOptions& options) {
   LS_RETURN_IF_ERROR(NoArgs(args));
-  std::unique_ptr<FashionMnistDataset> data(new FashionMnistDataset());
-  LS_ASSIGN_OR_RETURN(data->train_, LoadFashionMnist(options.data_dir, true,
-                                                     options.train_limit));
-  LS_ASSIGN_OR_RETURN(data->test_, LoadFashionMnist(options.data_dir, false,
-                                                    options.test_limit));
-  if (data->train_.dim != data->test_.dim) {
+  LS_ASSIGN_OR_RETURN(DenseRows train, LoadFashionMnist(options.data_dir, true,
+                                                        options.train_limit));
+  LS_ASSIGN_OR_RETURN(DenseRows test, LoadFashionMnist(options.data_dir, false,
+                                                       options.test_limit));
+  if (train.dim != test.dim) {
     return Corruption("Fashion-MNIST test images have " +
-                      std::to_string(data->test_.dim) + " pixels, training " +
-                      std::to_string(data->train_.dim));
+                      std::to_string(test.dim) + " pixels, training " +
+                      std::to_string(train.dim));
   }
-  data->shape_.input_dim = data->train_.dim;
-  data->shape_.classes = kFashionMnistClasses;
-  data->shape_.train_samples = data->train_.size;
-  data->shape_.test_samples = data->test_.size;
-  return std::unique_ptr<Dataset>(std::move(data));
+  DataShape shape;
+  shape.input_dim = train.dim;
+  shape.classes = kFashionMnistClasses;
+  return std::unique_ptr<Dataset>(
+      new RowsDataset(shape, std::move(train), std::move(test)));
 }
 
 }  // namespace lockstep

@@ -14,7 +14,7 @@
 
 namespace lockstep {
 
-class FashionMnistDataset : public Dataset {
+class FashionMnistDataset {
  public:
   // Sizes from the files' headers (no pixels are read). `args` must be
   // empty.
@@ -23,17 +23,7 @@ class FashionMnistDataset : public Dataset {
   static StatusOr<std::unique_ptr<Dataset>> Load(const std::string& args,
                                                  const DataOptions& options);
 
-  const DataShape& shape() const override { return shape_; }
-  const DenseRows* dense(Split split) const override {
-    return split == Split::kTrain ? &train_ : &test_;
-  }
-
- private:
-  FashionMnistDataset() = default;
-
-  DataShape shape_;
-  DenseRows train_;
-  DenseRows test_;
+  FashionMnistDataset() = delete;  // a loader: Load returns a RowsDataset
 };
 
 }  // namespace lockstep

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "worker/data/libsvm_loader.h"
+#include "worker/data/rows_dataset.h"
 
 namespace lockstep {
 namespace {
@@ -69,25 +70,23 @@ StatusOr<DataShape> LibsvmDataset::Probe(const std::string& path,
 
 StatusOr<std::unique_ptr<Dataset>> LibsvmDataset::Load(
     const std::string& path, const DataOptions& options) {
-  std::unique_ptr<LibsvmDataset> data(new LibsvmDataset());
+  SparseRows train, test;
   if (options.test_data.empty()) {
     LS_ASSIGN_OR_RETURN(SparseRows all, LoadLibsvm(path, 0, 0));
     const uint64_t train_end = all.size - Holdout(all.size);
-    data->train_ =
-        SliceRows(all, 0, LimitedCount(train_end, options.train_limit));
-    data->test_ = SliceRows(
+    train = SliceRows(all, 0, LimitedCount(train_end, options.train_limit));
+    test = SliceRows(
         all, train_end,
         train_end + LimitedCount(all.size - train_end, options.test_limit));
   } else {
-    LS_ASSIGN_OR_RETURN(data->train_, LoadLibsvm(path, 0, options.train_limit));
-    LS_ASSIGN_OR_RETURN(data->test_,
+    LS_ASSIGN_OR_RETURN(train, LoadLibsvm(path, 0, options.train_limit));
+    LS_ASSIGN_OR_RETURN(test,
                         LoadLibsvm(options.test_data, 0, options.test_limit));
   }
-  data->shape_.sparse = true;
-  data->shape_.classes = 2;
-  data->shape_.train_samples = data->train_.size;
-  data->shape_.test_samples = data->test_.size;
-  return std::unique_ptr<Dataset>(std::move(data));
+  DataShape shape;
+  shape.classes = 2;
+  return std::unique_ptr<Dataset>(
+      new RowsDataset(shape, std::move(train), std::move(test)));
 }
 
 }  // namespace lockstep

@@ -13,7 +13,7 @@
 
 namespace lockstep {
 
-class LibsvmDataset : public Dataset {
+class LibsvmDataset {
  public:
   // Share of the file held out as the test set without --test-data.
   static constexpr double kHoldoutFraction = 0.1;
@@ -24,17 +24,7 @@ class LibsvmDataset : public Dataset {
   static StatusOr<std::unique_ptr<Dataset>> Load(const std::string& path,
                                                  const DataOptions& options);
 
-  const DataShape& shape() const override { return shape_; }
-  const SparseRows* sparse(Split split) const override {
-    return split == Split::kTrain ? &train_ : &test_;
-  }
-
- private:
-  LibsvmDataset() = default;
-
-  DataShape shape_;
-  SparseRows train_;
-  SparseRows test_;
+  LibsvmDataset() = delete;  // a loader: Load returns a RowsDataset
 };
 
 // Rows [begin, end) of `data` as new rows.

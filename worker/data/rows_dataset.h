@@ -1,6 +1,7 @@
-// Two dense splits already in memory as a Dataset: rows a program made
-// itself (a benchmark's random images, a test's samples) for the models'
-// Dataset entry points (Model::Attach, LossAndGradient, Evaluate).
+// The one Dataset: two splits of rows in memory, dense or sparse, with the
+// shape they have. Every loader (Fashion-MNIST, LIBSVM, synthetic) returns
+// one, and so does a program that made its rows itself (a benchmark's
+// random images, a test's samples) for the models' Dataset entry points.
 // Thread-safety: immutable after construction.
 #ifndef LOCKSTEP_WORKER_DATA_ROWS_DATASET_H_
 #define LOCKSTEP_WORKER_DATA_ROWS_DATASET_H_
@@ -13,22 +14,52 @@ namespace lockstep {
 
 class RowsDataset : public Dataset {
  public:
-  // REQUIRES: both splits have the same dim and classes.
+  // Dense rows; the shape is theirs. REQUIRES: both splits have the same
+  // dim and classes.
   RowsDataset(DenseRows train, DenseRows test)
-      : train_(std::move(train)), test_(std::move(test)) {
-    shape_.input_dim = train_.dim;
-    shape_.classes = train_.classes;
-    shape_.train_samples = train_.size;
-    shape_.test_samples = test_.size;
+      : RowsDataset(ShapeOf(train, test), std::move(train), std::move(test)) {}
+  // Dense rows of `shape` (its sample counts are the rows').
+  RowsDataset(DataShape shape, DenseRows train, DenseRows test)
+      : shape_(std::move(shape)),
+        dense_train_(std::move(train)),
+        dense_test_(std::move(test)) {
+    shape_.sparse = false;
+    shape_.train_samples = dense_train_.size;
+    shape_.test_samples = dense_test_.size;
   }
+  // Sparse rows of `shape` (its sample counts are the rows').
+  RowsDataset(DataShape shape, SparseRows train, SparseRows test)
+      : shape_(std::move(shape)),
+        sparse_train_(std::move(train)),
+        sparse_test_(std::move(test)) {
+    shape_.sparse = true;
+    shape_.train_samples = sparse_train_.size;
+    shape_.test_samples = sparse_test_.size;
+  }
+
   const DataShape& shape() const override { return shape_; }
   const DenseRows* dense(Split split) const override {
-    return split == Split::kTrain ? &train_ : &test_;
+    if (shape_.sparse) return nullptr;
+    return split == Split::kTrain ? &dense_train_ : &dense_test_;
+  }
+  const SparseRows* sparse(Split split) const override {
+    if (!shape_.sparse) return nullptr;
+    return split == Split::kTrain ? &sparse_train_ : &sparse_test_;
   }
 
  private:
-  DenseRows train_, test_;
+  static DataShape ShapeOf(const DenseRows& train, const DenseRows& test) {
+    DataShape shape;
+    shape.input_dim = train.dim;
+    shape.classes = train.classes;
+    shape.train_samples = train.size;
+    shape.test_samples = test.size;
+    return shape;
+  }
+
   DataShape shape_;
+  DenseRows dense_train_, dense_test_;
+  SparseRows sparse_train_, sparse_test_;
 };
 
 }  // namespace lockstep

@@ -7,6 +7,7 @@
 
 #include "common/layout.h"
 #include "common/strings.h"
+#include "worker/data/rows_dataset.h"
 
 namespace lockstep {
 namespace {
@@ -111,11 +112,10 @@ StatusOr<DataShape> SyntheticDataset::Probe(const std::string& args,
 StatusOr<std::unique_ptr<Dataset>> SyntheticDataset::Load(
     const std::string& args, const DataOptions& options) {
   LS_ASSIGN_OR_RETURN(Params p, ParseArgs(args));
-  std::unique_ptr<SyntheticDataset> data(new SyntheticDataset());
-  LS_ASSIGN_OR_RETURN(data->shape_, Probe(args, options));
-  data->train_ = MakeRows(p, data->shape_.train_samples, kTrain);
-  data->test_ = MakeRows(p, data->shape_.test_samples, kTest);
-  return std::unique_ptr<Dataset>(std::move(data));
+  LS_ASSIGN_OR_RETURN(const DataShape shape, Probe(args, options));
+  return std::unique_ptr<Dataset>(
+      new RowsDataset(shape, MakeRows(p, shape.train_samples, kTrain),
+                      MakeRows(p, shape.test_samples, kTest)));
 }
 
 }  // namespace lockstep

@@ -17,7 +17,7 @@
 
 namespace lockstep {
 
-class SyntheticDataset : public Dataset {
+class SyntheticDataset {
  public:
   struct Params {
     uint64_t samples = 4096;
@@ -34,17 +34,7 @@ class SyntheticDataset : public Dataset {
   static StatusOr<std::unique_ptr<Dataset>> Load(const std::string& args,
                                                  const DataOptions& options);
 
-  const DataShape& shape() const override { return shape_; }
-  const DenseRows* dense(Split split) const override {
-    return split == Split::kTrain ? &train_ : &test_;
-  }
-
- private:
-  SyntheticDataset() = default;
-
-  DataShape shape_;
-  DenseRows train_;
-  DenseRows test_;
+  SyntheticDataset() = delete;  // a loader: Load returns a RowsDataset
 };
 
 }  // namespace lockstep
