@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/layout.h"
-#include "worker/models/mlp_model.h"
+#include "worker/models/model_registry.h"
 
 namespace lockstep {
 namespace {
@@ -20,7 +20,10 @@ constexpr size_t kLookups = 4096;
 constexpr size_t kSparseIds = 16384;
 
 std::optional<KeyLayout> MakeLayout(benchmark::State& state) {
-  auto model = MlpModel::Create({256, 128}, 784, 10);
+  DataShape data;
+  data.input_dim = 784;
+  data.classes = 10;
+  auto model = CreateModel("mlp:256,128", data);
   if (!model.ok()) {
     state.SkipWithError(model.status().message().c_str());
     return std::nullopt;

@@ -8,9 +8,9 @@
 // the copies, DMA from page-locked memory, overlap the compute); "staged"
 // is the data path before those (the batch gathered on the host, every copy
 // from pageable memory before and after the graph), the baseline for the
-// step's gain ("step/staged"). On the CPU
-// the MLPs run as MlpModel (what a CPU worker runs) and OpenBLAS uses one
-// thread, as in a worker.
+// step's gain ("step/staged"). Every model is a layer graph on the
+// backend, as a worker runs it; on the CPU OpenBLAS uses one thread, as in
+// a worker.
 // Usage: lockstep-bench-compute [--device cpu|cuda[:N]] [--batch 256[,N...]]
 //                               [--seconds 2] [--smoke]
 #include <cblas.h>
@@ -28,8 +28,7 @@
 #include "common/strings.h"
 #include "worker/compute/cpu/blas_kernels.h"
 #include "worker/data/rows_dataset.h"
-#include "worker/models/cnn_model.h"
-#include "worker/models/mlp_model.h"
+#include "worker/models/layer_graph_model.h"
 
 namespace lockstep {
 namespace {
@@ -107,7 +106,7 @@ struct Measured {
 
 // Steps/s of the layer graph alone on device-resident parameters, rows and
 // labels (the first `batch` rows of `data`).
-StatusOr<double> GraphRate(CnnModel& model, std::span<const float> params,
+StatusOr<double> GraphRate(LayerGraphModel& model, std::span<const float> params,
                            const DenseRows& data, uint64_t batch,
                            double seconds) {
   ComputeBackend& b = model.backend();
@@ -135,7 +134,7 @@ StatusOr<double> GraphRate(CnnModel& model, std::span<const float> params,
 // copies ran beside the compute: the batch gathered on the host, then every
 // copy from pageable memory on the compute queue, the graph, the gradient
 // copied back. On the host it is the model's own step.
-StatusOr<double> StagedRate(CnnModel& model, std::span<const float> params,
+StatusOr<double> StagedRate(LayerGraphModel& model, std::span<const float> params,
                             const DenseRows& data,
                             std::span<const uint64_t> batch,
                             std::span<float> grad, double seconds) {
@@ -177,7 +176,7 @@ StatusOr<Measured> MeasureModel(const std::string& spec, const BenchOptions& o,
   CountingBackend* counter = counting.get();
   LS_ASSIGN_OR_RETURN(
       auto model,
-      CnnModel::CreateOn(GraphArgs(spec), data.shape(), std::move(counting)));
+      LayerGraphModel::CreateOn(GraphArgs(spec), data.shape(), std::move(counting)));
   LS_RETURN_IF_ERROR(model->Attach(data));
   Measured m;
   m.params = model->num_params();
@@ -195,16 +194,6 @@ StatusOr<Measured> MeasureModel(const std::string& spec, const BenchOptions& o,
                       GraphRate(*model, params, train, batch_size, o.seconds));
   LS_ASSIGN_OR_RETURN(m.staged_per_s, StagedRate(*model, params, train, batch,
                                                  grad, o.seconds));
-  if (o.device == "cpu" && spec.rfind("mlp:", 0) == 0) {
-    // On the CPU an MLP is MlpModel.
-    LS_ASSIGN_OR_RETURN(auto hidden, ParseSizeList(spec.substr(4), "width"));
-    LS_ASSIGN_OR_RETURN(auto mlp, MlpModel::Create(hidden, 784, 10));
-    LS_ASSIGN_OR_RETURN(m.step_per_s, Rate(o.seconds, [&]() -> Status {
-                          mlp->LossAndGradient(params, train, batch, grad);
-                          return Status::Ok();
-                        }));
-    return m;
-  }
   HostFloats pulled(params.begin(), params.end(), model->host_allocator());
   HostFloats pushed(params.size(), 0.0f, model->host_allocator());
   LS_ASSIGN_OR_RETURN(m.step_per_s, Rate(o.seconds, [&]() -> Status {

@@ -12,9 +12,8 @@
 #include "server/optimizers/optimizer.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/param_names.h"
-#include "tests/support/reference_optimizer.h"
+#include "tests/support/reference_training.h"
 #include "worker/data/dataset_registry.h"
-#include "worker/models/mlp_model.h"
 #include "worker/sample_stream.h"
 #include "worker/worker_runtime.h"
 
@@ -52,27 +51,10 @@ JobConfig Job(const Optimizer_& opt) {
 std::vector<float> ReferenceTraining(const JobConfig& job) {
   auto data = LoadDataset(DataOptions::Of(job));
   EXPECT_TRUE(data.ok()) << data.status().ToString();
-  const DenseRows& rows = *(*data)->dense(Split::kTrain);
-  auto model = MlpModel::Create({8}, rows.dim, rows.classes);
-  std::vector<float> params(model.value()->num_params());
-  InitDenseParams(model.value()->shape(), kSeed, params);
-  ReferenceOptimizer opt(OptimizerConfig::Of(job), params.size());
-  std::vector<SampleStream> streams;
-  for (uint32_t w = 0; w < job.workers; ++w) {
-    streams.emplace_back(rows.size, job.workers, w, kSeed);
-  }
-  std::vector<float> grad(params.size());
-  std::vector<uint64_t> part, global;
-  for (int clock = 0; clock < kClocks; ++clock) {
-    global.clear();
-    for (uint32_t w = 0; w < job.workers; ++w) {
-      streams[w].Next(job.batches[w], &part);
-      global.insert(global.end(), part.begin(), part.end());
-    }
-    model.value()->LossAndGradient(params, rows, global, grad);
-    opt.Apply(params, grad, job.lr, clock + 1);
-  }
-  return params;
+  if (!data.ok()) return {};
+  return lockstep::ReferenceTraining(
+      job, **data, kClocks,
+      PartitionedBatches(job, (*data)->shape().train_samples));
 }
 
 std::string TempFile(const std::string& name) {

@@ -16,10 +16,9 @@
 
 #include "server/optimizers/optimizer.h"
 #include "tests/cluster/in_process_cluster.h"
-#include "tests/support/reference_optimizer.h"
+#include "tests/support/reference_training.h"
 #include "worker/data/dataset_registry.h"
 #include "worker/global_batch_order.h"
-#include "worker/models/mlp_model.h"
 #include "worker/worker_runtime.h"
 
 namespace lockstep {
@@ -51,21 +50,10 @@ JobConfig LbBspJob(const std::string& optimizer, double lr) {
 std::vector<float> GlobalOrderReference(const JobConfig& job) {
   auto data = LoadDataset(DataOptions::Of(job));
   EXPECT_TRUE(data.ok()) << data.status().ToString();
-  const DenseRows& rows = *(*data)->dense(Split::kTrain);
-  auto model = MlpModel::Create({8}, rows.dim, rows.classes);
-  std::vector<float> params(model.value()->num_params());
-  InitDenseParams(model.value()->shape(), kLbSeed, params);
-  ReferenceOptimizer opt(OptimizerConfig::Of(job), params.size());
-  const uint64_t x = job.GlobalBatch();
-  GlobalBatchOrder order(rows.size, x, kLbSeed);
-  std::vector<float> grad(params.size());
-  std::vector<uint64_t> batch;
-  for (int clock = 0; clock < kLbClocks; ++clock) {
-    order.Slice(clock, 0, static_cast<uint32_t>(x), &batch);
-    model.value()->LossAndGradient(params, rows, batch, grad);
-    opt.Apply(params, grad, job.lr, clock + 1);
-  }
-  return params;
+  if (!data.ok()) return {};
+  return ReferenceTraining(
+      job, **data, kLbClocks,
+      GlobalOrderBatches(job, (*data)->shape().train_samples));
 }
 
 class LbBspEquivalenceTest

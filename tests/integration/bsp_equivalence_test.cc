@@ -10,7 +10,7 @@
 #include "common/job_config.h"
 #include "server/optimizers/optimizer.h"
 #include "tests/integration/test_cluster.h"
-#include "tests/support/reference_optimizer.h"
+#include "tests/support/reference_training.h"
 #include "worker/data/dataset_registry.h"
 #include "worker/models/model_registry.h"
 #include "worker/sample_stream.h"
@@ -57,33 +57,16 @@ std::vector<float> InitialModel(const Model& model) {
 
 // Single-process minibatch SGD over the union of the workers' batches.
 std::vector<float> ReferenceTraining(const Case& c) {
-  const auto workers = static_cast<uint32_t>(c.batches.size());
+  JobConfig job;
+  job.model = c.model;
+  job.optimizer = c.optimizer;
+  job.lr = c.lr;
+  job.batches = c.batches;
+  job.workers = static_cast<uint32_t>(c.batches.size());
+  job.seed = kSeed;
   const std::unique_ptr<Dataset> data = TrainingData();
-  auto model = CreateModel(c.model, data->shape());
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  std::vector<float> params = InitialModel(**model);
-  OptimizerConfig config;
-  config.name = c.optimizer;
-  ReferenceOptimizer opt(config, params.size());
-  std::vector<SampleStream> streams;
-  for (uint32_t w = 0; w < workers; ++w) {
-    streams.emplace_back(kTrainLimit, workers, w, kSeed);
-  }
-  std::vector<float> grad(params.size());
-  std::vector<uint64_t> part, global;
-  for (int clock = 0; clock < kClocks; ++clock) {
-    global.clear();
-    for (uint32_t w = 0; w < workers; ++w) {
-      streams[w].Next(c.batches[w], &part);
-      global.insert(global.end(), part.begin(), part.end());
-    }
-    EXPECT_TRUE(
-        (*model)
-            ->LossAndGradient(*data, global, {params, {}, {}}, {grad, {}})
-            .ok());
-    opt.Apply(params, grad, c.lr, clock + 1);
-  }
-  return params;
+  return lockstep::ReferenceTraining(job, *data, kClocks,
+                                     PartitionedBatches(job, kTrainLimit));
 }
 
 std::vector<float> ClusterTraining(const Case& c, const std::string& dir) {

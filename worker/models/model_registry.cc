@@ -1,8 +1,8 @@
 #include "worker/models/model_registry.h"
 
 #include "common/strings.h"
-#include "worker/models/cnn_model.h"
-#include "worker/models/mlp_model.h"
+#include "worker/models/layer_graph_model.h"
+#include "worker/models/mlp_factory.h"
 #include "worker/models/sparse_lr_model.h"
 
 namespace lockstep {
@@ -11,10 +11,10 @@ const Registry<ModelFactory>& ModelRegistry() {
   static const auto* registry = new Registry<ModelFactory>(
       "model",
       {
-          {"softmax", {"softmax"}, &MlpModel::CreateSoftmax},
-          {"mlp", {"mlp:W1,W2,..."}, &MlpModel::CreateMlp},
+          {"softmax", {"softmax"}, &CreateSoftmaxModel},
+          {"mlp", {"mlp:W1,W2,..."}, &CreateMlpModel},
           {"sparse-lr", {"sparse-lr"}, &SparseLrModel::Create},
-          {"cnn", {"cnn:c<K>x<F>,p<S>,f<N>,..."}, &CnnModel::CreateFromSpec},
+          {"cnn", {"cnn:c<K>x<F>,p<S>,f<N>,..."}, &LayerGraphModel::CreateFromSpec},
       });
   return *registry;
 }

@@ -17,7 +17,7 @@
 #include "worker/compute/cpu/cpu_backend.h"
 #include "worker/compute/host_allocator.h"
 #include "worker/data/rows_dataset.h"
-#include "worker/models/cnn_model.h"
+#include "worker/models/layer_graph_model.h"
 #include "worker/models/layers/conv2d_layer.h"
 #include "worker/models/layers/dense_layer.h"
 #include "worker/models/layers/max_pool_layer.h"
@@ -263,8 +263,8 @@ TEST_F(CudaBackendTest, ACnnStepMatchesTheCpu) {
   data.features = RandomFloats(64 * 784, 7);
   for (uint64_t i = 0; i < 64; ++i)
     data.labels.push_back(static_cast<int32_t>(i % 10));
-  auto cpu = CnnModel::Create("c5x8,p2,c3x16,p2,f64", shape, "cpu");
-  auto gpu = CnnModel::Create("c5x8,p2,c3x16,p2,f64", shape, "cuda");
+  auto cpu = LayerGraphModel::Create("c5x8,p2,c3x16,p2,f64", shape, "cpu");
+  auto gpu = LayerGraphModel::Create("c5x8,p2,c3x16,p2,f64", shape, "cuda");
   ASSERT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().ToString();
   std::vector<float> params((*cpu)->num_params());
   InitDenseParams((*cpu)->shape(), 3, params);
@@ -299,8 +299,8 @@ TEST_F(CudaBackendTest, AWorkersStepOnAResidentDataSetMatchesTheCpu) {
   test.labels.resize(200);
   RowsDataset data(std::move(train), std::move(test));
   const std::string net = "c5x8,p2,c3x16,p2,f64";
-  auto cpu = CnnModel::Create(net, data.shape(), "cpu");
-  auto gpu = CnnModel::Create(net, data.shape(), "cuda");
+  auto cpu = LayerGraphModel::Create(net, data.shape(), "cpu");
+  auto gpu = LayerGraphModel::Create(net, data.shape(), "cuda");
   ASSERT_TRUE(cpu.ok() && gpu.ok()) << gpu.status().ToString();
   ASSERT_TRUE((*gpu)->Attach(data).ok());
   ASSERT_TRUE((*gpu)->Resident(*data.dense(Split::kTrain)));

@@ -15,9 +15,9 @@
 // copies each layer's gradient out as soon as it is computed: the copies
 // overlap the compute, and from host buffers of host_allocator() (the
 // worker's pulled parameters and push frames) they are DMA.
-// Thread-safety: a CnnModel owns scratch memory and is not thread-safe.
-#ifndef LOCKSTEP_WORKER_MODELS_CNN_MODEL_H_
-#define LOCKSTEP_WORKER_MODELS_CNN_MODEL_H_
+// Thread-safety: a LayerGraphModel owns scratch memory and is not thread-safe.
+#ifndef LOCKSTEP_WORKER_MODELS_LAYER_GRAPH_MODEL_H_
+#define LOCKSTEP_WORKER_MODELS_LAYER_GRAPH_MODEL_H_
 
 #include <memory>
 #include <span>
@@ -31,7 +31,7 @@
 
 namespace lockstep {
 
-class CnnModel : public Model {
+class LayerGraphModel : public Model {
  public:
   // Rows per forward pass in Evaluate: bounds the im2col patches (the 2-conv
   // net's second layer: 196 x 800 floats a row).
@@ -46,25 +46,25 @@ class CnnModel : public Model {
   // The net `args` describes (the text after "cnn:") for `data` on the
   // backend of `device` ("cpu", "cuda:N"). Errors name the bad item and
   // list the item forms.
-  static StatusOr<std::unique_ptr<CnnModel>> Create(const std::string& args,
+  static StatusOr<std::unique_ptr<LayerGraphModel>> Create(const std::string& args,
                                                     const DataShape& data,
                                                     const std::string& device);
 
   // Create's net (or, for "i<D>x1x1" alone, softmax regression) on a
   // backend the caller made, e.g. a benchmark's FLOP-counting one.
-  static StatusOr<std::unique_ptr<CnnModel>> CreateOn(
+  static StatusOr<std::unique_ptr<LayerGraphModel>> CreateOn(
       const std::string& args, const DataShape& data,
       std::unique_ptr<ComputeBackend> backend);
 
   // The MLP with ReLU hidden layers of `hidden` widths (none: softmax
-  // regression) as a layer graph on `device`: MlpModel's tensors and
-  // initial values.
-  static StatusOr<std::unique_ptr<Model>> CreateDense(
+  // regression) on `device` (mlp_factory.h: "mlp" and "softmax"). Errors:
+  // sparse data, input_dim 0, classes < 2, a width of 0.
+  static StatusOr<std::unique_ptr<LayerGraphModel>> CreateDense(
       const std::vector<uint32_t>& hidden, const DataShape& data,
       const std::string& device);
 
-  CnnModel(const CnnModel&) = delete;
-  CnnModel& operator=(const CnnModel&) = delete;
+  LayerGraphModel(const LayerGraphModel&) = delete;
+  LayerGraphModel& operator=(const LayerGraphModel&) = delete;
 
   const ModelShape& shape() const override { return graph_->shape(); }
   // On a device: copies each dense split that fits in half the free memory
@@ -108,11 +108,11 @@ class CnnModel : public Model {
                                 uint64_t chunk_rows = kDefaultEvalChunkRows);
 
  private:
-  CnnModel(std::unique_ptr<ComputeBackend> backend,
+  LayerGraphModel(std::unique_ptr<ComputeBackend> backend,
            std::unique_ptr<LayerGraph> graph);
   // Create on `backend`; with allow_no_layers an input item alone is
   // softmax regression.
-  static StatusOr<std::unique_ptr<CnnModel>> Build(
+  static StatusOr<std::unique_ptr<LayerGraphModel>> Build(
       const std::string& args, const DataShape& data,
       std::unique_ptr<ComputeBackend> backend, bool allow_no_layers);
 
@@ -147,4 +147,4 @@ class CnnModel : public Model {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_WORKER_MODELS_CNN_MODEL_H_
+#endif  // LOCKSTEP_WORKER_MODELS_LAYER_GRAPH_MODEL_H_

@@ -1,4 +1,4 @@
-#include "worker/models/mlp_model.h"
+#include "worker/models/mlp_factory.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,12 @@
 #include <random>
 #include <vector>
 
+#include "worker/models/layer_graph_model.h"
+
 namespace lockstep {
 namespace {
 
-class MlpModelTest : public ::testing::Test {
+class MlpTest : public ::testing::Test {
  protected:
   struct MlpSpec {
     std::vector<uint32_t> hidden;
@@ -24,8 +26,18 @@ class MlpModelTest : public ::testing::Test {
     return {std::move(hidden), input_dim, classes};
   }
 
-  static std::unique_ptr<MlpModel> MakeModel(const MlpSpec& spec) {
-    auto model = MlpModel::Create(spec.hidden, spec.input_dim, spec.classes);
+  // The net as a CPU worker runs it.
+  static StatusOr<std::unique_ptr<LayerGraphModel>> Create(
+      const std::vector<uint32_t>& hidden, uint64_t input_dim,
+      uint32_t classes) {
+    DataShape data;
+    data.input_dim = input_dim;
+    data.classes = classes;
+    return LayerGraphModel::CreateDense(hidden, data, "cpu");
+  }
+
+  static std::unique_ptr<LayerGraphModel> MakeModel(const MlpSpec& spec) {
+    auto model = Create(spec.hidden, spec.input_dim, spec.classes);
     EXPECT_TRUE(model.ok()) << model.status().ToString();
     return std::move(model).value();
   }
@@ -113,7 +125,8 @@ class MlpModelTest : public ::testing::Test {
     std::cout << "gradient check seed " << seed << "\n";
     std::vector<float> grad(model->num_params());
     std::vector<float> scratch(model->num_params());
-    const double loss = model->LossAndGradient(params, data, samples, grad);
+    const double loss =
+        model->LossAndGradient(params, data, samples, grad).value();
     EXPECT_NEAR(loss, ReferenceLoss(spec, params, data, samples, &margin),
                 1e-5 * loss);
     const float eps = 1e-3f;
@@ -124,10 +137,10 @@ class MlpModelTest : public ::testing::Test {
       const float down = original - eps;
       params[i] = up;
       const double loss_up =
-          model->LossAndGradient(params, data, samples, scratch);
+          model->LossAndGradient(params, data, samples, scratch).value();
       params[i] = down;
       const double loss_down =
-          model->LossAndGradient(params, data, samples, scratch);
+          model->LossAndGradient(params, data, samples, scratch).value();
       params[i] = original;
       // Divide by the step actually taken after rounding to float.
       const double numeric =
@@ -145,29 +158,29 @@ class MlpModelTest : public ::testing::Test {
   }
 };
 
-TEST_F(MlpModelTest, RegistryFactoriesRefuseSparseRowsAndBadWidths) {
+TEST_F(MlpTest, RegistryFactoriesRefuseSparseRowsAndBadWidths) {
   DataShape sparse;
   sparse.sparse = true;
   sparse.classes = 2;
   sparse.train_samples = 10;
-  EXPECT_FALSE(MlpModel::CreateMlp("8", sparse, "cpu").ok());
-  EXPECT_FALSE(MlpModel::CreateSoftmax("", sparse, "cpu").ok());
+  EXPECT_FALSE(CreateMlpModel("8", sparse, "cpu").ok());
+  EXPECT_FALSE(CreateSoftmaxModel("", sparse, "cpu").ok());
   DataShape dense{false, 5, 3, 10, 2};
-  EXPECT_TRUE(MlpModel::CreateMlp("8,4", dense, "cpu").ok());
-  EXPECT_TRUE(MlpModel::CreateSoftmax("", dense, "cpu").ok());
+  EXPECT_TRUE(CreateMlpModel("8,4", dense, "cpu").ok());
+  EXPECT_TRUE(CreateSoftmaxModel("", dense, "cpu").ok());
   for (const char* bad : {"", "8,0", "x", "8,"}) {
-    EXPECT_FALSE(MlpModel::CreateMlp(bad, dense, "cpu").ok()) << bad;
+    EXPECT_FALSE(CreateMlpModel(bad, dense, "cpu").ok()) << bad;
   }
-  EXPECT_FALSE(MlpModel::CreateSoftmax("3", dense, "cpu").ok());
+  EXPECT_FALSE(CreateSoftmaxModel("3", dense, "cpu").ok());
 }
 
-TEST_F(MlpModelTest, CreateRejectsMissingDimensions) {
-  EXPECT_FALSE(MlpModel::Create({}, 0, 3).ok());
-  EXPECT_FALSE(MlpModel::Create({}, 5, 1).ok());
-  EXPECT_FALSE(MlpModel::Create({4, 0}, 5, 3).ok());
+TEST_F(MlpTest, CreateRejectsMissingDimensions) {
+  EXPECT_FALSE(Create({}, 0, 3).ok());
+  EXPECT_FALSE(Create({}, 5, 1).ok());
+  EXPECT_FALSE(Create({4, 0}, 5, 3).ok());
 }
 
-TEST_F(MlpModelTest, NumParamsEqualsSumOfTensorSizes) {
+TEST_F(MlpTest, NumParamsEqualsSumOfTensorSizes) {
   for (const MlpSpec& spec : {Spec({}, 7, 4), Spec({4, 3}, 5, 3)}) {
     uint64_t total = 0;
     for (const TensorInfo& t : Tensors(spec)) {
@@ -180,15 +193,15 @@ TEST_F(MlpModelTest, NumParamsEqualsSumOfTensorSizes) {
             5u * 4 + 4 + 4 * 3 + 3 + 3 * 3 + 3);
 }
 
-TEST_F(MlpModelTest, MlpGradientMatchesFiniteDifferences) {
+TEST_F(MlpTest, MlpGradientMatchesFiniteDifferences) {
   ExpectGradientMatchesFiniteDifferences(Spec({4, 3}, 5, 3), 11);
 }
 
-TEST_F(MlpModelTest, SoftmaxGradientMatchesFiniteDifferences) {
+TEST_F(MlpTest, SoftmaxGradientMatchesFiniteDifferences) {
   ExpectGradientMatchesFiniteDifferences(Spec({}, 5, 3), 23);
 }
 
-TEST_F(MlpModelTest, ZeroParamsGiveLogClassesLossAndUniformGradient) {
+TEST_F(MlpTest, ZeroParamsGiveLogClassesLossAndUniformGradient) {
   const uint32_t classes = 4;
   auto model = MakeModel(Spec({}, 3, classes));
   DenseRows data = RandomData(2, 3, classes, 5);
@@ -196,7 +209,8 @@ TEST_F(MlpModelTest, ZeroParamsGiveLogClassesLossAndUniformGradient) {
   std::vector<float> params(model->num_params(), 0.0f);
   std::vector<float> grad(model->num_params());
   const std::vector<uint64_t> samples = {0, 1};
-  const double loss = model->LossAndGradient(params, data, samples, grad);
+  const double loss =
+      model->LossAndGradient(params, data, samples, grad).value();
   EXPECT_NEAR(loss, std::log(4.0), 1e-6);
   // Bias gradient = mean(p - onehot) with p = 1/4 for every class.
   const float* bias_grad = grad.data() + 3 * classes;
@@ -212,23 +226,23 @@ TEST_F(MlpModelTest, ZeroParamsGiveLogClassesLossAndUniformGradient) {
   }
 }
 
-TEST_F(MlpModelTest, GradientIsMeanOverSamples) {
+TEST_F(MlpTest, GradientIsMeanOverSamples) {
   auto model = MakeModel(Spec({4, 3}, 5, 3));
   const DenseRows data = RandomData(4, 5, 3, 7);
   const std::vector<float> params = RandomParams(model->num_params(), 8);
   const uint64_t n = model->num_params();
   std::vector<float> both(n), first(n), second(n);
   const std::vector<uint64_t> ab = {1, 3}, a = {1}, b = {3};
-  const double loss_ab = model->LossAndGradient(params, data, ab, both);
-  const double loss_a = model->LossAndGradient(params, data, a, first);
-  const double loss_b = model->LossAndGradient(params, data, b, second);
+  const double loss_ab = model->LossAndGradient(params, data, ab, both).value();
+  const double loss_a = model->LossAndGradient(params, data, a, first).value();
+  const double loss_b = model->LossAndGradient(params, data, b, second).value();
   EXPECT_NEAR(loss_ab, (loss_a + loss_b) / 2.0, 1e-5);
   for (uint64_t i = 0; i < n; ++i) {
     EXPECT_NEAR(both[i], (first[i] + second[i]) / 2.0f, 1e-5) << "param " << i;
   }
 }
 
-TEST_F(MlpModelTest, ReusedModelMatchesFreshModelAcrossBatchSizes) {
+TEST_F(MlpTest, ReusedModelMatchesFreshModelAcrossBatchSizes) {
   const MlpSpec spec = Spec({4, 3}, 5, 3);
   auto reused = MakeModel(spec);
   const DenseRows data = RandomData(30, 5, 3, 19);
@@ -238,25 +252,26 @@ TEST_F(MlpModelTest, ReusedModelMatchesFreshModelAcrossBatchSizes) {
   std::iota(large.begin(), large.end(), 0);
   const std::vector<uint64_t> small = {4, 9, 2};
   std::vector<float> grad(n), fresh_grad(n);
-  reused->LossAndGradient(params, data, large, grad);
-  reused->Evaluate(params, data, 0);
-  const double loss = reused->LossAndGradient(params, data, small, grad);
+  ASSERT_TRUE(reused->LossAndGradient(params, data, large, grad).ok());
+  ASSERT_TRUE(reused->Evaluate(params, data, 0).ok());
+  const double loss =
+      reused->LossAndGradient(params, data, small, grad).value();
   const double fresh_loss =
-      MakeModel(spec)->LossAndGradient(params, data, small, fresh_grad);
+      MakeModel(spec)->LossAndGradient(params, data, small, fresh_grad).value();
   EXPECT_EQ(loss, fresh_loss);
   EXPECT_EQ(grad, fresh_grad);
 }
 
-TEST_F(MlpModelTest, EmptyBatchGivesZeroLossAndGradient) {
+TEST_F(MlpTest, EmptyBatchGivesZeroLossAndGradient) {
   auto model = MakeModel(Spec({}, 5, 3));
   const DenseRows data = RandomData(3, 5, 3, 21);
   const std::vector<float> params = RandomParams(model->num_params(), 22);
   std::vector<float> grad(model->num_params(), 7.0f);
-  EXPECT_EQ(model->LossAndGradient(params, data, {}, grad), 0.0);
+  EXPECT_EQ(model->LossAndGradient(params, data, {}, grad).value(), 0.0);
   for (float g : grad) EXPECT_EQ(g, 0.0f);
 }
 
-TEST_F(MlpModelTest, LossStaysFiniteForHugeLogits) {
+TEST_F(MlpTest, LossStaysFiniteForHugeLogits) {
   auto model = MakeModel(Spec({}, 2, 2));
   DenseRows data;
   data.size = 1;
@@ -268,14 +283,15 @@ TEST_F(MlpModelTest, LossStaysFiniteForHugeLogits) {
   std::vector<float> params = {1000, 1000, -1000, -1000, 0, 0};
   std::vector<float> grad(params.size());
   const std::vector<uint64_t> samples = {0};
-  const double loss = model->LossAndGradient(params, data, samples, grad);
+  const double loss =
+      model->LossAndGradient(params, data, samples, grad).value();
   EXPECT_NEAR(loss, 4000.0, 1e-3);
   for (float g : grad) EXPECT_TRUE(std::isfinite(g));
   EXPECT_NEAR(grad[4], 1.0, 1e-6);
   EXPECT_NEAR(grad[5], -1.0, 1e-6);
 }
 
-TEST_F(MlpModelTest, SgdReachesFullAccuracyOnSeparableData) {
+TEST_F(MlpTest, SgdReachesFullAccuracyOnSeparableData) {
   // Class c has feature c set high; the rest is small noise.
   const uint32_t classes = 3;
   DenseRows data = RandomData(60, 6, classes, 3);
@@ -291,20 +307,20 @@ TEST_F(MlpModelTest, SgdReachesFullAccuracyOnSeparableData) {
   std::vector<float> grad(params.size());
   std::vector<uint64_t> all(data.size);
   std::iota(all.begin(), all.end(), 0);
-  const double initial_loss = model->Evaluate(params, data, 0).loss;
+  const double initial_loss = model->Evaluate(params, data, 0)->loss;
   for (int step = 0; step < 300; ++step) {
     const std::span<const uint64_t> batch(all.data() + (step % 6) * 10, 10);
-    model->LossAndGradient(params, data, batch, grad);
+    ASSERT_TRUE(model->LossAndGradient(params, data, batch, grad).ok());
     for (size_t i = 0; i < params.size(); ++i) params[i] -= 0.5f * grad[i];
   }
-  const EvalResult result = model->Evaluate(params, data, 0);
+  const EvalResult result = model->Evaluate(params, data, 0).value();
   EXPECT_EQ(result.samples, data.size);
   EXPECT_DOUBLE_EQ(result.accuracy, 1.0);
   EXPECT_LT(result.loss, initial_loss / 4);
   EXPECT_TRUE(std::isnan(result.auc));
 }
 
-TEST_F(MlpModelTest, InitParamsIsDeterministicAndMatchesInitialValue) {
+TEST_F(MlpTest, InitParamsIsDeterministicAndMatchesInitialValue) {
   const MlpSpec spec = Spec({4, 3}, 5, 3);
   const uint64_t n = MakeModel(spec)->num_params();
   std::vector<float> a(n), b(n), other_seed(n);
@@ -329,12 +345,12 @@ TEST_F(MlpModelTest, InitParamsIsDeterministicAndMatchesInitialValue) {
   EXPECT_EQ(a[5 * 4], 0.0f);
 }
 
-TEST_F(MlpModelTest, EvaluateChunkingMatchesSingleChunk) {
+TEST_F(MlpTest, EvaluateChunkingMatchesSingleChunk) {
   auto model = MakeModel(Spec({4, 3}, 5, 3));
   const DenseRows data = RandomData(50, 5, 3, 13);
   const std::vector<float> params = RandomParams(model->num_params(), 14);
-  const EvalResult whole = model->Evaluate(params, data, 0, 1000);
-  const EvalResult chunked = model->Evaluate(params, data, 0, 7);
+  const EvalResult whole = model->Evaluate(params, data, 0, 1000).value();
+  const EvalResult chunked = model->Evaluate(params, data, 0, 7).value();
   EXPECT_EQ(whole.samples, 50u);
   EXPECT_EQ(chunked.samples, 50u);
   EXPECT_NEAR(chunked.loss, whole.loss, 1e-6);
@@ -342,18 +358,18 @@ TEST_F(MlpModelTest, EvaluateChunkingMatchesSingleChunk) {
   EXPECT_GT(whole.loss, 0.0);
 }
 
-TEST_F(MlpModelTest, EvaluateLimitUsesFirstSamples) {
+TEST_F(MlpTest, EvaluateLimitUsesFirstSamples) {
   auto model = MakeModel(Spec({}, 5, 3));
   const DenseRows data = RandomData(50, 5, 3, 17);
   const std::vector<float> params = RandomParams(model->num_params(), 18);
   std::vector<uint64_t> first(20);
   std::iota(first.begin(), first.end(), 0);
   std::vector<float> grad(model->num_params());
-  const double loss = model->LossAndGradient(params, data, first, grad);
-  const EvalResult limited = model->Evaluate(params, data, 20, 6);
+  const double loss = model->LossAndGradient(params, data, first, grad).value();
+  const EvalResult limited = model->Evaluate(params, data, 20, 6).value();
   EXPECT_EQ(limited.samples, 20u);
   EXPECT_NEAR(limited.loss, loss, 1e-6);
-  EXPECT_EQ(model->Evaluate(params, data, 500).samples, 50u);
+  EXPECT_EQ(model->Evaluate(params, data, 500)->samples, 50u);
 }
 
 }  // namespace

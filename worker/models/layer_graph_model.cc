@@ -1,4 +1,4 @@
-#include "worker/models/cnn_model.h"
+#include "worker/models/layer_graph_model.h"
 
 #include <algorithm>
 #include <cassert>
@@ -122,7 +122,7 @@ Status AddCnnItem(const std::string& item, ComputeBackend* backend,
 
 }  // namespace
 
-CnnModel::CnnModel(std::unique_ptr<ComputeBackend> backend,
+LayerGraphModel::LayerGraphModel(std::unique_ptr<ComputeBackend> backend,
                    std::unique_ptr<LayerGraph> graph)
     : backend_(std::move(backend)),
       graph_(std::move(graph)),
@@ -133,40 +133,47 @@ CnnModel::CnnModel(std::unique_ptr<ComputeBackend> backend,
       train_rows_(backend_.get()),
       test_rows_(backend_.get()) {}
 
-StatusOr<std::unique_ptr<Model>> CnnModel::CreateFromSpec(
+StatusOr<std::unique_ptr<Model>> LayerGraphModel::CreateFromSpec(
     const std::string& args, const DataShape& data, const std::string& device) {
-  LS_ASSIGN_OR_RETURN(std::unique_ptr<CnnModel> model,
+  LS_ASSIGN_OR_RETURN(std::unique_ptr<LayerGraphModel> model,
                       Create(args, data, device));
   return std::unique_ptr<Model>(std::move(model));
 }
 
-StatusOr<std::unique_ptr<Model>> CnnModel::CreateDense(
+StatusOr<std::unique_ptr<LayerGraphModel>> LayerGraphModel::CreateDense(
     const std::vector<uint32_t>& hidden, const DataShape& data,
     const std::string& device) {
+  if (data.sparse) {
+    return InvalidArgument(
+        "needs dense rows, but the data set has sparse rows (use sparse-lr)");
+  }
+  if (data.input_dim == 0 || data.classes < 2) {
+    return InvalidArgument("needs a dense data set with >= 2 classes");
+  }
+  if (std::find(hidden.begin(), hidden.end(), 0u) != hidden.end()) {
+    return InvalidArgument("an MLP has a hidden layer of width 0");
+  }
   std::string args = "i" + std::to_string(data.input_dim) + "x1x1";
   for (uint32_t width : hidden) args += ",f" + std::to_string(width);
   LS_ASSIGN_OR_RETURN(std::unique_ptr<ComputeBackend> backend,
                       CreateComputeBackend(device));
-  LS_ASSIGN_OR_RETURN(
-      std::unique_ptr<CnnModel> model,
-      Build(args, data, std::move(backend), /*allow_no_layers=*/true));
-  return std::unique_ptr<Model>(std::move(model));
+  return Build(args, data, std::move(backend), /*allow_no_layers=*/true);
 }
 
-StatusOr<std::unique_ptr<CnnModel>> CnnModel::Create(
+StatusOr<std::unique_ptr<LayerGraphModel>> LayerGraphModel::Create(
     const std::string& args, const DataShape& data, const std::string& device) {
   LS_ASSIGN_OR_RETURN(std::unique_ptr<ComputeBackend> backend,
                       CreateComputeBackend(device));
   return Build(args, data, std::move(backend), /*allow_no_layers=*/false);
 }
 
-StatusOr<std::unique_ptr<CnnModel>> CnnModel::CreateOn(
+StatusOr<std::unique_ptr<LayerGraphModel>> LayerGraphModel::CreateOn(
     const std::string& args, const DataShape& data,
     std::unique_ptr<ComputeBackend> backend) {
   return Build(args, data, std::move(backend), /*allow_no_layers=*/true);
 }
 
-StatusOr<std::unique_ptr<CnnModel>> CnnModel::Build(
+StatusOr<std::unique_ptr<LayerGraphModel>> LayerGraphModel::Build(
     const std::string& args, const DataShape& data,
     std::unique_ptr<ComputeBackend> backend, bool allow_no_layers) {
   if (data.sparse || data.classes < 2) {
@@ -190,11 +197,11 @@ StatusOr<std::unique_ptr<CnnModel>> CnnModel::Build(
       std::make_unique<DenseLayer>(backend.get(), shape, data.classes, glorot));
   auto graph =
       std::make_unique<LayerGraph>(backend.get(), input, std::move(layers));
-  return std::unique_ptr<CnnModel>(
-      new CnnModel(std::move(backend), std::move(graph)));
+  return std::unique_ptr<LayerGraphModel>(
+      new LayerGraphModel(std::move(backend), std::move(graph)));
 }
 
-uint32_t CnnModel::MaxBatch() const {
+uint32_t LayerGraphModel::MaxBatch() const {
   const uint64_t free = backend_->memory_available();
   if (free == 0) return 0;
   const double usable = 0.9 * static_cast<double>(free) -
@@ -204,7 +211,7 @@ uint32_t CnnModel::MaxBatch() const {
   return cap > 1e9 ? 1000000000u : static_cast<uint32_t>(cap);
 }
 
-StatusOr<double> CnnModel::LossAndGradient(const Dataset& data,
+StatusOr<double> LayerGraphModel::LossAndGradient(const Dataset& data,
                                            std::span<const uint64_t> samples,
                                            const ModelState& state,
                                            const ModelGradient& grad) {
@@ -212,7 +219,7 @@ StatusOr<double> CnnModel::LossAndGradient(const Dataset& data,
                          grad.dense);
 }
 
-StatusOr<EvalResult> CnnModel::Evaluate(const Dataset& data,
+StatusOr<EvalResult> LayerGraphModel::Evaluate(const Dataset& data,
                                         const ModelState& state) {
   const uint64_t chunk =
       backend_->host_visible()
@@ -221,7 +228,7 @@ StatusOr<EvalResult> CnnModel::Evaluate(const Dataset& data,
   return Evaluate(state.dense, *data.dense(Split::kTest), 0, chunk);
 }
 
-StatusOr<const float*> CnnModel::DeviceParams(std::span<const float> params) {
+StatusOr<const float*> LayerGraphModel::DeviceParams(std::span<const float> params) {
   if (backend_->host_visible()) return params.data();
   LS_RETURN_IF_ERROR(device_params_.Reserve(params.size()));
   LS_RETURN_IF_ERROR(backend_->CopyToDevice(
@@ -229,7 +236,7 @@ StatusOr<const float*> CnnModel::DeviceParams(std::span<const float> params) {
   return static_cast<const float*>(device_params_.data());
 }
 
-Status CnnModel::StageRows(const float* rows, const int32_t* labels,
+Status LayerGraphModel::StageRows(const float* rows, const int32_t* labels,
                            uint64_t count, const float** device_rows,
                            const int32_t** device_labels) {
   if (backend_->host_visible()) {
@@ -249,7 +256,7 @@ Status CnnModel::StageRows(const float* rows, const int32_t* labels,
   return Status::Ok();
 }
 
-Status CnnModel::Attach(const Dataset& data) {
+Status LayerGraphModel::Attach(const Dataset& data) {
   if (backend_->host_visible()) return Status::Ok();
   // Half of what is free for each split, so batches keep room to grow
   // (MaxBatch reads the free memory after this).
@@ -263,7 +270,7 @@ Status CnnModel::Attach(const Dataset& data) {
   return Status::Ok();
 }
 
-StatusOr<double> CnnModel::LossAndGradient(std::span<const float> params,
+StatusOr<double> LayerGraphModel::LossAndGradient(std::span<const float> params,
                                            const DenseRows& data,
                                            std::span<const uint64_t> samples,
                                            std::span<float> grad) {
@@ -281,7 +288,7 @@ StatusOr<double> CnnModel::LossAndGradient(std::span<const float> params,
   return result->loss_sum / static_cast<double>(rows);
 }
 
-StatusOr<SoftmaxResult> CnnModel::HostStep(std::span<const float> params,
+StatusOr<SoftmaxResult> LayerGraphModel::HostStep(std::span<const float> params,
                                            const DenseRows& data,
                                            std::span<const uint64_t> samples,
                                            std::span<float> grad) {
@@ -290,7 +297,7 @@ StatusOr<SoftmaxResult> CnnModel::HostStep(std::span<const float> params,
                      samples.size(), grad.data());
 }
 
-StatusOr<SoftmaxResult> CnnModel::DeviceStep(std::span<const float> params,
+StatusOr<SoftmaxResult> LayerGraphModel::DeviceStep(std::span<const float> params,
                                              const DenseRows& data,
                                              std::span<const uint64_t> samples,
                                              std::span<float> grad) {
@@ -324,7 +331,7 @@ StatusOr<SoftmaxResult> CnnModel::DeviceStep(std::span<const float> params,
   return result;
 }
 
-StatusOr<EvalResult> CnnModel::Evaluate(std::span<const float> params,
+StatusOr<EvalResult> LayerGraphModel::Evaluate(std::span<const float> params,
                                         const DenseRows& data, uint64_t limit,
                                         uint64_t chunk_rows) {
   assert(params.size() == num_params() && chunk_rows >= 1);
