@@ -22,7 +22,7 @@
 #include "coordinator/outbox.h"
 #include "coordinator/run_recorder.h"
 #include "coordinator/sample_budget.h"
-#include "coordinator/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 #include "sync_policies/sync_policy.h"
 
 namespace lockstep {

@@ -33,8 +33,8 @@
 #include "coordinator/enrollment.h"
 #include "coordinator/job_host.h"
 #include "coordinator/membership.h"
-#include "coordinator/snapshot_manifest.h"
 #include "coordinator/snapshot_rounds.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace lockstep {
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "coordinator/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace lockstep {
 

@@ -18,7 +18,7 @@
 #include "coordinator/membership.h"
 #include "coordinator/outbox.h"
 #include "coordinator/round_tracker.h"
-#include "coordinator/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace lockstep {
 

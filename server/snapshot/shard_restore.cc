@@ -5,7 +5,7 @@
 #include <string>
 
 #include "server/optimizers/optimizer.h"
-#include "server/store/chunk_codec.h"
+#include "snapshot/chunk_codec.h"
 
 namespace lockstep {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "server/store/chunk_codec.h"
+#include "snapshot/chunk_codec.h"
 
 namespace lockstep {
 

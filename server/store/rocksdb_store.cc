@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "common/mutex.h"
-#include "server/store/chunk_codec.h"
+#include "snapshot/chunk_codec.h"
 
 namespace lockstep {
 namespace {

@@ -4,8 +4,8 @@
 // a server deletes when it writes the next round), files and bytes alike.
 #include <gtest/gtest.h>
 
-#include "coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
+#include "snapshot/snapshot_manifest.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/sst_files.h"
 #include "tests/support/temp_dir.h"

@@ -10,7 +10,7 @@
 #include <map>
 #include <random>
 
-#include "coordinator/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/temp_dir.h"
 #include "tools/snapshot/whole_round.h"

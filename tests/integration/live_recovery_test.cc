@@ -9,8 +9,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
+#include "snapshot/snapshot_manifest.h"
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
 

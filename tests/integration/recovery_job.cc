@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
+#include "snapshot/snapshot_manifest.h"
 #include "tests/support/sst_flip.h"
 #include "worker/worker_runtime.h"
 

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <map>
 
-#include "coordinator/snapshot_manifest.h"
 #include "server/store/rocksdb_store.h"
+#include "snapshot/snapshot_manifest.h"
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/sst_flip.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "coordinator/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 #include "tools/launch/job_check.h"
 
 namespace lockstep {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "coordinator/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace lockstep {
 namespace {

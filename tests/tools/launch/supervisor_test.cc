@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "coordinator/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace lockstep {
 namespace {

@@ -5,8 +5,8 @@
 //   meta:   "R" <round, 16 hex> "/m"
 //   value:  <CRC-32 (zlib), 4 bytes little-endian> <bytes>
 // Thread-safety: pure functions.
-#ifndef LOCKSTEP_SERVER_STORE_CHUNK_CODEC_H_
-#define LOCKSTEP_SERVER_STORE_CHUNK_CODEC_H_
+#ifndef LOCKSTEP_SNAPSHOT_CHUNK_CODEC_H_
+#define LOCKSTEP_SNAPSHOT_CHUNK_CODEC_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -60,4 +60,4 @@ std::string ChunkName(uint64_t round, std::string_view array, uint32_t index);
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_SERVER_STORE_CHUNK_CODEC_H_
+#endif  // LOCKSTEP_SNAPSHOT_CHUNK_CODEC_H_

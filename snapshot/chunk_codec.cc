@@ -1,4 +1,4 @@
-#include "server/store/chunk_codec.h"
+#include "snapshot/chunk_codec.h"
 
 #include <zlib.h>
 

@@ -5,8 +5,8 @@
 // so a crash leaves the old or the new manifest, never a torn one. It also
 // holds the job, so a restarted coordinator can continue without flags.
 // Thread-safety: value type.
-#ifndef LOCKSTEP_COORDINATOR_SNAPSHOT_MANIFEST_H_
-#define LOCKSTEP_COORDINATOR_SNAPSHOT_MANIFEST_H_
+#ifndef LOCKSTEP_SNAPSHOT_SNAPSHOT_MANIFEST_H_
+#define LOCKSTEP_SNAPSHOT_SNAPSHOT_MANIFEST_H_
 
 #include <cstdint>
 #include <map>
@@ -79,4 +79,4 @@ class SnapshotManifest {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_COORDINATOR_SNAPSHOT_MANIFEST_H_
+#endif  // LOCKSTEP_SNAPSHOT_SNAPSHOT_MANIFEST_H_

@@ -1,4 +1,4 @@
-#include "coordinator/snapshot_manifest.h"
+#include "snapshot/snapshot_manifest.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

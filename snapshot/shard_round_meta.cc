@@ -1,0 +1,81 @@
+#include "snapshot/shard_round_meta.h"
+
+#include "common/wire/job_config_codec.h"
+#include "common/wire/layout_codec.h"
+#include "schemas/snapshot_generated.h"
+
+namespace lockstep {
+namespace {
+
+flatbuffers::Offset<wire::ShardRoundMeta> BuildMeta(
+    flatbuffers::FlatBufferBuilder& fbb, const ShardRoundMeta& meta) {
+  std::vector<flatbuffers::Offset<wire::SnapshotArray>> arrays;
+  for (const ShardRoundMeta::Array& a : meta.arrays) {
+    arrays.push_back(wire::CreateSnapshotArray(fbb, fbb.CreateString(a.name),
+                                               a.bytes, a.chunks));
+  }
+  std::vector<flatbuffers::Offset<wire::PushCut>> contained;
+  for (const auto& [worker, clock] : meta.contained) {
+    contained.push_back(wire::CreatePushCut(fbb, worker, clock));
+  }
+  const auto layout = LayoutToWire(fbb, meta.layout);
+  const auto job = JobConfigToWire(fbb, meta.job);
+  const auto optimizer = fbb.CreateString(meta.optimizer);
+  const auto arrays_offset = fbb.CreateVector(arrays);
+  const auto contained_offset = fbb.CreateVector(contained);
+  return wire::CreateShardRoundMeta(
+      fbb, kShardRoundFormat, meta.round, meta.clock, meta.shard, layout, job,
+      optimizer, meta.state_slots, meta.step, meta.sparse_rows,
+      meta.chunk_bytes, arrays_offset, contained_offset, meta.unix_time,
+      meta.time);
+}
+
+}  // namespace
+
+std::string EncodeShardRoundMeta(const ShardRoundMeta& meta) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(BuildMeta(fbb, meta));
+  return std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()),
+                     fbb.GetSize());
+}
+
+StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes) {
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                 bytes.size());
+  if (!wire::VerifyShardRoundMetaBuffer(verifier)) {
+    return Corruption("snapshot meta does not verify");
+  }
+  const auto* m = wire::GetShardRoundMeta(bytes.data());
+  if (m->format() != kShardRoundFormat) {
+    return Corruption("snapshot meta has format " +
+                      std::to_string(m->format()) + ", this build reads " +
+                      std::to_string(kShardRoundFormat));
+  }
+  ShardRoundMeta meta;
+  meta.round = m->round();
+  meta.clock = m->clock();
+  meta.shard = m->shard();
+  LS_ASSIGN_OR_RETURN(meta.layout, LayoutFromWire(m->layout()));
+  LS_ASSIGN_OR_RETURN(meta.job, JobConfigFromWire(m->job()));
+  meta.optimizer = m->optimizer() ? m->optimizer()->str() : "";
+  meta.state_slots = m->state_slots();
+  meta.step = m->step();
+  meta.time = m->time() > 0 ? m->time() : static_cast<double>(meta.step);
+  meta.sparse_rows = m->sparse_rows();
+  meta.chunk_bytes = m->chunk_bytes();
+  if (m->arrays() != nullptr) {
+    for (const auto* a : *m->arrays()) {
+      meta.arrays.push_back(
+          {a->name() ? a->name()->str() : "", a->bytes(), a->chunks()});
+    }
+  }
+  if (m->contained() != nullptr) {
+    for (const auto* c : *m->contained()) {
+      meta.contained[c->worker()] = c->clock();
+    }
+  }
+  meta.unix_time = m->unix_time();
+  return meta;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,55 @@
+// What one shard's snapshot round says about itself: the meta record
+// stored beside its arrays (schemas/snapshot.fbs: clock, layout, job,
+// optimizer step, what the state contains, the arrays' sizes and chunks),
+// and its encoding. The arrays themselves are chunks (chunk_codec.h).
+// Thread-safety: pure functions over their arguments.
+#ifndef LOCKSTEP_SNAPSHOT_SHARD_ROUND_META_H_
+#define LOCKSTEP_SNAPSHOT_SHARD_ROUND_META_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/job_config.h"
+#include "common/layout.h"
+#include "common/status.h"
+
+namespace lockstep {
+
+// Version of the stored meta; a round of another format is refused.
+inline constexpr uint32_t kShardRoundFormat = 1;
+
+struct ShardRoundMeta {
+  uint64_t round = 0;
+  int64_t clock = 0;  // the committed clock the state is right after
+  uint32_t shard = 0;
+  KeyLayout layout;  // the layout the round was taken under
+  JobConfig job;
+  std::string optimizer;
+  int state_slots = 0;
+  int64_t step = 0;  // updates applied so far
+  double time = 0;   // clocks' worth of them (DenseStore::time)
+  uint64_t sparse_rows = 0;
+  uint64_t chunk_bytes = 0;
+  struct Array {
+    std::string name;
+    uint64_t bytes = 0;
+    uint32_t chunks = 0;
+  };
+  std::vector<Array> arrays;  // by name, as stored
+  // Apply-on-arrival policies: per worker, the newest clock whose push the
+  // state contains.
+  std::map<uint32_t, int64_t> contained;
+  double unix_time = 0;  // when the round was frozen
+};
+
+std::string EncodeShardRoundMeta(const ShardRoundMeta& meta);
+// Corruption when `bytes` is not a verifiable meta record, or of another
+// format; InvalidArgument when its job or layout does not validate.
+StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SNAPSHOT_SHARD_ROUND_META_H_
