@@ -72,19 +72,20 @@ std::vector<float> ReferenceTraining(const Case& c) {
 std::vector<float> ClusterTraining(const Case& c, const std::string& dir) {
   TestCluster cluster;
   const std::string model_file = dir + "/model.bin";
-  Status started = cluster.StartCoordinator(
-      {"--servers",     "2",
-       "--workers",     std::to_string(c.batches.size()),
-       "--model",       c.model,
-       "--batch",       BatchFlag(c.batches),
-       "--optimizer",   c.optimizer,
-       "--lr",          std::to_string(c.lr),
-       "--clocks",      std::to_string(kClocks),
-       "--train-limit", std::to_string(kTrainLimit),
-       "--test-limit",  "500",
-       "--eval-every",  "0",
-       "--seed",        std::to_string(kSeed),
-       "--run-dir",     dir});
+  JobConfig job;
+  job.servers = 2;
+  job.workers = static_cast<uint32_t>(c.batches.size());
+  job.model = c.model;
+  job.batches = c.batches;
+  job.optimizer = c.optimizer;
+  job.lr = c.lr;
+  job.max_clocks = kClocks;
+  // The reference trains on the same first kTrainLimit samples.
+  job.train_limit = kTrainLimit;
+  job.test_limit = 500;
+  job.eval_every = 0;
+  job.seed = kSeed;
+  Status started = cluster.StartCoordinator(job, {"--run-dir", dir});
   EXPECT_TRUE(started.ok()) << started.ToString();
   for (int s = 0; s < 2; ++s) EXPECT_TRUE(cluster.StartServer(s).ok());
   for (size_t w = 0; w < c.batches.size(); ++w) {

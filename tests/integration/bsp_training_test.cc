@@ -30,14 +30,17 @@ double MeanLoss(const std::vector<std::string>& metrics, int64_t first,
 TEST(BspTrainingTest, ThreeWorkersTwoShardsLossFallsAndAllExit) {
   const std::string run_dir = MakeTempDir("lockstep-bsp");
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .StartCoordinator(
-                      {"--servers",    "2",      "--workers",     "3",
-                       "--model",      "mlp:32", "--batch",       "16",
-                       "--clocks",     "300",    "--train-limit", "6000",
-                       "--test-limit", "2000",   "--eval-every",  "100",
-                       "--lr",         "0.05",   "--run-dir",     run_dir})
-                  .ok());
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 3;
+  job.model = "mlp:32";
+  job.batches = {16};
+  job.max_clocks = 300;
+  job.train_limit = 6000;
+  job.test_limit = 2000;
+  job.eval_every = 100;
+  job.lr = 0.05;
+  ASSERT_TRUE(cluster.StartCoordinator(job, {"--run-dir", run_dir}).ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   for (int w = 0; w < 3; ++w) ASSERT_TRUE(cluster.StartWorker(w).ok());
 

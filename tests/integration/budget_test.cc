@@ -25,32 +25,20 @@ TEST_P(BudgetTest, AJobEndsOnceItsTrainingTimeBudgetIsSpent) {
   ASSERT_FALSE(tmp.path().empty());
   const std::string run_dir = tmp.path() + "/run";
   TestCluster cluster;
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 2;
+  job.sync = GetParam();
+  job.model = "softmax";
+  job.data = "synthetic:samples=2048:dim=32";
+  job.batches = {16};
+  job.max_clocks = kBudgetJobClocks;
+  job.eval_every = 25;
+  job.budget_s = kTrainBudgetS;
   ASSERT_TRUE(cluster
-                  .Start({BinaryPath("lockstep-launch"),
-                          "--servers",
-                          "1",
-                          "--workers",
-                          "2",
-                          "--sync",
-                          GetParam(),
-                          "--model",
-                          "softmax",
-                          "--data",
-                          "synthetic:samples=2048:dim=32",
-                          "--batch",
-                          "16",
-                          "--clocks",
-                          std::to_string(kBudgetJobClocks),
-                          "--eval-every",
-                          "25",
-                          "--budget-s",
-                          std::to_string(kTrainBudgetS),
-                          "--hetero",
-                          "*:linear=0.02+0.0001",
-                          "--run-dir",
-                          run_dir,
-                          "--timeout-s",
-                          "90"},
+                  .Start(LaunchCommand(
+                             job, {"--hetero", "*:linear=0.02+0.0001",
+                                   "--run-dir", run_dir, "--timeout-s", "90"}),
                          "launch")
                   .ok());
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(120));

@@ -19,11 +19,13 @@ constexpr auto kSetupTimeout = std::chrono::seconds(60);
 
 TEST(JobSetupTest, AModelTheWorkersCannotBuildEndsTheJobWithTheirReason) {
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .StartCoordinator({"--servers", "1", "--workers", "2",
-                                     "--model", "resnet:50", "--data",
-                                     "synthetic", "--clocks", "5"})
-                  .ok());
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 2;
+  job.model = "resnet:50";  // no such model
+  job.data = "synthetic";
+  job.max_clocks = 5;
+  ASSERT_TRUE(cluster.StartCoordinator(job).ok());
   ASSERT_TRUE(cluster.StartServer(0).ok());
   for (int w = 0; w < 2; ++w) ASSERT_TRUE(cluster.StartWorker(w).ok());
   auto exit = cluster.WaitFor("coordinator", kSetupTimeout);
@@ -46,12 +48,14 @@ TEST(JobSetupTest, AModelTheWorkersCannotBuildEndsTheJobWithTheirReason) {
 // silence and exits, instead of waiting out its welcome timeout.
 TEST(JobSetupTest, AServerWaitingForItsWelcomeExitsWhenTheCoordinatorDies) {
   TestCluster cluster;
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 1;
+  job.model = "mlp:8";
+  job.data = "synthetic";
+  job.max_clocks = 5;
   ASSERT_TRUE(
-      cluster
-          .StartCoordinator({"--servers", "1", "--workers", "1", "--model",
-                             "mlp:8", "--data", "synthetic", "--clocks", "5"},
-                            /*start_evaluator=*/false)
-          .ok());
+      cluster.StartCoordinator(job, {}, /*start_evaluator=*/false).ok());
   const std::vector<pid_t> coordinator = cluster.group().running_pids();
   ASSERT_EQ(coordinator.size(), 1u);
   ASSERT_TRUE(cluster.StartServer(0).ok());
@@ -78,13 +82,14 @@ TEST(JobSetupTest, ServersWaitSilentlyWhileWorkersAreSlowToCome) {
   // 10 heartbeats of 50 ms: a server silent for 0.5 s after its Welcome
   // would be declared dead. It is welcomed only once the workers have
   // described the job, well after it registered.
-  ASSERT_TRUE(
-      cluster
-          .StartCoordinator({"--servers", "2", "--workers", "2", "--model",
-                             "mlp:8", "--data", "synthetic:samples=512:dim=16",
-                             "--heartbeat-ms", "50", "--clocks", "40",
-                             "--run-dir", run_dir})
-          .ok());
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 2;
+  job.model = "mlp:8";
+  job.data = "synthetic:samples=512:dim=16";
+  job.heartbeat_ms = 50;
+  job.max_clocks = 40;
+  ASSERT_TRUE(cluster.StartCoordinator(job, {"--run-dir", run_dir}).ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (std::chrono::steady_clock::now() < until) {

@@ -50,11 +50,16 @@ bool Alive(pid_t pid) {
 TEST(LauncherTest, JobRunsToTheEndAndWritesTheRunDirectory) {
   const std::string run_dir = MakeTempDir("lockstep-launch") + "/run";
   TestCluster cluster;
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 2;
+  job.model = "softmax";
+  job.max_clocks = 120;
+  job.train_limit = 3000;
+  job.test_limit = 1000;
+  job.eval_every = 50;
   auto launcher = cluster.Start(
-      {BinaryPath("lockstep-launch"), "--servers", "2", "--workers", "2",
-       "--model", "softmax", "--clocks", "120", "--train-limit", "3000",
-       "--test-limit", "1000", "--eval-every", "50", "--run-dir", run_dir,
-       "--timeout-s", "120"},
+      LaunchCommand(job, {"--run-dir", run_dir, "--timeout-s", "120"}),
       "launch");
   ASSERT_TRUE(launcher.ok());
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(150));
@@ -95,30 +100,20 @@ class LauncherTransportTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(LauncherTransportTest, TrainsOverEachDataTransport) {
   const std::string run_dir = MakeTempDir("lockstep-transport") + "/run";
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .Start({BinaryPath("lockstep-launch"),
-                          "--servers",
-                          "2",
-                          "--workers",
-                          "2",
-                          "--model",
-                          "softmax",
-                          "--clocks",
-                          "60",
-                          "--train-limit",
-                          "2000",
-                          "--test-limit",
-                          "500",
-                          "--eval-every",
-                          "0",
-                          "--run-dir",
-                          run_dir,
-                          "--timeout-s",
-                          "90",
-                          "--data-transport",
-                          GetParam()},
-                         "launch")
-                  .ok());
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 2;
+  job.model = "softmax";
+  job.max_clocks = 60;
+  job.train_limit = 2000;
+  job.test_limit = 500;
+  job.eval_every = 0;
+  ASSERT_TRUE(
+      cluster
+          .Start(LaunchCommand(job, {"--run-dir", run_dir, "--timeout-s", "90",
+                                     "--data-transport", GetParam()}),
+                 "launch")
+          .ok());
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(120));
   ASSERT_TRUE(exit.ok());
   EXPECT_TRUE(exit->ok()) << cluster.Output("launch");
@@ -133,27 +128,20 @@ INSTANTIATE_TEST_SUITE_P(Transports, LauncherTransportTest,
 // Starts lockstep-launch, waits until training is under way, and SIGKILLs
 // worker 1 by its pid. Returns the launcher's children as they were.
 std::map<pid_t, std::string> LaunchAndKillWorker(
-    TestCluster& cluster, const std::string& run_dir,
+    TestCluster& cluster, const std::string& run_dir, int64_t clocks,
     const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
-                                   "--servers",
-                                   "1",
-                                   "--workers",
-                                   "3",
-                                   "--model",
-                                   "softmax",
-                                   "--train-limit",
-                                   "3000",
-                                   "--test-limit",
-                                   "500",
-                                   "--eval-every",
-                                   "0",
-                                   "--heartbeat-ms",
-                                   "100",
-                                   "--run-dir",
-                                   run_dir,
-                                   "--timeout-s",
-                                   "120"};
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 3;
+  job.model = "softmax";
+  job.max_clocks = clocks;
+  job.train_limit = 3000;
+  job.test_limit = 500;
+  job.eval_every = 0;
+  // Short, so the dead worker is removed soon.
+  job.heartbeat_ms = 100;
+  std::vector<std::string> argv =
+      LaunchCommand(job, {"--run-dir", run_dir, "--timeout-s", "120"});
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto launcher = cluster.Start(argv, "launch");
   EXPECT_TRUE(launcher.ok());
@@ -181,8 +169,8 @@ std::map<pid_t, std::string> LaunchAndKillWorker(
 TEST(LauncherTest, KilledWorkerStopsTheJobWhenAskedAndIsReported) {
   const std::string run_dir = MakeTempDir("lockstep-kill") + "/run";
   TestCluster cluster;
-  const auto roles = LaunchAndKillWorker(
-      cluster, run_dir, {"--clocks", "1000000", "--stop-on-worker-failure"});
+  const auto roles = LaunchAndKillWorker(cluster, run_dir, 1000000,
+                                         {"--stop-on-worker-failure"});
 
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(30));
   ASSERT_TRUE(exit.ok()) << "launcher hung after a worker died";
@@ -201,8 +189,7 @@ TEST(LauncherTest, KilledWorkerIsRemovedAndTheJobGoesOn) {
   const std::string run_dir = MakeTempDir("lockstep-survive") + "/run";
   TestCluster cluster;
   const auto roles = LaunchAndKillWorker(
-      cluster, run_dir,
-      {"--clocks", "3000", "--hetero", "*:linear=0.001+0.00001"});
+      cluster, run_dir, 3000, {"--hetero", "*:linear=0.001+0.00001"});
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(90));
   ASSERT_TRUE(exit.ok()) << "the job hung after a worker died";
   EXPECT_TRUE(exit->ok()) << cluster.Output("launch");
@@ -220,27 +207,18 @@ TEST(LauncherTest, KilledWorkerIsRemovedAndTheJobGoesOn) {
 TEST(LauncherTest, AWorkerOnAMissingDeviceStopsWithTheReason) {
   const std::string run_dir = MakeTempDir("lockstep-device") + "/run";
   TestCluster cluster;
-  auto launcher = cluster.Start({BinaryPath("lockstep-launch"),
-                                 "--servers",
-                                 "1",
-                                 "--workers",
-                                 "2",
-                                 "--model",
-                                 "softmax",
-                                 "--clocks",
-                                 "50",
-                                 "--train-limit",
-                                 "1000",
-                                 "--test-limit",
-                                 "200",
-                                 "--device",
-                                 "w1:cuda:99;*:cpu",
-                                 "--stop-on-worker-failure",
-                                 "--run-dir",
-                                 run_dir,
-                                 "--timeout-s",
-                                 "60"},
-                                "launch");
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 2;
+  job.model = "softmax";
+  job.max_clocks = 50;
+  job.train_limit = 1000;
+  job.test_limit = 200;
+  auto launcher =
+      cluster.Start(LaunchCommand(job, {"--device", "w1:cuda:99;*:cpu",
+                                        "--stop-on-worker-failure", "--run-dir",
+                                        run_dir, "--timeout-s", "60"}),
+                    "launch");
   ASSERT_TRUE(launcher.ok());
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(90));
   ASSERT_TRUE(exit.ok());

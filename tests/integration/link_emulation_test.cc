@@ -27,28 +27,19 @@ double MedianOf(std::vector<double> v) {
 TEST(LinkEmulationTest, PullsAndPushesCrossTheWorkersLinkFromItsClock) {
   const std::string run_dir = MakeTempDir("lockstep-link") + "/run";
   TestCluster cluster;
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 2;
+  // kModelBytes is this model's size.
+  job.model = "mlp:256,128";
+  job.train_limit = 1000;
+  job.test_limit = 200;
+  job.max_clocks = 10;
+  job.eval_every = 0;
   ASSERT_TRUE(cluster
-                  .Start({BinaryPath("lockstep-launch"),
-                          "--servers",
-                          "1",
-                          "--workers",
-                          "2",
-                          "--model",
-                          "mlp:256,128",
-                          "--train-limit",
-                          "1000",
-                          "--test-limit",
-                          "200",
-                          "--clocks",
-                          "10",
-                          "--eval-every",
-                          "0",
-                          "--hetero",
-                          "w1:net=800/1,net=80/2@5",
-                          "--run-dir",
-                          run_dir,
-                          "--timeout-s",
-                          "120"},
+                  .Start(LaunchCommand(
+                             job, {"--hetero", "w1:net=800/1,net=80/2@5",
+                                   "--run-dir", run_dir, "--timeout-s", "120"}),
                          "launch")
                   .ok());
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(150));

@@ -21,7 +21,8 @@ namespace {
 // pid in pids[K]) and waits until `rounds` rounds are in the manifest.
 void StartLiveJob(TestCluster& cluster, const std::string& dir, size_t rounds,
                   std::vector<pid_t>* pids) {
-  ASSERT_TRUE(cluster.StartCoordinator(RecoveryJob(dir)).ok());
+  ASSERT_TRUE(
+      cluster.StartCoordinator(RecoveryJob(dir), {"--run-dir", dir}).ok());
   for (int s = 0; s < 2; ++s) {
     auto pid =
         cluster.Start(ServerArgv(cluster, s), "server " + std::to_string(s));
@@ -100,7 +101,8 @@ TEST(LiveRecoveryTest, AServerKilledWhileWritingItsRoundUsesTheOneBefore) {
   const std::string dir = MakeTempDir("lockstep-live-inflight");
   TestCluster cluster;
   std::vector<pid_t> pids;
-  ASSERT_TRUE(cluster.StartCoordinator(RecoveryJob(dir)).ok());
+  ASSERT_TRUE(
+      cluster.StartCoordinator(RecoveryJob(dir), {"--run-dir", dir}).ok());
   auto server0 = cluster.Start(ServerArgv(cluster, 0), "server 0");
   ASSERT_TRUE(server0.ok());
   setenv("LOCKSTEP_FAULT_ROUND_DELAY_MS", "1500", 1);

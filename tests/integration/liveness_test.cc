@@ -10,23 +10,25 @@
 namespace lockstep {
 namespace {
 
-std::vector<std::string> Job(const std::string& dir, int clocks) {
-  return {"--servers",      "1",
-          "--workers",      "2",
-          "--model",        "softmax",
-          "--batch",        "16",
-          "--clocks",       std::to_string(clocks),
-          "--train-limit",  "2000",
-          "--test-limit",   "500",
-          "--eval-every",   "0",
-          "--heartbeat-ms", "100",
-          "--run-dir",      dir};
+JobConfig Job(int clocks) {
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 2;
+  job.model = "softmax";
+  job.batches = {16};
+  job.max_clocks = clocks;
+  job.train_limit = 2000;
+  job.test_limit = 500;
+  job.eval_every = 0;
+  // Short, so a busy worker spans many intervals.
+  job.heartbeat_ms = 100;
+  return job;
 }
 
 TEST(LivenessTest, WorkerBusyForManyHeartbeatIntervalsIsNotDeclaredDead) {
   const std::string dir = MakeTempDir("lockstep-busy");
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(Job(dir, 3)).ok());
+  ASSERT_TRUE(cluster.StartCoordinator(Job(3), {"--run-dir", dir}).ok());
   ASSERT_TRUE(cluster.StartServer(0).ok());
   ASSERT_TRUE(cluster.StartWorker(0).ok());
   // Each clock of worker 1 blocks for 1.5 s: 15 heartbeat intervals, more
@@ -44,7 +46,7 @@ TEST(LivenessTest, WorkerBusyForManyHeartbeatIntervalsIsNotDeclaredDead) {
 TEST(LivenessTest, DeadCoordinatorEndsEveryRole) {
   const std::string dir = MakeTempDir("lockstep-nocoord");
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(Job(dir, 1000000)).ok());
+  ASSERT_TRUE(cluster.StartCoordinator(Job(1000000), {"--run-dir", dir}).ok());
   ASSERT_TRUE(cluster.StartServer(0).ok());
   ASSERT_TRUE(cluster.StartWorker(0).ok());
   ASSERT_TRUE(cluster.StartWorker(1).ok());

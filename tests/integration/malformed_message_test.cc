@@ -108,16 +108,17 @@ StatusOr<wire::ErrorCode> SendExpectError(DataChannel& channel,
   return ExpectError(channel, text);
 }
 
-std::vector<std::string> SmallJob(const std::string& run_dir, int clocks) {
-  return {"--servers",     "1",
-          "--workers",     "1",
-          "--model",       "softmax",
-          "--batch",       "16",
-          "--clocks",      std::to_string(clocks),
-          "--train-limit", "2000",
-          "--test-limit",  "500",
-          "--eval-every",  "0",
-          "--run-dir",     run_dir};
+JobConfig SmallJob(int clocks) {
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 1;
+  job.model = "softmax";
+  job.batches = {16};
+  job.max_clocks = clocks;
+  job.train_limit = 2000;
+  job.test_limit = 500;
+  job.eval_every = 0;
+  return job;
 }
 
 void ExpectJobFinishes(TestCluster& cluster) {
@@ -132,7 +133,8 @@ void ExpectJobFinishes(TestCluster& cluster) {
 TEST(MalformedMessageTest, CoordinatorRejectsBadMessagesAndKeepsServing) {
   const std::string run_dir = MakeTempDir("lockstep-bad-coord");
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(SmallJob(run_dir, 50)).ok());
+  ASSERT_TRUE(
+      cluster.StartCoordinator(SmallJob(50), {"--run-dir", run_dir}).ok());
   auto socket = ConnectDealer(cluster.endpoint(), "");
   ASSERT_TRUE(socket.ok());
   std::string text;
@@ -182,7 +184,8 @@ class ServerMalformedTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(ServerMalformedTest, RejectsBadMessagesAndKeepsServing) {
   const std::string run_dir = MakeTempDir("lockstep-bad-server");
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(SmallJob(run_dir, 3000)).ok());
+  ASSERT_TRUE(
+      cluster.StartCoordinator(SmallJob(3000), {"--run-dir", run_dir}).ok());
   ASSERT_TRUE(cluster.StartServer(0, {"--listen", GetParam()}).ok());
   ASSERT_TRUE(cluster.StartWorker(0).ok());
   const std::string endpoint = AwaitServerEndpoint(cluster);
@@ -258,7 +261,8 @@ TEST(MalformedMessageTest, DirectPortClosesBrokenStreamsAndKeepsServing) {
   const std::string ipc =
       "ipc:///tmp/lockstep-bad-stream-" + std::to_string(getpid()) + ".sock";
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(SmallJob(run_dir, 3000)).ok());
+  ASSERT_TRUE(
+      cluster.StartCoordinator(SmallJob(3000), {"--run-dir", run_dir}).ok());
   ASSERT_TRUE(cluster.StartServer(0, {"--listen", ipc}).ok());
   ASSERT_TRUE(cluster.StartWorker(0).ok());
   const std::string endpoint = AwaitServerEndpoint(cluster);

@@ -11,36 +11,22 @@
 
 namespace lockstep {
 
-std::vector<std::string> RecoveryJob(const std::string& dir,
-                                     const std::string& data_order) {
-  return {"--servers",
-          "2",
-          "--workers",
-          "3",
-          "--model",
-          "mlp:16",
-          "--data",
-          "synthetic:samples=3000:test=500:dim=20:classes=4",
-          "--batch",
-          "8,16,24",
-          "--optimizer",
-          "adam",
-          "--lr",
-          "0.005",
-          "--clocks",
-          std::to_string(kRecoveryClocks),
-          "--eval-every",
-          "0",
-          "--heartbeat-ms",
-          "100",
-          "--data-order",
-          data_order,
-          "--snapshot-every-clocks",
-          "10",
-          "--snapshot-dir",
-          dir + "/snapshots",
-          "--run-dir",
-          dir};
+JobConfig RecoveryJob(const std::string& dir, const std::string& data_order) {
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 3;
+  job.model = "mlp:16";
+  job.data = "synthetic:samples=3000:test=500:dim=20:classes=4";
+  job.batches = {8, 16, 24};
+  job.optimizer = "adam";
+  job.lr = 0.005;
+  job.max_clocks = kRecoveryClocks;
+  job.eval_every = 0;
+  job.heartbeat_ms = 100;
+  job.data_order = data_order;
+  job.snapshot_every_clocks = 10;
+  job.snapshot_dir = dir + "/snapshots";
+  return job;
 }
 
 // Starts the job's servers and workers (the evaluator StartCoordinator
@@ -84,7 +70,9 @@ StatusOr<std::vector<float>> RunToTheEnd(TestCluster& cluster,
 std::vector<float> UninterruptedModel(const std::string& data_order) {
   const std::string dir = MakeTempDir("lockstep-whole");
   TestCluster cluster;
-  EXPECT_TRUE(cluster.StartCoordinator(RecoveryJob(dir, data_order)).ok());
+  EXPECT_TRUE(
+      cluster.StartCoordinator(RecoveryJob(dir, data_order), {"--run-dir", dir})
+          .ok());
   StartRoles(cluster, dir);
   auto model = RunToTheEnd(cluster, dir);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
@@ -118,37 +106,29 @@ void FlipAByteOfTheNewestRound(const std::string& snapshots) {
   ASSERT_EQ(flipped, 1) << "the round's weights are in one SST file";
 }
 
+JobConfig SupervisedJobConfig() {
+  JobConfig job;
+  job.servers = 2;
+  job.model = "softmax";
+  job.batches = {32};
+  job.train_limit = 6000;
+  job.test_limit = 2000;
+  job.eval_every = 0;
+  job.lr = 0.1;
+  job.heartbeat_ms = 100;
+  job.snapshot_every_clocks = 20;
+  return job;
+}
+
 std::vector<std::string> SupervisedJob(const std::string& dir,
-                                       std::vector<std::string> flags) {
-  std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
-                                   "--timeout-s",
-                                   "150",
-                                   "--supervise",
-                                   "-v",
-                                   "--servers",
-                                   "2",
-                                   "--model",
-                                   "softmax",
-                                   "--batch",
-                                   "32",
-                                   "--train-limit",
-                                   "6000",
-                                   "--test-limit",
-                                   "2000",
-                                   "--eval-every",
-                                   "0",
-                                   "--lr",
-                                   "0.1",
-                                   "--heartbeat-ms",
-                                   "100",
-                                   "--snapshot-every-clocks",
-                                   "20",
-                                   "--hetero",
-                                   "*:linear=0.004+0.00002",
-                                   "--run-dir",
-                                   dir};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  return argv;
+                                       const JobConfig& job,
+                                       std::vector<std::string> extra) {
+  std::vector<std::string> flags = {"--timeout-s", "150",
+                                    "--supervise", "-v",
+                                    "--hetero",    "*:linear=0.004+0.00002",
+                                    "--run-dir",   dir};
+  flags.insert(flags.end(), extra.begin(), extra.end());
+  return LaunchCommand(job, std::move(flags));
 }
 
 std::optional<uint64_t> PumpUntilARoundCompletes(TestCluster& cluster,

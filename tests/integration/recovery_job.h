@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/job_config.h"
 #include "common/status.h"
 #include "tests/integration/test_cluster.h"
 
@@ -20,10 +21,11 @@ namespace lockstep {
 
 inline constexpr int kRecoveryClocks = 150;
 
-// The coordinator's flags: 2 servers, 3 workers, rounds under dir/snapshots,
-// the run directory `dir`, workers drawing samples in `data_order`.
-std::vector<std::string> RecoveryJob(const std::string& dir,
-                                     const std::string& data_order = "global");
+// The job: 2 servers, 3 workers, rounds under dir/snapshots, workers
+// drawing samples in `data_order`. Its run directory is `dir` (the
+// coordinator's --run-dir).
+JobConfig RecoveryJob(const std::string& dir,
+                      const std::string& data_order = "global");
 // Starts the job's servers and workers; worker 0 (the final evaluator)
 // dumps the final model into dir/model.bin.
 void StartRoles(TestCluster& cluster, const std::string& dir);
@@ -39,11 +41,14 @@ std::vector<float> UninterruptedModel(const std::string& data_order = "global");
 // Inverts one byte of the newest complete round's weights in shard 0's
 // store (in its SST file; the store may be open in a live server).
 void FlipAByteOfTheNewestRound(const std::string& snapshots);
-// lockstep-launch --supervise on 2 servers: softmax on Fashion-MNIST,
-// rounds every 20 clocks, each clock about 5 ms; `flags` add workers,
-// clocks, the policy or the worker command.
+// The supervised job on 2 servers: softmax on Fashion-MNIST, rounds every
+// 20 clocks; a test sets its workers, clocks and policy.
+JobConfig SupervisedJobConfig();
+// lockstep-launch --supervise -v running `job` in run directory `dir`,
+// each clock about 5 ms; `extra` adds launcher flags (the worker command).
 std::vector<std::string> SupervisedJob(const std::string& dir,
-                                       std::vector<std::string> flags);
+                                       const JobConfig& job,
+                                       std::vector<std::string> extra = {});
 // Pumps `cluster` until dir/snapshots holds a complete round; its number,
 // or nothing after about `seconds`.
 std::optional<uint64_t> PumpUntilARoundCompletes(TestCluster& cluster,

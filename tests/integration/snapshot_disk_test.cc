@@ -46,33 +46,21 @@ TEST(SnapshotDiskTest, AFullDiskFailsRoundsWhileTrainingGoesOn) {
       << std::strerror(errno);
   TestCluster cluster;
   {
-    ASSERT_TRUE(cluster
-                    .StartCoordinator(
-                        {"--servers",
-                         "2",
-                         "--workers",
-                         "2",
-                         "--model",
-                         "mlp:16",
-                         "--data",
-                         "synthetic:samples=2000:test=400:dim=20:classes=4",
-                         "--optimizer",
-                         "adam",
-                         "--lr",
-                         "0.005",
-                         "--clocks",
-                         "300",
-                         "--eval-every",
-                         "0",
-                         "--heartbeat-ms",
-                         "100",
-                         "--snapshot-every-clocks",
-                         "10",
-                         "--snapshot-dir",
-                         disk + "/snapshots",
-                         "--run-dir",
-                         dir + "/run"})
-                    .ok());
+    JobConfig job;
+    job.servers = 2;
+    job.workers = 2;
+    job.model = "mlp:16";
+    job.data = "synthetic:samples=2000:test=400:dim=20:classes=4";
+    job.optimizer = "adam";
+    job.lr = 0.005;
+    job.max_clocks = 300;
+    job.eval_every = 0;
+    job.heartbeat_ms = 100;
+    job.snapshot_every_clocks = 10;
+    // Rounds go to the 16 MiB tmpfs, which fills up.
+    job.snapshot_dir = disk + "/snapshots";
+    ASSERT_TRUE(
+        cluster.StartCoordinator(job, {"--run-dir", dir + "/run"}).ok());
     for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
     for (int w = 0; w < 2; ++w) {
       ASSERT_TRUE(

@@ -9,18 +9,18 @@
 namespace lockstep {
 namespace {
 
-std::vector<std::string> NowJob(const std::string& dir, bool snapshot_dir) {
-  std::vector<std::string> flags = {
-      "--servers",      "2",
-      "--workers",      "2",
-      "--model",        "softmax",
-      "--data",         "synthetic:samples=2000:test=400:dim=12:classes=3",
-      "--clocks",       "400",
-      "--eval-every",   "0",
-      "--heartbeat-ms", "100",
-      "--run-dir",      dir};
-  if (snapshot_dir) flags.insert(flags.end(), {"--snapshot-dir", dir + "/s"});
-  return flags;
+// Snapshot rounds only on request: a snapshot dir, no schedule.
+JobConfig NowJob(const std::string& dir, bool snapshot_dir) {
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 2;
+  job.model = "softmax";
+  job.data = "synthetic:samples=2000:test=400:dim=12:classes=3";
+  job.max_clocks = 400;
+  job.eval_every = 0;
+  job.heartbeat_ms = 100;
+  if (snapshot_dir) job.snapshot_dir = dir + "/s";
+  return job;
 }
 
 // Starts the roles (each clock takes about 5 ms), asks for a round once
@@ -28,7 +28,9 @@ std::vector<std::string> NowJob(const std::string& dir, bool snapshot_dir) {
 std::pair<ExitInfo, std::string> AskForARound(TestCluster& cluster,
                                               const std::string& dir,
                                               bool snapshot_dir) {
-  EXPECT_TRUE(cluster.StartCoordinator(NowJob(dir, snapshot_dir)).ok());
+  EXPECT_TRUE(
+      cluster.StartCoordinator(NowJob(dir, snapshot_dir), {"--run-dir", dir})
+          .ok());
   for (int s = 0; s < 2; ++s) EXPECT_TRUE(cluster.StartServer(s).ok());
   for (int w = 0; w < 2; ++w) {
     EXPECT_TRUE(

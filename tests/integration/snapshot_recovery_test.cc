@@ -28,7 +28,9 @@ int64_t KillMidTraining(const std::string& dir,
                         const std::string& data_order = "global") {
   int64_t killed_after = -1;
   TestCluster cluster;
-  EXPECT_TRUE(cluster.StartCoordinator(RecoveryJob(dir, data_order)).ok());
+  EXPECT_TRUE(
+      cluster.StartCoordinator(RecoveryJob(dir, data_order), {"--run-dir", dir})
+          .ok());
   StartRoles(cluster, dir);
   for (int i = 0; i < 600; ++i) {
     cluster.Pump(std::chrono::milliseconds(50));
@@ -59,9 +61,10 @@ TEST_P(KilledJobTest, EveryProcessKilledThenResumedEndsWithTheSameModel) {
   const int64_t killed_after = KillMidTraining(dir, data_order);
   ASSERT_GE(killed_after, 0);
   TestCluster cluster;
-  std::vector<std::string> resume = RecoveryJob(dir, data_order);
-  resume.push_back("--resume");
-  ASSERT_TRUE(cluster.StartCoordinator(resume).ok());
+  ASSERT_TRUE(cluster
+                  .StartCoordinator(RecoveryJob(dir, data_order),
+                                    {"--run-dir", dir, "--resume"})
+                  .ok());
   StartRoles(cluster, dir);
   auto got = RunToTheEnd(cluster, dir);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -87,11 +90,11 @@ TEST(SnapshotRecoveryTest, AFlippedByteFailsItsRoundAndTheOlderOneIsUsed) {
   FlipAByteOfTheNewestRound(dir + "/snapshots");
   const uint64_t bad =
       SnapshotManifest::Load(dir + "/snapshots")->LatestComplete()->round;
-  std::vector<std::string> resume = RecoveryJob(dir);
-  resume.push_back("--resume");
+  const JobConfig job = RecoveryJob(dir);
+  const std::vector<std::string> resume = {"--run-dir", dir, "--resume"};
   {
     TestCluster cluster;
-    ASSERT_TRUE(cluster.StartCoordinator(resume).ok());
+    ASSERT_TRUE(cluster.StartCoordinator(job, resume).ok());
     StartRoles(cluster, dir);
     auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(60));
     ASSERT_TRUE(exit.ok());
@@ -114,7 +117,7 @@ TEST(SnapshotRecoveryTest, AFlippedByteFailsItsRoundAndTheOlderOneIsUsed) {
 
   // Resumed again: from the round before, to the same end.
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(resume).ok());
+  ASSERT_TRUE(cluster.StartCoordinator(job, resume).ok());
   StartRoles(cluster, dir);
   auto got = RunToTheEnd(cluster, dir);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -133,17 +136,24 @@ TEST(SnapshotRecoveryTest, LauncherResumesARunDirectoryWithMoreWorkers) {
     EXPECT_TRUE(exit.ok() && exit->ok()) << cluster.Output("launch");
     EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
   };
-  // Snapshots go to RUN_DIR/snapshots by default.
-  launch({"--servers", "2", "--workers", "2", "--model", "softmax", "--data",
-          "synthetic:samples=2000:test=400:dim=12:classes=3", "--clocks", "40",
-          "--eval-every", "0", "--snapshot-every-clocks", "20", "--run-dir",
-          run_dir});
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 2;
+  job.model = "softmax";
+  job.data = "synthetic:samples=2000:test=400:dim=12:classes=3";
+  job.max_clocks = 40;
+  job.eval_every = 0;
+  // No snapshot_dir: snapshots go to RUN_DIR/snapshots by default.
+  job.snapshot_every_clocks = 20;
+  launch(LaunchArgs(job, {"--run-dir", run_dir}));
   auto manifest = SnapshotManifest::Load(run_dir + "/snapshots");
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   ASSERT_NE(manifest->LatestComplete(), nullptr);
   EXPECT_EQ(manifest->LatestComplete()->clock, 39);
 
   // The same job, longer and on 3 workers and 3 servers, from clock 40.
+  // Typed by hand: with --resume the launcher applies only the job flags
+  // given over the snapshot's job, so these are the changes, not a job.
   launch({"--resume", run_dir, "--clocks", "70", "--workers", "3", "--servers",
           "3"});
   const std::string summary = ReadFile(run_dir + "/summary.json");
@@ -167,34 +177,22 @@ void RunUnevenJob(const std::string& sync, const std::string& snapshots,
                   const std::string& run_dir,
                   const std::vector<std::string>& more = {}) {
   std::filesystem::create_directories(run_dir);
-  std::vector<std::string> flags = {
-      "--servers",
-      "2",
-      "--workers",
-      "3",
-      "--model",
-      "softmax",
-      "--data",
-      "synthetic:samples=3000:test=300:dim=12:classes=3",
-      "--batch",
-      "16",
-      "--sync",
-      sync,
-      "--clocks",
-      "40",
-      "--eval-every",
-      "0",
-      "--heartbeat-ms",
-      "100",
-      "--snapshot-every-clocks",
-      "20",
-      "--snapshot-dir",
-      snapshots,
-      "--run-dir",
-      run_dir};
-  flags.insert(flags.end(), more.begin(), more.end());
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 3;
+  job.model = "softmax";
+  job.data = "synthetic:samples=3000:test=300:dim=12:classes=3";
+  job.batches = {16};
+  job.sync = sync;
+  job.max_clocks = 40;
+  job.eval_every = 0;
+  job.heartbeat_ms = 100;
+  job.snapshot_every_clocks = 20;
+  job.snapshot_dir = snapshots;
+  std::vector<std::string> extra = {"--run-dir", run_dir};
+  extra.insert(extra.end(), more.begin(), more.end());
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(flags).ok());
+  ASSERT_TRUE(cluster.StartCoordinator(job, extra).ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   for (int w = 0; w < 3; ++w) {
     const std::string cost = std::to_string(0.0001 * (w == 0 ? 1 : 3 * w));

@@ -29,14 +29,17 @@ TEST(SparseLrTest, LearnsGeneratedDataWellAboveChance) {
   for (uint64_t i = 18000; i < all->size; ++i) positives += all->labels[i];
   const double majority = std::max(positives, 2000 - positives) / 2000;
 
-  ASSERT_TRUE(
-      cluster
-          .StartCoordinator({"--servers",    "2",         "--workers",   "2",
-                             "--model",      "sparse-lr", "--data",      data,
-                             "--batch",      "64",        "--optimizer", "adam",
-                             "--lr",         "0.05",      "--epochs",    "3",
-                             "--eval-every", "0",         "--run-dir",   dir})
-          .ok());
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 2;
+  job.model = "sparse-lr";
+  job.data = data;
+  job.batches = {64};
+  job.optimizer = "adam";
+  job.lr = 0.05;
+  job.epochs = 3;
+  job.eval_every = 0;
+  ASSERT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   for (int w = 0; w < 2; ++w) ASSERT_TRUE(cluster.StartWorker(w).ok());
   auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(180));

@@ -29,8 +29,11 @@ class SuperviseTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(SuperviseTest, KilledServerAndWorkerAreRestartedAndTheJobLearns) {
   const std::string dir = MakeTempDir("lockstep-supervise") + "/run";
   TestCluster cluster;
-  const std::vector<std::string> argv = SupervisedJob(
-      dir, {"--workers", "3", "--clocks", "600", "--sync", GetParam()});
+  JobConfig job = SupervisedJobConfig();
+  job.workers = 3;
+  job.max_clocks = 600;
+  job.sync = GetParam();
+  const std::vector<std::string> argv = SupervisedJob(dir, job);
   ASSERT_TRUE(cluster.Start(argv, "launch").ok());
   ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60))
       << cluster.Output("launch");
@@ -74,8 +77,10 @@ TEST_P(SuperviseTest, KilledServerAndWorkerAreRestartedAndTheJobLearns) {
 TEST(SuperviseCoordinatorTest, AKilledCoordinatorResumesTheJob) {
   const std::string dir = MakeTempDir("lockstep-supervise-c") + "/run";
   TestCluster cluster;
-  const std::vector<std::string> argv =
-      SupervisedJob(dir, {"--workers", "2", "--clocks", "400"});
+  JobConfig job = SupervisedJobConfig();
+  job.workers = 2;
+  job.max_clocks = 400;
+  const std::vector<std::string> argv = SupervisedJob(dir, job);
   ASSERT_TRUE(cluster.Start(argv, "launch").ok());
   const std::optional<uint64_t> round =
       PumpUntilARoundCompletes(cluster, dir, 60);

@@ -18,14 +18,20 @@ namespace {
 
 constexpr int kPolicyClocks = 400;
 
-std::vector<std::string> Job(const std::string& sync, const std::string& dir,
-                             int clocks) {
-  return {"--servers",      "2",    "--workers",    "3",
-          "--sync",         sync,   "--model",      "softmax",
-          "--batch",        "32",   "--clocks",     std::to_string(clocks),
-          "--train-limit",  "6000", "--test-limit", "2000",
-          "--eval-every",   "0",    "--lr",         "0.1",
-          "--heartbeat-ms", "100",  "--run-dir",    dir};
+JobConfig Job(const std::string& sync, int clocks) {
+  JobConfig job;
+  job.servers = 2;
+  job.workers = 3;
+  job.sync = sync;
+  job.model = "softmax";
+  job.batches = {32};
+  job.max_clocks = clocks;
+  job.train_limit = 6000;
+  job.test_limit = 2000;
+  job.eval_every = 0;
+  job.lr = 0.1;
+  job.heartbeat_ms = 100;
+  return job;
 }
 
 // Emulated costs: worker 2 is three times slower per sample.
@@ -68,7 +74,9 @@ TEST_P(SyncPolicyTrainingTest, TrainsAndSurvivesAKilledWorker) {
   const std::string dir = MakeTempDir("lockstep-policy");
   TestCluster cluster;
   ASSERT_TRUE(
-      cluster.StartCoordinator(Job(GetParam(), dir, kPolicyClocks)).ok());
+      cluster
+          .StartCoordinator(Job(GetParam(), kPolicyClocks), {"--run-dir", dir})
+          .ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   std::vector<pid_t> pids;
   for (int w = 0; w < 3; ++w) {
@@ -134,7 +142,9 @@ TEST(BackupWorkersTest, CommitsNMinusBPushesPerClockAndDropsTheLateOnes) {
   const std::string dir = MakeTempDir("lockstep-backup");
   constexpr int kClocks = 150;
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(Job("backup:1", dir, kClocks)).ok());
+  ASSERT_TRUE(
+      cluster.StartCoordinator(Job("backup:1", kClocks), {"--run-dir", dir})
+          .ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   for (int w = 0; w < 3; ++w) {
     std::vector<std::string> argv = {BinaryPath("lockstep-worker"),
@@ -177,7 +187,9 @@ INSTANTIATE_TEST_SUITE_P(Policies, SyncPolicyTrainingTest,
 TEST(SyncPolicyRejoinTest, ReplacementWorkerJoinsAtTheCurrentClock) {
   const std::string dir = MakeTempDir("lockstep-rejoin");
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(Job("bsp", dir, kPolicyClocks)).ok());
+  ASSERT_TRUE(
+      cluster.StartCoordinator(Job("bsp", kPolicyClocks), {"--run-dir", dir})
+          .ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
   std::vector<pid_t> pids;
   for (int w = 0; w < 3; ++w) {

@@ -76,17 +76,23 @@ StatusOr<pid_t> TestCluster::Start(const std::vector<std::string>& argv,
   return group_.Spawn(argv, name);
 }
 
-Status TestCluster::StartCoordinator(const std::vector<std::string>& flags,
+std::vector<std::string> LaunchCommand(const JobConfig& job,
+                                       std::vector<std::string> extra) {
+  std::vector<std::string> argv = {BinaryPath("lockstep-launch")};
+  for (std::string& arg : LaunchArgs(job, std::move(extra))) {
+    argv.push_back(std::move(arg));
+  }
+  return argv;
+}
+
+Status TestCluster::StartCoordinator(const JobConfig& job,
+                                     const std::vector<std::string>& extra,
                                      bool start_evaluator) {
+  const std::vector<std::string> flags = LaunchArgs(job, extra);
   std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
                                    "--listen", "tcp://127.0.0.1:0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   LS_RETURN_IF_ERROR(group_.Spawn(argv, "coordinator").status());
-  const auto no_evaluator =
-      std::adjacent_find(flags.begin(), flags.end(),
-                         [](const std::string& a, const std::string& b) {
-                           return a == "--evaluators" && b == "0";
-                         });
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -94,7 +100,7 @@ Status TestCluster::StartCoordinator(const std::vector<std::string>& flags,
     for (const auto& line : lines_["coordinator"]) {
       if (line.rfind("@endpoint ", 0) == 0) {
         endpoint_ = line.substr(10);
-        if (!start_evaluator || no_evaluator != flags.end()) {
+        if (!start_evaluator || job.evaluators == 0) {
           return Status::Ok();
         }
         const auto run_dir = std::find(flags.begin(), flags.end(), "--run-dir");

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "common/job_config.h"
 #include "common/status.h"
+#include "tests/support/launch_args.h"
 #include "tools/launch/process_group.h"
 
 namespace lockstep {
@@ -23,6 +25,10 @@ std::string ReadFile(const std::string& path);
 std::vector<std::string> ReadLines(const std::string& path);
 // The number after "key": in a one-line JSON object; NaN if absent/null.
 double JsonNumber(const std::string& json, const std::string& key);
+// lockstep-launch's command line for `job`: the binary, then
+// LaunchArgs(job, extra).
+std::vector<std::string> LaunchCommand(const JobConfig& job,
+                                       std::vector<std::string> extra = {});
 
 class TestCluster;
 // The pid of the newest "started ROLE (pid N)" line that the process named
@@ -34,12 +40,15 @@ class TestCluster {
   TestCluster() = default;
   ~TestCluster();
 
-  // Starts the coordinator with `flags` on a free port and waits for its
-  // endpoint; then, as lockstep-launch does, the job's evaluator
-  // (StartEvaluator) unless `start_evaluator` is false (a test that starts
-  // its own) or the flags say --evaluators 0. With --run-dir DIR the
-  // evaluator writes the final model to DIR/model.bin (--dump-model).
-  Status StartCoordinator(const std::vector<std::string>& flags,
+  // Starts the coordinator of `job` (LaunchArgs(job, extra); `extra` holds
+  // the coordinator's own flags, such as --run-dir or --resume) on a free
+  // port and waits for its endpoint; then, as lockstep-launch does, the
+  // job's evaluator (StartEvaluator) unless `start_evaluator` is false (a
+  // test that starts its own) or job.evaluators is 0. With --run-dir DIR
+  // in `extra` the evaluator writes the final model to DIR/model.bin
+  // (--dump-model).
+  Status StartCoordinator(const JobConfig& job,
+                          const std::vector<std::string>& extra = {},
                           bool start_evaluator = true);
   // Starts the job's evaluator, lockstep-worker --evaluator (or `program`,
   // e.g. a Python worker script, with --coordinator and --evaluator), as

@@ -51,20 +51,20 @@ std::vector<float> TrainMlp(const std::vector<bool>& python) {
   const std::string dir = MakeTempDir("lockstep-python-equiv");
   const std::string model_file = dir + "/model.bin";
   TestCluster cluster;
-  Status started =
-      cluster.StartCoordinator({"--servers",     "2",
-                                "--workers",     std::to_string(python.size()),
-                                "--model",       "mlp:32",
-                                "--batch",       "16",
-                                "--optimizer",   "momentum",
-                                "--lr",          "0.05",
-                                "--clocks",      "50",
-                                "--train-limit", "3000",
-                                "--test-limit",  "500",
-                                "--eval-every",  "0",
-                                "--seed",        "7",
-                                "--run-dir",     dir},
-                               /*start_evaluator=*/false);
+  JobConfig job;
+  job.servers = 2;
+  job.workers = static_cast<uint32_t>(python.size());
+  job.model = "mlp:32";
+  job.batches = {16};
+  job.optimizer = "momentum";
+  job.lr = 0.05;
+  job.max_clocks = 50;
+  job.train_limit = 3000;
+  job.test_limit = 500;
+  job.eval_every = 0;
+  job.seed = 7;
+  Status started = cluster.StartCoordinator(job, {"--run-dir", dir},
+                                            /*start_evaluator=*/false);
   EXPECT_TRUE(started.ok()) << started.ToString();
   // The evaluator runs worker 0's program, as lockstep-launch does.
   const std::vector<std::string> program =
@@ -133,14 +133,18 @@ TEST_F(PythonWorkerTest, PythonCppAndMixedWorkersTrainTheSameModel) {
 TEST_F(PythonWorkerTest, AKilledPythonWorkerIsRemovedAndRejoins) {
   const std::string dir = MakeTempDir("lockstep-python-rejoin");
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .StartCoordinator(
-                      {"--servers",      "1",       "--workers",     "2",
-                       "--model",        "softmax", "--batch",       "16",
-                       "--clocks",       "800",     "--train-limit", "2000",
-                       "--test-limit",   "500",     "--eval-every",  "0",
-                       "--heartbeat-ms", "100",     "--run-dir",     dir})
-                  .ok());
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 2;
+  job.model = "softmax";
+  job.batches = {16};
+  job.max_clocks = 800;
+  job.train_limit = 2000;
+  job.test_limit = 500;
+  job.eval_every = 0;
+  // Short, so the killed worker is removed soon.
+  job.heartbeat_ms = 100;
+  ASSERT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
   ASSERT_TRUE(cluster.StartServer(0).ok());
   const std::vector<std::string> slow = {"--hetero", "linear=0.01+0.0001"};
   ASSERT_TRUE(StartPythonWorker(cluster, 0, slow).ok());
@@ -176,9 +180,12 @@ TEST_F(PythonWorkerTest, AKilledPythonWorkerIsRemovedAndRejoins) {
 TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
   const std::string dir = MakeTempDir("lockstep-python-rollback") + "/run";
   TestCluster cluster;
-  const std::vector<std::string> argv =
-      SupervisedJob(dir, {"--workers", "2", "--clocks", "300", "--worker-cmd",
-                          "/usr/bin/python3 " + Script("mlp_worker.py")});
+  JobConfig job = SupervisedJobConfig();
+  job.workers = 2;
+  job.max_clocks = 300;
+  const std::vector<std::string> argv = SupervisedJob(
+      dir, job,
+      {"--worker-cmd", "/usr/bin/python3 " + Script("mlp_worker.py")});
   ASSERT_TRUE(cluster.Start(argv, "launch").ok());
   const std::string log = dir + "/logs/coordinator.log";
   ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60))
@@ -204,31 +211,23 @@ TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
 TEST_F(PythonWorkerTest, AnExceptionInUserCodeReachesTheLauncherReport) {
   const std::string dir = MakeTempDir("lockstep-python-raise") + "/run";
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .Start({BinaryPath("lockstep-launch"),
-                          "--servers",
-                          "1",
-                          "--workers",
-                          "2",
-                          "--model",
-                          "softmax",
-                          "--clocks",
-                          "100",
-                          "--train-limit",
-                          "1000",
-                          "--test-limit",
-                          "200",
-                          "--eval-every",
-                          "0",
-                          "--worker-cmd",
-                          "w1:/usr/bin/python3 " + Script("failing_worker.py"),
-                          "--stop-on-worker-failure",
-                          "--run-dir",
-                          dir,
-                          "--timeout-s",
-                          "120"},
-                         "launch")
-                  .ok());
+  JobConfig job;
+  job.servers = 1;
+  job.workers = 2;
+  job.model = "softmax";
+  job.max_clocks = 100;
+  job.train_limit = 1000;
+  job.test_limit = 200;
+  job.eval_every = 0;
+  ASSERT_TRUE(
+      cluster
+          .Start(LaunchCommand(
+                     job, {"--worker-cmd",
+                           "w1:/usr/bin/python3 " + Script("failing_worker.py"),
+                           "--stop-on-worker-failure", "--run-dir", dir,
+                           "--timeout-s", "120"}),
+                 "launch")
+          .ok());
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(150));
   ASSERT_TRUE(exit.ok());
   EXPECT_FALSE(exit->ok());

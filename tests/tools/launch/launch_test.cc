@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "common/job_config.h"
+#include "tests/support/launch_args.h"
 #include "tests/tools/launch/process_alive.h"
 #include "tools/launch/process_group.h"
 
@@ -47,6 +49,14 @@ for a in "$@"; do [ "$prev" = --rank ] && rank=$a; prev=$a; done
 hang() { sleep 100 & echo $! >> "$FAKE_DIR/pids"; wait; }
 echo "2024-01-01T00:00:00.000Z INFO role=$ROLE rank=$rank args $*" >&2
 )";
+
+// The job the fake roles pretend to run: only its shape matters to them.
+JobConfig Job(uint32_t servers, uint32_t workers) {
+  JobConfig job;
+  job.servers = servers;
+  job.workers = workers;
+  return job;
+}
 
 constexpr char kGoodCoordinator[] = R"(
 echo "@endpoint tcp://127.0.0.1:5555"
@@ -148,8 +158,9 @@ TEST_F(LaunchTest, NormalRunExitsZeroAndWritesTheRunDir) {
   WriteRole("coordinator", kGoodCoordinator);
   WriteRole("server", "sleep 0.3\n");
   WriteRole("worker", "sleep 0.3\n");
-  LaunchResult r =
-      Launch({"--servers", "2", "--workers", "3", "--clocks", "10"});
+  JobConfig job = Job(2, 3);
+  job.max_clocks = 10;  // the fake coordinator reports clock 10/10
+  LaunchResult r = Launch(LaunchArgs(job));
   ASSERT_TRUE(r.how.ok()) << r.how.ToString() << "\n" << r.out << r.err;
   EXPECT_NE(r.out.find("clock 10/10"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("done: policy bsp  clocks 10"), std::string::npos)
@@ -194,7 +205,7 @@ TEST_F(LaunchTest, VerboseShowsEveryRoleLine) {
   WriteRole("coordinator", kGoodCoordinator);
   WriteRole("server", "");
   WriteRole("worker", "");
-  LaunchResult r = Launch({"--servers", "1", "--workers", "2", "-v"});
+  LaunchResult r = Launch(LaunchArgs(Job(1, 2), {"-v"}));
   ASSERT_TRUE(r.how.ok()) << r.how.ToString() << "\n" << r.out << r.err;
   EXPECT_NE(r.out.find("[coordinator] "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[server 0] "), std::string::npos) << r.out;
@@ -214,8 +225,7 @@ if [ "$rank" = 1 ]; then
 fi
 hang
 )sh");
-  LaunchResult r =
-      Launch({"--servers", "2", "--workers", "3", "--stop-on-worker-failure"});
+  LaunchResult r = Launch(LaunchArgs(Job(2, 3), {"--stop-on-worker-failure"}));
   EXPECT_FALSE(r.how.signaled);
   EXPECT_EQ(r.how.code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("lockstep-launch: worker 1 (pid "), std::string::npos)
@@ -252,7 +262,7 @@ if [ "$rank" = 1 ]; then
   kill -KILL $$
 fi
 )sh" + wait_for_done);
-  LaunchResult r = Launch({"--servers", "1", "--workers", "3"});
+  LaunchResult r = Launch(LaunchArgs(Job(1, 3)));
   ASSERT_TRUE(r.how.ok()) << r.how.ToString() << "\n" << r.out << r.err;
   EXPECT_NE(r.err.find("lockstep-launch: worker 1 (pid "), std::string::npos)
       << r.err;
@@ -275,7 +285,7 @@ TEST_F(LaunchTest, JobStopsWhenEveryWorkerHasFailed) {
   WriteRole("coordinator", "echo '@endpoint tcp://127.0.0.1:5555'\nhang\n");
   WriteRole("server", "hang\n");
   WriteRole("worker", "sleep 0.2\nexit 3\n");
-  LaunchResult r = Launch({"--servers", "1", "--workers", "2"});
+  LaunchResult r = Launch(LaunchArgs(Job(1, 2)));
   EXPECT_EQ(r.how.code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("the job goes on with the other workers"),
             std::string::npos)
@@ -288,8 +298,8 @@ TEST_F(LaunchTest, HeteroProfilesReachTheWorkersAndTheConfig) {
   WriteRole("coordinator", kGoodCoordinator);
   WriteRole("server", "");
   WriteRole("worker", "");
-  LaunchResult r = Launch({"--servers", "1", "--workers", "3", "--hetero",
-                           "*:linear=0.002+0.0004; w2: x4@150,x1@300"});
+  LaunchResult r = Launch(LaunchArgs(
+      Job(1, 3), {"--hetero", "*:linear=0.002+0.0004; w2: x4@150,x1@300"}));
   ASSERT_TRUE(r.how.ok()) << r.how.ToString() << "\n" << r.out << r.err;
   const fs::path logs = run_dir() / "logs";
   EXPECT_NE(ReadFile(logs / "worker-0.log")
@@ -314,7 +324,9 @@ TEST_F(LaunchTest, BadHeteroExitsTwoBeforeStartingAnything) {
   WriteRole("coordinator", "");
   WriteRole("server", "");
   WriteRole("worker", "");
-  LaunchResult r = Launch({"--workers", "2", "--hetero", "w2:x4"});
+  JobConfig job;
+  job.workers = 2;  // ranks 0 and 1: w2 names no worker
+  LaunchResult r = Launch(LaunchArgs(job, {"--hetero", "w2:x4"}));
   EXPECT_EQ(r.how.code, 2);
   EXPECT_EQ(r.err.rfind("lockstep-launch: --hetero: ", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -325,7 +337,7 @@ TEST_F(LaunchTest, CrashedServerIsReportedWithItsSignal) {
   WriteRole("coordinator", "echo '@endpoint tcp://127.0.0.1:5555'\nhang\n");
   WriteRole("server", "sleep 0.2\nkill -SEGV $$\n");
   WriteRole("worker", "hang\n");
-  LaunchResult r = Launch({"--servers", "1", "--workers", "1"});
+  LaunchResult r = Launch(LaunchArgs(Job(1, 1)));
   EXPECT_EQ(r.how.code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("server 0 (pid "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("was killed by signal 11"), std::string::npos) << r.err;
@@ -347,8 +359,7 @@ TEST_F(LaunchTest, TimeoutStopsEverything) {
   WriteRole("coordinator", "echo '@endpoint tcp://127.0.0.1:5555'\nhang\n");
   WriteRole("server", "trap '' TERM\nhang\n");  // needs the SIGKILL
   WriteRole("worker", "hang\n");
-  LaunchResult r =
-      Launch({"--servers", "1", "--workers", "2", "--timeout-s", "1"});
+  LaunchResult r = Launch(LaunchArgs(Job(1, 2), {"--timeout-s", "1"}));
   EXPECT_EQ(r.how.code, 124) << r.out << r.err;
   EXPECT_NE(r.err.find("--timeout-s 1"), std::string::npos) << r.err;
   EXPECT_GE(r.seconds, 1.0);
@@ -360,8 +371,8 @@ TEST_F(LaunchTest, InterruptStopsEverything) {
   WriteRole("server", "hang\n");
   WriteRole("worker", "hang\n");
   // 1 coordinator + 1 server + 2 workers, each with a helper.
-  LaunchResult r = Launch({"--servers", "1", "--workers", "2"},
-                          milliseconds(30000), /*interrupt_after_pids=*/8);
+  LaunchResult r = Launch(LaunchArgs(Job(1, 2)), milliseconds(30000),
+                          /*interrupt_after_pids=*/8);
   EXPECT_EQ(r.how.code, 130) << r.out << r.err;
   EXPECT_NE(r.err.find("interrupted (SIGINT)"), std::string::npos) << r.err;
 }

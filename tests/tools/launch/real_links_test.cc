@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "common/job_config.h"
 #include "common/subprocess.h"
+#include "tests/support/launch_args.h"
 #include "tools/launch/net_lab.h"
 #include "tools/launch/process_group.h"
 
@@ -76,30 +78,20 @@ TEST(RealLinksTest, AShapedWorkersBytesCrossItsLinkAndNothingIsLeftBehind) {
   // mlp:256 on 100 inputs, 10 classes: 28426 parameters, 113704 bytes per
   // pull and per push. Worker 1 crosses 200 Mbit/s for 10 clocks, then
   // 20 Mbit/s with 10 ms: 113704 * 8 / 20e6 + 0.010 = 55.5 ms.
-  const std::vector<std::string> argv = {
-      (BinDir() / "lockstep-launch").string(),
-      "--links",
-      "real",
-      "--run-dir",
-      run_dir.string(),
-      "--workers",
-      "2",
-      "--servers",
-      "2",
-      "--model",
-      "mlp:256",
-      "--data",
-      "synthetic:samples=2000:test=200:dim=100:classes=10",
-      "--batch",
-      "32",
-      "--clocks",
-      "24",
-      "--eval-every",
-      "0",
-      "--hetero",
-      "w1:net=200/1,net=20/10@10",
-      "--timeout-s",
-      "100"};
+  JobConfig job;
+  job.workers = 2;
+  job.servers = 2;
+  job.model = "mlp:256";
+  job.data = "synthetic:samples=2000:test=200:dim=100:classes=10";
+  job.batches = {32};
+  job.max_clocks = 24;
+  job.eval_every = 0;
+  std::vector<std::string> argv = {(BinDir() / "lockstep-launch").string()};
+  for (std::string& arg : LaunchArgs(
+           job, {"--links", "real", "--run-dir", run_dir.string(), "--hetero",
+                 "w1:net=200/1,net=20/10@10", "--timeout-s", "100"})) {
+    argv.push_back(std::move(arg));
+  }
   ProcessGroup group;
   StatusOr<pid_t> pid = group.Spawn(argv, "lockstep-launch");
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
