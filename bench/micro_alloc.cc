@@ -234,6 +234,8 @@ struct DirectPair {
     if (a >= 0) close(a);
     if (b >= 0) close(b);
   }
+  DirectPair(const DirectPair&) = delete;
+  DirectPair& operator=(const DirectPair&) = delete;
   int a = -1, b = -1;
   FrameWriter writer;
   FrameReader reader;

@@ -14,6 +14,7 @@ namespace lockstep {
 class CAPABILITY("mutex") Mutex {
  public:
   Mutex() = default;
+  ~Mutex() = default;
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 

@@ -40,13 +40,13 @@ class CommitLedger {
   size_t pending_clocks() const { return reports_.size(); }
 
  private:
-  struct Report_ {
+  struct WorkerReport {
     uint32_t batch = 0;
     double loss = 0;
   };
 
   uint32_t shards_;
-  std::map<int64_t, std::map<uint32_t, Report_>> reports_;
+  std::map<int64_t, std::map<uint32_t, WorkerReport>> reports_;
   std::map<int64_t, uint32_t> acks_;
   int64_t fully_applied_ = -1;
 };

@@ -47,6 +47,8 @@ class Coordinator {
   static StatusOr<std::unique_ptr<Coordinator>> Create(
       CoordinatorOptions options);
   ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
 
   // The endpoint peers connect to (real port, advertised host).
   const std::string& endpoint() const;

@@ -19,6 +19,8 @@ class WorkerHandle {
  public:
   explicit WorkerHandle(std::unique_ptr<WorkerSession> session);
   ~WorkerHandle();
+  WorkerHandle(const WorkerHandle&) = delete;
+  WorkerHandle& operator=(const WorkerHandle&) = delete;
 
   // Runs fn(session) without the GIL, alone on this Worker; returns its
   // result (a C++ value: Python objects are made after the GIL is back).

@@ -54,7 +54,7 @@ echo "== clang-tidy (${#files[@]} translation units, $jobs at a time${checks:+, 
 printf '%s\n' "${files[@]}" |
   xargs -P "$jobs" -n 2 clang-tidy -p "$db" --quiet \
     ${checks:+--checks="$checks"} \
-    --header-filter="^$root/(common|server|worker|sync_policies|tools|bench)/" \
+    --header-filter="^$root/(common|coordinator|snapshot|server|worker|sync_policies|tools|bench|python)/" \
     --warnings-as-errors='*' --extra-arg=-Wthread-safety \
     --extra-arg=-Wno-unknown-warning-option 2> >(grep -v "warnings generated" >&2)
 echo "lint: clean"

@@ -133,7 +133,7 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   LS_ASSIGN_OR_RETURN(
       LrSchedule schedule,
       LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
-  updater_.Reset(job_, on_arrival, std::move(schedule));
+  updater_.Reset(job_, on_arrival, schedule);
   data_path_->Configure({shard_, job_.workers, epoch_, layout_.sparse_dim(),
                          on_arrival, ShardKeys(layout_, shard_)});
   LS_RETURN_IF_ERROR(model_.Build(job_, layout_, shard_, on_arrival,
@@ -158,8 +158,8 @@ Status ServerShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
         ShardRounds::Restore(job_.snapshot_dir, round, shards, layout_, shard_,
                              job_.optimizer, &model_);
     if (!restored.ok()) {
-      const Status failed = restored.status().WithContext(
-          "restoring round " + std::to_string(round));
+      Status failed = restored.status().WithContext("restoring round " +
+                                                    std::to_string(round));
       // The coordinator marks the round failed, so the next resume takes
       // the complete round before it.
       SendToCoordinator(

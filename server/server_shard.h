@@ -49,6 +49,8 @@ class ServerShard {
  public:
   static StatusOr<std::unique_ptr<ServerShard>> Create(ServerOptions options);
   ~ServerShard();
+  ServerShard(const ServerShard&) = delete;
+  ServerShard& operator=(const ServerShard&) = delete;
 
   // The endpoint workers connect to.
   const std::string& endpoint() const { return endpoint_; }

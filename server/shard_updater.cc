@@ -10,9 +10,9 @@
 namespace lockstep {
 
 void ShardUpdater::Reset(const JobConfig& job, bool on_arrival,
-                         LrSchedule schedule) {
+                         const LrSchedule& schedule) {
   on_arrival_ = on_arrival;
-  schedule_ = std::move(schedule);
+  schedule_ = schedule;
   arrival_ = ArrivalClock(job.GlobalBatch());
   contained_.clear();
   replay_floor_.clear();

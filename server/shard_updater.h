@@ -35,7 +35,7 @@ class ShardUpdater {
       : model_(model), clock_(clock), images_(images) {}
 
   // A new job or a rollback's timeline: forgets which pushes were applied.
-  void Reset(const JobConfig& job, bool on_arrival, LrSchedule schedule);
+  void Reset(const JobConfig& job, bool on_arrival, const LrSchedule& schedule);
   // The model now holds `restored` (a snapshot round): its clock is
   // committed, and the pushes it holds are never applied again.
   void Restored(const RestoredShard& restored);

@@ -30,6 +30,8 @@ class WorkerRuntime {
  public:
   static StatusOr<std::unique_ptr<WorkerRuntime>> Create(WorkerOptions options);
   ~WorkerRuntime();
+  WorkerRuntime(const WorkerRuntime&) = delete;
+  WorkerRuntime& operator=(const WorkerRuntime&) = delete;
 
   // Trains until the coordinator says the job is finished (OK), or fails.
   Status Run();

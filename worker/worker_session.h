@@ -85,6 +85,8 @@ class WorkerSession {
   // Checks the options and connects to the coordinator (nothing is sent).
   static StatusOr<std::unique_ptr<WorkerSession>> Create(WorkerOptions options);
   ~WorkerSession();
+  WorkerSession(const WorkerSession&) = delete;
+  WorkerSession& operator=(const WorkerSession&) = delete;
 
   // Stops every wait of every session with Unavailable("interrupted by a
   // signal"). Async-signal-safe.

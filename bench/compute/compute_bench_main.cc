@@ -106,9 +106,9 @@ struct Measured {
 
 // Steps/s of the layer graph alone on device-resident parameters, rows and
 // labels (the first `batch` rows of `data`).
-StatusOr<double> GraphRate(LayerGraphModel& model, std::span<const float> params,
-                           const DenseRows& data, uint64_t batch,
-                           double seconds) {
+StatusOr<double> GraphRate(LayerGraphModel& model,
+                           std::span<const float> params, const DenseRows& data,
+                           uint64_t batch, double seconds) {
   ComputeBackend& b = model.backend();
   DeviceArray<float> d_params(&b), d_rows(&b), d_grad(&b);
   DeviceArray<int32_t> d_labels(&b);
@@ -134,7 +134,8 @@ StatusOr<double> GraphRate(LayerGraphModel& model, std::span<const float> params
 // copies ran beside the compute: the batch gathered on the host, then every
 // copy from pageable memory on the compute queue, the graph, the gradient
 // copied back. On the host it is the model's own step.
-StatusOr<double> StagedRate(LayerGraphModel& model, std::span<const float> params,
+StatusOr<double> StagedRate(LayerGraphModel& model,
+                            std::span<const float> params,
                             const DenseRows& data,
                             std::span<const uint64_t> batch,
                             std::span<float> grad, double seconds) {
@@ -174,9 +175,9 @@ StatusOr<Measured> MeasureModel(const std::string& spec, const BenchOptions& o,
   LS_ASSIGN_OR_RETURN(auto inner, CreateComputeBackend(o.device));
   auto counting = std::make_unique<CountingBackend>(std::move(inner));
   CountingBackend* counter = counting.get();
-  LS_ASSIGN_OR_RETURN(
-      auto model,
-      LayerGraphModel::CreateOn(GraphArgs(spec), data.shape(), std::move(counting)));
+  LS_ASSIGN_OR_RETURN(auto model,
+                      LayerGraphModel::CreateOn(GraphArgs(spec), data.shape(),
+                                                std::move(counting)));
   LS_RETURN_IF_ERROR(model->Attach(data));
   Measured m;
   m.params = model->num_params();

@@ -53,6 +53,8 @@ class FakeCoordinator {
       const ServerSetOptions& options);
   // Shuts the servers down if Shutdown() was not called.
   ~FakeCoordinator();
+  FakeCoordinator(const FakeCoordinator&) = delete;
+  FakeCoordinator& operator=(const FakeCoordinator&) = delete;
 
   // The layout with every shard's data endpoint set.
   const KeyLayout& layout() const { return layout_; }

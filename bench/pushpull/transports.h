@@ -15,9 +15,9 @@
 namespace lockstep::bench {
 
 inline const std::vector<std::string>& KnownTransports() {
-  static const std::vector<std::string> known = {"tcp", "ipc", "zmq-tcp",
-                                                 "zmq-ipc"};
-  return known;
+  static const std::vector<std::string> kKnown = {"tcp", "ipc", "zmq-tcp",
+                                                  "zmq-ipc"};
+  return kKnown;
 }
 
 // True for the ZeroMQ data port ("zmq-tcp", "zmq-ipc").

@@ -20,9 +20,8 @@ flatbuffers::Offset<wire::Layout> LayoutToWire(
     shards.push_back(wire::CreateShardSpec(fbb, s.shard, &dense, &sparse,
                                            fbb.CreateString(s.endpoint)));
   }
-  return wire::CreateLayout(fbb, fbb.CreateVector(tensors),
-                            layout.dense_keys(), layout.sparse_dim(),
-                            fbb.CreateVector(shards));
+  return wire::CreateLayout(fbb, fbb.CreateVector(tensors), layout.dense_keys(),
+                            layout.sparse_dim(), fbb.CreateVector(shards));
 }
 
 StatusOr<KeyLayout> LayoutFromWire(const wire::Layout* wl) {

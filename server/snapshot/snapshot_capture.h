@@ -40,6 +40,7 @@ class SnapshotCapture {
   // and no old image is unmapped here. `recycle` holds no image after.
   SnapshotCapture(std::vector<CaptureArray> arrays, size_t chunk_bytes,
                   SnapshotCapture* recycle = nullptr);
+  ~SnapshotCapture() = default;
   SnapshotCapture(const SnapshotCapture&) = delete;
   SnapshotCapture& operator=(const SnapshotCapture&) = delete;
 

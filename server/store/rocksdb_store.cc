@@ -85,6 +85,8 @@ class RocksDbStore::Writer : public RoundWriter {
       fs::remove(file_, ec);
     }
   }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
 
   Status Open() {
     return FromRocks(sst_.Open(file_),

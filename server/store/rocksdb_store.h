@@ -32,6 +32,8 @@ class RocksDbStore : public SnapshotStore {
   static StatusOr<std::unique_ptr<RocksDbStore>> OpenReadOnly(
       const std::string& path);
   ~RocksDbStore() override;
+  RocksDbStore(const RocksDbStore&) = delete;
+  RocksDbStore& operator=(const RocksDbStore&) = delete;
 
   const std::string& path() const { return path_; }
 

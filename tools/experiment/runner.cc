@@ -56,7 +56,7 @@ std::string RunName(const PlannedRun& run) {
 std::vector<std::string> WithoutNewDefaults(
     const std::vector<std::string>& planned,
     const std::vector<std::string>& recorded) {
-  static const JobConfig defaults;
+  static const JobConfig kDefaults;
   std::vector<std::string> kept = {planned.empty() ? "" : planned[0]};
   for (size_t i = 1; i + 1 < planned.size(); i += 2) {
     const std::string& flag = planned[i];
@@ -67,7 +67,7 @@ std::vector<std::string> WithoutNewDefaults(
     const bool absent =
         std::find(recorded.begin(), recorded.end(), flag) == recorded.end();
     if (field != nullptr && absent &&
-        planned[i + 1] == field->format(defaults)) {
+        planned[i + 1] == field->format(kDefaults)) {
       continue;
     }
     kept.insert(kept.end(), {flag, planned[i + 1]});

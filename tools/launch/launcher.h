@@ -60,6 +60,8 @@ class Launcher {
   // `console` is not owned and must outlive the launcher.
   Launcher(LaunchOptions options, RoleBinaries binaries, Console* console);
   ~Launcher();
+  Launcher(const Launcher&) = delete;
+  Launcher& operator=(const Launcher&) = delete;
 
   // Runs the job to its end and returns the launcher's exit code (above).
   int Run();

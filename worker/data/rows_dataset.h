@@ -20,7 +20,7 @@ class RowsDataset : public Dataset {
       : RowsDataset(ShapeOf(train, test), std::move(train), std::move(test)) {}
   // Dense rows of `shape` (its sample counts are the rows').
   RowsDataset(DataShape shape, DenseRows train, DenseRows test)
-      : shape_(std::move(shape)),
+      : shape_(shape),
         dense_train_(std::move(train)),
         dense_test_(std::move(test)) {
     shape_.sparse = false;
@@ -29,7 +29,7 @@ class RowsDataset : public Dataset {
   }
   // Sparse rows of `shape` (its sample counts are the rows').
   RowsDataset(DataShape shape, SparseRows train, SparseRows test)
-      : shape_(std::move(shape)),
+      : shape_(shape),
         sparse_train_(std::move(train)),
         sparse_test_(std::move(test)) {
     shape_.sparse = true;

@@ -92,12 +92,14 @@ Status AddCnnItem(const std::string& item, ComputeBackend* backend,
   }
   if (kind == 'c') {
     const uint32_t k = (*d)[0];
-    if (k % 2 == 0)
+    if (k % 2 == 0) {
       return InvalidArgument("'" + item +
                              "': the kernel size must be odd (same padding)");
-    if (flat)
+    }
+    if (flat) {
       return InvalidArgument("'" + item +
                              "' after a dense layer: convolutions come first");
+    }
     layers->push_back(std::make_unique<Conv2dLayer>(
         backend, *shape, k, (*d)[1],
         HeScale(uint64_t{k} * k * shape->channels)));
@@ -123,7 +125,7 @@ Status AddCnnItem(const std::string& item, ComputeBackend* backend,
 }  // namespace
 
 LayerGraphModel::LayerGraphModel(std::unique_ptr<ComputeBackend> backend,
-                   std::unique_ptr<LayerGraph> graph)
+                                 std::unique_ptr<LayerGraph> graph)
     : backend_(std::move(backend)),
       graph_(std::move(graph)),
       device_params_(backend_.get()),
@@ -211,16 +213,15 @@ uint32_t LayerGraphModel::MaxBatch() const {
   return cap > 1e9 ? 1000000000u : static_cast<uint32_t>(cap);
 }
 
-StatusOr<double> LayerGraphModel::LossAndGradient(const Dataset& data,
-                                           std::span<const uint64_t> samples,
-                                           const ModelState& state,
-                                           const ModelGradient& grad) {
+StatusOr<double> LayerGraphModel::LossAndGradient(
+    const Dataset& data, std::span<const uint64_t> samples,
+    const ModelState& state, const ModelGradient& grad) {
   return LossAndGradient(state.dense, *data.dense(Split::kTrain), samples,
                          grad.dense);
 }
 
 StatusOr<EvalResult> LayerGraphModel::Evaluate(const Dataset& data,
-                                        const ModelState& state) {
+                                               const ModelState& state) {
   const uint64_t chunk =
       backend_->host_visible()
           ? kDefaultEvalChunkRows
@@ -228,7 +229,8 @@ StatusOr<EvalResult> LayerGraphModel::Evaluate(const Dataset& data,
   return Evaluate(state.dense, *data.dense(Split::kTest), 0, chunk);
 }
 
-StatusOr<const float*> LayerGraphModel::DeviceParams(std::span<const float> params) {
+StatusOr<const float*> LayerGraphModel::DeviceParams(
+    std::span<const float> params) {
   if (backend_->host_visible()) return params.data();
   LS_RETURN_IF_ERROR(device_params_.Reserve(params.size()));
   LS_RETURN_IF_ERROR(backend_->CopyToDevice(
@@ -237,8 +239,8 @@ StatusOr<const float*> LayerGraphModel::DeviceParams(std::span<const float> para
 }
 
 Status LayerGraphModel::StageRows(const float* rows, const int32_t* labels,
-                           uint64_t count, const float** device_rows,
-                           const int32_t** device_labels) {
+                                  uint64_t count, const float** device_rows,
+                                  const int32_t** device_labels) {
   if (backend_->host_visible()) {
     *device_rows = rows;
     *device_labels = labels;
@@ -270,10 +272,9 @@ Status LayerGraphModel::Attach(const Dataset& data) {
   return Status::Ok();
 }
 
-StatusOr<double> LayerGraphModel::LossAndGradient(std::span<const float> params,
-                                           const DenseRows& data,
-                                           std::span<const uint64_t> samples,
-                                           std::span<float> grad) {
+StatusOr<double> LayerGraphModel::LossAndGradient(
+    std::span<const float> params, const DenseRows& data,
+    std::span<const uint64_t> samples, std::span<float> grad) {
   assert(params.size() == num_params() && grad.size() == num_params());
   assert(data.dim == graph_->input().size());
   const uint64_t rows = samples.size();
@@ -288,19 +289,17 @@ StatusOr<double> LayerGraphModel::LossAndGradient(std::span<const float> params,
   return result->loss_sum / static_cast<double>(rows);
 }
 
-StatusOr<SoftmaxResult> LayerGraphModel::HostStep(std::span<const float> params,
-                                           const DenseRows& data,
-                                           std::span<const uint64_t> samples,
-                                           std::span<float> grad) {
+StatusOr<SoftmaxResult> LayerGraphModel::HostStep(
+    std::span<const float> params, const DenseRows& data,
+    std::span<const uint64_t> samples, std::span<float> grad) {
   GatherRows(data, samples, &inputs_, &labels_);
   return graph_->Run(params.data(), inputs_.data(), labels_.data(),
                      samples.size(), grad.data());
 }
 
-StatusOr<SoftmaxResult> LayerGraphModel::DeviceStep(std::span<const float> params,
-                                             const DenseRows& data,
-                                             std::span<const uint64_t> samples,
-                                             std::span<float> grad) {
+StatusOr<SoftmaxResult> LayerGraphModel::DeviceStep(
+    std::span<const float> params, const DenseRows& data,
+    std::span<const uint64_t> samples, std::span<float> grad) {
   LS_RETURN_IF_ERROR(device_params_.Reserve(params.size()));
   LS_RETURN_IF_ERROR(device_grad_.Reserve(grad.size()));
   // Queued in this order on the copy-in queue: the sample ids (or the
@@ -332,8 +331,9 @@ StatusOr<SoftmaxResult> LayerGraphModel::DeviceStep(std::span<const float> param
 }
 
 StatusOr<EvalResult> LayerGraphModel::Evaluate(std::span<const float> params,
-                                        const DenseRows& data, uint64_t limit,
-                                        uint64_t chunk_rows) {
+                                               const DenseRows& data,
+                                               uint64_t limit,
+                                               uint64_t chunk_rows) {
   assert(params.size() == num_params() && chunk_rows >= 1);
   assert(data.dim == graph_->input().size());
   const uint64_t total = limit == 0 ? data.size : std::min(limit, data.size);

@@ -46,9 +46,9 @@ class LayerGraphModel : public Model {
   // The net `args` describes (the text after "cnn:") for `data` on the
   // backend of `device` ("cpu", "cuda:N"). Errors name the bad item and
   // list the item forms.
-  static StatusOr<std::unique_ptr<LayerGraphModel>> Create(const std::string& args,
-                                                    const DataShape& data,
-                                                    const std::string& device);
+  static StatusOr<std::unique_ptr<LayerGraphModel>> Create(
+      const std::string& args, const DataShape& data,
+      const std::string& device);
 
   // Create's net (or, for "i<D>x1x1" alone, softmax regression) on a
   // backend the caller made, e.g. a benchmark's FLOP-counting one.
@@ -63,6 +63,7 @@ class LayerGraphModel : public Model {
       const std::vector<uint32_t>& hidden, const DataShape& data,
       const std::string& device);
 
+  ~LayerGraphModel() override = default;
   LayerGraphModel(const LayerGraphModel&) = delete;
   LayerGraphModel& operator=(const LayerGraphModel&) = delete;
 
@@ -109,7 +110,7 @@ class LayerGraphModel : public Model {
 
  private:
   LayerGraphModel(std::unique_ptr<ComputeBackend> backend,
-           std::unique_ptr<LayerGraph> graph);
+                  std::unique_ptr<LayerGraph> graph);
   // Create on `backend`; with allow_no_layers an input item alone is
   // softmax regression.
   static StatusOr<std::unique_ptr<LayerGraphModel>> Build(

@@ -9,13 +9,14 @@ namespace lockstep {
 
 const Registry<ModelFactory>& ModelRegistry() {
   static const auto* registry = new Registry<ModelFactory>(
-      "model",
-      {
-          {"softmax", {"softmax"}, &CreateSoftmaxModel},
-          {"mlp", {"mlp:W1,W2,..."}, &CreateMlpModel},
-          {"sparse-lr", {"sparse-lr"}, &SparseLrModel::Create},
-          {"cnn", {"cnn:c<K>x<F>,p<S>,f<N>,..."}, &LayerGraphModel::CreateFromSpec},
-      });
+      "model", {
+                   {"softmax", {"softmax"}, &CreateSoftmaxModel},
+                   {"mlp", {"mlp:W1,W2,..."}, &CreateMlpModel},
+                   {"sparse-lr", {"sparse-lr"}, &SparseLrModel::Create},
+                   {"cnn",
+                    {"cnn:c<K>x<F>,p<S>,f<N>,..."},
+                    &LayerGraphModel::CreateFromSpec},
+               });
   return *registry;
 }
 

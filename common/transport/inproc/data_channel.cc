@@ -21,6 +21,8 @@ class InprocDataChannel : public DataChannel {
     replies_->Close();
     port_->Disconnect(peer_);
   }
+  InprocDataChannel(const InprocDataChannel&) = delete;
+  InprocDataChannel& operator=(const InprocDataChannel&) = delete;
 
   Status Send(Message&& msg) override {
     msg.peer = peer_;

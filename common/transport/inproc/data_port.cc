@@ -15,6 +15,8 @@ class InprocDataPort : public DataPort {
     InprocRegistry::Process().Remove(bound());
     state_->Close();
   }
+  InprocDataPort(const InprocDataPort&) = delete;
+  InprocDataPort& operator=(const InprocDataPort&) = delete;
 
   size_t AddPollItems(std::vector<zmq::pollitem_t>* items) override {
     items->push_back({nullptr, state_->inbox().fd(), ZMQ_POLLIN, 0});

@@ -13,6 +13,8 @@ class StreamDataChannel : public DataChannel {
   StreamDataChannel(std::string endpoint, int fd, double timeout_s)
       : DataChannel(std::move(endpoint)), fd_(fd), timeout_s_(timeout_s) {}
   ~StreamDataChannel() override { close(fd_); }
+  StreamDataChannel(const StreamDataChannel&) = delete;
+  StreamDataChannel& operator=(const StreamDataChannel&) = delete;
 
   Status Send(Message&& msg) override {
     if (closed_) return Unavailable("the server closed the connection");

@@ -36,6 +36,8 @@ class StreamDataPort : public DataPort {
       unlink(ipc_path_.c_str());
     }
   }
+  StreamDataPort(const StreamDataPort&) = delete;
+  StreamDataPort& operator=(const StreamDataPort&) = delete;
 
   size_t AddPollItems(std::vector<zmq::pollitem_t>* items) override {
     polled_.clear();

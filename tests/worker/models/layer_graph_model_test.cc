@@ -30,7 +30,7 @@ DataShape Images(uint64_t dim, uint32_t classes) {
 }
 
 std::unique_ptr<LayerGraphModel> Cnn(const std::string& args, uint64_t dim,
-                              uint32_t classes) {
+                                     uint32_t classes) {
   auto model = LayerGraphModel::Create(args, Images(dim, classes), "cpu");
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   return model.ok() ? std::move(model).value() : nullptr;
@@ -203,7 +203,7 @@ TEST(LayerGraphModelTest, AnMlpIsTheDocumentedDenseNetOnEveryDevice) {
   const std::vector<TensorInfo>& t = (*mlp)->shape().tensors;
   ASSERT_EQ(t.size(), 6u);
   const std::vector<std::pair<std::string, std::vector<uint64_t>>> want = {
-      {"fc0.weight", {8, 36}}, {"fc0.bias", {8}}, {"fc1.weight", {4, 8}},
+      {"fc0.weight", {8, 36}}, {"fc0.bias", {8}},      {"fc1.weight", {4, 8}},
       {"fc1.bias", {4}},       {"fc2.weight", {4, 4}}, {"fc2.bias", {4}}};
   for (size_t i = 0; i < t.size(); ++i) {
     EXPECT_EQ(t[i].name, want[i].first);
@@ -234,13 +234,14 @@ class PretendDevice : public CpuBackend {
   uint64_t free_;
 };
 
-TEST(LayerGraphModelTest, OnADeviceTheStagedStepMatchesTheHostOneAndTheCapFits) {
+TEST(LayerGraphModelTest,
+     OnADeviceTheStagedStepMatchesTheHostOneAndTheCapFits) {
   const std::string net = "i6x6x1,c3x2,p2,f4";
   const DenseRows data = Quadrants(20, 11);
   auto host = Cnn(net, 36, 4);
   const uint64_t free = 1 << 20;
-  auto device = LayerGraphModel::CreateOn(net, Images(36, 4),
-                                   std::make_unique<PretendDevice>(free));
+  auto device = LayerGraphModel::CreateOn(
+      net, Images(36, 4), std::make_unique<PretendDevice>(free));
   ASSERT_TRUE(device.ok()) << device.status().ToString();
   const std::vector<float> params = Init(*host, 12);
   std::vector<float> want(params.size()), got(params.size());

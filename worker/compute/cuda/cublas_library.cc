@@ -39,9 +39,9 @@ StatusOr<CublasLibrary> Load() {
 }  // namespace
 
 StatusOr<const CublasLibrary*> CublasLibrary::Get() {
-  static const StatusOr<CublasLibrary> library = Load();
-  if (!library.ok()) return library.status();
-  return &*library;
+  static const StatusOr<CublasLibrary> kLibrary = Load();
+  if (!kLibrary.ok()) return kLibrary.status();
+  return &*kLibrary;
 }
 
 }  // namespace lockstep

@@ -81,6 +81,9 @@ struct CudaBackend::Impl {
       if (s != nullptr) cudaStreamDestroy(s);
     }
   }
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   // An event to record now: the pool's next free one (all are free again
   // after Synchronize).

@@ -22,6 +22,8 @@ class CudaBackend : public ComputeBackend {
   // when there is no such device (no driver, no GPU, a bad ordinal).
   static StatusOr<std::unique_ptr<ComputeBackend>> Create(int ordinal);
   ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
 
   std::string name() const override;
   bool host_visible() const override { return false; }
