@@ -50,18 +50,20 @@ Status Coordinator::Impl::SetUp() {
   const JobConfig& job = options_.job;
   LS_ASSIGN_OR_RETURN(std::unique_ptr<SyncPolicy> policy,
                       CreateSyncPolicy(job));
-  rounds_ = std::make_unique<SnapshotRounds>(job, *this, members_, *this);
+  rounds_ = std::make_unique<SnapshotRounds>(job, *this, members_, links_);
   LS_RETURN_IF_ERROR(rounds_->SetUp(options_.resume, options_.resume_round));
   LS_ASSIGN_OR_RETURN(recorder_,
                       RunRecorder::Create(options_.run_dir, job, policy->name(),
                                           options_.resume));
   clock_ = std::make_unique<ClockDriver>(job, std::move(policy), *this,
-                                         members_, *recorder_, *this);
+                                         members_, *recorder_, links_);
   recovery_ = std::make_unique<Recovery>(job, options_.register_timeout_s,
                                          *this, members_, *rounds_, *clock_);
   enrollment_ =
       std::make_unique<Enrollment>(options_.job, *this, *this, members_,
                                    *clock_, *rounds_, *recorder_, *recovery_);
+  links_.Connect(enrollment_.get(), clock_.get(), rounds_.get(),
+                 recovery_.get());
   std::string bound;
   LS_ASSIGN_OR_RETURN(socket_, BindRouter(options_.listen, &bound));
   endpoint_ = AdvertisedEndpoint(bound, options_.advertise);

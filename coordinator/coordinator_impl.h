@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "common/wire/message.h"
 #include "coordinator/clock_driver.h"
+#include "coordinator/component_links.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/enrollment.h"
 #include "coordinator/job_host.h"
@@ -26,13 +27,10 @@
 namespace lockstep {
 
 // Owns the socket and the components, and dispatches each message to the
-// one it is for. It is the components' Outbox (the ROUTER socket), their
-// JobHost, and what they hear of each other through (ClockListener,
-// RoundContext), so none of them reaches into another.
-class Coordinator::Impl : public Outbox,
-                          public JobHost,
-                          public ClockListener,
-                          public RoundContext {
+// one it is for. It is the components' Outbox (the ROUTER socket) and their
+// JobHost; they hear of each other through ComponentLinks, so none of them
+// reaches into another.
+class Coordinator::Impl : public Outbox, public JobHost {
  public:
   explicit Impl(CoordinatorOptions options)
       : options_(std::move(options)), members_(options_.job.workers) {}
@@ -50,26 +48,6 @@ class Coordinator::Impl : public Outbox,
   void RejectBadMessage(const std::string& id, const Status& why) override;
   void Abort(Status why) override { abort_status_ = std::move(why); }
   bool aborted() const override { return !abort_status_.ok(); }
-  // ClockListener.
-  void OnApplied(int64_t clock) override {
-    recovery_->LogFirstCommitAfterRecovery(clock);
-  }
-  void OnRoundPoint(int64_t clock, bool force) override {
-    rounds_->MaybeStartRound(clock, force);
-  }
-  bool Paused() const override { return recovery_->recovering(); }
-  // RoundContext.
-  int64_t LastCommittedClock() const override {
-    return enrollment_->training() ? clock_->LastCommittedClock() : -1;
-  }
-  std::string PolicyName() const override { return clock_->policy().name(); }
-  PolicyState PolicyStateNow() const override {
-    return clock_->PolicyStateNow();
-  }
-  uint32_t Shards() const override {
-    return enrollment_->layout().num_shards();
-  }
-  bool Recovering() const override { return recovery_->recovering(); }
 
  private:
   void HandleMessage(Message& msg);
@@ -100,6 +78,7 @@ class Coordinator::Impl : public Outbox,
   std::unique_ptr<ClockDriver> clock_;
   std::unique_ptr<Recovery> recovery_;
   std::unique_ptr<Enrollment> enrollment_;
+  ComponentLinks links_;  // how the components hear of each other
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
   Status abort_status_;

@@ -13,6 +13,7 @@
 #include "common/job_shape.h"
 #include "common/wire/job_shape_codec.h"
 #include "coordinator/clock_driver.h"
+#include "coordinator/component_links.h"
 #include "coordinator/enrollment.h"
 #include "coordinator/job_host.h"
 #include "coordinator/membership.h"
@@ -23,26 +24,26 @@
 
 namespace lockstep {
 
-class ComponentHarness : public JobHost,
-                         public ClockListener,
-                         public RoundContext {
+class ComponentHarness : public JobHost {
  public:
   // Builds the components for `job` (snapshot_dir, if any, must be fresh).
   explicit ComponentHarness(JobConfig job)
       : job_(std::move(job)), members_(job_.workers) {
     auto policy = CreateSyncPolicy(job_);
     EXPECT_TRUE(policy.ok()) << policy.status().ToString();
-    rounds_ = std::make_unique<SnapshotRounds>(job_, outbox_, members_, *this);
+    rounds_ = std::make_unique<SnapshotRounds>(job_, outbox_, members_, links_);
     const Status set_up = rounds_->SetUp(false, 0);
     EXPECT_TRUE(set_up.ok()) << set_up.ToString();
     recorder_ = std::move(RunRecorder::Create("", job_, "bsp")).value();
     clock_ = std::make_unique<ClockDriver>(
-        job_, std::move(policy).value(), outbox_, members_, *recorder_, *this);
+        job_, std::move(policy).value(), outbox_, members_, *recorder_, links_);
     recovery_ = std::make_unique<Recovery>(job_, 300, *this, members_, *rounds_,
                                            *clock_);
     enrollment_ =
         std::make_unique<Enrollment>(job_, outbox_, *this, members_, *clock_,
                                      *rounds_, *recorder_, *recovery_);
+    links_.Connect(enrollment_.get(), clock_.get(), rounds_.get(),
+                   recovery_.get());
   }
 
   // JobHost.
@@ -51,26 +52,6 @@ class ComponentHarness : public JobHost,
   }
   void Abort(Status why) override { abort = std::move(why); }
   bool aborted() const override { return !abort.ok(); }
-  // ClockListener.
-  void OnApplied(int64_t clock) override {
-    recovery_->LogFirstCommitAfterRecovery(clock);
-  }
-  void OnRoundPoint(int64_t clock, bool force) override {
-    rounds_->MaybeStartRound(clock, force);
-  }
-  bool Paused() const override { return recovery_->recovering(); }
-  // RoundContext.
-  int64_t LastCommittedClock() const override {
-    return enrollment_->training() ? clock_->LastCommittedClock() : -1;
-  }
-  std::string PolicyName() const override { return clock_->policy().name(); }
-  PolicyState PolicyStateNow() const override {
-    return clock_->PolicyStateNow();
-  }
-  uint32_t Shards() const override {
-    return enrollment_->layout().num_shards();
-  }
-  bool Recovering() const override { return recovery_->recovering(); }
 
   // Peer `id` registers as `role` (servers with an endpoint).
   void Register(const std::string& id, wire::Role role, int rank_hint = -1) {
@@ -147,6 +128,7 @@ class ComponentHarness : public JobHost,
   std::unique_ptr<ClockDriver> clock_;
   std::unique_ptr<Recovery> recovery_;
   std::unique_ptr<Enrollment> enrollment_;
+  ComponentLinks links_;
   std::vector<std::pair<std::string, std::string>> rejected;
   Status abort;
 };

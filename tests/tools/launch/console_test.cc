@@ -6,28 +6,10 @@
 #include <cstdlib>
 #include <memory>
 
+#include "tests/support/memory_file.h"
+
 namespace lockstep {
 namespace {
-
-// A FILE* that collects what is written to it.
-class Capture {
- public:
-  Capture() : file_(open_memstream(&buffer_, &size_)) {}
-  ~Capture() {
-    std::fclose(file_);
-    std::free(buffer_);
-  }
-  std::FILE* file() { return file_; }
-  std::string text() {
-    std::fflush(file_);
-    return std::string(buffer_, size_);
-  }
-
- private:
-  char* buffer_ = nullptr;
-  size_t size_ = 0;
-  std::FILE* file_;
-};
 
 Progress AtClock(int64_t clock) {
   Progress p;
@@ -38,8 +20,8 @@ Progress AtClock(int64_t clock) {
 
 class ConsoleTest : public ::testing::Test {
  protected:
-  Capture out_;
-  Capture err_;
+  MemoryFile out_;
+  MemoryFile err_;
 };
 
 TEST_F(ConsoleTest, QuietShowsOnlyWarningsErrorsAndUnstructuredStderr) {

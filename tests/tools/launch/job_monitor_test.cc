@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/memory_file.h"
+
 namespace lockstep {
 namespace {
 
@@ -74,26 +76,6 @@ TEST_F(JudgeExitTest, NothingIsJudgedDuringTeardown) {
   EXPECT_EQ(Judge("server", false), ExitVerdict::kIgnored);
 }
 
-// What a Console writes to one of its streams.
-class StreamText {
- public:
-  StreamText() : file_(open_memstream(&buffer_, &size_)) {}
-  ~StreamText() {
-    std::fclose(file_);
-    std::free(buffer_);
-  }
-  std::FILE* file() { return file_; }
-  std::string text() {
-    std::fflush(file_);
-    return std::string(buffer_, size_);
-  }
-
- private:
-  char* buffer_ = nullptr;
-  size_t size_ = 0;
-  std::FILE* file_;
-};
-
 // A monitor with no processes: its state and reports.
 class JobMonitorTest : public ::testing::Test {
  protected:
@@ -103,8 +85,8 @@ class JobMonitorTest : public ::testing::Test {
         supervisor_(options_.max_restarts),
         monitor_(options_, &console_, &roles_, &supervisor_) {}
 
-  StreamText out_;
-  StreamText err_;
+  MemoryFile out_;
+  MemoryFile err_;
   LaunchOptions options_;
   Console console_;
   RoleProcesses roles_;
