@@ -139,6 +139,9 @@ template <typename OnReply>
 Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
                               uint64_t request_id, const char* what,
                               OnReply on_reply) {
+  // One deadline for the whole request, not per shard: a request is as
+  // late as its slowest shard, and a shard that answers keeps no other
+  // waiting longer.
   std::vector<uint32_t> waiting = shards;
   const int64_t deadline =
       NowMillis() + static_cast<int64_t>(timeout_s_ * 1000);
@@ -157,12 +160,16 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
     for (uint32_t s : waiting) {
       items.push_back(channels_[s]->PollItem());
     }
+    // The coordinator's socket wakes the poll too: a rollback, a shutdown
+    // or a signal must end a request that waits on a server which may
+    // never answer (it is dead, and only the coordinator knows). The poll
+    // wakes at least once a second so a silent coordinator is noticed.
     if (interrupt_) items.push_back(interrupt_item_);
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
     if (interrupt_) {
       LS_RETURN_IF_ERROR(interrupt_());
-      items.pop_back();
+      items.pop_back();  // items[i] is waiting[i] again
     }
     for (size_t i = 0; i < items.size(); ++i) {
       if (!(items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) continue;
@@ -172,6 +179,9 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
       while (true) {
         auto got = channels_[shard]->Receive(&msg);
         if (!got.ok()) {
+          // The server's connection broke: it died or was replaced. The
+          // coordinator rolls the job back; wait for that (the interrupt
+          // ends this) rather than fail the worker.
           return WaitOutLostServer(
               got.status().WithContext("server " + std::to_string(shard) +
                                        " at " +
@@ -179,6 +189,9 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
               deadline);
         }
         if (!*got) break;
+        // An error about an earlier request (one that gave up here) is
+        // dropped, one about this request ends it; on_reply decides whether
+        // a reply is this request's (a late reply to an earlier one is not).
         LS_ASSIGN_OR_RETURN(bool reply,
                             CheckReply(shard, request_id, what, &msg));
         if (!reply) continue;
@@ -191,6 +204,7 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
         }
       }
     }
+    // Done shards are removed only now, so the indexes into items held.
     std::erase(waiting, UINT32_MAX);
   }
   return Status::Ok();
