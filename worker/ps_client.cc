@@ -135,13 +135,21 @@ StatusOr<bool> PsClient::CheckReply(uint32_t shard, uint64_t request_id,
                             flatbuffers::GetString(err->message()));
 }
 
+namespace {
+
+Status NoReply(const ShardInfo& s, const char* what, double timeout_s) {
+  return DeadlineExceeded("no " + std::string(what) + " reply from server " +
+                          std::to_string(s.shard) + " at " + s.endpoint +
+                          " within " + std::to_string(timeout_s) + " s");
+}
+
+}  // namespace
+
 template <typename OnReply>
 Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
                               uint64_t request_id, const char* what,
                               OnReply on_reply) {
-  // One deadline for the whole request, not per shard: a request is as
-  // late as its slowest shard, and a shard that answers keeps no other
-  // waiting longer.
+  // One deadline for the whole request: it is as late as its slowest shard.
   std::vector<uint32_t> waiting = shards;
   const int64_t deadline =
       NowMillis() + static_cast<int64_t>(timeout_s_ * 1000);
@@ -149,21 +157,16 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
   while (!waiting.empty()) {
     const int64_t left = deadline - NowMillis();
     if (left <= 0) {
-      const ShardInfo& s = layout_.shards()[waiting.front()];
-      return DeadlineExceeded("no " + std::string(what) +
-                              " reply from server " + std::to_string(s.shard) +
-                              " at " + s.endpoint + " within " +
-                              std::to_string(timeout_s_) + " s");
+      return NoReply(layout_.shards()[waiting.front()], what, timeout_s_);
     }
     std::vector<zmq::pollitem_t> items;
     items.reserve(waiting.size() + 1);
     for (uint32_t s : waiting) {
       items.push_back(channels_[s]->PollItem());
     }
-    // The coordinator's socket wakes the poll too: a rollback, a shutdown
-    // or a signal must end a request that waits on a server which may
-    // never answer (it is dead, and only the coordinator knows). The poll
-    // wakes at least once a second so a silent coordinator is noticed.
+    // The coordinator's socket wakes the poll too: a rollback, a shutdown or
+    // a signal ends a request that waits on a dead server (only the
+    // coordinator knows it is dead); a silent one is noticed within 1 s.
     if (interrupt_) items.push_back(interrupt_item_);
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
@@ -179,9 +182,7 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
       while (true) {
         auto got = channels_[shard]->Receive(&msg);
         if (!got.ok()) {
-          // The server's connection broke: it died or was replaced. The
-          // coordinator rolls the job back; wait for that (the interrupt
-          // ends this) rather than fail the worker.
+          // The server died or was replaced: wait for the rollback.
           return WaitOutLostServer(
               got.status().WithContext("server " + std::to_string(shard) +
                                        " at " +
@@ -189,9 +190,8 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
               deadline);
         }
         if (!*got) break;
-        // An error about an earlier request (one that gave up here) is
-        // dropped, one about this request ends it; on_reply decides whether
-        // a reply is this request's (a late reply to an earlier one is not).
+        // Errors about an earlier request are dropped, about this one end
+        // it; on_reply tells this request's replies from late ones.
         LS_ASSIGN_OR_RETURN(bool reply,
                             CheckReply(shard, request_id, what, &msg));
         if (!reply) continue;
@@ -204,8 +204,7 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
         }
       }
     }
-    // Done shards are removed only now, so the indexes into items held.
-    std::erase(waiting, UINT32_MAX);
+    std::erase(waiting, UINT32_MAX);  // only now: items[i] is waiting[i]
   }
   return Status::Ok();
 }

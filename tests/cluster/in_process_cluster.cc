@@ -42,6 +42,8 @@ class Watchdog {
           }
         }) {}
   ~Watchdog() { Disarm(); }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
   void Disarm() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -62,7 +64,7 @@ class Watchdog {
 
 // Runs `body` on a thread that logs as (role, rank) and stores its status.
 std::thread RoleThread(const char* role, int rank, Status* out,
-                       std::function<Status()> body) {
+                       const std::function<Status()>& body) {
   return std::thread([=] {
     SetLogIdentity(role, rank);
     *out = body();
@@ -109,6 +111,37 @@ std::vector<std::string> AllDataTransports() {
           "tcp://127.0.0.1:0", "zmq+tcp://127.0.0.1:0"};
 }
 
+namespace {
+
+// The worker (or, with `evaluator`, the evaluator) of `spec` as a role
+// thread's body.
+Status RunWorker(const InProcessJob& spec, const std::string& endpoint,
+                 uint32_t rank, bool evaluator) {
+  WorkerOptions o;
+  o.coordinator = endpoint;
+  o.evaluator = evaluator;
+  if (!evaluator) {
+    o.rank_hint = static_cast<int>(rank);
+    if (rank < spec.hetero.size()) o.hetero = spec.hetero[rank];
+  }
+  o.dump_model = spec.dump_model;
+  o.request_timeout_s = static_cast<double>(spec.timeout.count());
+  LS_ASSIGN_OR_RETURN(auto worker, WorkerRuntime::Create(o));
+  return worker->Run();
+}
+
+Status RunServer(const InProcessJob& spec, const std::string& endpoint,
+                 uint32_t rank) {
+  ServerOptions o;
+  o.coordinator = endpoint;
+  o.listen = Substitute(spec.data_listen, rank);
+  o.rank_hint = static_cast<int>(rank);
+  LS_ASSIGN_OR_RETURN(auto shard, ServerShard::Create(o));
+  return shard->Run();
+}
+
+}  // namespace
+
 InProcessResult RunInProcess(const InProcessJob& spec) {
   InProcessResult result;
   result.servers.resize(spec.job.servers);
@@ -132,36 +165,18 @@ InProcessResult RunInProcess(const InProcessJob& spec) {
   threads.push_back(RoleThread("coordinator", 0, &result.coordinator,
                                [&] { return (*coordinator)->Run(); }));
   for (uint32_t s = 0; s < spec.job.servers; ++s) {
-    threads.push_back(RoleThread("server", s, &result.servers[s], [&, s] {
-      ServerOptions o;
-      o.coordinator = endpoint;
-      o.listen = Substitute(spec.data_listen, s);
-      o.rank_hint = static_cast<int>(s);
-      LS_ASSIGN_OR_RETURN(auto shard, ServerShard::Create(o));
-      return shard->Run();
-    }));
+    threads.push_back(
+        RoleThread("server", static_cast<int>(s), &result.servers[s],
+                   [&, s] { return RunServer(spec, endpoint, s); }));
   }
   for (uint32_t w = 0; w < spec.job.workers; ++w) {
-    threads.push_back(RoleThread("worker", w, &result.workers[w], [&, w] {
-      WorkerOptions o;
-      o.coordinator = endpoint;
-      o.rank_hint = static_cast<int>(w);
-      o.dump_model = spec.dump_model;
-      if (w < spec.hetero.size()) o.hetero = spec.hetero[w];
-      o.request_timeout_s = static_cast<double>(spec.timeout.count());
-      LS_ASSIGN_OR_RETURN(auto worker, WorkerRuntime::Create(o));
-      return worker->Run();
-    }));
+    threads.push_back(
+        RoleThread("worker", static_cast<int>(w), &result.workers[w],
+                   [&, w] { return RunWorker(spec, endpoint, w, false); }));
   }
   if (spec.job.evaluators > 0) {
     threads.push_back(RoleThread("evaluator", 0, &result.evaluator, [&] {
-      WorkerOptions o;
-      o.coordinator = endpoint;
-      o.evaluator = true;
-      o.dump_model = spec.dump_model;
-      o.request_timeout_s = static_cast<double>(spec.timeout.count());
-      LS_ASSIGN_OR_RETURN(auto evaluator, WorkerRuntime::Create(o));
-      return evaluator->Run();
+      return RunWorker(spec, endpoint, 0, true);
     }));
   }
   for (std::thread& t : threads) t.join();

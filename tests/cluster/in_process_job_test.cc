@@ -24,12 +24,12 @@ constexpr int kClocks = 30;
 constexpr uint64_t kSeed = 7;
 constexpr char kData[] = "synthetic:samples=600:test=200:dim=10:classes=3";
 
-struct Optimizer_ {
+struct OptimizerCase {
   const char* name;
   double lr;
 };
 
-JobConfig Job(const Optimizer_& opt) {
+JobConfig Job(const OptimizerCase& opt) {
   JobConfig job;
   job.servers = 2;
   job.workers = 3;
@@ -64,7 +64,8 @@ std::string TempFile(const std::string& name) {
 }
 
 class InProcessBspTest
-    : public ::testing::TestWithParam<std::tuple<std::string, Optimizer_>> {};
+    : public ::testing::TestWithParam<std::tuple<std::string, OptimizerCase>> {
+};
 
 TEST_P(InProcessBspTest, ParameterServerMatchesSingleProcessSgd) {
   const auto& [transport, opt] = GetParam();
@@ -93,10 +94,10 @@ TEST_P(InProcessBspTest, ParameterServerMatchesSingleProcessSgd) {
 INSTANTIATE_TEST_SUITE_P(
     TransportsAndOptimizers, InProcessBspTest,
     ::testing::Combine(::testing::ValuesIn(AllDataTransports()),
-                       ::testing::Values(Optimizer_{"sgd", 0.1},
-                                         Optimizer_{"momentum", 0.05},
-                                         Optimizer_{"adam", 0.01},
-                                         Optimizer_{"adagrad", 0.05})),
+                       ::testing::Values(OptimizerCase{"sgd", 0.1},
+                                         OptimizerCase{"momentum", 0.05},
+                                         OptimizerCase{"adam", 0.01},
+                                         OptimizerCase{"adagrad", 0.05})),
     [](const auto& info) {
       std::string transport = std::get<0>(info.param);
       transport = transport.substr(0, transport.find(':'));
@@ -110,9 +111,10 @@ INSTANTIATE_TEST_SUITE_P(
 // logical clock (UpdateStep, ArrivalClock); with one worker that share is
 // the whole clock, so SSP(0) and ASP must train BSP's model bit for bit,
 // for every optimizer and with weight decay.
-class OnArrivalOneWorkerTest : public ::testing::TestWithParam<Optimizer_> {};
+class OnArrivalOneWorkerTest : public ::testing::TestWithParam<OptimizerCase> {
+};
 
-std::vector<float> OneWorkerModel(const Optimizer_& opt,
+std::vector<float> OneWorkerModel(const OptimizerCase& opt,
                                   const std::string& sync) {
   InProcessJob spec;
   spec.job = Job(opt);
@@ -143,11 +145,14 @@ TEST_P(OnArrivalOneWorkerTest, SspZeroAndAspTrainBspsModel) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Optimizers, OnArrivalOneWorkerTest,
-    ::testing::Values(Optimizer_{"sgd", 0.1}, Optimizer_{"momentum", 0.05},
-                      Optimizer_{"adam", 0.01}, Optimizer_{"adagrad", 0.05}),
-    [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Optimizers, OnArrivalOneWorkerTest,
+                         ::testing::Values(OptimizerCase{"sgd", 0.1},
+                                           OptimizerCase{"momentum", 0.05},
+                                           OptimizerCase{"adam", 0.01},
+                                           OptimizerCase{"adagrad", 0.05}),
+                         [](const auto& info) {
+                           return std::string(info.param.name);
+                         });
 
 class InProcessPolicyTest : public ::testing::TestWithParam<std::string> {};
 

@@ -5,6 +5,7 @@
 // of servers (the round is re-sharded on load).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,7 +24,7 @@ constexpr int kResumeClocks = 30;
 
 // A small LIBSVM file: 600 rows of 1..8 features among 400 ids.
 std::string WriteSparseData(const std::string& dir) {
-  const std::string path = dir + "/sparse.svm";
+  std::string path = dir + "/sparse.svm";
   std::ofstream out(path);
   std::mt19937 rng(5);
   for (int i = 0; i < 600; ++i) {
@@ -65,7 +66,7 @@ void ExpectSameFloats(const std::vector<float>& a, const std::vector<float>& b,
                       const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(std::memcmp(&a[i], &b[i], sizeof(float)), 0)
+    ASSERT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(b[i]))
         << what << "[" << i << "]: " << a[i] << " vs " << b[i];
   }
 }

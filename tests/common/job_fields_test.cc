@@ -20,7 +20,9 @@ using ::testing::HasSubstr;
 // EveryMemberHasATableEntry fail.
 struct AnyValue {
   template <typename T>
-  operator T() const;  // never called: only used in unevaluated contexts
+  // Implicit on purpose: it stands in for any member's type when the
+  // test counts an aggregate's members. Never called (unevaluated only).
+  operator T() const;  // NOLINT(google-explicit-constructor)
 };
 template <typename T, typename... Seen>
 constexpr size_t CountMembers() {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "common/wire/job_shape_codec.h"
 
 namespace lockstep {
@@ -59,7 +61,7 @@ TEST(JobShapeTest, FromWireRefusesShapesThatCannotBeLaidOut) {
   EXPECT_FALSE(JobShapeFromWire(nullptr).ok());
   auto encode = [](TensorInfo t) {
     JobShape shape = Mlp();
-    shape.model.tensors = {t};
+    shape.model.tensors = {std::move(t)};
     auto* fbb = new flatbuffers::FlatBufferBuilder();
     fbb->Finish(JobShapeToWire(*fbb, shape));
     return std::unique_ptr<flatbuffers::FlatBufferBuilder>(fbb);

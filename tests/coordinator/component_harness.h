@@ -27,23 +27,21 @@ namespace lockstep {
 class ComponentHarness : public JobHost {
  public:
   // Builds the components for `job` (snapshot_dir, if any, must be fresh).
-  explicit ComponentHarness(JobConfig job)
-      : job_(std::move(job)), members_(job_.workers) {
-    auto policy = CreateSyncPolicy(job_);
+  explicit ComponentHarness(JobConfig config)
+      : job(std::move(config)), members(job.workers) {
+    auto policy = CreateSyncPolicy(job);
     EXPECT_TRUE(policy.ok()) << policy.status().ToString();
-    rounds_ = std::make_unique<SnapshotRounds>(job_, outbox_, members_, links_);
-    const Status set_up = rounds_->SetUp(false, 0);
+    rounds = std::make_unique<SnapshotRounds>(job, outbox, members, links);
+    const Status set_up = rounds->SetUp(false, 0);
     EXPECT_TRUE(set_up.ok()) << set_up.ToString();
-    recorder_ = std::move(RunRecorder::Create("", job_, "bsp")).value();
-    clock_ = std::make_unique<ClockDriver>(
-        job_, std::move(policy).value(), outbox_, members_, *recorder_, links_);
-    recovery_ = std::make_unique<Recovery>(job_, 300, *this, members_, *rounds_,
-                                           *clock_);
-    enrollment_ =
-        std::make_unique<Enrollment>(job_, outbox_, *this, members_, *clock_,
-                                     *rounds_, *recorder_, *recovery_);
-    links_.Connect(enrollment_.get(), clock_.get(), rounds_.get(),
-                   recovery_.get());
+    recorder = std::move(RunRecorder::Create("", job, "bsp")).value();
+    driver = std::make_unique<ClockDriver>(job, std::move(policy).value(),
+                                           outbox, members, *recorder, links);
+    recovery =
+        std::make_unique<Recovery>(job, 300, *this, members, *rounds, *driver);
+    enrollment = std::make_unique<Enrollment>(
+        job, outbox, *this, members, *driver, *rounds, *recorder, *recovery);
+    links.Connect(enrollment.get(), driver.get(), rounds.get(), recovery.get());
   }
 
   // JobHost.
@@ -61,11 +59,11 @@ class ComponentHarness : public JobHost {
           fbb.CreateString(role == wire::Role::Server ? "inproc://" + id : ""),
           rank_hint);
     });
-    if (role == wire::Role::Server && enrollment_->training() &&
-        recovery_->AcceptReturningServer(id, *reg, *enrollment_)) {
+    if (role == wire::Role::Server && enrollment->training() &&
+        recovery->AcceptReturningServer(id, *reg, *enrollment)) {
       return;
     }
-    enrollment_->RegisterPeer(id, *reg);
+    enrollment->RegisterPeer(id, *reg);
   }
   // Worker `id` describes a small dense job.
   void Describe(const std::string& id) {
@@ -79,7 +77,7 @@ class ComponentHarness : public JobHost {
         [&](flatbuffers::FlatBufferBuilder& fbb) {
           return JobShapeToWire(fbb, shape);
         });
-    enrollment_->HandleDescribe(id, members_.at(id), *describe);
+    enrollment->HandleDescribe(id, members.at(id), *describe);
   }
   // Servers s0, s1 and workers w0, w1 register, the workers describe the
   // job, and training starts.
@@ -90,19 +88,19 @@ class ComponentHarness : public JobHost {
     Register("w1", wire::Role::Worker);
     Describe("w0");
     Describe("w1");
-    ASSERT_TRUE(enrollment_->training()) << abort.ToString();
+    ASSERT_TRUE(enrollment->training()) << abort.ToString();
   }
   // Both workers run `clock` to its commit.
   void RunClock(int64_t clock) {
     for (const char* id : {"w0", "w1"}) {
-      clock_->HandleAdmit(id, members_.at(id), clock);
+      driver->HandleAdmit(id, members.at(id), clock);
     }
     for (const char* id : {"w0", "w1"}) {
       WireTable<wire::ClockDone> done([&](flatbuffers::FlatBufferBuilder& f) {
         return wire::CreateClockDone(f, clock, 8, 0, 0, 0, 0, 0.5, 1, 1, 0, 0,
-                                     recovery_->epoch());
+                                     recovery->epoch());
       });
-      clock_->HandleClockDone(members_.at(id), *done);
+      driver->HandleClockDone(members.at(id), *done);
     }
   }
   // Shard `shard` reports round `round` written.
@@ -110,25 +108,25 @@ class ComponentHarness : public JobHost {
     WireTable<wire::SnapshotDone> done([&](flatbuffers::FlatBufferBuilder& f) {
       return wire::CreateSnapshotDone(f, round, shard, 0, 100, true);
     });
-    rounds_->HandleSnapshotDone(*done);
+    rounds->HandleSnapshotDone(*done);
   }
   void Restored(const std::string& server, uint64_t round) {
     WireTable<wire::Restored> restored(
         [&](flatbuffers::FlatBufferBuilder& fbb) {
-          return wire::CreateRestored(fbb, recovery_->epoch(), round);
+          return wire::CreateRestored(fbb, recovery->epoch(), round);
         });
-    recovery_->HandleRestored(members_.at(server), *restored, *enrollment_);
+    recovery->HandleRestored(members.at(server), *restored, *enrollment);
   }
 
-  JobConfig job_;
-  RecordingOutbox outbox_;
-  Membership members_;
-  std::unique_ptr<RunRecorder> recorder_;
-  std::unique_ptr<SnapshotRounds> rounds_;
-  std::unique_ptr<ClockDriver> clock_;
-  std::unique_ptr<Recovery> recovery_;
-  std::unique_ptr<Enrollment> enrollment_;
-  ComponentLinks links_;
+  JobConfig job;
+  RecordingOutbox outbox;
+  Membership members;
+  std::unique_ptr<RunRecorder> recorder;
+  std::unique_ptr<SnapshotRounds> rounds;
+  std::unique_ptr<ClockDriver> driver;
+  std::unique_ptr<Recovery> recovery;
+  std::unique_ptr<Enrollment> enrollment;
+  ComponentLinks links;
   std::vector<std::pair<std::string, std::string>> rejected;
   Status abort;
 };

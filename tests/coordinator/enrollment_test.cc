@@ -11,34 +11,34 @@ TEST(EnrollmentTest, WorkersAreWelcomedOnceAllRegisteredAndStartOnceDescribed) {
   ComponentHarness h(SmallJob());
   h.Register("s0", wire::Role::Server);
   h.Register("w0", wire::Role::Worker, 1);
-  EXPECT_TRUE(h.outbox_.sent().empty());
+  EXPECT_TRUE(h.outbox.sent().empty());
   h.Register("w1", wire::Role::Worker);
-  ASSERT_EQ(h.outbox_.To(wire::Body::Welcome),
+  ASSERT_EQ(h.outbox.To(wire::Body::Welcome),
             (std::vector<std::string>{"w1", "w0"}))
       << "in rank order; w0 asked for rank 1";
-  EXPECT_EQ(h.outbox_.Of(wire::Body::Welcome)[1].body<wire::Welcome>()->rank(),
+  EXPECT_EQ(h.outbox.Of(wire::Body::Welcome)[1].body<wire::Welcome>()->rank(),
             1u);
   h.Describe("w0");
   h.Describe("w1");
-  EXPECT_FALSE(h.enrollment_->training()) << "a server is missing";
-  EXPECT_TRUE(h.outbox_.Of(wire::Body::Start).empty());
+  EXPECT_FALSE(h.enrollment->training()) << "a server is missing";
+  EXPECT_TRUE(h.outbox.Of(wire::Body::Start).empty());
 
-  h.outbox_.Clear();
+  h.outbox.Clear();
   h.Register("s1", wire::Role::Server);
-  EXPECT_TRUE(h.enrollment_->training());
+  EXPECT_TRUE(h.enrollment->training());
   std::vector<std::string> order;
-  for (const auto& m : h.outbox_.sent()) {
+  for (const auto& m : h.outbox.sent()) {
     order.push_back(std::string(BodyName(m.type)) + ":" + m.id);
   }
   EXPECT_EQ(order, (std::vector<std::string>{"Welcome:s0", "Welcome:s1",
                                              "Start:w1", "Start:w0"}));
   const auto* welcome =
-      h.outbox_.Of(wire::Body::Welcome)[0].body<wire::Welcome>();
+      h.outbox.Of(wire::Body::Welcome)[0].body<wire::Welcome>();
   ASSERT_NE(welcome->layout(), nullptr) << "servers get the layout";
-  const auto* start = h.outbox_.Of(wire::Body::Start)[0].body<wire::Start>();
+  const auto* start = h.outbox.Of(wire::Body::Start)[0].body<wire::Start>();
   EXPECT_EQ(start->clock(), 0);
   EXPECT_EQ(start->epoch(), 0u);
-  EXPECT_EQ(h.enrollment_->layout().num_shards(), 2u);
+  EXPECT_EQ(h.enrollment->layout().num_shards(), 2u);
 }
 
 TEST(EnrollmentTest, PeersBeyondTheJobAreRefused) {
@@ -46,12 +46,12 @@ TEST(EnrollmentTest, PeersBeyondTheJobAreRefused) {
   h.Register("s0", wire::Role::Server);
   h.Register("s1", wire::Role::Server);
   h.Register("s2", wire::Role::Server);
-  ASSERT_EQ(h.outbox_.To(wire::Body::Error), (std::vector<std::string>{"s2"}));
+  ASSERT_EQ(h.outbox.To(wire::Body::Error), (std::vector<std::string>{"s2"}));
   EXPECT_EQ(
       flatbuffers::GetString(
-          h.outbox_.Of(wire::Body::Error)[0].body<wire::Error>()->message()),
+          h.outbox.Of(wire::Body::Error)[0].body<wire::Error>()->message()),
       "job already has all its servers");
-  EXPECT_EQ(h.members_.Find("s2"), nullptr);
+  EXPECT_EQ(h.members.Find("s2"), nullptr);
 }
 
 TEST(EnrollmentTest, DescribeOutOfTurnIsRejected) {
@@ -66,27 +66,27 @@ TEST(EnrollmentTest, ReplacementWorkerJoinsAtTheCurrentClock) {
   ComponentHarness h(SmallJob());
   h.StartTraining();
   h.RunClock(0);
-  h.outbox_.Clear();
+  h.outbox.Clear();
   h.Register("w1-new", wire::Role::Worker, 1);
-  EXPECT_EQ(h.members_.Find("w1"), nullptr) << "the old process is gone";
-  EXPECT_EQ(h.enrollment_->dead_workers(), 1u);
+  EXPECT_EQ(h.members.Find("w1"), nullptr) << "the old process is gone";
+  EXPECT_EQ(h.enrollment->dead_workers(), 1u);
   EXPECT_TRUE(h.abort.ok()) << "a replacement does not end the job";
-  ASSERT_EQ(h.outbox_.To(wire::Body::Welcome),
+  ASSERT_EQ(h.outbox.To(wire::Body::Welcome),
             (std::vector<std::string>{"w1-new"}));
-  EXPECT_EQ(h.outbox_.Of(wire::Body::Welcome)[0].body<wire::Welcome>()->rank(),
+  EXPECT_EQ(h.outbox.Of(wire::Body::Welcome)[0].body<wire::Welcome>()->rank(),
             1u);
   h.Describe("w1-new");
-  ASSERT_EQ(h.outbox_.To(wire::Body::Start),
+  ASSERT_EQ(h.outbox.To(wire::Body::Start),
             (std::vector<std::string>{"w1-new"}));
-  EXPECT_EQ(h.outbox_.Of(wire::Body::Start)[0].body<wire::Start>()->clock(), 1);
+  EXPECT_EQ(h.outbox.Of(wire::Body::Start)[0].body<wire::Start>()->clock(), 1);
 }
 
 TEST(EnrollmentTest, LastWorkerGoneEndsTheJob) {
   ComponentHarness h(SmallJob());
   h.StartTraining();
-  h.enrollment_->RemoveWorker("w0", "sent nothing");
+  h.enrollment->RemoveWorker("w0", "sent nothing");
   EXPECT_TRUE(h.abort.ok());
-  h.enrollment_->RemoveWorker("w1", "sent nothing");
+  h.enrollment->RemoveWorker("w1", "sent nothing");
   EXPECT_EQ(h.abort.code(), StatusCode::kUnavailable);
   EXPECT_EQ(h.abort.message(),
             "every worker is gone (last: worker 1, sent nothing)");

@@ -12,25 +12,25 @@ TEST(RecoveryTest, ServerLostBeforeTrainingEndsTheJob) {
   ComponentHarness h(SmallJob());
   h.Register("s0", wire::Role::Server);
   h.Register("w0", wire::Role::Worker);
-  h.recovery_->LoseServer("s0", "sent nothing for 5000 ms", *h.enrollment_);
+  h.recovery->LoseServer("s0", "sent nothing for 5000 ms", *h.enrollment);
   EXPECT_EQ(h.abort.code(), StatusCode::kUnavailable);
   EXPECT_NE(h.abort.message().find("sent nothing for 5000 ms before training "
                                    "started, so its part of the model is lost"),
             std::string::npos)
       << h.abort.message();
-  EXPECT_FALSE(h.recovery_->recovering());
-  EXPECT_EQ(h.members_.Find("s0"), nullptr);
+  EXPECT_FALSE(h.recovery->recovering());
+  EXPECT_EQ(h.members.Find("s0"), nullptr);
 }
 
 TEST(RecoveryTest, ServerLostInAJobWithoutSnapshotsEndsIt) {
   ComponentHarness h(SmallJob());
   h.StartTraining();
-  h.recovery_->LoseServer("s1", "sent nothing", *h.enrollment_);
+  h.recovery->LoseServer("s1", "sent nothing", *h.enrollment);
   EXPECT_NE(h.abort.message().find("server 1 on host sent nothing and the job "
                                    "takes no snapshots"),
             std::string::npos)
       << h.abort.message();
-  EXPECT_EQ(h.recovery_->epoch(), 0u);
+  EXPECT_EQ(h.recovery->epoch(), 0u);
 }
 
 class RecoveryRollbackTest : public ::testing::Test {
@@ -52,51 +52,51 @@ TEST_F(RecoveryRollbackTest, EveryShardRollsBackToTheLatestCompleteRound) {
   h_.ReportRound(1, 0);
   h_.ReportRound(1, 1);
   h_.RunClock(1);  // round 2 starts and is never finished
-  h_.outbox_.Clear();
+  h_.outbox.Clear();
 
-  h_.recovery_->LoseServer("s1", "sent nothing", *h_.enrollment_);
+  h_.recovery->LoseServer("s1", "sent nothing", *h_.enrollment);
   EXPECT_TRUE(h_.abort.ok()) << h_.abort.ToString();
-  EXPECT_TRUE(h_.recovery_->recovering());
-  EXPECT_EQ(h_.recovery_->epoch(), 1u);
-  EXPECT_EQ(h_.recovery_->recoveries(), 1u);
-  EXPECT_EQ(h_.rounds_->failed(), 1u) << "the round in flight is abandoned";
-  ASSERT_EQ(h_.outbox_.To(wire::Body::Welcome),
+  EXPECT_TRUE(h_.recovery->recovering());
+  EXPECT_EQ(h_.recovery->epoch(), 1u);
+  EXPECT_EQ(h_.recovery->recoveries(), 1u);
+  EXPECT_EQ(h_.rounds->failed(), 1u) << "the round in flight is abandoned";
+  ASSERT_EQ(h_.outbox.To(wire::Body::Welcome),
             (std::vector<std::string>{"s0"}));
   const auto* welcome =
-      h_.outbox_.Of(wire::Body::Welcome)[0].body<wire::Welcome>();
+      h_.outbox.Of(wire::Body::Welcome)[0].body<wire::Welcome>();
   EXPECT_EQ(welcome->restore_round(), 1u);
   EXPECT_EQ(welcome->epoch(), 1u);
-  EXPECT_FALSE(h_.recovery_->CurrentEpoch(h_.members_.at("w0"), 0));
-  EXPECT_FALSE(h_.recovery_->CurrentEpoch(h_.members_.at("w0"), 1))
+  EXPECT_FALSE(h_.recovery->CurrentEpoch(h_.members.at("w0"), 0));
+  EXPECT_FALSE(h_.recovery->CurrentEpoch(h_.members.at("w0"), 1))
       << "nothing counts while recovering";
 
   // The replacement takes the lost shard's rank and the same round.
   h_.Register("s1-new", wire::Role::Server, 1);
-  ASSERT_EQ(h_.outbox_.To(wire::Body::Welcome),
+  ASSERT_EQ(h_.outbox.To(wire::Body::Welcome),
             (std::vector<std::string>{"s0", "s1-new"}));
-  EXPECT_EQ(h_.outbox_.Of(wire::Body::Welcome)[1]
+  EXPECT_EQ(h_.outbox.Of(wire::Body::Welcome)[1]
                 .body<wire::Welcome>()
                 ->restore_round(),
             1u);
-  EXPECT_EQ(h_.enrollment_->layout().shards()[1].endpoint, "inproc://s1-new");
+  EXPECT_EQ(h_.enrollment->layout().shards()[1].endpoint, "inproc://s1-new");
 
   h_.Restored("s0", 1);
-  EXPECT_TRUE(h_.outbox_.Of(wire::Body::Start).empty());
+  EXPECT_TRUE(h_.outbox.Of(wire::Body::Start).empty());
   h_.Restored("s1-new", 1);
-  EXPECT_FALSE(h_.recovery_->recovering());
-  ASSERT_EQ(h_.outbox_.To(wire::Body::Start),
+  EXPECT_FALSE(h_.recovery->recovering());
+  ASSERT_EQ(h_.outbox.To(wire::Body::Start),
             (std::vector<std::string>{"w0", "w1"}));
-  const auto* start = h_.outbox_.Of(wire::Body::Start)[0].body<wire::Start>();
+  const auto* start = h_.outbox.Of(wire::Body::Start)[0].body<wire::Start>();
   EXPECT_EQ(start->epoch(), 1u);
   EXPECT_EQ(start->clock(), 1) << "the round's clock + 1";
-  EXPECT_TRUE(h_.recovery_->CurrentEpoch(h_.members_.at("w0"), 1));
+  EXPECT_TRUE(h_.recovery->CurrentEpoch(h_.members.at("w0"), 1));
 
   // Training goes on at clock 1 on both shards.
-  h_.outbox_.Clear();
+  h_.outbox.Clear();
   h_.RunClock(1);
-  ASSERT_EQ(h_.outbox_.To(wire::Body::Commit),
+  ASSERT_EQ(h_.outbox.To(wire::Body::Commit),
             (std::vector<std::string>{"s0", "s1-new"}));
-  EXPECT_EQ(h_.outbox_.Of(wire::Body::Commit)[0].body<wire::Commit>()->clock(),
+  EXPECT_EQ(h_.outbox.Of(wire::Body::Commit)[0].body<wire::Commit>()->clock(),
             1);
 }
 
@@ -105,15 +105,15 @@ TEST_F(RecoveryRollbackTest, RestoredOfAnotherEpochDoesNotCount) {
   h_.RunClock(0);
   h_.ReportRound(1, 0);
   h_.ReportRound(1, 1);
-  h_.recovery_->LoseServer("s1", "sent nothing", *h_.enrollment_);
+  h_.recovery->LoseServer("s1", "sent nothing", *h_.enrollment);
   h_.Register("s1-new", wire::Role::Server, 1);
   WireTable<wire::Restored> old([](flatbuffers::FlatBufferBuilder& fbb) {
     return wire::CreateRestored(fbb, /*epoch=*/0, 1);
   });
-  h_.recovery_->HandleRestored(h_.members_.at("s0"), *old, *h_.enrollment_);
+  h_.recovery->HandleRestored(h_.members.at("s0"), *old, *h_.enrollment);
   h_.Restored("s1-new", 1);
-  EXPECT_TRUE(h_.recovery_->recovering()) << "shard 0 has not restored";
-  EXPECT_TRUE(h_.recovery_->CheckDeadline().ok());
+  EXPECT_TRUE(h_.recovery->recovering()) << "shard 0 has not restored";
+  EXPECT_TRUE(h_.recovery->CheckDeadline().ok());
 }
 
 TEST_F(RecoveryRollbackTest, FailedRestoreRollsBackToTheRoundBefore) {
@@ -124,15 +124,15 @@ TEST_F(RecoveryRollbackTest, FailedRestoreRollsBackToTheRoundBefore) {
   h_.RunClock(1);
   h_.ReportRound(2, 0);
   h_.ReportRound(2, 1);
-  h_.recovery_->LoseServer("s1", "sent nothing", *h_.enrollment_);
-  EXPECT_EQ(h_.rounds_->restore()->round, 2u);
-  h_.outbox_.Clear();
-  h_.recovery_->HandleRestoreFailed(0, 2, "checksum", *h_.enrollment_);
+  h_.recovery->LoseServer("s1", "sent nothing", *h_.enrollment);
+  EXPECT_EQ(h_.rounds->restore()->round, 2u);
+  h_.outbox.Clear();
+  h_.recovery->HandleRestoreFailed(0, 2, "checksum", *h_.enrollment);
   EXPECT_TRUE(h_.abort.ok()) << h_.abort.ToString();
-  EXPECT_EQ(h_.recovery_->epoch(), 2u);
-  ASSERT_EQ(h_.outbox_.To(wire::Body::Welcome),
+  EXPECT_EQ(h_.recovery->epoch(), 2u);
+  ASSERT_EQ(h_.outbox.To(wire::Body::Welcome),
             (std::vector<std::string>{"s0"}));
-  EXPECT_EQ(h_.outbox_.Of(wire::Body::Welcome)[0]
+  EXPECT_EQ(h_.outbox.Of(wire::Body::Welcome)[0]
                 .body<wire::Welcome>()
                 ->restore_round(),
             1u);

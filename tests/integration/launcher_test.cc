@@ -69,7 +69,8 @@ TEST(LauncherTest, JobRunsToTheEndAndWritesTheRunDirectory) {
        {"config.json", "metrics.jsonl", "eval.jsonl", "summary.json",
         "logs/coordinator.log", "logs/server-0.log", "logs/server-1.log",
         "logs/worker-0.log", "logs/worker-1.log"}) {
-    EXPECT_TRUE(std::filesystem::exists(run_dir + "/" + file)) << file;
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(run_dir) / file))
+        << file;
   }
   EXPECT_EQ(ReadLines(run_dir + "/metrics.jsonl").size(), 240u);
   EXPECT_NE(ReadFile(run_dir + "/config.json").find("\"model\":\"softmax\""),

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstring>
 
 #include "server/store/rocksdb_store.h"
@@ -83,7 +84,8 @@ void ExpectSameModel(const std::vector<float>& got,
                      const std::vector<float>& expected) {
   ASSERT_EQ(got.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
-    ASSERT_EQ(std::memcmp(&got[i], &expected[i], sizeof(float)), 0)
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+              std::bit_cast<uint32_t>(expected[i]))
         << "parameter " << i << ": " << got[i] << " vs " << expected[i];
   }
 }

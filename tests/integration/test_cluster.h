@@ -39,6 +39,8 @@ class TestCluster {
  public:
   TestCluster() = default;
   ~TestCluster();
+  TestCluster(const TestCluster&) = delete;
+  TestCluster& operator=(const TestCluster&) = delete;
 
   // Starts the coordinator of `job` (LaunchArgs(job, extra); `extra` holds
   // the coordinator's own flags, such as --run-dir or --resume) on a free

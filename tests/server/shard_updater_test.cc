@@ -20,8 +20,8 @@ class ShardUpdaterTest : public ::testing::Test {
     updater_.Start(/*eval_every=*/0);
   }
 
-  const wire::Commit* Commit(int64_t clock, std::vector<uint32_t> workers,
-                             double lr) {
+  const wire::Commit* Commit(int64_t clock,
+                             const std::vector<uint32_t>& workers, double lr) {
     fbb_.Clear();
     fbb_.Finish(
         wire::CreateCommit(fbb_, clock, fbb_.CreateVector(workers), lr));

@@ -29,7 +29,7 @@ std::unique_ptr<P> Build(const std::string& text, uint32_t workers = 4) {
   if (!policy.ok()) return nullptr;
   auto* typed = dynamic_cast<P*>(policy->get());
   EXPECT_NE(typed, nullptr) << text;
-  if (typed != nullptr) policy->release();
+  if (typed != nullptr) static_cast<void>(policy->release());  // now typed's
   return std::unique_ptr<P>(typed);
 }
 

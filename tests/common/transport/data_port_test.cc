@@ -26,6 +26,8 @@ class EchoServer {
     stop_ = true;
     thread_.join();
   }
+  EchoServer(const EchoServer&) = delete;
+  EchoServer& operator=(const EchoServer&) = delete;
   uint64_t echoed() const { return echoed_; }
 
  private:

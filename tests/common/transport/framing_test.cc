@@ -166,7 +166,8 @@ TEST_F(DirectTransportTest, ManySmallMessagesInOneWriteComeOutOneByOne) {
   EXPECT_EQ(*reader.Read(b_, &msg), FrameReader::Result::kWouldBlock);
 }
 
-std::string Words(std::vector<uint32_t> u32, std::vector<uint64_t> u64) {
+std::string Words(const std::vector<uint32_t>& u32,
+                  const std::vector<uint64_t>& u64) {
   std::string out;
   for (uint32_t w : u32) out.append(reinterpret_cast<const char*>(&w), 4);
   for (uint64_t w : u64) out.append(reinterpret_cast<const char*>(&w), 8);

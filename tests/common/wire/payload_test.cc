@@ -20,7 +20,12 @@ using ::testing::HasSubstr;
 struct Tracked {
   static int destroyed;
   float value = 0;
+  Tracked() = default;
   ~Tracked() { ++destroyed; }
+  Tracked(const Tracked&) = default;
+  Tracked& operator=(const Tracked&) = default;
+  Tracked(Tracked&&) = default;
+  Tracked& operator=(Tracked&&) = default;
 };
 int Tracked::destroyed = 0;
 

@@ -24,7 +24,7 @@ class HeteroSpecTest : public ::testing::Test {
         (fs::temp_directory_path() / "lockstep_hetero_spec_XXXXXX").string();
     EXPECT_NE(mkdtemp(pattern.data()), nullptr);
     tmp_ = pattern;
-    const std::string path = tmp_ + "/profiles.txt";
+    std::string path = tmp_ + "/profiles.txt";
     std::ofstream(path) << content;
     return path;
   }
@@ -64,7 +64,7 @@ TEST_F(HeteroSpecTest, EmptyFlagMeansNoProfiles) {
 }
 
 TEST_F(HeteroSpecTest, ReadsAFileWithCommentsAndBlankLines) {
-  const std::string path = WriteTmp(
+  std::string path = WriteTmp(
       "# a slow worker and a GPU-like one\n"
       "\n"
       "*:  linear=0.002+0.0004   # everyone\n"
@@ -81,7 +81,7 @@ TEST_F(HeteroSpecTest, ReadsAFileWithCommentsAndBlankLines) {
 }
 
 TEST_F(HeteroSpecTest, FileErrorsNameTheLine) {
-  const std::string path = WriteTmp("w0: x2\n# fine\nw1 x3\n");
+  std::string path = WriteTmp("w0: x2\n# fine\nw1 x3\n");
   StatusOr<HeteroProfiles> p = ResolveHeteroFlag(path, 4);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);

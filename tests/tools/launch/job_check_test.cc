@@ -26,7 +26,7 @@ class JobCheckTest : public ::testing::Test {
   // Writes a LIBSVM file of `lines` samples (plus blank lines, which do
   // not count) and returns its path.
   std::string WriteLibsvm(const std::string& name, int lines) {
-    const std::string path = (dir_ / name).string();
+    std::string path = (dir_ / name).string();
     std::ofstream out(path);
     for (int i = 0; i < lines; ++i) {
       out << (i % 2) << " " << (i + 1) << ":1 " << (7 * i + 3) << ":0.5\n";
@@ -111,7 +111,7 @@ TEST_F(JobCheckTest, ModelsRefuseDataTheyCannotTrainOn) {
   sparse_on_dense.model = "sparse-lr";
   EXPECT_THAT(CheckError(sparse_on_dense),
               AllOf(HasSubstr("sparse-lr"), HasSubstr("sparse rows")));
-  const std::string path = WriteLibsvm("dense.svm", 20);
+  std::string path = WriteLibsvm("dense.svm", 20);
   for (const char* model : {"softmax", "mlp:8"}) {
     JobConfig job = Libsvm(path);
     job.model = model;

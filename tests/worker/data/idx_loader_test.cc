@@ -61,7 +61,7 @@ class IdxLoaderTest : public ::testing::Test {
 
   std::string WriteGz(const std::string& name,
                       const std::vector<uint8_t>& bytes) {
-    const std::string path = (dir_ / name).string();
+    std::string path = (dir_ / name).string();
     gzFile file = gzopen(path.c_str(), "wb");
     EXPECT_NE(file, nullptr);
     if (!bytes.empty()) {
@@ -196,7 +196,7 @@ TEST_F(IdxLoaderTest, TrailingBytesAreRejectedOnFullLoad) {
 }
 
 TEST_F(IdxLoaderTest, RejectsFileThatIsNotGzip) {
-  const std::string path = (dir_ / "plain.idx").string();
+  std::string path = (dir_ / "plain.idx").string();
   const std::vector<uint8_t> bytes = ImagesFile(0x803, 3, 2, 3, pixels_);
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -206,7 +206,7 @@ TEST_F(IdxLoaderTest, RejectsFileThatIsNotGzip) {
 }
 
 TEST_F(IdxLoaderTest, RejectsCorruptCompressedStream) {
-  const std::string path = GoodImages();
+  std::string path = GoodImages();
   std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
   file.seekp(12);  // inside the deflate data, past the 10-byte gzip header
   const std::array<char, 4> junk = {'\xff', '\x00', '\xff', '\x00'};

@@ -23,14 +23,14 @@ class LibsvmLoaderTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = (dir_ / name).string();
+    std::string path = (dir_ / name).string();
     std::ofstream(path, std::ios::binary) << text;
     return path;
   }
   // Loads `text` expecting a Corruption error that names the file, the
   // line and the offset.
   void ExpectError(const std::string& text, uint64_t line, uint64_t offset) {
-    const std::string path = Write("bad.svm", text);
+    std::string path = Write("bad.svm", text);
     auto data = LoadLibsvm(path, 0, 0);
     ASSERT_FALSE(data.ok()) << "accepted: " << text;
     EXPECT_EQ(data.status().code(), StatusCode::kCorruption);
@@ -48,11 +48,11 @@ class LibsvmLoaderTest : public ::testing::Test {
 };
 
 TEST_F(LibsvmLoaderTest, ParsesLabelsIndicesAndValues) {
-  const std::string path = Write("ok.svm",
-                                 "+1 3:0.5 10:-2 12:1e-3\n"
-                                 "-1 0:1\n"
-                                 "0\n"
-                                 "1\t7:4.25\r\n");
+  std::string path = Write("ok.svm",
+                           "+1 3:0.5 10:-2 12:1e-3\n"
+                           "-1 0:1\n"
+                           "0\n"
+                           "1\t7:4.25\r\n");
   auto data = LoadLibsvm(path, 0, 0);
   ASSERT_TRUE(data.ok()) << data.status().ToString();
   EXPECT_EQ(data->size, 4u);
@@ -71,15 +71,15 @@ TEST_F(LibsvmLoaderTest, LastLineWithoutNewlineIsRead) {
 }
 
 TEST_F(LibsvmLoaderTest, WindowCountsOnlyNonBlankLines) {
-  const std::string path = Write("window.svm",
-                                 "\n"
-                                 "1 1:1\n"
-                                 "   \n"
-                                 "-1 2:1\n"
-                                 "\n"
-                                 "\n"
-                                 "1 3:1\n"
-                                 "-1 4:1\n");
+  std::string path = Write("window.svm",
+                           "\n"
+                           "1 1:1\n"
+                           "   \n"
+                           "-1 2:1\n"
+                           "\n"
+                           "\n"
+                           "1 3:1\n"
+                           "-1 4:1\n");
   auto middle = LoadLibsvm(path, 1, 2);
   ASSERT_TRUE(middle.ok()) << middle.status().ToString();
   EXPECT_EQ(middle->size, 2u);
@@ -97,10 +97,10 @@ TEST_F(LibsvmLoaderTest, WindowCountsOnlyNonBlankLines) {
 }
 
 TEST_F(LibsvmLoaderTest, LinesOutsideTheWindowAreNotParsed) {
-  const std::string path = Write("lazy.svm",
-                                 "garbage here\n"
-                                 "1 1:1\n"
-                                 "more garbage\n");
+  std::string path = Write("lazy.svm",
+                           "garbage here\n"
+                           "1 1:1\n"
+                           "more garbage\n");
   auto data = LoadLibsvm(path, 1, 1);
   ASSERT_TRUE(data.ok()) << data.status().ToString();
   EXPECT_EQ(data->size, 1u);

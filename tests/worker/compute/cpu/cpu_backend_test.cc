@@ -27,7 +27,7 @@ TEST(CpuBackendTest, GemmMatchesDirectProductsForEveryTranspose) {
       std::vector<float> c = RandomFloats(m * n, 3);
       const std::vector<float> c0 = c;
       cpu.Gemm(ta, tb, m, n, k, 2.0f, a.data(), b.data(), 0.5f, c.data());
-      for (uint64_t i = 0; i < m; ++i)
+      for (uint64_t i = 0; i < m; ++i) {
         for (uint64_t j = 0; j < n; ++j) {
           double want = 0.5 * c0[i * n + j];
           for (uint64_t p = 0; p < k; ++p) {
@@ -37,6 +37,7 @@ TEST(CpuBackendTest, GemmMatchesDirectProductsForEveryTranspose) {
           }
           EXPECT_NEAR(c[i * n + j], want, 1e-5);
         }
+      }
     }
   }
 }

@@ -87,21 +87,26 @@ TEST_F(LayersTest, ConvForwardIsTheDirectSamePaddedConvolution) {
   const std::vector<float> x = RandomFloats(batch * in.size(), 2);
   const std::vector<float> out = Forward(conv, params, x, batch);
   ASSERT_EQ(conv.output(), (ActivationShape{5, 4, filters}));
-  for (int b = 0; b < 2; ++b)
-    for (int y = 0; y < 5; ++y)
-      for (int xx = 0; xx < 4; ++xx)
+  for (int b = 0; b < 2; ++b) {
+    for (int y = 0; y < 5; ++y) {
+      for (int xx = 0; xx < 4; ++xx) {
         for (uint32_t f = 0; f < filters; ++f) {
           double want = params[filters * k * k * 3 + f];
-          for (int ky = 0; ky < 3; ++ky)
-            for (int kx = 0; kx < 3; ++kx)
+          for (int ky = 0; ky < 3; ++ky) {
+            for (int kx = 0; kx < 3; ++kx) {
               for (int c = 0; c < 3; ++c) {
                 const int iy = y + ky - 1, ix = xx + kx - 1;
                 if (iy < 0 || iy >= 5 || ix < 0 || ix >= 4) continue;
                 want += params[((f * 3 + ky) * 3 + kx) * 3 + c] *
                         x[((b * 5 + iy) * 4 + ix) * 3 + c];
               }
+            }
+          }
           EXPECT_NEAR(out[((b * 5 + y) * 4 + xx) * filters + f], want, 1e-5);
         }
+      }
+    }
+  }
 }
 
 TEST_F(LayersTest, MaxPoolForwardTakesWindowMaximaAndDropsPartialWindows) {
@@ -110,17 +115,22 @@ TEST_F(LayersTest, MaxPoolForwardTakesWindowMaximaAndDropsPartialWindows) {
   ASSERT_EQ(pool.output(), (ActivationShape{2, 2, 2}));
   const std::vector<float> x = RandomFloats(3 * in.size(), 3);
   const std::vector<float> out = Forward(pool, {}, x, 3);
-  for (int b = 0; b < 3; ++b)
-    for (int y = 0; y < 2; ++y)
-      for (int xx = 0; xx < 2; ++xx)
+  for (int b = 0; b < 3; ++b) {
+    for (int y = 0; y < 2; ++y) {
+      for (int xx = 0; xx < 2; ++xx) {
         for (int c = 0; c < 2; ++c) {
           float want = -1e9f;
-          for (int py = 0; py < 2; ++py)
-            for (int px = 0; px < 2; ++px)
+          for (int py = 0; py < 2; ++py) {
+            for (int px = 0; px < 2; ++px) {
               want = std::max(
                   want, x[((b * 5 + 2 * y + py) * 5 + 2 * xx + px) * 2 + c]);
+            }
+          }
           EXPECT_EQ(out[((b * 2 + y) * 2 + xx) * 2 + c], want);
         }
+      }
+    }
+  }
 }
 
 TEST_F(LayersTest, DenseForwardIsAffineOverTheFlattenedInput) {
@@ -129,12 +139,13 @@ TEST_F(LayersTest, DenseForwardIsAffineOverTheFlattenedInput) {
   const std::vector<float> params = RandomFloats(4 * 12 + 4, 4);
   const std::vector<float> x = RandomFloats(2 * 12, 5);
   const std::vector<float> out = Forward(dense, params, x, 2);
-  for (int b = 0; b < 2; ++b)
+  for (int b = 0; b < 2; ++b) {
     for (int o = 0; o < 4; ++o) {
       double want = params[48 + o];
       for (int i = 0; i < 12; ++i) want += params[o * 12 + i] * x[b * 12 + i];
       EXPECT_NEAR(out[b * 4 + o], want, 1e-5);
     }
+  }
 }
 
 TEST_F(LayersTest, ReluForwardClampsNegatives) {
