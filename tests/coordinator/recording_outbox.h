@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,13 +16,16 @@
 namespace lockstep {
 
 // One message sent: to whom, and its Envelope (verified when recorded).
+// Copies share the bytes, so what envelope() and body() point to lives as
+// long as the outbox keeps the message, even when read through a copy (a
+// temporary vector from Of()).
 struct SentMessage {
   std::string id;
   wire::Body type = wire::Body::NONE;
-  std::string bytes;
+  std::shared_ptr<const std::string> bytes;
 
   const wire::Envelope* envelope() const {
-    return flatbuffers::GetRoot<wire::Envelope>(bytes.data());
+    return flatbuffers::GetRoot<wire::Envelope>(bytes->data());
   }
   template <typename T>
   const T* body() const {
@@ -37,9 +41,10 @@ class RecordingOutbox : public Outbox {
     const Status verified = VerifyHeader(&msg);
     EXPECT_TRUE(verified.ok()) << verified.ToString();
     if (!verified.ok()) return;
-    sent_.push_back({id, msg.envelope->body_type(),
-                     std::string(static_cast<const char*>(msg.header.data()),
-                                 msg.header.size())});
+    sent_.push_back(
+        {id, msg.envelope->body_type(),
+         std::make_shared<const std::string>(
+             static_cast<const char*>(msg.header.data()), msg.header.size())});
   }
 
   const std::vector<SentMessage>& sent() const { return sent_; }

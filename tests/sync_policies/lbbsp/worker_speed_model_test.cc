@@ -68,8 +68,9 @@ TEST(WorkerSpeedModelTest, SavedModelContinuesAtTheResumedClock) {
   EXPECT_EQ(back.Rmse(), model.Rmse());
   EXPECT_DOUBLE_EQ(back.PredictFor(9), model.PredictFor(4));
 
-  StateReader short_state(
-      "model", std::vector<double>(saved.begin(), saved.begin() + 3));
+  // A reader holds a view: the truncated state must outlive it.
+  const std::vector<double> truncated(saved.begin(), saved.begin() + 3);
+  StateReader short_state("model", truncated);
   EXPECT_FALSE(LastValueModel().Load(&short_state, 0).ok());
 }
 
