@@ -4,12 +4,10 @@
 #include <set>
 #include <utility>
 
-#include "sync_policies/configured_batches.h"
-
 namespace lockstep {
 
 AspPolicy::AspPolicy(std::vector<uint32_t> batches, StalenessRule rule)
-    : batches_(std::move(batches)), rule_(rule) {}
+    : OnArrivalPolicy(std::move(batches)), rule_(rule) {}
 
 std::string AspPolicy::name() const {
   std::string name = "asp";
@@ -20,37 +18,16 @@ std::string AspPolicy::name() const {
   return name;
 }
 
-void AspPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
-                               const WorkerCaps& /*caps*/) {
-  table_.Join(worker, std::max(clock, CurrentClock()));
-}
-
-std::vector<CommitDecision> AspPolicy::OnWorkerLeft(uint32_t worker) {
-  table_.Leave(worker);
-  return {};
-}
-
 std::optional<AdmissionDecision> AspPolicy::Admit(uint32_t worker,
                                                   int64_t clock) {
   // A worker that is not (or no longer) live is not admitted: it has no
   // slice, and a removed worker's pushes would count nowhere.
   if (!table_.IsLive(worker)) return std::nullopt;
-  AdmissionDecision decision;
-  decision.clock = std::max(clock, table_.Completed(worker));
-  table_.Admitted(worker, decision.clock);
-  decision.batch = ConfiguredBatch(batches_, worker);
-  decision.batch_offset = RankOffset(batches_, worker);
-  return decision;
-}
-
-std::vector<CommitDecision> AspPolicy::OnClockDone(const ClockReport& report) {
-  table_.Report(report.worker, report.clock);
-  return {};
+  return AdmitTo(worker, std::max(clock, table_.Completed(worker)));
 }
 
 std::map<std::string, double> AspPolicy::Metrics() const {
-  std::map<std::string, double> m;
-  table_.AddMetrics(&m);
+  std::map<std::string, double> m = OnArrivalPolicy::Metrics();
   m["lockstep_asp_scale_lr"] = rule_.scale_lr ? 1 : 0;
   m["lockstep_asp_max_staleness"] = static_cast<double>(rule_.max_staleness);
   return m;

@@ -16,13 +16,12 @@
 #include <vector>
 
 #include "common/status.h"
-#include "sync_policies/clock_table.h"
+#include "sync_policies/on_arrival_policy.h"
 #include "sync_policies/policy_spec.h"
-#include "sync_policies/sync_policy.h"
 
 namespace lockstep {
 
-class AspPolicy : public SyncPolicy {
+class AspPolicy : public OnArrivalPolicy {
  public:
   // Parses "asp[:scale][:drop=N]": weigh a push's gradient by
   // 1/(staleness+1); drop pushes staler than N logical clocks; `job` gives the
@@ -39,36 +38,17 @@ class AspPolicy : public SyncPolicy {
 
   // "asp", "asp:scale", "asp:drop=N" or "asp:scale:drop=N".
   std::string name() const override;
-  ApplyMode apply_mode() const override { return ApplyMode::kOnArrival; }
   StalenessRule staleness_rule() const override { return rule_; }
-  void ResumeAt(int64_t clock) override { table_.StartAt(clock); }
-  // The clock table: a resumed worker starts where it was.
-  PolicyState SaveState() const override { return table_.SaveState(); }
-  Status LoadState(const PolicyState& state) override {
-    return table_.LoadState(state);
-  }
-  // Joins at max(clock, CurrentClock()).
-  void OnWorkerJoined(uint32_t worker, int64_t clock,
-                      const WorkerCaps& caps) override;
-  std::vector<CommitDecision> OnWorkerLeft(uint32_t worker) override;
   // Never defers a live worker: admits it to max(clock, its completed
   // clocks). A worker that is not live (never joined, or left) is
   // deferred, as under every other policy.
   std::optional<AdmissionDecision> Admit(uint32_t worker,
                                          int64_t clock) override;
-  // Records progress; never commits.
-  std::vector<CommitDecision> OnClockDone(const ClockReport& report) override;
-  // The slowest live worker's completed clocks.
-  int64_t CurrentClock() const override { return table_.MinCompleted(); }
-  // Per-worker clock, the clock gap, the staleness rule.
+  // The clock table's metrics and the staleness rule.
   std::map<std::string, double> Metrics() const override;
 
-  const ClockTable& clock_table() const { return table_; }
-
  private:
-  std::vector<uint32_t> batches_;
   StalenessRule rule_;
-  ClockTable table_;
 };
 
 }  // namespace lockstep

@@ -4,12 +4,10 @@
 #include <cassert>
 #include <utility>
 
-#include "sync_policies/configured_batches.h"
-
 namespace lockstep {
 
 SspPolicy::SspPolicy(std::vector<uint32_t> batches, int64_t staleness)
-    : batches_(std::move(batches)), staleness_(staleness) {
+    : OnArrivalPolicy(std::move(batches)), staleness_(staleness) {
   assert(staleness >= 0);
 }
 
@@ -18,15 +16,14 @@ std::string SspPolicy::name() const {
 }
 
 void SspPolicy::OnWorkerJoined(uint32_t worker, int64_t clock,
-                               const WorkerCaps& /*caps*/) {
-  table_.Join(worker, std::max(clock, CurrentClock()));
+                               const WorkerCaps& caps) {
+  OnArrivalPolicy::OnWorkerJoined(worker, clock, caps);
   deferred_.erase(worker);
 }
 
 std::vector<CommitDecision> SspPolicy::OnWorkerLeft(uint32_t worker) {
-  table_.Leave(worker);
   deferred_.erase(worker);
-  return {};
+  return OnArrivalPolicy::OnWorkerLeft(worker);
 }
 
 std::optional<AdmissionDecision> SspPolicy::Admit(uint32_t worker,
@@ -40,22 +37,11 @@ std::optional<AdmissionDecision> SspPolicy::Admit(uint32_t worker,
     return std::nullopt;
   }
   deferred_.erase(worker);
-  table_.Admitted(worker, start);
-  AdmissionDecision decision;
-  decision.clock = start;
-  decision.batch = ConfiguredBatch(batches_, worker);
-  decision.batch_offset = RankOffset(batches_, worker);
-  return decision;
-}
-
-std::vector<CommitDecision> SspPolicy::OnClockDone(const ClockReport& report) {
-  table_.Report(report.worker, report.clock);
-  return {};
+  return AdmitTo(worker, start);
 }
 
 std::map<std::string, double> SspPolicy::Metrics() const {
-  std::map<std::string, double> m;
-  table_.AddMetrics(&m);
+  std::map<std::string, double> m = OnArrivalPolicy::Metrics();
   m["lockstep_deferred_admissions_total"] = static_cast<double>(deferrals_);
   m["lockstep_staleness_bound"] = static_cast<double>(staleness_);
   return m;

@@ -16,13 +16,12 @@
 #include <vector>
 
 #include "common/status.h"
-#include "sync_policies/clock_table.h"
+#include "sync_policies/on_arrival_policy.h"
 #include "sync_policies/policy_spec.h"
-#include "sync_policies/sync_policy.h"
 
 namespace lockstep {
 
-class SspPolicy : public SyncPolicy {
+class SspPolicy : public OnArrivalPolicy {
  public:
   // Parses "ssp:S" (S >= 0, the staleness bound); `job` gives the batches (and
   // seed).
@@ -36,39 +35,24 @@ class SspPolicy : public SyncPolicy {
 
   // "ssp:S".
   std::string name() const override;
-  ApplyMode apply_mode() const override { return ApplyMode::kOnArrival; }
-  void ResumeAt(int64_t clock) override { table_.StartAt(clock); }
-  // The clock table: a resumed worker starts where it was.
-  PolicyState SaveState() const override { return table_.SaveState(); }
-  Status LoadState(const PolicyState& state) override {
-    return table_.LoadState(state);
-  }
-  // Joins at max(clock, CurrentClock()).
+  // As OnArrivalPolicy's, forgetting the worker's deferred request.
   void OnWorkerJoined(uint32_t worker, int64_t clock,
                       const WorkerCaps& caps) override;
-  // Never commits; the departed worker stops holding others back.
   std::vector<CommitDecision> OnWorkerLeft(uint32_t worker) override;
   // Admits to max(clock, completed clocks of worker) when the SSP rule
   // allows it, else defers (counted once per deferred request). Unknown
   // workers are deferred.
   std::optional<AdmissionDecision> Admit(uint32_t worker,
                                          int64_t clock) override;
-  // Records the worker's progress; never commits.
-  std::vector<CommitDecision> OnClockDone(const ClockReport& report) override;
-  // The slowest live worker's completed clocks.
-  int64_t CurrentClock() const override { return table_.MinCompleted(); }
   // Per-worker clock, lockstep_clock_gap (max admitted clock minus the
   // slowest worker's completed clocks, <= s), and
   // lockstep_deferred_admissions_total.
   std::map<std::string, double> Metrics() const override;
 
   int64_t staleness() const { return staleness_; }
-  const ClockTable& clock_table() const { return table_; }
 
  private:
-  std::vector<uint32_t> batches_;
   int64_t staleness_;
-  ClockTable table_;
   // The request each worker has outstanding, to count deferrals once.
   std::map<uint32_t, int64_t> deferred_;
   uint64_t deferrals_ = 0;
