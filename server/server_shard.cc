@@ -114,6 +114,11 @@ Status ServerShard::AwaitWelcome() {
                           options_.coordinator);
 }
 
+// Runs for the first welcome and again for each rollback's. The order
+// matters: a round still being written watches the old stores, so it is
+// dropped before the model is rebuilt; the model is built (empty when a
+// round will overwrite it) before the restore fills it; and the updater
+// starts its evaluation schedule from the progress the restore set.
 Status ServerShard::Setup(const wire::Welcome& welcome) {
   rounds_.Drop(&model_);
   epoch_ = welcome.epoch();
@@ -174,6 +179,9 @@ Status ServerShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
                  << NowSeconds() - start << " s";
   }
   rounds_.Open(job_.snapshot_dir, shard_);
+  // A rollback's welcome (epoch > 0) is answered once this shard holds the
+  // round: the coordinator resumes the workers only when every shard has
+  // said so, and it drops data requests of other epochs meanwhile.
   if (epoch_ > 0) {
     flatbuffers::FlatBufferBuilder fbb(64);
     auto body = wire::CreateRestored(fbb, epoch_, round, clock_.applied());
@@ -228,6 +236,10 @@ void ServerShard::SendSnapshotDone(const ShardRounds::Report& report) {
                                    static_cast<int>(shard_)));
 }
 
+// Committed goes out only after the update is applied, so a clock the
+// coordinator counts as committed by every shard is one each of them holds.
+// A commit this shard already applied (sent again) changes nothing and is
+// not answered twice.
 Status ServerShard::Commit(const wire::Commit& commit) {
   LS_ASSIGN_OR_RETURN(const std::optional<uint32_t> pushes,
                       updater_.ApplyCommit(commit));
@@ -256,6 +268,8 @@ Status ServerShard::Serve() {
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(
                     data_->Backlogged() ? 0 : job_.heartbeat_ms / 2));
+    // Transport first: it only moves bytes (a background apply may still
+    // run); every message it yields is handled after that apply is done.
     data_->Process(items.data() + 1);
     if (items.back().revents & ZMQ_POLLIN) {
       data_path_->WaitForApply();  // Finish un-watches the stores
@@ -345,11 +359,7 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
 }
 
 void ServerShard::SendToCoordinator(zmq::message_t header) {
-  Message out;
-  out.header = std::move(header);
-  Status sent = SendMessage(coordinator_, false, std::move(out));
-  if (!sent.ok())
-    LS_LOG(Warning) << "coordinator unreachable: " << sent.message();
+  SendHeaderOrWarn(coordinator_, std::move(header), "coordinator");
 }
 
 }  // namespace lockstep

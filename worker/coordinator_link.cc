@@ -38,11 +38,7 @@ Status CoordinatorLink::Welcomed(uint32_t rank, uint32_t heartbeat_ms) {
 }
 
 void CoordinatorLink::Send(zmq::message_t header) {
-  Message out;
-  out.header = std::move(header);
-  Status sent = SendMessage(socket_, false, std::move(out));
-  if (!sent.ok())
-    LS_LOG(Warning) << "coordinator unreachable: " << sent.message();
+  SendHeaderOrWarn(socket_, std::move(header), "coordinator");
 }
 
 StatusOr<bool> CoordinatorLink::AwaitBody(wire::Body type, int64_t deadline_ms,

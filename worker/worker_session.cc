@@ -73,19 +73,25 @@ Status WorkerSession::Register() {
                                    options_.rank_hint);
   coordinator_->Send(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
                                     role(), options_.rank_hint));
-  const auto timeout_ms =
-      static_cast<int64_t>(options_.request_timeout_s * 1000);
-  Message msg;
-  LS_ASSIGN_OR_RETURN(bool welcomed,
-                      coordinator_->AwaitBody(wire::Body::Welcome,
-                                              NowMillis() + timeout_ms, &msg));
-  if (!welcomed) {
-    return DeadlineExceeded("no welcome from the coordinator at " +
-                            options_.coordinator);
-  }
+  LS_ASSIGN_OR_RETURN(Message msg,
+                      AwaitCoordinator(wire::Body::Welcome, "welcome"));
   Status ready = Setup(*msg.envelope->body_as_Welcome());
   if (!ready.ok()) ReportSetupError(ready);
   return ready;
+}
+
+StatusOr<Message> WorkerSession::AwaitCoordinator(wire::Body body,
+                                                  const std::string& what) {
+  const auto timeout_ms =
+      static_cast<int64_t>(options_.request_timeout_s * 1000);
+  Message msg;
+  LS_ASSIGN_OR_RETURN(bool arrived, coordinator_->AwaitBody(
+                                        body, NowMillis() + timeout_ms, &msg));
+  if (!arrived) {
+    return DeadlineExceeded("no " + what + " from the coordinator at " +
+                            options_.coordinator);
+  }
+  return msg;
 }
 
 Status WorkerSession::Setup(const wire::Welcome& welcome) {
@@ -120,16 +126,8 @@ Status WorkerSession::Describe(const JobShape& shape, uint32_t max_batch) {
   auto body = JobShapeToWire(fbb, shape, caps);
   Send(wire::Body::Describe, fbb, body.Union());
   // Every worker of the job describes itself before any gets its Start.
-  const auto timeout_ms =
-      static_cast<int64_t>(options_.request_timeout_s * 1000);
-  Message msg;
-  LS_ASSIGN_OR_RETURN(bool started,
-                      coordinator_->AwaitBody(wire::Body::Start,
-                                              NowMillis() + timeout_ms, &msg));
-  if (!started) {
-    return DeadlineExceeded("no start from the coordinator at " +
-                            options_.coordinator);
-  }
+  LS_ASSIGN_OR_RETURN(Message msg,
+                      AwaitCoordinator(wire::Body::Start, "start"));
   Status ready = Start(*msg.envelope->body_as_Start());
   if (!ready.ok()) ReportSetupError(ready);
   return ready;

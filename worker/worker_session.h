@@ -177,6 +177,9 @@ class WorkerSession {
  private:
   explicit WorkerSession(WorkerOptions options);
 
+  // The coordinator's next message of type `body`, within the request
+  // timeout. DeadlineExceeded names `what` did not come.
+  StatusOr<Message> AwaitCoordinator(wire::Body body, const std::string& what);
   Status Setup(const wire::Welcome& welcome);
   Status Start(const wire::Start& start);
   // Applies the pending rollback's Start; returns the clock to continue at.

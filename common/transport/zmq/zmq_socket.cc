@@ -5,6 +5,8 @@
 #include <chrono>
 #include <mutex>
 
+#include "common/logging.h"
+
 namespace lockstep {
 namespace {
 
@@ -89,6 +91,14 @@ std::string AdvertisedEndpoint(const std::string& bound,
     if (replacement.empty()) replacement = "127.0.0.1";
   }
   return bound.substr(0, scheme_end + 3) + replacement + bound.substr(colon);
+}
+
+void SendHeaderOrWarn(zmq::socket_t& socket, zmq::message_t header,
+                      const std::string& peer) {
+  Message out;
+  out.header = std::move(header);
+  Status sent = SendMessage(socket, false, std::move(out));
+  if (!sent.ok()) LS_LOG(Warning) << peer << " unreachable: " << sent.message();
 }
 
 Status SendMessage(zmq::socket_t& socket, bool router, Message&& msg) {

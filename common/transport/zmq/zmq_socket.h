@@ -41,6 +41,11 @@ std::string AdvertisedEndpoint(const std::string& bound,
 // Sends `msg` as one multipart message. On a ROUTER socket (`router`) the
 // routing frame msg->peer goes first. Payload frames are moved, not copied.
 Status SendMessage(zmq::socket_t& socket, bool router, Message&& msg);
+// Sends a message of just `header` on a DEALER; when it cannot, logs that
+// `peer` is unreachable and goes on (what the message was for is retried,
+// or its loss noticed, by the sender's own timeouts).
+void SendHeaderOrWarn(zmq::socket_t& socket, zmq::message_t header,
+                      const std::string& peer);
 
 // Receives one whole multipart message without blocking. Returns false when
 // none is queued. Frames are placed in `out` unverified; call VerifyHeader
