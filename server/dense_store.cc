@@ -84,9 +84,26 @@ Status DenseStore::Read(KeySpan keys, float* out) const {
   return Status::Ok();
 }
 
+StatusOr<std::span<const float>> DenseStore::Lend(
+    KeySpan keys, std::function<void()> reclaim) {
+  LS_RETURN_IF_ERROR(CheckWithinRange(keys));
+  reclaim_ = std::move(reclaim);
+  return std::span<const float>(weights_).subspan(keys.begin - range_.begin,
+                                                  keys.size());
+}
+
+void DenseStore::EndLoans() {
+  if (!reclaim_) return;
+  // Cleared first: a reclaim that reads the store lends nothing new.
+  std::function<void()> reclaim = std::move(reclaim_);
+  reclaim_ = nullptr;
+  reclaim();
+}
+
 Status DenseStore::ApplyGradient(KeySpan keys, const float* grad,
                                  const Optimizer& opt, const UpdateStep& step) {
   LS_RETURN_IF_ERROR(CheckWithinRange(keys));
+  EndLoans();
   const int needs = opt.SlotsFor(step.kind != StepKind::kWhole);
   if (needs != state_slots_) {
     return InvalidArgument(
@@ -168,6 +185,7 @@ void DenseStore::ZeroSlotsFrom(int first_slot, KeySpan keys) {
 
 Status DenseStore::LoadArrayOverlap(KeySpan from, int array,
                                     std::span<const std::byte> bytes) {
+  EndLoans();
   if (array < 0 || array > state_slots_) {
     return InvalidArgument("array " + std::to_string(array) +
                            " of a store with " + std::to_string(state_slots_) +

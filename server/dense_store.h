@@ -6,6 +6,7 @@
 #define LOCKSTEP_SERVER_DENSE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -34,12 +35,18 @@ class DenseStore {
   static StatusOr<std::unique_ptr<DenseStore>> Create(
       KeySpan range, const std::vector<TensorInfo>& tensors, uint64_t seed,
       int state_slots, bool initialize = true);
+  ~DenseStore() { EndLoans(); }
+  DenseStore(const DenseStore&) = delete;
+  DenseStore& operator=(const DenseStore&) = delete;
 
   KeySpan range() const { return range_; }
   int state_slots() const { return state_slots_; }
   // range().size() weights; weights()[i] is key range().begin + i.
   std::span<const float> weights() const { return weights_; }
-  std::span<float> mutable_weights() { return weights_; }
+  std::span<float> mutable_weights() {
+    EndLoans();
+    return weights_;
+  }
   // state_slots() * range().size() floats, slot-major: slot s of key k is
   // state()[s * range().size() + (k - range().begin)].
   std::span<float> state() { return state_; }
@@ -49,6 +56,17 @@ class DenseStore {
   // keys.size()). InvalidArgument, naming both ranges, unless `keys` lies
   // within range().
   Status Read(KeySpan keys, float* out) const;
+  // The weights of `keys`, lent to a reader that reads them later (a pull
+  // reply the transport writes as its peer drains it, straight from here).
+  // Before this store next changes its weights, or is destroyed, it calls
+  // `reclaim` once (the last one lent with), which must end every such
+  // read, e.g. by copying what is still unread. Errors: as Read.
+  StatusOr<std::span<const float>> Lend(KeySpan keys,
+                                        std::function<void()> reclaim);
+  // Calls the reclaim function of the loans, if any are out. Every update
+  // calls it first; call it on the lending thread before an update runs on
+  // another one, so that the reclaim runs on the lender's thread.
+  void EndLoans();
   // Applies `opt` with gradient grad[0, keys.size()) to the weights and
   // state of `keys` only. `step` is passed to opt.Apply unchanged; this
   // call changes neither step() nor time(). `grad` may be null for a
@@ -120,6 +138,7 @@ class DenseStore {
   double time_ = 0;
   SnapshotCapture* capture_ = nullptr;
   size_t capture_first_ = 0;
+  std::function<void()> reclaim_;  // set while weights are lent
 };
 
 }  // namespace lockstep

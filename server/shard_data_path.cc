@@ -135,7 +135,20 @@ void ShardDataPath::ServePull(Message& msg, const EvalImages::Image* image) {
   uint64_t dense_values = 0;
   Status ok = job_.keys.CheckRanges(pull->ranges(), &ranges, &dense_values);
   std::vector<zmq::message_t> frames;
-  if (ok.ok()) {
+  // A training pull of one range (what PsClient sends) is answered with
+  // the weights themselves, lent to the transport until the next update
+  // (DenseStore::Lend); anything else is copied now.
+  const bool lend = ok.ok() && image == nullptr && ranges.size() == 1;
+  if (lend) {
+    DataPort* port = port_;
+    auto view =
+        model_->dense().Lend(ranges[0], [port] { port->ReclaimLent(); });
+    ok = view.status();
+    if (ok.ok()) {
+      frames.emplace_back(const_cast<float*>(view->data()), view->size_bytes(),
+                          nullptr, nullptr);
+    }
+  } else if (ok.ok()) {
     auto values = SnapshotFrame(dense_values, [&](float* out) -> Status {
       for (const KeySpan& r : ranges) {
         if (image == nullptr) {
@@ -182,7 +195,7 @@ void ShardDataPath::ServePull(Message& msg, const EvalImages::Image* image) {
   SendToWorker(msg.peer,
                FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
                               wire::Role::Server, static_cast<int>(job_.shard)),
-               std::move(frames));
+               std::move(frames), lend);
 }
 
 Status ShardDataPath::CheckPush(const Message& msg,
@@ -255,7 +268,10 @@ void ShardDataPath::HandlePush(Message& msg) {
     updater_->ApplyOnArrival(record, clock, staleness);
     return;
   }
-  // Overlaps the next message's transfer; Handle waits.
+  // Overlaps the next message's transfer; Handle waits. The transport
+  // copies what it still has to send of lent weights here, on this thread,
+  // not when the background thread's first update would.
+  model_->dense().EndLoans();
   background_push_ = std::move(record);
   background_.Start([this, clock, staleness] {
     updater_->ApplyOnArrival(background_push_, clock, staleness);
@@ -273,12 +289,14 @@ void ShardDataPath::SendPushAck(const std::string& peer, uint64_t id,
 }
 
 void ShardDataPath::SendToWorker(const std::string& peer, zmq::message_t header,
-                                 std::vector<zmq::message_t> payloads) {
+                                 std::vector<zmq::message_t> payloads,
+                                 bool lends_first) {
   Message out;
   out.peer = peer;
   out.header = std::move(header);
   out.payloads = std::move(payloads);
-  Status sent = port_->Send(std::move(out));
+  Status sent = lends_first ? port_->SendLending(std::move(out), 0)
+                            : port_->Send(std::move(out));
   if (!sent.ok())
     LS_LOG(Warning) << "reply to a worker lost: " << sent.message();
 }

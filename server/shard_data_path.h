@@ -73,8 +73,11 @@ class ShardDataPath {
   Status CheckPush(const Message& msg, BufferedPush* record) const;
   void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
                    wire::PushStatus status, int64_t staleness);
+  // `lends_first`: the first payload borrows the weights
+  // (DataPort::SendLending).
   void SendToWorker(const std::string& peer, zmq::message_t header,
-                    std::vector<zmq::message_t> payloads = {});
+                    std::vector<zmq::message_t> payloads = {},
+                    bool lends_first = false);
   void RejectBadMessage(const std::string& peer, const Status& why,
                         uint64_t request_id);
 

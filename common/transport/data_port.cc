@@ -1,5 +1,9 @@
 #include "common/transport/data_port.h"
 
+#include <cstring>
+#include <string>
+
+#include "common/transport/buffer_pool.h"
 #include "common/transport/endpoint.h"
 #include "common/transport/inproc/data_port.h"
 #include "common/transport/stream/data_port.h"
@@ -17,6 +21,18 @@ StatusOr<std::unique_ptr<DataPort>> DataPort::Bind(const std::string& listen) {
       break;
   }
   return BindStreamPort(listen);
+}
+
+Status DataPort::SendLending(Message&& msg, size_t frame) {
+  if (frame >= msg.payloads.size()) {
+    return InvalidArgument("no payload frame " + std::to_string(frame) +
+                           " to lend");
+  }
+  zmq::message_t& lent = msg.payloads[frame];
+  zmq::message_t owned = BufferPool::Process().Frame(lent.size());
+  if (lent.size() > 0) std::memcpy(owned.data(), lent.data(), lent.size());
+  lent = std::move(owned);
+  return Send(std::move(msg));
 }
 
 }  // namespace lockstep

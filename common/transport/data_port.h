@@ -42,6 +42,17 @@ class DataPort {
   // Queues `msg` to msg.peer. Errors: no such peer (it disconnected, or
   // was dropped for leaving more than kMaxQueuedReplyBytes unread).
   virtual Status Send(Message&& msg) = 0;
+  // Sends `msg`, whose payload frame `frame` only borrows its bytes (a
+  // zmq::message_t made over memory it does not free): they stay valid and
+  // unchanged until the next ReclaimLent call. The direct transport writes
+  // them to the socket straight from there, saving a copy of a large pull
+  // reply; the other backends copy the frame now. Errors: as Send; `frame`
+  // out of range.
+  virtual Status SendLending(Message&& msg, size_t frame);
+  // Copies the bytes of lent frames that are not yet written, so that the
+  // memory they borrow may change. Call before it does.
+  virtual void ReclaimLent() {}
+
   // True when received messages wait beyond what one Process call takes in
   // (a peer sending faster than they are handled): poll without waiting.
   virtual bool Backlogged() const = 0;

@@ -134,6 +134,45 @@ TEST_F(DenseStoreTest, ReadOutsideRangeIsInvalidArgumentNamingTheRange) {
             StatusCode::kInvalidArgument);
 }
 
+TEST_F(DenseStoreTest, LentWeightsAreReclaimedOnceBeforeTheyChange) {
+  std::unique_ptr<DenseStore> store = Make({0, 16}, 0);
+  const std::unique_ptr<Optimizer> sgd =
+      std::move(Optimizer::Create({.name = "sgd"})).value();
+  const std::vector<float> before(store->weights().begin(),
+                                  store->weights().end());
+  int reclaims = 0;
+  auto view = store->Lend({2, 6}, [&] {
+    ++reclaims;
+    // Still the weights that were lent: the update has not begun.
+    EXPECT_EQ(store->weights()[3], before[3]);
+  });
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->data(), store->weights().data() + 2);
+  EXPECT_EQ(view->size(), 4u);
+  EXPECT_EQ(reclaims, 0);
+  const std::vector<float> grad(16, 1.0f);
+  ASSERT_TRUE(store->ApplyGradient({0, 16}, grad.data(), *sgd, 0.5, 1).ok());
+  EXPECT_EQ(reclaims, 1);
+  EXPECT_NE(store->weights()[3], before[3]);
+  ASSERT_TRUE(store->ApplyGradient({0, 16}, grad.data(), *sgd, 0.5, 2).ok());
+  EXPECT_EQ(reclaims, 1) << "nothing was lent since";
+
+  // A restore, a direct write and the store's end reclaim too; a bad range
+  // lends nothing.
+  ASSERT_TRUE(store->Lend({0, 1}, [&] { ++reclaims; }).ok());
+  ASSERT_TRUE(store->LoadOverlap({0, 16}, grad, {}).ok());
+  EXPECT_EQ(reclaims, 2);
+  ASSERT_TRUE(store->Lend({0, 1}, [&] { ++reclaims; }).ok());
+  store->mutable_weights()[0] = 1.0f;
+  EXPECT_EQ(reclaims, 3);
+  EXPECT_FALSE(store->Lend({10, 17}, [&] { ++reclaims; }).ok());
+  store->EndLoans();
+  EXPECT_EQ(reclaims, 3);
+  ASSERT_TRUE(store->Lend({0, 1}, [&] { ++reclaims; }).ok());
+  store.reset();
+  EXPECT_EQ(reclaims, 4);
+}
+
 TEST_F(DenseStoreTest, ApplyGradientTouchesOnlyTheSubRangeAndItsState) {
   std::unique_ptr<DenseStore> store = Make({7, 18}, 2);
   std::unique_ptr<Optimizer> adam = Adam();

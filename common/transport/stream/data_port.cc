@@ -77,6 +77,21 @@ class StreamDataPort : public DataPort {
     }
   }
 
+  Status SendLending(Message&& msg, size_t frame) override {
+    auto it = connections_.find(PeerId(msg.peer));
+    if (it == connections_.end()) {
+      return Unavailable("the worker connection is closed");
+    }
+    LS_RETURN_IF_ERROR(it->second.writer.EnqueueLent(std::move(msg), frame));
+    Flush(it);
+    DropIfUnread(it);
+    return Status::Ok();
+  }
+
+  void ReclaimLent() override {
+    for (auto& [id, c] : connections_) c.writer.CopyLent();
+  }
+
   bool Backlogged() const override { return !backlog_.empty(); }
 
   StatusOr<bool> Receive(Message* out) override {
@@ -93,13 +108,7 @@ class StreamDataPort : public DataPort {
     }
     LS_RETURN_IF_ERROR(it->second.writer.Enqueue(std::move(msg)));
     Flush(it);
-    if (it != connections_.end() &&
-        it->second.writer.queued_bytes() > kMaxQueuedReplyBytes) {
-      LS_LOG(Warning) << "closed a data connection that left "
-                      << it->second.writer.queued_bytes()
-                      << " bytes of replies unread";
-      Drop(it);
-    }
+    DropIfUnread(it);
     return Status::Ok();
   }
 
@@ -110,6 +119,18 @@ class StreamDataPort : public DataPort {
     FrameWriter writer;
   };
   using Iter = std::map<uint32_t, Connection>::iterator;
+
+  // Closes a connection whose peer leaves more than kMaxQueuedReplyBytes
+  // of replies unread.
+  void DropIfUnread(Iter it) {
+    if (it != connections_.end() &&
+        it->second.writer.queued_bytes() > kMaxQueuedReplyBytes) {
+      LS_LOG(Warning) << "closed a data connection that left "
+                      << it->second.writer.queued_bytes()
+                      << " bytes of replies unread";
+      Drop(it);
+    }
+  }
 
   static std::string PeerName(uint32_t id) {
     std::string peer(1 + sizeof(id), '\0');

@@ -198,6 +198,37 @@ Status FrameWriter::Enqueue(Message&& msg) {
   return Status::Ok();
 }
 
+Status FrameWriter::EnqueueLent(Message&& msg, size_t frame) {
+  if (frame >= msg.payloads.size()) {
+    return InvalidArgument("no payload frame " + std::to_string(frame) +
+                           " to lend");
+  }
+  LS_RETURN_IF_ERROR(Enqueue(std::move(msg)));
+  queue_.back().lent = static_cast<int>(frame);
+  return Status::Ok();
+}
+
+void FrameWriter::CopyLent() {
+  for (Pending& p : queue_) {
+    if (p.lent < 0) continue;
+    zmq::message_t& lent = p.msg.payloads[p.lent];
+    // Where the frame starts in the message's bytes, and how much of it
+    // has been written: only the rest is copied, to the same offsets.
+    size_t start = p.prefix.size() * sizeof(uint64_t) + p.msg.header.size();
+    for (int i = 0; i < p.lent; ++i) start += p.msg.payloads[i].size();
+    const size_t done =
+        std::clamp(p.written, start, start + lent.size()) - start;
+    zmq::message_t owned = BufferPool::Process().Frame(lent.size());
+    if (done < lent.size()) {
+      std::memcpy(static_cast<char*>(owned.data()) + done,
+                  static_cast<const char*>(lent.data()) + done,
+                  lent.size() - done);
+    }
+    lent = std::move(owned);
+    p.lent = -1;
+  }
+}
+
 StatusOr<bool> FrameWriter::Flush(int fd) {
   constexpr size_t kMaxIov = 128;
   iovec iov[kMaxIov];

@@ -103,6 +103,13 @@ class FrameWriter {
   // Queues `msg`. Errors: more than kMaxDirectFrames frames (nothing is
   // queued).
   Status Enqueue(Message&& msg);
+  // Queues `msg`, whose payload frame `frame` borrows memory that stays
+  // valid and unchanged until CopyLent (DataPort::SendLending). Errors: as
+  // Enqueue; `frame` out of range.
+  Status EnqueueLent(Message&& msg, size_t frame);
+  // Gives every queued lent frame a buffer of its own holding the bytes
+  // still to be written.
+  void CopyLent();
   // Writes what the socket accepts. Returns true once the queue is empty.
   // Errors: the peer is gone (the queue is kept; drop the connection).
   StatusOr<bool> Flush(int fd);
@@ -117,6 +124,7 @@ class FrameWriter {
     Message msg;
     size_t total = 0;    // bytes of prefix and frames
     size_t written = 0;  // bytes already sent
+    int lent = -1;       // the payload frame that borrows its bytes, if any
   };
   std::deque<Pending> queue_;
   uint64_t queued_bytes_ = 0;

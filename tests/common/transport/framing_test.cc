@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -111,6 +112,50 @@ TEST_F(DirectTransportTest, RoundTripsFramesOfEverySize) {
   EXPECT_EQ(received, messages.size());
   EXPECT_TRUE(writer.empty());
   EXPECT_FALSE(reader.mid_message());
+}
+
+TEST_F(DirectTransportTest, ALentFrameCarriesItsBytesAsTheyWereWhenLent) {
+  // Two messages lend the same 3 MiB (a pull reply borrowing the weights),
+  // between complete frames; the socket takes far less at a time. The
+  // lender reclaims after a partial write and then overwrites its memory:
+  // the peer still receives the bytes as they were when lent.
+  const std::vector<size_t> sizes = {40, 100, 3 << 20, 7};
+  Message original = MakeMessage(sizes, 5);
+  std::vector<uint8_t> lent_bytes(
+      static_cast<const uint8_t*>(original.payloads[1].data()),
+      static_cast<const uint8_t*>(original.payloads[1].data()) + (3 << 20));
+  FrameWriter writer;
+  for (int copy = 0; copy < 2; ++copy) {
+    Message msg = MakeMessage(sizes, 5);
+    msg.payloads[1] =
+        zmq::message_t(lent_bytes.data(), lent_bytes.size(), nullptr, nullptr);
+    ASSERT_TRUE(writer.EnqueueLent(std::move(msg), 1).ok());
+  }
+  FrameReader reader;
+  std::vector<Message> got(1);
+  auto read_available = [&] {
+    while (true) {
+      auto r = reader.Read(b_, &got.back());
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      if (*r != FrameReader::Result::kMessage) return;
+      got.emplace_back();
+    }
+  };
+  ASSERT_TRUE(writer.Flush(a_).ok());
+  read_available();
+  ASSERT_TRUE(writer.Flush(a_).ok());
+  ASSERT_EQ(got.size(), 1u) << "the first message must be mid-way";
+  writer.CopyLent();
+  std::fill(lent_bytes.begin(), lent_bytes.end(), uint8_t{0xEE});
+  for (int round = 0; round < 100000 && got.size() < 3; ++round) {
+    ASSERT_TRUE(writer.Flush(a_).ok());
+    read_available();
+  }
+  ASSERT_EQ(got.size(), 3u);
+  ExpectSame(got[0], sizes, 5);
+  ExpectSame(got[1], sizes, 5);
+  EXPECT_TRUE(writer.empty());
+  EXPECT_FALSE(writer.EnqueueLent(MakeMessage({8, 8}, 1), 1).ok());
 }
 
 TEST_F(DirectTransportTest, ReassemblesAStreamDeliveredOneByteAtATime) {
