@@ -29,6 +29,8 @@ SparseTable::SparseTable(uint32_t dim, int state_slots)
   assert(state_slots >= 0 && state_slots <= kMaxOptimizerSlots);
 }
 
+// An id never pushed reads as zeros, the value a new row starts with;
+// reading creates no row, so pulls leave the table (and its rounds) alone.
 void SparseTable::Read(std::span<const uint64_t> sorted_ids, float* out) const {
   for (const uint64_t id : sorted_ids) {
     const auto it = row_of_.find(id);
@@ -55,6 +57,8 @@ void SparseTable::ApplyGradient(std::span<const uint64_t> sorted_ids,
                                 const float* grads, const Optimizer& opt,
                                 const UpdateStep& step) {
   assert(step.kind != StepKind::kClose);
+  // Before any row is created: new rows grow the arrays a round in
+  // progress is capturing, so the capture copies them as they were.
   BeforeChange();
   rows_scratch_.resize(sorted_ids.size());
   for (size_t i = 0; i < sorted_ids.size(); ++i) {
@@ -66,6 +70,9 @@ void SparseTable::ApplyGradient(std::span<const uint64_t> sorted_ids,
   ApplyRows(grads, opt, step);
 }
 
+// Only rows that took a share of the clock carry C and P to fold in; the
+// touched list is cleared before the early return for stateless optimizers
+// so the next clock starts empty either way.
 void SparseTable::CloseClock(const Optimizer& opt, double lr, int64_t number) {
   if (touched_.empty()) return;
   rows_scratch_.assign(touched_.begin(), touched_.end());
@@ -76,6 +83,9 @@ void SparseTable::CloseClock(const Optimizer& opt, double lr, int64_t number) {
   ApplyRows(nullptr, opt, UpdateStep::Close(lr, number));
 }
 
+// Rows are scattered and the arrays may be reallocated as rows are added,
+// so unlike the dense store's chunk-by-chunk copy-on-write the capture
+// takes every sparse array whole before the first change.
 void SparseTable::BeforeChange() {
   if (capture_ == nullptr || capture_->Done()) return;
   const std::vector<CaptureArray> arrays = SnapshotArrays();
@@ -199,6 +209,9 @@ Status SparseAccumulator::Validate(std::span<const uint64_t> sorted_ids,
   return Status::Ok();
 }
 
+// Sums in double, each push weighted by its batch; rows keep the order ids
+// first arrived in, and Finish sorts them, so what the clock applies is
+// laid out the same whichever push came first.
 Status SparseAccumulator::Add(std::span<const uint64_t> sorted_ids,
                               std::span<const float> grads, uint32_t dim,
                               uint32_t batch) {

@@ -51,6 +51,10 @@ class StreamDataPort : public DataPort {
     return 1 + polled_.size();
   }
 
+  // Writes before reads: a peer's socket that drained lets its queued
+  // replies go before more of its requests are taken in. Connections that
+  // hit the per-read cap last time are read again even without an event,
+  // since some of their bytes may be staged already, which no poll reports.
   void Process(const zmq::pollitem_t* items) override {
     std::set<uint32_t> backlog;
     backlog.swap(backlog_);
@@ -145,6 +149,8 @@ class StreamDataPort : public DataPort {
     return id;
   }
 
+  // Takes at most kMaxMessagesPerRead messages from one connection, then
+  // notes it as backlogged, so one busy worker cannot starve the others.
   void ReadAll(Iter it) {
     Message msg;
     for (int taken = 0;; ++taken) {

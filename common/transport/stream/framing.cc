@@ -62,6 +62,8 @@ Status FrameReader::ParseSizes() {
                              std::to_string(kMaxPayloadBytes));
     }
   }
+  // Every size is checked before the first frame is reserved, so a peer
+  // that declares an absurd size costs nothing but this connection.
   building_ = Message();
   index_ = 0;
   state_ = State::kFrames;
@@ -93,6 +95,9 @@ Status FrameReader::FinishFrame() {
   return StartFrame();
 }
 
+// Staged bytes are used up before the socket is read again: a recv that
+// brought a header may also have brought the next message's start, and the
+// poll will not fire for bytes already taken off the socket.
 StatusOr<FrameReader::Result> FrameReader::Read(int fd, Message* out) {
   while (true) {
     if (complete_) {
@@ -125,6 +130,8 @@ StatusOr<bool> FrameReader::ConsumeStaged() {
     return true;
   }
   if (state_ != State::kFrames || staged() == 0) return false;
+  // Only the bytes that arrived with the prefix or a previous frame are
+  // copied out of the stage; ReceiveMore reads a large rest in place.
   const size_t take = std::min(staged(), sizes_[index_] - filled_);
   std::memcpy(static_cast<char*>(frame_.data()) + filled_,
               stage_.get() + begin_, take);
@@ -148,6 +155,8 @@ StatusOr<std::optional<FrameReader::Result>> FrameReader::ReceiveMore(int fd) {
     into = static_cast<char*>(frame_.data()) + filled_;
     room = want;
   } else {
+    // Compact the stage so a prefix or size list split across two reads
+    // lies contiguous; the stage holds at most a few small messages.
     if (begin_ == end_) {
       begin_ = end_ = 0;
     } else if (begin_ > 0) {
@@ -168,6 +177,8 @@ StatusOr<std::optional<FrameReader::Result>> FrameReader::ReceiveMore(int fd) {
     if (filled_ == sizes_[index_]) LS_RETURN_IF_ERROR(FinishFrame());
     return Stop();
   }
+  // A reset peer is a closed one: the connection is dropped either way,
+  // and only an unexpected error is worth a message.
   if (n == 0) return Stop(Result::kClosed);
   if (errno == EINTR) return Stop();
   if (errno == EAGAIN || errno == EWOULDBLOCK) return Stop(Result::kWouldBlock);
@@ -229,6 +240,9 @@ void FrameWriter::CopyLent() {
   }
 }
 
+// One sendmsg covers as many queued messages as fit in its iovec array:
+// small replies to a pipelining worker leave in one system call. A partial
+// write keeps its place in `written`; the rest goes on the next POLLOUT.
 StatusOr<bool> FrameWriter::Flush(int fd) {
   constexpr size_t kMaxIov = 128;
   iovec iov[kMaxIov];
