@@ -3,6 +3,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "common/engine/placement.h"
 #include "common/job_fields.h"
 #include "common/logging.h"
 #include "common/main_guard.h"
@@ -60,12 +61,18 @@ int Main(int argc, char** argv) {
   }
   lockstep::SetLogIdentity("coordinator", 0);
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
+  lockstep::RoleFlags flags;
+  flags.advertise = vm["advertise"].as<std::string>();
+  if (!vm["listen"].defaulted()) flags.listen = vm["listen"].as<std::string>();
+  auto placed = lockstep::PlaceRole(lockstep::EngineRole::kCoordinator, flags);
+  if (!placed.ok()) return Fail(placed.status().message());
   auto job = lockstep::JobConfigFromFlags(vm);
   if (!job.ok()) return Fail(job.status().message());
   lockstep::CoordinatorOptions opts;
   opts.job = *job;
-  opts.listen = vm["listen"].as<std::string>();
-  opts.advertise = vm["advertise"].as<std::string>();
+  opts.listen =
+      placed->listen.empty() ? vm["listen"].as<std::string>() : placed->listen;
+  opts.advertise = placed->advertise;
   opts.run_dir = vm["run-dir"].as<std::string>();
   opts.register_timeout_s = vm["register-timeout-s"].as<double>();
   opts.metrics_listen = vm["metrics-listen"].as<std::string>();

@@ -9,6 +9,7 @@
 #include <csignal>
 
 #include "common/clock.h"
+#include "common/engine/placement.h"
 #include "common/job_fields.h"
 #include "python/errors.h"
 #include "worker/data/dataset_registry.h"
@@ -111,10 +112,17 @@ void BindJoin(py::class_<WorkerHandle>& c) {
                     double request_timeout_s, const std::string& hetero,
                     const std::string& real_link, const std::string& device,
                     bool stop_on_signals, bool evaluator) {
+          // As lockstep-worker does: the engine's environment fills what
+          // the arguments leave open (docs/deployment.md).
+          RoleFlags flags;
+          flags.coordinator = coordinator;
+          flags.rank = rank;
+          const RoleFlags placed = Unwrap(PlaceRole(
+              evaluator ? EngineRole::kEvaluator : EngineRole::kWorker, flags));
           WorkerOptions o;
           o.evaluator = evaluator;
-          o.coordinator = coordinator;
-          o.rank_hint = rank;
+          o.coordinator = placed.coordinator;
+          o.rank_hint = placed.rank;
           o.request_timeout_s = request_timeout_s;
           o.hetero = hetero;
           o.real_link = real_link;

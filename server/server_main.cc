@@ -3,6 +3,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "common/engine/placement.h"
 #include "common/logging.h"
 #include "common/main_guard.h"
 #include "common/prefaulted.h"
@@ -18,7 +19,8 @@ int Main(int argc, char** argv) {
   po::options_description options("lockstep-server options");
   options.add_options()("help,h", "show this help")(
       "coordinator", po::value<std::string>(),
-      "coordinator endpoint, e.g. tcp://HOST:7400 (required)")(
+      "coordinator endpoint, e.g. tcp://HOST:7400 (default: from the "
+      "engine, docs/deployment.md)")(
       "listen", po::value<std::string>()->default_value("tcp://0.0.0.0:0"),
       "endpoint workers connect to (port 0 = pick a free port); choose the "
       "network interface by its address here")(
@@ -39,17 +41,26 @@ int Main(int argc, char** argv) {
     std::cout << options << std::endl;
     return 0;
   }
-  if (!vm.count("coordinator")) {
-    std::cerr << "lockstep-server: --coordinator is required" << std::endl;
+  lockstep::RoleFlags flags;
+  if (vm.count("coordinator")) {
+    flags.coordinator = vm["coordinator"].as<std::string>();
+  }
+  flags.rank = vm["rank"].as<int>();
+  flags.advertise = vm["advertise"].as<std::string>();
+  if (!vm["listen"].defaulted()) flags.listen = vm["listen"].as<std::string>();
+  auto placed = lockstep::PlaceRole(lockstep::EngineRole::kServer, flags);
+  if (!placed.ok()) {
+    std::cerr << "lockstep-server: " << placed.status().message() << std::endl;
     return 2;
   }
-  lockstep::SetLogIdentity("server", vm["rank"].as<int>());
+  lockstep::SetLogIdentity("server", placed->rank);
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
   lockstep::ServerOptions opts;
-  opts.coordinator = vm["coordinator"].as<std::string>();
-  opts.listen = vm["listen"].as<std::string>();
-  opts.advertise = vm["advertise"].as<std::string>();
-  opts.rank_hint = vm["rank"].as<int>();
+  opts.coordinator = placed->coordinator;
+  opts.listen =
+      placed->listen.empty() ? vm["listen"].as<std::string>() : placed->listen;
+  opts.advertise = placed->advertise;
+  opts.rank_hint = placed->rank;
   auto server = lockstep::ServerShard::Create(opts);
   if (!server.ok()) {
     std::cerr << "lockstep-server: " << server.status().message() << std::endl;

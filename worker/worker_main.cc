@@ -5,6 +5,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "common/engine/placement.h"
 #include "common/logging.h"
 #include "common/main_guard.h"
 #include "common/prefaulted.h"
@@ -19,7 +20,8 @@ po::options_description Options() {
   po::options_description options("lockstep-worker options");
   options.add_options()("help,h", "show this help")(
       "coordinator", po::value<std::string>(),
-      "coordinator endpoint, e.g. tcp://HOST:7400 (required)")(
+      "coordinator endpoint, e.g. tcp://HOST:7400 (default: from the "
+      "engine, docs/deployment.md)")(
       "rank", po::value<int>()->default_value(-1),
       "preferred worker rank (default: assigned by the coordinator)")(
       "request-timeout-s", po::value<double>()->default_value(300),
@@ -43,10 +45,11 @@ po::options_description Options() {
   return options;
 }
 
-lockstep::WorkerOptions WorkerOptionsFrom(const po::variables_map& vm) {
+lockstep::WorkerOptions WorkerOptionsFrom(const po::variables_map& vm,
+                                          const lockstep::RoleFlags& placed) {
   lockstep::WorkerOptions opts;
-  opts.coordinator = vm["coordinator"].as<std::string>();
-  opts.rank_hint = vm["rank"].as<int>();
+  opts.coordinator = placed.coordinator;
+  opts.rank_hint = placed.rank;
   opts.request_timeout_s = vm["request-timeout-s"].as<double>();
   opts.dump_model = vm["dump-model"].as<std::string>();
   opts.hetero = vm["hetero"].as<std::string>();
@@ -71,16 +74,24 @@ int Main(int argc, char** argv) {
     std::cout << options << std::endl;
     return 0;
   }
-  if (!vm.count("coordinator")) {
-    std::cerr << "lockstep-worker: --coordinator is required" << std::endl;
+  const bool evaluator = vm.count("evaluator") > 0;
+  lockstep::RoleFlags flags;
+  if (vm.count("coordinator")) {
+    flags.coordinator = vm["coordinator"].as<std::string>();
+  }
+  flags.rank = vm["rank"].as<int>();
+  auto placed = lockstep::PlaceRole(evaluator ? lockstep::EngineRole::kEvaluator
+                                              : lockstep::EngineRole::kWorker,
+                                    flags);
+  if (!placed.ok()) {
+    std::cerr << "lockstep-worker: " << placed.status().message() << std::endl;
     return 2;
   }
-  lockstep::SetLogIdentity(vm.count("evaluator") ? "evaluator" : "worker",
-                           vm["rank"].as<int>());
+  lockstep::SetLogIdentity(evaluator ? "evaluator" : "worker", placed->rank);
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
   // Many workers share a machine's cores; each computes on one thread.
   openblas_set_num_threads(1);
-  auto worker = lockstep::WorkerRuntime::Create(WorkerOptionsFrom(vm));
+  auto worker = lockstep::WorkerRuntime::Create(WorkerOptionsFrom(vm, *placed));
   if (!worker.ok()) {
     std::cerr << "lockstep-worker: " << worker.status().message() << std::endl;
     return 2;

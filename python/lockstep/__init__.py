@@ -32,8 +32,10 @@ def parse_worker_args(argv=None, parser=None):
     as for lockstep-worker."""
     parser = parser or argparse.ArgumentParser(
         description="a Lockstep worker in Python")
-    parser.add_argument("--coordinator", required=True,
-                        help="coordinator endpoint, e.g. tcp://HOST:7400")
+    parser.add_argument("--coordinator", default="",
+                        help="coordinator endpoint, e.g. tcp://HOST:7400 "
+                        "(default: from the cluster engine's environment, "
+                        "docs/deployment.md)")
     parser.add_argument("--rank", type=int, default=-1,
                         help="preferred worker rank")
     parser.add_argument("--request-timeout-s", type=float, default=300.0)

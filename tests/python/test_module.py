@@ -56,8 +56,20 @@ def test_worker_flags_are_lockstep_workers():
          "--device", "cuda:1", "-v"])
     assert (args.coordinator, args.rank, args.hetero, args.device,
             args.verbose) == ("tcp://h:1", 3, "x2", "cuda:1", True)
+    # No --coordinator: the engine's environment may give it (Worker says
+    # when nothing does); an unknown flag is still an error.
+    assert lockstep.parse_worker_args(["--rank", "1"]).coordinator == ""
     with pytest.raises(SystemExit):
-        lockstep.parse_worker_args(["--rank", "1"])  # no --coordinator
+        lockstep.parse_worker_args(["--coordinator", "tcp://h:1", "--bogus"])
+
+
+def test_a_worker_reads_its_place_from_the_engine(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"chief": ["127.0.0.1:9"], "ps": ["127.0.0.1:8"]},
+        "task": {"type": "ps", "index": 0}}))
+    with pytest.raises(lockstep.Error,
+                       match="worker started where tf_config places a server"):
+        lockstep.Worker("")
 
 
 def test_a_data_set_is_a_view_of_the_loaded_rows():
