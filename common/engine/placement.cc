@@ -73,17 +73,10 @@ EnginePlacement FromKubernetes(const EnvLookup& env) {
 }  // namespace
 
 const char* EngineRoleName(EngineRole role) {
-  switch (role) {
-    case EngineRole::kCoordinator:
-      return "coordinator";
-    case EngineRole::kServer:
-      return "server";
-    case EngineRole::kWorker:
-      return "worker";
-    case EngineRole::kEvaluator:
-      return "evaluator";
-  }
-  return "?";
+  // In EngineRole's order.
+  static constexpr const char* kNames[] = {"coordinator", "server", "worker",
+                                           "evaluator"};
+  return kNames[static_cast<size_t>(role)];
 }
 
 EnvLookup ProcessEnvironment() {
