@@ -135,8 +135,9 @@ void ShardDataPath::ServePull(Message& msg, const EvalImages::Image* image) {
   uint64_t dense_values = 0;
   Status ok = job_.keys.CheckRanges(pull->ranges(), &ranges, &dense_values);
   std::vector<zmq::message_t> frames;
-  // A training pull of one range (what PsClient sends) is answered with
-  // the weights themselves, lent to the transport until the next update
+  // A pull of one range at the live state (what PsClient sends; the
+  // evaluator's too when no image is needed) is answered with the weights
+  // themselves, lent to the transport until the next update
   // (DenseStore::Lend); anything else is copied now.
   const bool lend = ok.ok() && image == nullptr && ranges.size() == 1;
   if (lend) {

@@ -229,14 +229,14 @@ void FrameWriter::CopyLent() {
     for (int i = 0; i < p.lent; ++i) start += p.msg.payloads[i].size();
     const size_t done =
         std::clamp(p.written, start, start + lent.size()) - start;
-    zmq::message_t owned = BufferPool::Process().Frame(lent.size());
-    if (done < lent.size()) {
-      std::memcpy(static_cast<char*>(owned.data()) + done,
-                  static_cast<const char*>(lent.data()) + done,
-                  lent.size() - done);
-    }
-    lent = std::move(owned);
     p.lent = -1;
+    // Written whole: Flush never reads those bytes again.
+    if (done == lent.size()) continue;
+    zmq::message_t owned = BufferPool::Process().Frame(lent.size());
+    std::memcpy(static_cast<char*>(owned.data()) + done,
+                static_cast<const char*>(lent.data()) + done,
+                lent.size() - done);
+    lent = std::move(owned);
   }
 }
 

@@ -158,6 +158,48 @@ TEST_F(DirectTransportTest, ALentFrameCarriesItsBytesAsTheyWereWhenLent) {
   EXPECT_FALSE(writer.EnqueueLent(MakeMessage({8, 8}, 1), 1).ok());
 }
 
+TEST_F(DirectTransportTest, ReclaimingBeforeAndAfterALentFrameIsWritten) {
+  // Reclaimed before a byte went out (all of it is copied), with an empty
+  // lent frame (nothing to copy), and once the frame is written (nothing
+  // left to copy): each message still arrives as it was when lent.
+  const std::vector<size_t> sizes = {24, 4096, 0};
+  const Message original = MakeMessage(sizes, 9);
+  std::vector<uint8_t> lent_bytes(4096);
+  auto restore = [&] {
+    std::memcpy(lent_bytes.data(), original.payloads[0].data(),
+                lent_bytes.size());
+  };
+  restore();
+  FrameWriter writer;
+  FrameReader reader;
+  Message got;
+  for (const size_t frame : {size_t{0}, size_t{1}}) {
+    Message msg = MakeMessage(sizes, 9);
+    msg.payloads[frame] =
+        frame == 0 ? zmq::message_t(lent_bytes.data(), lent_bytes.size(),
+                                    nullptr, nullptr)
+                   : zmq::message_t(nullptr, 0, nullptr, nullptr);
+    ASSERT_TRUE(writer.EnqueueLent(std::move(msg), frame).ok());
+    writer.CopyLent();
+    std::fill(lent_bytes.begin(), lent_bytes.end(), uint8_t{0x5A});
+    ASSERT_TRUE(writer.Flush(a_).ok());
+    auto r = reader.Read(b_, &got);
+    ASSERT_TRUE(r.ok() && *r == FrameReader::Result::kMessage);
+    ExpectSame(got, sizes, 9);
+    restore();
+  }
+  Message whole = MakeMessage(sizes, 9);
+  whole.payloads[0] =
+      zmq::message_t(lent_bytes.data(), lent_bytes.size(), nullptr, nullptr);
+  ASSERT_TRUE(writer.EnqueueLent(std::move(whole), 0).ok());
+  ASSERT_TRUE(writer.Flush(a_).ok());
+  EXPECT_TRUE(writer.empty());
+  writer.CopyLent();  // nothing queued: nothing to do
+  auto r = reader.Read(b_, &got);
+  ASSERT_TRUE(r.ok() && *r == FrameReader::Result::kMessage);
+  ExpectSame(got, sizes, 9);
+}
+
 TEST_F(DirectTransportTest, ReassemblesAStreamDeliveredOneByteAtATime) {
   int pair[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, pair), 0);
