@@ -68,6 +68,14 @@ int Main(int argc, char** argv) {
   if (!placed.ok()) return Fail(placed.status().message());
   auto job = lockstep::JobConfigFromFlags(vm);
   if (!job.ok()) return Fail(job.status().message());
+  // A TFJob's ps and worker replicas are the job's servers and workers,
+  // unless --servers / --workers say otherwise.
+  if (vm["servers"].defaulted() && placed->servers > 0) {
+    job->servers = placed->servers;
+  }
+  if (vm["workers"].defaulted() && placed->workers > 0) {
+    job->workers = placed->workers;
+  }
   lockstep::CoordinatorOptions opts;
   opts.job = *job;
   opts.listen =

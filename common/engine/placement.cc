@@ -115,6 +115,8 @@ StatusOr<RoleFlags> CompleteFromEngine(EngineRole role, RoleFlags flags,
   if (flags.coordinator.empty()) flags.coordinator = placement.coordinator;
   if (flags.rank < 0) flags.rank = placement.rank;
   if (flags.advertise.empty()) flags.advertise = placement.advertise;
+  if (flags.servers == 0) flags.servers = placement.servers;
+  if (flags.workers == 0) flags.workers = placement.workers;
   // Only the roles that accept connections listen; workers dial out.
   const bool listens =
       role == EngineRole::kCoordinator || role == EngineRole::kServer;

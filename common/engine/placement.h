@@ -53,12 +53,15 @@ struct RoleFlags {
   std::string coordinator;
   int rank = -1;
   std::string advertise;
-  std::string listen;  // "" where the role's default stands
+  std::string listen;    // "" where the role's default stands
+  uint32_t servers = 0;  // the job's sizes (the coordinator's --servers,
+  uint32_t workers = 0;  // --workers), 0 where not given
 };
 
 // `flags`, completed from `placement` where they are silent: the
-// coordinator's endpoint, the rank, the advertised host and, where the
-// engine names this process's port, a listen endpoint on every interface.
+// coordinator's endpoint, the rank, the advertised host, the job's sizes
+// and, where the engine names this process's port, a listen endpoint on
+// every interface.
 // FailedPrecondition when the engine says this process is another role.
 StatusOr<RoleFlags> CompleteFromEngine(EngineRole role, RoleFlags flags,
                                        const EnginePlacement& placement);

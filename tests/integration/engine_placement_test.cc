@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,11 +60,14 @@ std::string TfConfig(int chief, const std::vector<int>& ps,
 TEST(EnginePlacementTest, ATfJobsTasksFindEachOtherFromTfConfigAlone) {
   const std::string run_dir = MakeTempDir("lockstep-tfjob");
   const int chief = FreeLoopbackPort();
-  const std::vector<int> ps = {FreeLoopbackPort(), FreeLoopbackPort()};
-  ASSERT_TRUE(chief > 0 && ps[0] > 0 && ps[1] > 0);
-  ASSERT_TRUE(chief != ps[0] && chief != ps[1] && ps[0] != ps[1]);
+  // Three servers and two workers: neither is the coordinator's default.
+  const std::vector<int> ps = {FreeLoopbackPort(), FreeLoopbackPort(),
+                               FreeLoopbackPort()};
+  const std::set<int> distinct = {chief, ps[0], ps[1], ps[2]};
+  ASSERT_EQ(distinct.size(), 4u);
+  ASSERT_EQ(distinct.count(0), 0u);
   JobConfig job;
-  job.servers = 2;
+  job.servers = 3;
   job.workers = 2;
   job.model = "softmax";
   job.data = "synthetic";
@@ -83,12 +87,18 @@ TEST(EnginePlacementTest, ATfJobsTasksFindEachOtherFromTfConfigAlone) {
       "",
       "--run-dir",
       run_dir};
-  for (std::string& flag : LaunchArgs(job)) {
-    coordinator.push_back(std::move(flag));
+  // The job's sizes come from TF_CONFIG's ps and worker lists.
+  const std::vector<std::string> args = LaunchArgs(job);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--servers" || args[i] == "--workers") {
+      ++i;  // and its value
+      continue;
+    }
+    coordinator.push_back(args[i]);
   }
   TestCluster cluster;
   ASSERT_TRUE(cluster.Start(coordinator, "coordinator").ok());
-  for (int s = 0; s < 2; ++s) {
+  for (int s = 0; s < 3; ++s) {
     ASSERT_TRUE(cluster
                     .Start({"env", "TF_CONFIG=" + TfConfig(chief, ps, "ps", s),
                             BinaryPath("lockstep-server"), "--listen",
@@ -109,7 +119,7 @@ TEST(EnginePlacementTest, ATfJobsTasksFindEachOtherFromTfConfigAlone) {
   ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");
   EXPECT_TRUE(exit->ok()) << cluster.Output("coordinator");
   ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
-  for (int s = 0; s < 2; ++s) {
+  for (int s = 0; s < 3; ++s) {
     const std::string name = "server " + std::to_string(s);
     EXPECT_TRUE(cluster.ExitOf(name).ok()) << cluster.Output(name);
     // Each ps task serves the shard of its index, at its TF_CONFIG port.

@@ -106,24 +106,30 @@ TEST(PlacementTest, FlagsWinAndTheEngineFillsWhatTheyLeaveOpen) {
   ps.coordinator = "tcp://c:2222";
   ps.advertise = "p1";
   ps.listen_port = 2223;
+  ps.servers = 2;
+  ps.workers = 3;
   auto filled = CompleteFromEngine(EngineRole::kServer, RoleFlags{}, ps);
   ASSERT_TRUE(filled.ok());
   EXPECT_EQ(filled->coordinator, "tcp://c:2222");
   EXPECT_EQ(filled->rank, 1);
   EXPECT_EQ(filled->advertise, "p1");
   EXPECT_EQ(filled->listen, "tcp://0.0.0.0:2223");
+  EXPECT_EQ(filled->servers, 2u);
+  EXPECT_EQ(filled->workers, 3u);
 
   RoleFlags given;
   given.coordinator = "tcp://other:1";
   given.rank = 0;
   given.advertise = "me";
   given.listen = "tcp://10.0.0.5:0";
+  given.workers = 8;
   auto kept = CompleteFromEngine(EngineRole::kServer, given, ps);
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(kept->coordinator, "tcp://other:1");
   EXPECT_EQ(kept->rank, 0);
   EXPECT_EQ(kept->advertise, "me");
   EXPECT_EQ(kept->listen, "tcp://10.0.0.5:0");
+  EXPECT_EQ(kept->workers, 8u);
 
   // A worker dials out: no listen endpoint from the engine.
   EnginePlacement worker = ps;
