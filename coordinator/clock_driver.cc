@@ -61,6 +61,8 @@ Status ClockDriver::Restart(const ManifestRound& round) {
   if (!policy.ok()) return policy.status();
   policy_ = std::move(policy).value();
   ResumeAt(round);
+  // The old timeline's reports and acks are of clocks that run again, and
+  // its end is undone: the final evaluation is asked again later.
   ledger_ = CommitLedger(job_.servers);
   final_eval_received_ = false;
   final_evaluator_.clear();
@@ -82,6 +84,9 @@ int64_t ClockDriver::JoinRunning(const Peer& peer) {
 }
 
 void ClockDriver::WorkerLeft(const Peer& gone) {
+  // Its clock in flight goes back to the sample budget for others to take;
+  // the policy may now commit a clock that waited for it, and admit the
+  // workers deferred behind it.
   budget_.Left(static_cast<uint32_t>(gone.rank));
   IssueCommits(Timed(
       [&] { return policy_->OnWorkerLeft(static_cast<uint32_t>(gone.rank)); }));
@@ -108,6 +113,9 @@ void ClockDriver::HandleAdmit(const std::string& id, Peer& peer,
     SendFinished(id, peer, clock);
     return;
   }
+  // No answer yet is a deferred reply: the Admit waits in pending_admit
+  // and is put to the policy again after each report and each departure
+  // (AnswerPendingAdmissions).
   auto decision = Timed([&] { return policy_->Admit(peer.rank, clock); });
   if (decision) {
     SendAdmission(id, peer, *decision);
@@ -243,6 +251,9 @@ void ClockDriver::HandleClockDone(const Peer& peer,
 }
 
 void ClockDriver::IssueCommits(const std::vector<CommitDecision>& commits) {
+  // Per commit, the Commit goes to every server before the round point:
+  // a snapshot round started there lands behind it on each server's queue,
+  // so every shard freezes the state after this commit.
   for (const auto& commit : commits) {
     flatbuffers::FlatBufferBuilder fbb(256);
     auto workers = fbb.CreateVector(commit.workers);
@@ -265,6 +276,7 @@ void ClockDriver::AnswerPendingAdmissions() {
   for (const auto& id : members_.worker_ids()) {
     Peer& peer = members_.at(id);
     if (!peer.pending_admit) continue;
+    // A worker deferred when the job ended is told so, not left waiting.
     if (Ended()) {
       SendFinished(id, peer, *peer.pending_admit);
       continue;
@@ -295,6 +307,8 @@ void ClockDriver::HandleEvaluation(const std::string& id,
                << eval.test_loss() << ", test accuracy " << eval.test_accuracy()
                << " over " << eval.samples() << " samples (" << eval.seconds()
                << " s" << (final ? ", final)" : ")");
+  // The job ends (TrainingDone) only on the final evaluation of the peer
+  // asked for it, i.e. of the model where training ended.
   if (final && id == final_evaluator_) final_eval_received_ = true;
 }
 
@@ -306,6 +320,8 @@ void ClockDriver::ProgressReached(int64_t progress) {
 void ClockDriver::AnswerEvaluator() {
   Peer* peer = members_.evaluator();
   if (peer == nullptr) return;
+  // During a recovery the evaluator is not answered: the shards are
+  // rolling back, and it gets a new Start when the recovery ends.
   if (!peer->pending_admit || !peer->started || listener_.Paused()) return;
   std::optional<int64_t> point = evaluations_.TakeNext();
   const bool final = !point && training_over_;
@@ -329,6 +345,8 @@ void ClockDriver::MaybeRequestFinalEvaluation() {
       !members_.AllWorkersFinished()) {
     return;
   }
+  // Training time stops when the last worker finished, before the final
+  // evaluation, so the rates and time to target leave evaluation out.
   if (!training_over_) {
     training_over_ = true;
     recorder_.EndTraining();

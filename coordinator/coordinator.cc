@@ -81,9 +81,14 @@ Status Coordinator::Impl::SetUp() {
 
 Status Coordinator::Impl::Run() {
   const int64_t start_ms = NowMillis();
+  // A quarter of a heartbeat: the stop flag, the deadlines and liveness are
+  // looked at several times per heartbeat even when no message comes.
   const auto poll_ms = std::chrono::milliseconds(
       std::max<uint32_t>(10, options_.job.heartbeat_ms / 4));
   Message msg;
+  // Training being over is not enough: the job also waits (a bounded time)
+  // for the round in flight, often the one of its final state, to be
+  // reported, so what it leaves on disk is recorded in the manifest.
   while (!TrainingDone() || !rounds_->Settled()) {
     if (g_stop_requested) {
       SendShutdown("coordinator interrupted");
@@ -91,6 +96,8 @@ Status Coordinator::Impl::Run() {
     }
     zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, poll_ms);
+    // Every queued message is handled before liveness is checked, so a peer
+    // is not declared dead while its messages wait in our own backlog.
     while (true) {
       auto got = ReceiveMessage(socket_, true, &msg);
       if (!got.ok()) {
@@ -100,10 +107,14 @@ Status Coordinator::Impl::Run() {
       if (!*got) break;
       HandleMessage(msg);
     }
+    // An abort ends the job only here, once the messages received so far
+    // are handled (JobHost::Abort), and every peer is told why.
     if (!abort_status_.ok()) {
       SendShutdown("job aborted: " + abort_status_.message());
       return abort_status_;
     }
+    // The registration deadline covers the whole start: registering,
+    // loading the data set and describing the model.
     if (!enrollment_->training() &&
         NowMillis() - start_ms > options_.register_timeout_s * 1000) {
       SendShutdown("registration timed out");
@@ -113,7 +124,12 @@ Status Coordinator::Impl::Run() {
           std::to_string(members_.worker_ids().size()) + " of " +
           std::to_string(options_.job.workers) + " workers registered");
     }
-    LS_RETURN_IF_ERROR(CheckLiveness());
+    // A recovery that ran out of time ends the job; the peers are told, as
+    // on every other abort, instead of finding the coordinator silent.
+    if (Status alive = CheckLiveness(); !alive.ok()) {
+      SendShutdown("job aborted: " + alive.message());
+      return alive;
+    }
     if (enrollment_->training()) recorder_->MaybePrintProgress(false);
     PublishMetrics(false);
   }
@@ -170,6 +186,9 @@ void Coordinator::Impl::HandleMessage(Message& msg) {
     return;
   }
   const wire::Envelope* env = msg.envelope;
+  // A Register and a tool's request for a snapshot round come from peers
+  // that are not members (yet, or ever: lockstep-snapshot now talks to the
+  // live job without joining it).
   if (env->body_type() == wire::Body::Register) {
     HandleRegister(msg.peer, *env->body_as_Register());
     return;
@@ -196,6 +215,8 @@ void Coordinator::Impl::HandleMessage(Message& msg) {
     return;
   }
   peer->last_seen_ms = NowMillis();
+  // A restoring server that speaks again is alive: from now on the normal
+  // liveness limit applies to it, not the longer one of a restore.
   peer->restoring = false;
   HandlePeerMessage(msg.peer, *peer, *env);
 }
@@ -213,6 +234,8 @@ void Coordinator::Impl::HandleRegister(const std::string& id,
         id, InvalidArgument("only servers, workers and an evaluator register"));
     return;
   }
+  // Once training runs, a server registering can only take a lost (or
+  // replaced) shard's place; the layout's shard count is fixed.
   if (is_server && enrollment_->training() &&
       !flatbuffers::GetString(reg.endpoint()).empty() &&
       recovery_->AcceptReturningServer(id, reg, *enrollment_)) {
@@ -226,6 +249,11 @@ void Coordinator::Impl::HandlePeerMessage(const std::string& id, Peer& peer,
   const bool evaluator = peer.role == wire::Role::Evaluator;
   const bool worker = peer.role == wire::Role::Worker;
   const bool server = peer.role == wire::Role::Server;
+  // Each body is taken only from the roles that may send it; anything else
+  // falls out of the switch and is refused. An Admit, ClockDone or
+  // Evaluation of an older recovery epoch (or sent during a recovery) is
+  // dropped without an Error: the recovery's end sends its sender a new
+  // Start, and it carries on in the new epoch.
   switch (env.body_type()) {
     case wire::Body::Heartbeat:
       return ReplyHeartbeat(id);
@@ -287,10 +315,14 @@ void Coordinator::Impl::HandleError(const std::string& id, Peer& peer,
   if ((worker || peer.role == wire::Role::Evaluator) && !peer.started) {
     return enrollment_->HandleWorkerError(id, peer, text);
   }
+  // A server that cannot restore its round exits after saying so; the
+  // round is marked failed and an older one is tried, or the job ends.
   if (!worker && err.code() == wire::ErrorCode::RestoreFailed) {
     return recovery_->HandleRestoreFailed(peer.rank, err.request_id(), text,
                                           *enrollment_);
   }
+  // Any other error of a running peer changes nothing by itself: if the
+  // peer cannot go on, its silence is what liveness acts on.
   LS_LOG(Warning) << RoleName(peer.role) << " " << peer.rank
                   << " reported an error: " << text;
 }
@@ -312,6 +344,7 @@ Status Coordinator::Impl::CheckLiveness() {
   for (const auto& [id, why] : silent.workers) {
     enrollment_->RemoveWorker(id, why);
   }
+  // A recovery that outlived the registration timeout ends the job here.
   return recovery_->CheckDeadline();
 }
 
@@ -336,6 +369,8 @@ void Coordinator::Impl::Send(const std::string& id, zmq::message_t header) {
 void Coordinator::Impl::RejectBadMessage(const std::string& id,
                                          const Status& why) {
   ++bad_messages_;
+  // Every bad message is counted and answered, but only the first few are
+  // logged: a misbehaving peer must not flood the coordinator's log.
   if (bad_log_budget_-- > 0) {
     LS_LOG(Warning) << "rejected a message (" << bad_messages_
                     << " so far): " << why.message();

@@ -22,6 +22,8 @@ wire::ApplyMode WireApplyMode(ApplyMode mode) {
 void Enrollment::RegisterPeer(const std::string& id,
                               const wire::Register& reg) {
   const bool is_server = reg.role() == wire::Role::Server;
+  // Before the count below: a new process for a rank still registered
+  // would otherwise be refused as one worker too many.
   if (!is_server && members_.workers_welcomed()) {
     ReplaceWorkerOfRank(reg.rank_hint());
   }
@@ -40,6 +42,8 @@ void Enrollment::RegisterPeer(const std::string& id,
         id, InvalidArgument("server registered without endpoint"));
     return;
   }
+  // A worker's liveness counts from here (it is never exempt, unlike a
+  // server waiting for its Welcome: Membership::FindSilent).
   Peer peer;
   peer.role = reg.role();
   peer.last_seen_ms = NowMillis();
@@ -60,6 +64,8 @@ void Enrollment::RegisterPeer(const std::string& id,
     SendWelcome(id, joiner);
     return;
   }
+  // The last server to register may be what the start waited for, when
+  // every worker has already described itself.
   WelcomeWorkersIfReady();
   StartTrainingIfReady();
 }
@@ -87,6 +93,8 @@ void Enrollment::RegisterEvaluator(const std::string& id,
   members_.AddEvaluator(id, peer);
   LS_LOG(Info) << "evaluator registered from " << peer.host << " pid "
                << reg.pid();
+  // Otherwise it is welcomed together with the workers
+  // (WelcomeWorkersIfReady).
   if (members_.workers_welcomed()) SendWelcome(id, members_.at(id));
 }
 
@@ -96,6 +104,8 @@ void Enrollment::RemoveEvaluator(const std::string& id,
                   << (training_ ? "; training goes on" : "");
   members_.RemoveEvaluator(id);
   shapes_.Forget(kEvaluatorShapeKey);
+  // Once training is over a worker evaluates the final model in its place
+  // (ClockDriver), or the job, which ends on that evaluation, would wait.
   clock_.Forget(id);
   if (clock_.training_over()) clock_.MaybeRequestFinalEvaluation();
 }
@@ -143,6 +153,10 @@ void Enrollment::HandleDescribe(const std::string& id, Peer& peer,
   const bool evaluator = peer.role == wire::Role::Evaluator;
   const auto rank =
       evaluator ? kEvaluatorShapeKey : static_cast<uint32_t>(peer.rank);
+  // Before training a difference ends the job: the first description is
+  // the agreed one only by arrival, so which process is wrong cannot be
+  // told. Once training runs the agreed shape is the job's, and a joiner
+  // that differs is refused and removed while the job goes on.
   if (!training_) {
     Status agreed = shapes_.Add(rank, *shape);
     if (!agreed.ok()) {
@@ -172,6 +186,7 @@ void Enrollment::HandleDescribe(const std::string& id, Peer& peer,
   }
   if (evaluator) {
     // A late (or restarted) evaluator reads the points due from now on.
+    // The shape was compared above, so Add cannot fail.
     (void)shapes_.Add(kEvaluatorShapeKey, *shape);
     SendStart(id, peer);
     return;
@@ -211,6 +226,11 @@ void Enrollment::StartTrainingIfReady() {
 }
 
 Status Enrollment::StartTraining() {
+  // The order matters: the job is resolved from the data set's sizes
+  // before the clock driver reads its clock count; a resumed policy is at
+  // its round's clock before any Start carries the current clock; and
+  // training_ is set only once everything was sent, so an error leaves a
+  // job that never started, to be aborted.
   const JobShape& shape = *shapes_.agreed();
   LS_RETURN_IF_ERROR(ResolveJob(shape.data, &job_));
   LS_RETURN_IF_ERROR(clock_.StartJob());
@@ -260,6 +280,8 @@ void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
   flatbuffers::FlatBufferBuilder fbb(4096);
   auto job = JobConfigToWire(fbb, job_);
   // Servers get the layout; workers describe themselves first.
+  // The round to restore goes to servers only: workers learn the clock
+  // from their Start.
   flatbuffers::Offset<wire::Layout> layout;
   if (server) layout = LayoutToWire(fbb, layout_);
   const StalenessRule rule = clock_.policy().staleness_rule();
@@ -271,6 +293,8 @@ void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
   outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                                   wire::Role::Coordinator, 0));
   peer.welcomed = true;
+  // A server loading a round is silent for a while: the longer limit of a
+  // restore applies until it speaks (Membership::FindSilent).
   peer.restoring = server && restore.has_value();
   peer.last_seen_ms = NowMillis();  // liveness counts from the welcome
 }
@@ -294,9 +318,14 @@ void Enrollment::RemoveWorker(const std::string& id, const std::string& why,
   ++dead_workers_;
   if (gone.rank >= 0) shapes_.Forget(static_cast<uint32_t>(gone.rank));
   if (!training_) return;  // a replacement may still register
+  // Only a started worker joined the policy. Its leaving may complete a
+  // clock (the policy commits without it), and it may have been the last
+  // worker not finished or the one asked for the final evaluation.
   if (gone.started) clock_.WorkerLeft(gone);
   clock_.Forget(id);
   clock_.MaybeRequestFinalEvaluation();
+  // A replaced worker's successor is registering right now
+  // (ReplaceWorkerOfRank), so the job is not left without workers.
   if (members_.worker_ids().empty() && !replaced) {
     host_.Abort(Unavailable("every worker is gone (last: worker " +
                             std::to_string(gone.rank) + ", " + why + ")"));

@@ -8,6 +8,8 @@
 
 namespace lockstep {
 
+// A worker states its capabilities in Register and again in Describe; a
+// quota must respect every limit it gave, so the smallest max_batch wins.
 void TightenWorkerCaps(const CapabilityList* list, WorkerCaps* caps) {
   if (list == nullptr) return;
   for (const auto* cap : *list) {
@@ -25,6 +27,8 @@ Peer* Membership::Find(const std::string& id) {
 }
 
 Peer* Membership::FindByRank(wire::Role role, int rank) {
+  // Peers not numbered yet have rank -1; a sender without a rank must not
+  // match them.
   auto it = std::find_if(peers_.begin(), peers_.end(), [&](const auto& p) {
     return p.second.role == role && p.second.rank == rank && p.second.rank >= 0;
   });
@@ -61,6 +65,9 @@ Peer Membership::RemoveWorker(const std::string& id) {
 Peer Membership::RemoveServer(const std::string& id) {
   Peer gone = peers_[id];
   peers_.erase(id);
+  // The slot stays, empty, so shard k is still server_ids_[k] and the
+  // layout's endpoints keep their places. A server lost before the ranks
+  // were assigned (rank -1) ends the job anyway (Recovery::LoseServer).
   if (gone.rank >= 0 && static_cast<size_t>(gone.rank) < server_ids_.size()) {
     server_ids_[gone.rank].clear();
   }
@@ -83,6 +90,8 @@ void Membership::AssignRanks(std::vector<std::string>& ids) {
   std::vector<int> hints;
   hints.reserve(ids.size());
   for (const auto& id : ids) hints.push_back(peers_[id].rank_hint);
+  // Reordered so that index i holds rank i. For servers this lasts (a lost
+  // one leaves its slot empty), so server_ids_[k] is shard k.
   const std::vector<int> ranks = lockstep::AssignRanks(hints);
   std::vector<std::string> by_rank(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -109,6 +118,8 @@ std::optional<std::string> Membership::WorkerOfRank(int rank) const {
 }
 
 int Membership::ServerSlotFor(int rank_hint) const {
+  // A hint naming a shard wins even when that shard looks alive: the new
+  // process replaces the old one (Recovery::AcceptReturningServer).
   const auto shards = static_cast<int>(server_ids_.size());
   if (rank_hint >= 0 && rank_hint < shards) return rank_hint;
   const auto free = std::find(server_ids_.begin(), server_ids_.end(), "");
@@ -134,6 +145,9 @@ int Membership::LowestWorker() const {
 }
 
 bool Membership::AllWorkersFinished() const {
+  // No worker is not a finished job: Enrollment::RemoveWorker asks whether
+  // training is over right after removing a worker whose successor may
+  // still be registering (and a job left with none is aborted there).
   if (worker_ids_.empty()) return false;
   return std::all_of(worker_ids_.begin(), worker_ids_.end(),
                      [&](const auto& id) { return peers_.at(id).finished; });

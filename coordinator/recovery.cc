@@ -6,6 +6,9 @@
 namespace lockstep {
 
 bool Recovery::CurrentEpoch(const Peer& peer, uint32_t epoch) const {
+  // During a recovery nothing counts, not even the new epoch's: the clocks
+  // after the round are being undone, and the policy that would learn from
+  // a report is replaced when the recovery finishes (ClockDriver::Restart).
   if (!recovering_ && epoch == epoch_) return true;
   LS_LOG(Debug) << "ignored a report of worker " << peer.rank
                 << " from recovery epoch " << epoch << " (now " << epoch_
@@ -58,6 +61,8 @@ void Recovery::LoseServer(const std::string& id, const std::string& why,
   }
   // A copy: recording the abandoned round below changes the manifest.
   const ManifestRound round = *latest;
+  // A second loss during a recovery restarts it, but its deadline and the
+  // time it reports still count from the first loss.
   if (!recovering_) started_s_ = NowSeconds();
   recovering_ = true;  // no round starts for a tool's request meanwhile
   rounds_.AbandonForLoss("server " + std::to_string(gone.rank) + " was lost");
@@ -67,6 +72,11 @@ void Recovery::LoseServer(const std::string& id, const std::string& why,
 
 void Recovery::BeginRollback(const ManifestRound& round, const std::string& why,
                              Enrollment& enrollment) {
+  // Every shard rolls back, not only the lost one: its part can only come
+  // from the round, and the others must go back to that round with it.
+  // The epoch goes up before the Welcomes carry it, so a Restored of an
+  // earlier rollback (HandleRestored) and the old timeline's reports never
+  // count.
   rounds_.BeginRollback(round);
   ++epoch_;
   recovering_ = true;
@@ -74,6 +84,8 @@ void Recovery::BeginRollback(const ManifestRound& round, const std::string& why,
   LS_LOG(Warning) << why << "; rolling every shard back to snapshot round "
                   << round.round << " (clock " << round.clock
                   << "), recovery epoch " << epoch_;
+  // A lost shard's slot is empty: its replacement gets the same round and
+  // epoch when it registers (AcceptReturningServer).
   for (const auto& server : members_.server_ids()) {
     if (!server.empty()) enrollment.SendWelcome(server, members_.at(server));
   }
@@ -112,6 +124,8 @@ bool Recovery::AcceptReturningServer(const std::string& id,
   peer.rank_hint = reg.rank_hint();
   peer.endpoint = flatbuffers::GetString(reg.endpoint());
   peer.host = flatbuffers::GetString(reg.host());
+  // The layout names the new endpoint before anything carries it: this
+  // Welcome, and the workers' Starts when the recovery finishes.
   members_.PlaceServer(slot, id, peer);
   enrollment.layout().set_endpoint(slot, peer.endpoint);
   LS_LOG(Warning) << "server " << slot << " is back from " << peer.host
@@ -123,6 +137,8 @@ bool Recovery::AcceptReturningServer(const std::string& id,
 void Recovery::HandleRestored(const Peer& peer, const wire::Restored& restored,
                               Enrollment& enrollment) {
   if (!recovering_ || restored.epoch() != epoch_) return;
+  // Counted by slot: the recovery waits for every shard of the layout,
+  // including a lost one's replacement, not for the servers alive now.
   restored_.insert(peer.rank);
   LS_LOG(Info) << "server " << peer.rank << " restored round "
                << restored.round() << " (" << restored_.size() << "/"
@@ -135,6 +151,8 @@ void Recovery::HandleRestored(const Peer& peer, const wire::Restored& restored,
 void Recovery::FinishRecovery(Enrollment& enrollment) {
   const ManifestRound& round = *rounds_.restore();
   const int64_t clock = round.clock + 1;
+  // The policy restarts before any Start is sent, so each Start carries
+  // the round's clock + 1.
   const Status restarted = clock_.Restart(round);
   if (!restarted.ok()) {
     host_.Abort(restarted.WithContext("recovery"));
@@ -149,6 +167,9 @@ void Recovery::FinishRecovery(Enrollment& enrollment) {
     enrollment.SendStart(members_.evaluator_id(), *evaluator);
   }
   for (const auto& id : members_.worker_ids()) {
+    // Whatever a worker had of the old timeline is void: an Admit waiting
+    // for an answer, or being told the job was over (the clocks after the
+    // round run again).
     Peer& peer = members_.at(id);
     peer.finished = false;
     peer.pending_admit.reset();

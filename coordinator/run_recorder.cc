@@ -17,9 +17,14 @@ constexpr double kLossEma = 0.05;
 constexpr double kProgressPeriodS = 0.5;
 constexpr double kIdleProgressPeriodS = 10.0;
 constexpr double kFlushPeriodS = 1.0;
+// Upper bounds of the staleness histogram's buckets (Prometheus `le`),
+// doubling, so a few buckets reach from none to beyond 64 clocks.
 constexpr int64_t kStalenessBuckets[] = {0, 1, 2, 4, 8, 16, 32, 64};
 constexpr size_t kNumBuckets = std::size(kStalenessBuckets) + 1;
 
+// Negative values are the recorder's "none yet" (test_accuracy_ is -1
+// before the first evaluation): printed as "nan", which the launcher reads
+// as not reported.
 std::string Fixed(double v, int digits) {
   if (!std::isfinite(v) || v < 0) return "nan";
   char buf[48];
@@ -73,6 +78,9 @@ void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
     ++bucket;
   }
   ++staleness_counts_[bucket];
+  // The counters are kept with or without a run directory: the metrics
+  // endpoint and the summary line need them too. A push counts as dropped
+  // when any shard dropped it.
   dropped_pushes_ += dropped > 0 ? 1 : 0;
   wait_s_[r.worker] += r.wait_s;
   ++clocks_reported_;
@@ -94,6 +102,9 @@ void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
   }
   o.Add("wall_s", WallSeconds());
   metrics_ << o.str() << '\n';
+  // One line per worker per clock can be thousands a second: flushed about
+  // once a second, so readers follow the run closely without a write per
+  // line (Finish flushes the rest).
   if (NowSeconds() - last_flush_s_ > kFlushPeriodS) {
     metrics_.flush();
     last_flush_s_ = NowSeconds();
@@ -104,6 +115,8 @@ void RunRecorder::RecordCommit(int64_t clock, uint64_t samples,
                                double mean_loss) {
   last_clock_ = std::max(last_clock_, clock);
   samples_ += samples;
+  // A NaN mean loss (a commit without any listed worker's report) is left
+  // out, or the smoothed loss would stay NaN for good.
   if (std::isfinite(mean_loss)) {
     loss_ema_ = have_loss_ ? (1 - kLossEma) * loss_ema_ + kLossEma * mean_loss
                            : mean_loss;
@@ -114,6 +127,9 @@ void RunRecorder::RecordCommit(int64_t clock, uint64_t samples,
 void RunRecorder::RecordEvaluation(int64_t clock, double loss, double accuracy,
                                    bool final, double seconds,
                                    double reached_s) {
+  // Evaluations may arrive out of point order: the summary keeps the newest
+  // point's (the final one's above all), and time to target the earliest
+  // time any point reached the target.
   if (final || clock >= newest_eval_) {
     test_accuracy_ = accuracy;
     test_loss_ = loss;
@@ -227,6 +243,7 @@ Status RunRecorder::Finish(
   JsonObject policy;
   for (const auto& [key, value] : policy_metrics) policy.Add(key, value);
   o.AddRaw("policy_metrics", policy.str());
+  // A last @progress line shows the final state before the @summary line.
   MaybePrintProgress(true);
   std::cout << "@summary " << o.str() << std::endl;
   if (run_dir_.empty()) return Status::Ok();

@@ -22,6 +22,9 @@ Status SnapshotRounds::SetUp(bool resume, uint64_t resume_round) {
     return Status::Ok();
   }
   auto loaded = SnapshotManifest::Load(job_.snapshot_dir);
+  // A new job never writes over another job's manifest (its rounds would
+  // be lost), and only a missing manifest counts as none: a corrupt one is
+  // an error, not a reason to start afresh.
   if (!resume) {
     if (loaded.ok()) {
       return FailedPrecondition(
@@ -45,8 +48,13 @@ Status SnapshotRounds::SetUp(bool resume, uint64_t resume_round) {
                            : std::string("no complete round")));
     }
     restore_ = *round;
+    // The job as resumed (flags given on resume may change it), so a later
+    // resume continues this job.
     manifest_.set_job(job_);
   }
+  // A resumed job's schedule counts from the round it restored. The
+  // manifest is written now, so a snapshot folder that cannot be written
+  // fails the job at its start, not at its first round.
   rounds_ = RoundTracker(job_.snapshot_every_clocks, job_.snapshot_every_s,
                          NowSeconds(), restore_ ? restore_->clock : -1);
   return manifest_.Save(job_.snapshot_dir);
@@ -54,6 +62,9 @@ Status SnapshotRounds::SetUp(bool resume, uint64_t resume_round) {
 
 void SnapshotRounds::MaybeStartRound(int64_t clock, bool force) {
   if (job_.snapshot_dir.empty() || !job_.snapshots() || clock < 0) return;
+  // One round at a time: the job's last round waits for the one in flight
+  // (FinishRound starts it), and the state after the last clock does not
+  // change meanwhile.
   if (force && rounds_.in_flight()) {
     final_round_clock_ = clock;
     return;
@@ -76,6 +87,10 @@ void SnapshotRounds::StartRound(int64_t clock) {
   // worker was when the shards' cuts begin.
   rounds_.Begin(round, clock, context_.Shards(), now, UnixSeconds(),
                 context_.PolicyName(), context_.PolicyStateNow());
+  // A shard freezes its part when this reaches it: under commit policies
+  // behind the Commit of `clock`, which was sent first
+  // (ClockDriver::IssueCommits). Once its part is durable, it deletes its
+  // rounds below keep_from.
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateSnapshotStart(fbb, round, clock, keep_from);
   zmq::message_t header = FinishEnvelope(
@@ -95,6 +110,8 @@ void SnapshotRounds::HandleRoundRequest(const std::string& id) {
   const int64_t clock = context_.LastCommittedClock();
   const bool recovering = context_.Recovering();
   std::string refused;
+  // During a recovery the state is being rolled back, and before the
+  // first commit there is no state to take.
   if (job_.snapshot_dir.empty()) {
     refused = "this job has no --snapshot-dir";
   } else if (clock < 0 || recovering) {
@@ -162,6 +179,8 @@ void SnapshotRounds::FinishRound(ManifestRound round) {
   ManifestRound answer = round;
   manifest_.Record(std::move(round));
   manifest_.Prune(job_.snapshot_keep);
+  // A round the manifest does not name is never restored, so it counts as
+  // failed even though every shard wrote it.
   Status saved = manifest_.Save(job_.snapshot_dir);
   if (!saved.ok()) {
     ++failed_;
@@ -170,6 +189,8 @@ void SnapshotRounds::FinishRound(ManifestRound round) {
     answer.error = "the manifest was not updated: " + saved.message();
   }
   AnswerRoundRequests(answer);
+  // No round is in flight now: the job's last round goes first, then one
+  // a tool asked for meanwhile (unless a recovery is under way).
   if (final_round_clock_) {
     const int64_t clock = *final_round_clock_;
     final_round_clock_.reset();
@@ -184,12 +205,15 @@ void SnapshotRounds::FinishRound(ManifestRound round) {
 RestoreFailure SnapshotRounds::HandleRestoreFailed(int shard, uint64_t round,
                                                    const std::string& why) {
   RestoreFailure result;
+  // Only a failure of the round being restored counts; one of a round
+  // given up already (an earlier rollback) is late news.
   const ManifestRound* entry = manifest_.Find(round);
   if (!restore_ || restore_->round != round || entry == nullptr) return result;
   result.ignored = false;
   ManifestRound failed = *entry;
   failed.complete = false;
   failed.error = "restore on shard " + std::to_string(shard) + ": " + why;
+  // Recorded failed, so no later resume picks this round again.
   manifest_.Record(std::move(failed));
   Status saved = manifest_.Save(job_.snapshot_dir);
   const ManifestRound* older = manifest_.LatestComplete();
@@ -212,6 +236,9 @@ RestoreFailure SnapshotRounds::HandleRestoreFailed(int shard, uint64_t round,
 }
 
 bool SnapshotRounds::Settled() {
+  // A finished job waits for the round in flight to be reported before its
+  // peers are told to stop, so the manifest records it; but a shard that
+  // never reports must not hold the job forever.
   if (!rounds_.in_flight()) return true;
   const double now = NowSeconds();
   if (settle_deadline_s_ == 0) {
@@ -228,12 +255,16 @@ bool SnapshotRounds::Settled() {
 }
 
 void SnapshotRounds::AbandonForLoss(const std::string& why) {
-  if (auto abandoned = rounds_.Abandon(why)) FinishRound(std::move(*abandoned));
+  // Dropped before the abandoned round is finished: FinishRound would start
+  // it, of the state being rolled back and with a shard gone.
   final_round_clock_.reset();
+  if (auto abandoned = rounds_.Abandon(why)) FinishRound(std::move(*abandoned));
 }
 
 void SnapshotRounds::BeginRollback(const ManifestRound& round) {
   restore_ = round;
+  // Tools waiting for a round to start: theirs would have been of the
+  // timeline being undone.
   for (const std::string& tool : round_requests_) {
     outbox_.Send(tool, MakeErrorHeader(wire::ErrorCode::NotReady,
                                        "the job is rolling back; ask again", 0,

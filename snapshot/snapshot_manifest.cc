@@ -17,6 +17,8 @@ std::string PathIn(const std::string& dir) {
   return (std::filesystem::path(dir) / kManifestFile).string();
 }
 
+// Every job field as its flag text (JobFields), so the job reads back
+// through the flags' own parsers and a new field needs no code here.
 json JobToJson(const JobConfig& job) {
   json fields = json::object();
   for (const JobField& f : JobFields()) fields[f.name] = f.format(job);
@@ -29,10 +31,13 @@ StatusOr<JobConfig> JobFromJson(const json& fields) {
     if (!fields.contains(f.name)) continue;  // an older manifest: default
     LS_RETURN_IF_ERROR(f.parse(fields.at(f.name).get<std::string>(), &job));
   }
+  // A resumed job runs from this, so it is checked like flags are.
   LS_RETURN_IF_ERROR(ValidateJobConfig(job));
   return job;
 }
 
+// JSON object keys are strings: shard and worker numbers are written as
+// text and read back with std::stoul.
 json RoundToJson(const ManifestRound& r) {
   json cuts = json::object();
   for (const auto& [shard, workers] : r.contained) {
@@ -67,6 +72,9 @@ PolicyState PolicyStateFromJson(const json& j) {
 
 ManifestRound RoundFromJson(const json& j) {
   ManifestRound r;
+  // These fields are required (a missing one throws, and FromJson reports
+  // the manifest corrupt); policy and policy_state, added later, may be
+  // absent.
   r.round = j.at("round").get<uint64_t>();
   r.clock = j.at("clock").get<int64_t>();
   r.unix_time = j.at("unix_time").get<double>();
@@ -98,6 +106,8 @@ std::string SnapshotManifest::ToJson() const {
   return doc.dump(1) + "\n";
 }
 
+// Every problem is Corruption, never NotFound: SnapshotRounds::SetUp takes
+// NotFound for "no manifest" and would start a new job over this one.
 StatusOr<SnapshotManifest> SnapshotManifest::FromJson(std::string_view text) {
   try {
     const json doc = json::parse(text);
@@ -143,6 +153,8 @@ Status SnapshotManifest::Save(const std::string& dir) const {
   return WriteFileDurably(PathIn(dir), ToJson());
 }
 
+// Rounds stay sorted by number. Replacing by number is how a round is
+// marked failed after the fact (a restore that failed).
 void SnapshotManifest::Record(ManifestRound round) {
   auto it = std::lower_bound(
       rounds_.begin(), rounds_.end(), round.round,
@@ -173,6 +185,8 @@ uint64_t SnapshotManifest::NextRound(uint64_t at_least) const {
   return std::max(next, at_least);
 }
 
+// The cut is the keep-th newest complete round; failed rounds newer than it
+// stay, with their errors. With fewer complete rounds nothing goes.
 uint64_t SnapshotManifest::Prune(uint32_t keep) {
   uint32_t complete = 0;
   uint64_t oldest_kept = rounds_.empty() ? 1 : rounds_.front().round;

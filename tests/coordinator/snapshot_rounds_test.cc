@@ -191,6 +191,20 @@ TEST_F(SnapshotRoundsTest, LostServerAbandonsTheRoundInFlight) {
   EXPECT_TRUE(rounds_.Settled());
 }
 
+TEST_F(SnapshotRoundsTest,
+       LostServerDropsTheLastRoundWaitingForTheOneInFlight) {
+  rounds_.MaybeStartRound(1, false);
+  rounds_.MaybeStartRound(2, /*force=*/true);  // waits for round 1
+  ASSERT_EQ(outbox_.Of(wire::Body::SnapshotStart).size(), 2u);
+  context_.recovering = true;
+  rounds_.AbandonForLoss("server 1 was lost");
+  EXPECT_EQ(rounds_.failed(), 1u);
+  // Nothing starts during the recovery: the waiting round was of the state
+  // being rolled back, and one shard is gone.
+  EXPECT_EQ(outbox_.Of(wire::Body::SnapshotStart).size(), 2u);
+  EXPECT_TRUE(rounds_.Settled());
+}
+
 TEST(SnapshotRoundsSetUpTest, RoundsNeedASnapshotDir) {
   JobConfig job;
   job.snapshot_every_clocks = 5;

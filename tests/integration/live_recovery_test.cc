@@ -60,6 +60,39 @@ TEST(LiveRecoveryTest, AServerKilledAndRestartedRollsTheJobBackLive) {
   EXPECT_EQ(JsonNumber(summary, "recoveries"), 1) << summary;
 }
 
+// A killed server that nobody starts again: once the recovery outlives the
+// registration timeout the job ends, and the coordinator tells every role
+// why rather than leaving them to find it silent.
+TEST(LiveRecoveryTest, AServerThatNeverComesBackEndsTheJobAndTheRolesHearWhy) {
+  const std::string dir = MakeTempDir("lockstep-live-lost");
+  TestCluster cluster;
+  ASSERT_TRUE(
+      cluster
+          .StartCoordinator(RecoveryJob(dir),
+                            {"--run-dir", dir, "--register-timeout-s", "3"})
+          .ok());
+  std::vector<pid_t> pids;
+  for (int s = 0; s < 2; ++s) {
+    auto pid =
+        cluster.Start(ServerArgv(cluster, s), "server " + std::to_string(s));
+    ASSERT_TRUE(pid.ok());
+    pids.push_back(*pid);
+  }
+  StartWorkers(cluster, dir);
+  for (int i = 0; i < 600 && !cluster.Printed("coordinator", "complete"); ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(kill(pids[1], SIGKILL), 0);
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(60));
+  ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");
+  EXPECT_FALSE(exit->ok());
+  EXPECT_TRUE(cluster.Printed("coordinator", "recovery did not finish"))
+      << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(30)));
+  EXPECT_TRUE(cluster.Printed("server 0", "job aborted: recovery did not"))
+      << cluster.Output("server 0");
+}
+
 // As above, but the newest round is damaged (a flipped byte in shard 0's
 // part) after the kill: server 0 fails to restore it and exits, the round
 // is marked failed, every shard rolls back to the round before, and the job

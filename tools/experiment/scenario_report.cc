@@ -17,6 +17,9 @@ std::vector<std::string> LabelsOf(const ExperimentSpec& spec) {
 }
 
 // Every recorded run of `scenario`, its metrics read when it finished.
+// A run that failed, timed out or cannot be read stays in, without
+// metrics: the tables count it failed instead of quietly reporting fewer
+// seeds. Runs never recorded (not run yet) are left out.
 std::vector<RunOutcome> Outcomes(const ExperimentSpec& spec,
                                  const std::vector<RunState>& states,
                                  const std::string& scenario) {
@@ -28,6 +31,7 @@ std::vector<RunOutcome> Outcomes(const ExperimentSpec& spec,
     r.sweep_point = s.run.sweep_point;
     r.sweep_settings = s.run.sweep_settings;
     r.seed = s.run.seed;
+    // Per run: a scenario's or policy's job may set its own target.
     r.main_target = MainTarget(spec, s.run.job);
     if (s.record->status == "ok") {
       StatusOr<RunMetrics> metrics = ReadRunMetrics(s.run.dir);
@@ -120,13 +124,19 @@ ScenarioReport BuildScenarioReport(const ExperimentSpec& spec,
       }
     }
   }
+  // Only the chosen groups' runs make the tables: a swept policy is shown
+  // at its best point, measured on the same seeds as the others.
   report.rows = PolicyRows(report.chosen, labels, spec.baseline);
+  // The bound needs the cost model; it is worked out only when a policy's
+  // row will show it.
   const bool splits =
       std::any_of(spec.policies.begin(), spec.policies.end(), SplitsBatches);
   const PlannedRun* first = nullptr;
   for (const RunState& s : states) {
     if (s.run.scenario != scenario.name) continue;
     if (first == nullptr) first = &s.run;
+    // The largest: a policy's or sweep's job may set its own budget, and
+    // the budget table is shown when any run had one.
     report.budget_s = std::max(report.budget_s, s.run.job.budget_s);
   }
   if (first != nullptr) {
@@ -135,6 +145,8 @@ ScenarioReport BuildScenarioReport(const ExperimentSpec& spec,
     report.clocks = first->job.max_clocks;
     if (splits) report.bound = SplitBound(*first);
   }
+  // PolicyRows returns a row per label in the spec's order, so rows[i] is
+  // spec.policies[i].
   for (size_t i = 0; i < report.rows.size(); ++i) {
     if (SplitsBatches(spec.policies[i])) report.rows[i].bound = report.bound;
   }

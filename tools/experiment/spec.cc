@@ -20,6 +20,8 @@ class SpecParser : public SpecReader {
  public:
   using SpecReader::SpecReader;
 
+  // The table form becomes --hetero's inline text, so the profiles are
+  // checked by the launcher's own parser when the runs are planned.
   StatusOr<std::string> Hetero(const toml::node& node) const {
     if (node.is_string()) return std::string(node.as_string()->get());
     const toml::table* table = node.as_table();
@@ -47,6 +49,8 @@ class SpecParser : public SpecReader {
         {"name", "description", "hetero", "job", "launch", "event_clock"}));
     if (!t->contains("name")) return Error(s.line, "scenario: missing 'name'");
     LS_ASSIGN_OR_RETURN(s.name, String(*t->get("name"), "name"));
+    // The name is a folder of the output (OUT/SCENARIO/...), so it must be
+    // a plain file name: no separator, and not "." or "..".
     if (!IsFileName(s.name)) {
       return Error(s.line, "scenario name '" + s.name +
                                "' must be letters, digits, '.', '_' or '-'");
@@ -64,6 +68,8 @@ class SpecParser : public SpecReader {
                           SpecJobFlag, SpecJobKeys()));
     }
     if (const toml::node* event = t->get("event_clock")) {
+      // Clock 0 is "no event" (SpecScenario), so an event is at clock 1 or
+      // later; there is nothing before clock 0 to compare with anyway.
       if (!event->is_integer() || event->as_integer()->get() < 1) {
         return Error(*event, "event_clock: expected a clock >= 1");
       }
@@ -131,6 +137,8 @@ Status SpecParser::FillHeader(const toml::table& root,
     if (!v || !(*v > 0)) return Error(*t, "timeout_s: expected seconds > 0");
     spec->timeout_s = *v;
   }
+  // Policies() refuses an empty list, so there is a first policy to be
+  // the baseline by default.
   LS_ASSIGN_OR_RETURN(spec->policies, Policies(*root.get("policies")));
   spec->baseline = spec->policies.front().label;
   if (const toml::node* b = root.get("baseline")) {
@@ -180,6 +188,8 @@ Status SpecParser::FillJob(const toml::table& root,
       spec->scenarios.push_back(std::move(s));
     }
   }
+  // Without scenarios the spec still compares its policies: once, with
+  // every worker at its own speed.
   if (spec->scenarios.empty()) {
     spec->scenarios.push_back({"uniform", "", "", {}, {}, 0, 0});
   }
@@ -194,6 +204,8 @@ Status SpecParser::FillPaper(const toml::table& root,
   if (t == nullptr) return Error(*paper, "[paper]: expected a table");
   LS_RETURN_IF_ERROR(
       CheckKeys(*t, "[paper]", {"source", "claim", "policy", "speedup"}));
+  // A published speedup is compared with ours only for a policy named
+  // here, so neither means anything alone.
   if (t->contains("policy") != t->contains("speedup")) {
     return Error(*paper, "[paper]: give 'policy' and 'speedup' together");
   }
@@ -254,6 +266,8 @@ Status SpecParser::FillSweep(const toml::table& root,
       }
       spec->targets.push_back(*v);
     }
+    // Sorted, so a duplicate sits next to its twin and the report lists
+    // the targets in ascending order.
     std::sort(spec->targets.begin(), spec->targets.end());
     if (std::adjacent_find(spec->targets.begin(), spec->targets.end()) !=
         spec->targets.end()) {
@@ -272,6 +286,9 @@ Status SpecParser::FillSweep(const toml::table& root,
 Status SpecParser::CheckProportional(const ExperimentSpec& spec,
                                      const SpecPolicy& p) const {
   if (p.batch != kProportionalBatch) return Status();
+  // The split divides the global batch that [job] and the scenario give;
+  // batches the policy itself sets or sweeps would be replaced without a
+  // word.
   const std::string why =
       "policy '" + p.label + "': batch = \"proportional\" sets the batches ";
   for (const SpecSetting& s : p.job) {
@@ -301,6 +318,8 @@ StatusOr<ExperimentSpec> ParseExperimentSpec(const std::string& text,
   ExperimentSpec spec;
   spec.file_name = file_name;
   spec.text = text;
+  // In this order: [paper] and the sweep's checks name policies by label,
+  // so the policies are read first (FillHeader).
   LS_RETURN_IF_ERROR(parser.FillHeader(root, &spec));
   LS_RETURN_IF_ERROR(parser.FillJob(root, &spec));
   LS_RETURN_IF_ERROR(parser.FillPaper(root, &spec));

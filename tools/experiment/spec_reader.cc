@@ -37,6 +37,9 @@ StatusOr<std::vector<SpecSetting>> SpecReader::Settings(
   for (auto&& [key, value] : *table) {
     const std::string k(key.str());
     const int line = LineOf(value);
+    // Each run's policy and seed come from the spec's lists (they name its
+    // group and folder), and the plan sets them last: a job's would be
+    // silently ignored.
     if (k == "sync" || k == "seed") {
       std::string reason = where + ": '";
       reason += k + "' is set by the spec's '";
@@ -47,11 +50,16 @@ StatusOr<std::vector<SpecSetting>> SpecReader::Settings(
     LS_ASSIGN_OR_RETURN(std::string text, FlagText(value, k));
     placed.push_back({PlaceOf(value), {k, text, line}});
   }
+  // Back into the file's order: a run group's label and the order of the
+  // sweep's points follow the order the author wrote the keys in, and a
+  // key given twice is reported where it is given again.
   std::sort(placed.begin(), placed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<SpecSetting> settings;
   settings.reserve(placed.size());
   for (auto& [place, setting] : placed) settings.push_back(std::move(setting));
+  // Compared by flag, not as written: "target-accuracy" and
+  // "target_accuracy" are one setting.
   for (size_t i = 0; i < settings.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (flag_of(settings[i].key) == flag_of(settings[j].key)) {
@@ -92,6 +100,8 @@ StatusOr<std::vector<SpecSweepAxis>> SpecReader::Sweep(
                                         "a sweep value is one number, string "
                                         "or boolean"));
       }
+      // Compared as flag text, so 0.1 and 0.10 are one value: two would
+      // make two run groups of one label.
       LS_ASSIGN_OR_RETURN(std::string text, FlagText(v, k.key));
       if (std::find(axis.values.begin(), axis.values.end(), text) !=
           axis.values.end()) {
@@ -104,6 +114,8 @@ StatusOr<std::vector<SpecSweepAxis>> SpecReader::Sweep(
   return axes;
 }
 
+// Only the name: the policy's parameters are checked with the rest of
+// each run's job (PlanExperiment).
 Status SpecReader::CheckPolicyName(const SpecPolicy& p) const {
   const std::string name = PolicySpec(p.sync).name();
   if (PolicyRegistry().Find(name) != nullptr) return Status();
@@ -163,6 +175,8 @@ StatusOr<SpecPolicy> SpecReader::Policy(const toml::node& item) const {
     LS_ASSIGN_OR_RETURN(p.sync, String(item, "policies"));
     p.label = p.sync;
   }
+  // '@' separates a label from its sweep point in a run group's name
+  // ("ssp0@lr=0.05"), so a label holding one could not be told apart.
   if (p.label.find('@') != std::string::npos) {
     return Error(p.line, "policy label '" + p.label +
                              "': '@' marks a sweep point; choose another");

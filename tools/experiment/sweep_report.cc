@@ -32,6 +32,10 @@ std::string SeedCsv(const std::string& group, const SweepSeed& s) {
          CsvNum(s.final_accuracy);
 }
 
+// A failed run keeps NaN, so it is left out of the group's medians; a
+// finished run that never reached the target has time +inf, so it counts
+// there as never. A run without evaluation points scores its final
+// accuracy as its mean, so it is still ranked.
 SweepSeed SeedOf(const RunOutcome& r) {
   SweepSeed s{r.seed, r.metrics.has_value(), NAN, NAN, NAN};
   if (!r.metrics) return s;
@@ -68,6 +72,7 @@ int CompareLow(double a, double b) {
 
 // Higher is better; NaN is worst.
 int CompareHigh(double a, double b) {
+  // Negated, but a NaN stays NaN, so it is still the worst.
   return CompareLow(std::isnan(a) ? NAN : -a, std::isnan(b) ? NAN : -b);
 }
 
@@ -75,6 +80,8 @@ int CompareHigh(double a, double b) {
 
 bool BetterGroup(const SweepGroup& a, const SweepGroup& b,
                  const std::string& criterion) {
+  // Strictly better only: on a tie the caller keeps the group it has, the
+  // earlier in the spec's order.
   if ((a.ok > 0) != (b.ok > 0)) return a.ok > 0;
   int order = 0;
   if (criterion == "mean-accuracy") {
@@ -95,6 +102,8 @@ std::vector<SweepGroup> ScoreSweep(const std::vector<RunOutcome>& runs,
                                    const std::string& criterion) {
   std::vector<SweepGroup> groups;
   for (const std::string& policy : policies) {
+    // A policy's groups are searched from `first` on: the same sweep point
+    // under another policy is another group.
     const size_t first = groups.size();
     for (const RunOutcome& r : runs) {
       if (r.policy != policy) continue;
@@ -178,6 +187,8 @@ std::string SweepCsv(
     const std::vector<std::pair<std::string, std::vector<SweepGroup>>>&
         scenarios,
     const std::string& criterion) {
+  // Every swept key of every scenario gets a column, so all rows have the
+  // same columns; a group that does not sweep a key leaves it empty.
   std::vector<std::string> keys;  // every swept key, first seen first
   for (const auto& [scenario, groups] : scenarios) {
     for (const SweepGroup& g : groups) {
@@ -204,6 +215,8 @@ std::string SweepCsv(
                          [&](const SpecSetting& s) { return s.key == k; });
         group += "," + (it == g.settings.end() ? "" : CsvText(it->value));
       }
+      // The group's values repeat on each of its seed rows, so every row
+      // reads on its own when the file is filtered or sorted.
       const std::string tail = "," + CsvNum(g.median_time_s) + "," +
                                CsvNum(g.mean_accuracy) + "," +
                                CsvNum(g.median_final_accuracy) + "," +

@@ -32,6 +32,10 @@ Reach ReachOf(const RunMetrics& m, const RunTarget& target) {
   Reach r;
   const EvalPoint* e = m.FirstReaching(target);
   if (e == nullptr) return r;
+  // train_s is when training reached the point, not when its evaluation
+  // ended, so the evaluator's delay is not counted. Under every policy a
+  // point is the model after that many clocks of X samples (on-arrival
+  // policies count their progress so too), hence clocks x X samples.
   r.time_s = e->train_s;
   r.clocks = e->clock;
   r.samples = e->clock * m.summary.Get("global_batch");  // NaN if absent
@@ -39,6 +43,8 @@ Reach ReachOf(const RunMetrics& m, const RunTarget& target) {
 }
 
 // The display name of each policy: its chosen sweep point, if any.
+// The runs are the chosen groups' (BuildScenarioReport), so all runs of
+// a policy share one sweep point and the first names it.
 std::string NameOf(const std::vector<RunOutcome>& runs,
                    const std::string& policy) {
   for (const RunOutcome& r : runs) {
@@ -54,6 +60,9 @@ TargetRow RowOf(const std::vector<RunOutcome>& runs, const std::string& policy,
   TargetRow row;
   row.policy = NameOf(runs, policy);
   row.target = target;
+  // Paired by seed, as a seed's two runs share its data order. A baseline
+  // seed that never reached the target pairs as +inf; a failed run (no
+  // metrics) pairs with nothing.
   std::map<uint64_t, double> base;  // seed -> the baseline's time
   for (const RunOutcome& r : runs) {
     if (r.policy == baseline && r.metrics) {
@@ -85,6 +94,8 @@ TargetRow RowOf(const std::vector<RunOutcome>& runs, const std::string& policy,
 std::vector<RunTarget> ReportTargets(double main_target,
                                      const std::vector<double>& accuracies,
                                      double loss) {
+  // The main target may be one of `accuracies` (the highest, when the job
+  // gives none): merged, so it is listed once.
   std::vector<double> all = accuracies;
   if (main_target > 0) all.push_back(main_target);
   std::sort(all.begin(), all.end());
@@ -154,6 +165,9 @@ std::string BudgetMarkdown(const std::vector<RunOutcome>& runs,
                    std::string(kIntervalMethod) +
                    ".\n\n| policy | test acc at the budget | test loss | "
                    "clocks | samples |\n|---|---|---|---|---|\n";
+  // A run stopped by its budget ends training there, and its final
+  // evaluation reads the model where training stopped, so the summary's
+  // accuracy is the accuracy at the budget.
   for (const std::string& policy : policies) {
     std::vector<double> acc, loss, clocks, samples;
     for (const RunOutcome& r : runs) {

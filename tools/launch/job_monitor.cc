@@ -22,6 +22,10 @@ std::string Seconds(double s) {
 
 ExitVerdict JudgeExit(const std::string& role, bool is_coordinator, bool ok,
                       const ExitRules& rules) {
+  // The rules in order of precedence: once the coordinator is done the
+  // job's result stands whatever exits; --supervise restarts before any
+  // failure is judged; a worker or the evaluator failing is survivable
+  // unless --stop-on-worker-failure; anything else failing fails the job.
   if (!rules.judging) return ExitVerdict::kIgnored;
   if (rules.coordinator_done) {
     return ok ? ExitVerdict::kIgnored : ExitVerdict::kFailedAfterTheEnd;
@@ -64,8 +68,12 @@ void JobMonitor::Handle(const ChildEvents& events) {
 void JobMonitor::HandleLine(RoleProcess& role, const ChildLine& line) {
   const std::string& text = line.text;
   RoleProcesses::RecordLine(role, text);
+  // Tagged lines count only on the current coordinator's stdout. A
+  // @progress line that does not parse goes on as an ordinary role line.
   if (line.pid == roles_->coordinator_pid() && !line.from_stderr) {
     if (std::optional<std::string> ep = StripTag(text, "@endpoint")) {
+      // The first one counts; ClearEndpoint forgets it when a restarted
+      // job's coordinator is about to print its own.
       if (endpoint_.empty() && !ep->empty()) endpoint_ = *ep;
     } else if (StripTag(text, "@progress")) {
       StatusOr<Progress> progress = ParseProgressLine(text);
@@ -85,6 +93,8 @@ void JobMonitor::HandleExit(RoleProcess& role, const ChildExit& exit) {
   const std::string what = role.label + " (pid " + std::to_string(exit.pid) +
                            ") " + exit.how.ToString();
   RoleProcesses::RecordNote(role, what);
+  // Whatever the verdict: the group is named by the pid that just exited,
+  // so a restarted worker makes a new one.
   RemoveWorkerCpuQuotaGroup(role, exit.pid);
   const ExitRules rules{judging_exits_, coordinator_done_, options_.supervise,
                         options_.stop_on_worker_failure};
@@ -97,6 +107,8 @@ void JobMonitor::HandleExit(RoleProcess& role, const ChildExit& exit) {
       console_->Message("warning: " + what + " after the job ended");
       break;
     case ExitVerdict::kJobDone:
+      // The job's result is the coordinator's now: the other roles exit on
+      // its Shutdown, and their exits decide nothing (a warning at most).
       coordinator_done_ = true;
       break;
     case ExitVerdict::kRestartJob:
@@ -136,6 +148,9 @@ void JobMonitor::Apply(const Supervisor::Decision& decision,
 
 void JobMonitor::WorkerFailed(const RoleProcess& role,
                               const std::string& what) {
+  // Counted against the job's worker count, not the workers alive: the
+  // launcher starts no replacement without --supervise, whose failures
+  // never come here.
   ++workers_failed_;
   if (workers_failed_ < options_.job.workers) {
     console_->Message(what + "; the job goes on with the other workers");

@@ -68,11 +68,15 @@ po::options_description LaunchFlags() {
       ("stop-on-worker-failure", po::bool_switch(),
        "stop the whole job when a worker fails (default: the job goes on "
        "with the other workers)");
+  // The job flags come from the same table as the coordinator's, so they
+  // have the same names and defaults on every binary.
   AddJobFlags(&options);
   return options;
 }
 
 Status CheckLauncherFlags(const LaunchOptions& options) {
+  // The host is pasted into endpoints ("tcp://HOST:PORT"): a space or a
+  // '/' would make a broken endpoint, found only when a role fails.
   if (options.host.empty() ||
       options.host.find_first_of(" \t/") != std::string::npos) {
     return InvalidArgument("--host '" + options.host + "' is not an address");
@@ -113,6 +117,8 @@ StatusOr<JobConfig> ResumedJob(const po::variables_map& vm,
         "--resume continues in its own run directory; "
         "leave out --run-dir");
   }
+  // The launcher's default place for a run's snapshots; a run started with
+  // its own --snapshot-dir is resumed with that flag too.
   std::string dir = (fs::path(run_dir) / "snapshots").string();
   if (!vm["snapshot-dir"].defaulted()) {
     dir = vm["snapshot-dir"].as<std::string>();
@@ -125,6 +131,8 @@ StatusOr<JobConfig> ResumedJob(const po::variables_map& vm,
     return NotFound("--resume " + run_dir + ": " + dir +
                     " holds no complete snapshot round");
   }
+  // Only flags given on this command line change the recorded job: their
+  // defaults must not undo what the run was started with.
   JobConfig job = manifest->job();
   job.snapshot_dir = dir;
   return JobConfigFromGivenFlags(vm, std::move(job), /*given_only=*/true);
@@ -160,6 +168,8 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.stop_on_worker_failure = vm["stop-on-worker-failure"].as<bool>();
     options.supervise = vm["supervise"].as<bool>();
     options.max_restarts = vm["max-restarts"].as<uint32_t>();
+    // The launcher's own flags first: CheckJob below reads the data set,
+    // and a typo in --host should not wait for that.
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));
     JobConfig job;
     if (const auto resume = vm["resume"].as<std::string>(); !resume.empty()) {
@@ -170,6 +180,8 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
       LS_ASSIGN_OR_RETURN(job, JobConfigFromFlags(vm));
     }
     LS_ASSIGN_OR_RETURN(options.job, CheckJob(std::move(job)));
+    // The per-worker flags are split only now: they need the worker count,
+    // which a resumed job takes from its manifest.
     LS_ASSIGN_OR_RETURN(options.hetero_profiles,
                         ResolveHeteroFlag(options.hetero, options.job.workers));
     LS_ASSIGN_OR_RETURN(
@@ -180,6 +192,7 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
         options.worker_commands,
         ResolveWorkerCmdFlag(options.worker_cmd, options.job.workers));
   } catch (const std::exception& e) {
+    // boost::program_options throws on an unknown flag or a bad value.
     return InvalidArgument(e.what());
   }
   return options;
@@ -204,6 +217,9 @@ std::string DataListenEndpoint(const std::string& data_transport,
   const std::string t = data_transport == "auto" ? "ipc" : data_transport;
   const bool zmq = t.rfind("zmq-", 0) == 0;
   const std::string prefix = zmq ? "zmq+" : "";
+  // Port 0: each server binds a free port and registers the endpoint it
+  // got. An ipc socket is named by the launcher's pid, so two launchers on
+  // one machine never share one.
   if (t == "tcp" || t == "zmq-tcp") return prefix + "tcp://" + host + ":0";
   return prefix + "ipc:///tmp/lockstep-" + std::to_string(launcher_pid) +
          "-server-" + std::to_string(rank) + ".sock";

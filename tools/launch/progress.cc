@@ -22,6 +22,9 @@ std::vector<std::string_view> SplitSpaces(std::string_view text) {
   return tokens;
 }
 
+// The whole text must be the number (trailing junk is refused). A copy,
+// because strtod needs a terminated string and a string_view has none.
+// strtod accepts "nan", which the coordinator prints for "not reported".
 std::optional<double> ParseReal(std::string_view text) {
   if (text.empty()) return std::nullopt;
   const std::string copy(text);
@@ -76,6 +79,7 @@ void AppendPart(const std::string& part, std::string* line) {
 }
 
 // The end of the JSON value starting at `pos` (a scalar or a quoted string).
+// Objects and arrays are not followed: the @summary fields read are flat.
 size_t ValueEnd(std::string_view json, size_t pos) {
   if (pos < json.size() && json[pos] == '"') {
     for (size_t i = pos + 1; i < json.size(); ++i) {
@@ -91,6 +95,8 @@ size_t ValueEnd(std::string_view json, size_t pos) {
   return end == std::string_view::npos ? json.size() : end;
 }
 
+// Escapes are undone only by dropping the backslash ("\n" reads as "n"):
+// enough for the names and numbers a summary holds.
 std::string Unquote(std::string_view text) {
   std::string out;
   for (size_t i = 1; i + 1 < text.size(); ++i) {
@@ -107,6 +113,7 @@ std::optional<std::string> StripTag(std::string_view line,
   if (line.substr(0, tag.size()) != tag) return std::nullopt;
   std::string_view rest = line.substr(tag.size());
   if (rest.empty()) return std::string();
+  // The tag must be a whole word: "@progressive" is not "@progress".
   if (rest[0] != ' ') return std::nullopt;
   rest.remove_prefix(1);
   while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' ')) {
@@ -169,6 +176,10 @@ std::optional<LogLevel> ParseLogLevel(std::string_view line) {
 
 std::optional<std::string> JsonFieldText(std::string_view json,
                                          std::string_view key) {
+  // The first occurrence of "KEY" followed by ':' is taken; one followed by
+  // anything else is a string value, not a key, and the search goes on. In
+  // @summary the nested policy_metrics object comes last
+  // (RunRecorder::Finish), so a top-level key is found before a nested one.
   const std::string quoted = "\"" + std::string(key) + "\"";
   size_t pos = 0;
   while ((pos = json.find(quoted, pos)) != std::string_view::npos) {
@@ -203,6 +214,8 @@ std::string FormatSummary(std::string_view json) {
   for (const Field& field : kFields) {
     const std::optional<std::string> text = JsonFieldText(json, field.key);
     if (!text) continue;
+    // A value that is not a number (the policy's name) is shown as text,
+    // with its key, rather than dropped.
     const std::optional<double> number = ParseReal(*text);
     if (field.format != nullptr && number) {
       AppendPart(Printf(field.format, *number), &line);

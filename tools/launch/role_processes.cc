@@ -23,6 +23,9 @@ Status RoleProcesses::Start(const std::string& run_dir, const std::string& role,
   r.label = RoleLabel(role, rank);
   r.log_path = RoleLogPath(run_dir, role, rank);
   // A restarted role appends to its log.
+  // The log is opened before the process starts, so a role whose log
+  // cannot be written never runs; "e" (close-on-exec) keeps every log out
+  // of the children started later.
   const bool again = !started_labels_.insert(r.label).second;
   r.log.reset(std::fopen(r.log_path.c_str(), again ? "ae" : "we"));
   if (!r.log) return IOError("cannot create " + r.log_path);
@@ -31,6 +34,8 @@ Status RoleProcesses::Start(const std::string& run_dir, const std::string& role,
     console_->Message("started " + r.label + " (pid " + std::to_string(pid) +
                       ")");
   }
+  // A restarted job's new coordinator replaces the old one: its lines are
+  // the ones read for tags (JobMonitor::HandleLine).
   if (role == "coordinator") coordinator_pid_ = pid;
   roles_.emplace(pid, std::move(r));
   return Status::Ok();
@@ -42,6 +47,8 @@ RoleProcess* RoleProcesses::Find(pid_t pid) {
 }
 
 void RoleProcesses::RecordLine(RoleProcess& role, const std::string& text) {
+  // Flushed per line: the log is complete up to the last line even if the
+  // launcher itself is killed, and can be followed while the job runs.
   std::fprintf(role.log.get(), "%s\n", text.c_str());
   std::fflush(role.log.get());
   role.tail.push_back(text);

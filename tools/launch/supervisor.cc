@@ -1,6 +1,7 @@
 #include "tools/launch/supervisor.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "snapshot/snapshot_manifest.h"
 
@@ -16,6 +17,8 @@ std::chrono::milliseconds DelayOf(double delay_s) {
 Supervisor::Supervisor(uint32_t max_restarts) : max_restarts_(max_restarts) {}
 
 double Supervisor::RestartDelayS(uint32_t restart) {
+  // The shift stops at 5 (16 s, above the 10 s cap), so it stays defined
+  // however high the count.
   return std::min(10.0,
                   0.5 * static_cast<double>(1u << std::min(restart - 1, 5u)));
 }
@@ -24,6 +27,8 @@ std::optional<std::string> Supervisor::TakeRestart(const RoleProcess& role,
                                                    const std::string& what,
                                                    Clock::time_point now,
                                                    std::string* failure) {
+  // By label, so a role's restarts add up across the processes that took
+  // its place; its run time is that of the process that just failed.
   uint32_t& count = restart_counts_[role.label];
   if (now - role.started >= kStableRun) count = 0;
   if (count >= max_restarts_) {
@@ -32,9 +37,10 @@ std::optional<std::string> Supervisor::TakeRestart(const RoleProcess& role,
     return std::nullopt;
   }
   ++count;
-  return " in " + std::to_string(RestartDelayS(count)).substr(0, 3) +
-         " s (restart " + std::to_string(count) + " of at most " +
-         std::to_string(max_restarts_) + ")";
+  char delay[16];
+  std::snprintf(delay, sizeof(delay), "%.1f", RestartDelayS(count));
+  return " in " + std::string(delay) + " s (restart " + std::to_string(count) +
+         " of at most " + std::to_string(max_restarts_) + ")";
 }
 
 Supervisor::Decision Supervisor::RestartRole(const RoleProcess& role,
@@ -44,6 +50,8 @@ Supervisor::Decision Supervisor::RestartRole(const RoleProcess& role,
   const std::optional<std::string> when =
       TakeRestart(role, what, now, &decision.message);
   if (!when) return decision;
+  // Not started here: it waits in the pending list, and the launcher,
+  // watching the job meanwhile, starts it once the backoff has passed.
   const double delay_s = RestartDelayS(restart_counts_[role.label]);
   pending_.push_back({role.role, role.rank, now + DelayOf(delay_s)});
   decision.restart = true;
@@ -86,6 +94,7 @@ Supervisor::Decision Supervisor::RestartJob(
 
 std::vector<Supervisor::PendingRestart> Supervisor::TakeDue(
     Clock::time_point now) {
+  // Erased in place, so what stays keeps its order of failure.
   std::vector<PendingRestart> due;
   for (size_t i = 0; i < pending_.size();) {
     if (pending_[i].at > now) {
@@ -98,6 +107,7 @@ std::vector<Supervisor::PendingRestart> Supervisor::TakeDue(
   return due;
 }
 
+// The coordinator's label stands for the job: RestartJob counted under it.
 std::chrono::milliseconds Supervisor::JobRestartDelay() {
   return DelayOf(RestartDelayS(restart_counts_["coordinator"]));
 }

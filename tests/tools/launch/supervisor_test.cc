@@ -70,6 +70,17 @@ TEST_F(SupervisorTest, EachRestartOfARoleWaitsTwiceAsLong) {
   EXPECT_EQ(supervisor.TakeDue(t0_ + milliseconds(1000)).size(), 1u);
 }
 
+TEST_F(SupervisorTest, TheMessageSaysTheCappedDelayWhole) {
+  Supervisor supervisor(10);
+  const RoleProcess server = FailedRole("server", 0, t0_);
+  std::string message;
+  for (int restart = 1; restart <= 6; ++restart) {
+    message = supervisor.RestartRole(server, "s", t0_).message;
+    supervisor.TakeDue(t0_ + seconds(20));
+  }
+  EXPECT_EQ(message, "s; restarting it in 10.0 s (restart 6 of at most 10)");
+}
+
 TEST_F(SupervisorTest, ARoleFailsTheJobOnceItUsedUpItsRestarts) {
   Supervisor supervisor(2);
   const RoleProcess worker = FailedRole("worker", 1, t0_);
