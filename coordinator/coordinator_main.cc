@@ -66,16 +66,14 @@ int Main(int argc, char** argv) {
   if (!vm["listen"].defaulted()) flags.listen = vm["listen"].as<std::string>();
   auto placed = lockstep::PlaceRole(lockstep::EngineRole::kCoordinator, flags);
   if (!placed.ok()) return Fail(placed.status().message());
-  auto job = lockstep::JobConfigFromFlags(vm);
-  if (!job.ok()) return Fail(job.status().message());
   // A TFJob's ps and worker replicas are the job's servers and workers,
-  // unless --servers / --workers say otherwise.
-  if (vm["servers"].defaulted() && placed->servers > 0) {
-    job->servers = placed->servers;
-  }
-  if (vm["workers"].defaulted() && placed->workers > 0) {
-    job->workers = placed->workers;
-  }
+  // unless --servers / --workers say otherwise; the flags given are then
+  // read over them (so a per-worker --batch list counts the replicas).
+  lockstep::JobConfig base;
+  if (placed->servers > 0) base.servers = placed->servers;
+  if (placed->workers > 0) base.workers = placed->workers;
+  auto job = lockstep::JobConfigFromGivenFlags(vm, base, /*given_only=*/true);
+  if (!job.ok()) return Fail(job.status().message());
   lockstep::CoordinatorOptions opts;
   opts.job = *job;
   opts.listen =

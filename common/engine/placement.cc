@@ -1,11 +1,14 @@
 #include "common/engine/placement.h"
 
+#include <arpa/inet.h>
+
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "common/engine/hostlist.h"
 #include "common/engine/tf_config.h"
+#include "common/logging.h"
 
 namespace lockstep {
 namespace {
@@ -29,7 +32,7 @@ std::optional<std::string> PortOf(const std::string& endpoint) {
 }
 
 // Slurm: the coordinator runs on the first node of the job (of its first
-// component in a heterogeneous job, where the shipped script puts it), on
+// component in a heterogeneous job), on
 // LOCKSTEP_COORDINATOR_PORT or the default port; peers reach this process
 // by its node's name. Ranks come from the command line (srun --multi-prog
 // passes %o) or from the coordinator.
@@ -70,6 +73,28 @@ EnginePlacement FromKubernetes(const EnvLookup& env) {
   return placement;
 }
 
+// "a server", "the coordinator", ...
+std::string WithArticle(EngineRole role) {
+  const bool one =
+      role == EngineRole::kCoordinator || role == EngineRole::kEvaluator;
+  return std::string(one ? "the " : "a ") + EngineRoleName(role);
+}
+
+// The command that runs `role`.
+std::string BinaryOf(EngineRole role) {
+  switch (role) {
+    case EngineRole::kCoordinator:
+      return "lockstep-coordinator";
+    case EngineRole::kServer:
+      return "lockstep-server";
+    case EngineRole::kWorker:
+      return "lockstep-worker";
+    case EngineRole::kEvaluator:
+      break;
+  }
+  return "lockstep-worker --evaluator";
+}
+
 }  // namespace
 
 const char* EngineRoleName(EngineRole role) {
@@ -99,18 +124,29 @@ StatusOr<EnginePlacement> PlacementFromEnvironment(const EnvLookup& env) {
     placement = FromKubernetes(env);
   }
   if (const auto coordinator = env("LOCKSTEP_COORDINATOR")) {
+    if (coordinator->rfind("tcp://", 0) != 0 &&
+        coordinator->rfind("ipc://", 0) != 0) {
+      return InvalidArgument("LOCKSTEP_COORDINATOR '" + *coordinator +
+                             "' is not tcp://HOST:PORT (or ipc://PATH)");
+    }
     placement.coordinator = *coordinator;
   }
   return placement;
 }
 
+bool PlacedByHand(EngineRole role, const RoleFlags& flags) {
+  return role == EngineRole::kCoordinator ? !flags.listen.empty()
+                                          : !flags.coordinator.empty();
+}
+
 StatusOr<RoleFlags> CompleteFromEngine(EngineRole role, RoleFlags flags,
                                        const EnginePlacement& placement) {
+  if (PlacedByHand(role, flags)) return flags;
   if (placement.role.has_value() && *placement.role != role) {
     return FailedPrecondition(
-        std::string(EngineRoleName(role)) + " started where " +
-        placement.engine + " places a " + EngineRoleName(*placement.role) +
-        ": start the role the engine names for this task");
+        "TF_CONFIG names this task " + WithArticle(*placement.role) + " (" +
+        BinaryOf(*placement.role) + "), not " + WithArticle(role) +
+        "; give --coordinator to place this process by hand");
   }
   if (flags.coordinator.empty()) flags.coordinator = placement.coordinator;
   if (flags.rank < 0) flags.rank = placement.rank;
@@ -125,18 +161,37 @@ StatusOr<RoleFlags> CompleteFromEngine(EngineRole role, RoleFlags flags,
   if (port <= 0 && role == EngineRole::kCoordinator) {
     port = Number(PortOf(placement.coordinator)).value_or(-1);
   }
+  // On the address peers dial when that is an IPv4 address (the engine
+  // gave this process that address); on every interface when it is a name,
+  // which may not resolve yet when the process starts.
   if (flags.listen.empty() && listens && port > 0) {
-    flags.listen = "tcp://0.0.0.0:" + std::to_string(port);
+    in_addr ip{};
+    const bool literal =
+        inet_pton(AF_INET, placement.advertise.c_str(), &ip) == 1;
+    flags.listen = "tcp://" + (literal ? placement.advertise : "0.0.0.0") +
+                   ":" + std::to_string(port);
   }
   return flags;
 }
 
 StatusOr<RoleFlags> PlaceRole(EngineRole role, RoleFlags flags,
                               const EnvLookup& env) {
+  // Placed by hand: the environment is not read at all, so a launcher or
+  // a test running inside an engine's allocation behaves as anywhere.
+  if (PlacedByHand(role, flags)) return flags;
   LS_ASSIGN_OR_RETURN(const EnginePlacement placement,
                       PlacementFromEnvironment(env));
   LS_ASSIGN_OR_RETURN(flags,
                       CompleteFromEngine(role, std::move(flags), placement));
+  if (!placement.engine.empty() || !placement.coordinator.empty()) {
+    LS_LOG(Info) << "placed by "
+                 << (placement.engine.empty() ? "LOCKSTEP_COORDINATOR"
+                                              : placement.engine)
+                 << ": coordinator "
+                 << (flags.coordinator.empty() ? "-" : flags.coordinator)
+                 << ", rank " << flags.rank << ", advertised as "
+                 << (flags.advertise.empty() ? "-" : flags.advertise);
+  }
   if (flags.coordinator.empty() && role != EngineRole::kCoordinator) {
     return InvalidArgument(
         "--coordinator is required (or LOCKSTEP_COORDINATOR, TF_CONFIG with "

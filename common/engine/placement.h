@@ -2,7 +2,8 @@
 // says: which role, its rank, the coordinator's endpoint and the host name
 // peers reach it by. Read from TF_CONFIG (Kubeflow's TFJob), Slurm's
 // SLURM_* variables or a Kubernetes pod's environment; the command line
-// always wins (CompleteFromEngine), so every binary runs the same by hand.
+// wins: a process given its coordinator (PlacedByHand) reads no engine
+// variable at all, so every binary runs the same by hand.
 // Thread-safety: pure functions over an environment lookup.
 #ifndef LOCKSTEP_COMMON_ENGINE_PLACEMENT_H_
 #define LOCKSTEP_COMMON_ENGINE_PLACEMENT_H_
@@ -44,7 +45,8 @@ EnvLookup ProcessEnvironment();
 // (SLURM_JOB_ID set), else a Kubernetes pod's (KUBERNETES_SERVICE_HOST
 // set), else none (engine ""). LOCKSTEP_COORDINATOR, when set, names the
 // coordinator under every engine. Errors: a TF_CONFIG or SLURM_* value
-// that does not parse (the message names the variable).
+// that does not parse, or a LOCKSTEP_COORDINATOR that is no endpoint (the
+// message names the variable).
 StatusOr<EnginePlacement> PlacementFromEnvironment(const EnvLookup& env);
 
 // What a role's command line says about its place; "" and -1 where it
@@ -58,11 +60,17 @@ struct RoleFlags {
   uint32_t workers = 0;  // --workers), 0 where not given
 };
 
-// `flags`, completed from `placement` where they are silent: the
+// Whether the command line places this process: --coordinator given (the
+// coordinator: --listen given). Such a process ignores the engine.
+bool PlacedByHand(EngineRole role, const RoleFlags& flags);
+
+// `flags` as they are when PlacedByHand; else completed from `placement`
+// where they are silent: the
 // coordinator's endpoint, the rank, the advertised host, the job's sizes
 // and, where the engine names this process's port, a listen endpoint on
-// every interface.
-// FailedPrecondition when the engine says this process is another role.
+// it (at the advertised address when that is an IPv4 address, else on
+// every interface). FailedPrecondition when the engine says this process
+// is another role (the message names the binary to run).
 StatusOr<RoleFlags> CompleteFromEngine(EngineRole role, RoleFlags flags,
                                        const EnginePlacement& placement);
 

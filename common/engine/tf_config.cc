@@ -93,7 +93,10 @@ StatusOr<EnginePlacement> PlacementFromTfConfig(std::string_view json) {
   LS_ASSIGN_OR_RETURN(const EngineRole role, RoleOfType(type));
   LS_ASSIGN_OR_RETURN(const std::vector<std::string> own,
                       Addresses(cluster, type.c_str()));
-  if (index < 0 || static_cast<size_t>(index) >= own.size()) {
+  // The operator leaves the evaluator out of the cluster (it takes no part
+  // in training): its own address may be missing, nothing else.
+  const bool listed = role != EngineRole::kEvaluator || !own.empty();
+  if (index < 0 || (listed && static_cast<size_t>(index) >= own.size())) {
     return InvalidArgument("TF_CONFIG task " + type + " " +
                            std::to_string(index) + " is not in cluster." +
                            type + " (" + std::to_string(own.size()) +
@@ -110,7 +113,10 @@ StatusOr<EnginePlacement> PlacementFromTfConfig(std::string_view json) {
         "chief (or master)");
   }
   LS_ASSIGN_OR_RETURN(const HostPort coordinator, ParseAddress(chief[0]));
-  LS_ASSIGN_OR_RETURN(const HostPort self, ParseAddress(own[index]));
+  HostPort self;
+  if (listed) {
+    LS_ASSIGN_OR_RETURN(self, ParseAddress(own[index]));
+  }
   LS_ASSIGN_OR_RETURN(const std::vector<std::string> ps,
                       Addresses(cluster, "ps"));
   LS_ASSIGN_OR_RETURN(const std::vector<std::string> workers,
@@ -125,7 +131,7 @@ StatusOr<EnginePlacement> PlacementFromTfConfig(std::string_view json) {
       "tcp://" + (v6 ? "[" + coordinator.host + "]" : coordinator.host) + ":" +
       std::to_string(coordinator.port);
   placement.advertise = self.host;
-  placement.listen_port = self.port;
+  placement.listen_port = listed ? self.port : -1;
   placement.servers = static_cast<uint32_t>(ps.size());
   placement.workers = static_cast<uint32_t>(workers.size());
   return placement;

@@ -74,15 +74,12 @@ TEST(EnginePlacementTest, ATfJobsTasksFindEachOtherFromTfConfigAlone) {
   job.max_clocks = 60;
   job.evaluators = 0;
   job.lr = 0.1;
-  // Tests listen on loopback only: --listen is the one flag given (an
-  // engine's pod would listen on every interface, CompleteFromEngine's
-  // default, unit-tested).
+  // Every task's TF_CONFIG address is on 127.0.0.1, so each listens there
+  // (an IPv4 address is bound as given; a name would mean every interface).
   std::vector<std::string> coordinator = {
       "env",
       "TF_CONFIG=" + TfConfig(chief, ps, "chief", 0),
       BinaryPath("lockstep-coordinator"),
-      "--listen",
-      "tcp://127.0.0.1:" + std::to_string(chief),
       "--metrics-listen",
       "",
       "--run-dir",
@@ -101,8 +98,7 @@ TEST(EnginePlacementTest, ATfJobsTasksFindEachOtherFromTfConfigAlone) {
   for (int s = 0; s < 3; ++s) {
     ASSERT_TRUE(cluster
                     .Start({"env", "TF_CONFIG=" + TfConfig(chief, ps, "ps", s),
-                            BinaryPath("lockstep-server"), "--listen",
-                            "tcp://127.0.0.1:" + std::to_string(ps[s])},
+                            BinaryPath("lockstep-server")},
                            "server " + std::to_string(s))
                     .ok());
   }
@@ -122,6 +118,8 @@ TEST(EnginePlacementTest, ATfJobsTasksFindEachOtherFromTfConfigAlone) {
   for (int s = 0; s < 3; ++s) {
     const std::string name = "server " + std::to_string(s);
     EXPECT_TRUE(cluster.ExitOf(name).ok()) << cluster.Output(name);
+    EXPECT_TRUE(cluster.Printed(name, "placed by tf_config"))
+        << cluster.Output(name);
     // Each ps task serves the shard of its index, at its TF_CONFIG port.
     EXPECT_TRUE(cluster.Printed(
         name, "shard " + std::to_string(s) + " serves dense keys"))
@@ -150,8 +148,8 @@ TEST(EnginePlacementTest, ARoleStartedAsAnotherTaskSaysSoAndStops) {
   auto exit = cluster.WaitFor("worker", std::chrono::seconds(20));
   ASSERT_TRUE(exit.ok());
   EXPECT_FALSE(exit->ok());
-  EXPECT_TRUE(cluster.Printed("worker",
-                              "worker started where tf_config places a server"))
+  EXPECT_TRUE(cluster.Printed(
+      "worker", "TF_CONFIG names this task a server (lockstep-server)"))
       << cluster.Output("worker");
 }
 

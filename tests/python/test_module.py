@@ -68,7 +68,7 @@ def test_a_worker_reads_its_place_from_the_engine(monkeypatch):
         "cluster": {"chief": ["127.0.0.1:9"], "ps": ["127.0.0.1:8"]},
         "task": {"type": "ps", "index": 0}}))
     with pytest.raises(lockstep.Error,
-                       match="worker started where tf_config places a server"):
+                       match="TF_CONFIG names this task a server"):
         lockstep.Worker("")
 
 

@@ -98,6 +98,27 @@ TEST(PlacementTest, TfConfigComesFirstAndItsErrorsAreReported) {
   EXPECT_THAT(bad.status().message(), HasSubstr("TF_CONFIG"));
 }
 
+TEST(PlacementTest, PlaceRoleReadsNoEngineForAProcessPlacedByHand) {
+  // A broken TF_CONFIG (or one naming another role) does not matter once
+  // --coordinator is given: a launcher inside a TFJob pod still works.
+  const EnvLookup broken = Env({{"TF_CONFIG", "{"}});
+  RoleFlags by_hand;
+  by_hand.coordinator = "tcp://127.0.0.1:7400";
+  auto placed = PlaceRole(EngineRole::kWorker, by_hand, broken);
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  EXPECT_EQ(placed->coordinator, "tcp://127.0.0.1:7400");
+  EXPECT_THAT(
+      PlaceRole(EngineRole::kWorker, RoleFlags{}, broken).status().message(),
+      HasSubstr("TF_CONFIG"));
+  EXPECT_THAT(
+      PlaceRole(EngineRole::kServer, RoleFlags{}, Env({})).status().message(),
+      HasSubstr("--coordinator is required"));
+  auto bad = PlaceRole(EngineRole::kServer, RoleFlags{},
+                       Env({{"LOCKSTEP_COORDINATOR", "coord:7400"}}));
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("LOCKSTEP_COORDINATOR 'coord:7400' is not tcp://"));
+}
+
 TEST(PlacementTest, FlagsWinAndTheEngineFillsWhatTheyLeaveOpen) {
   EnginePlacement ps;
   ps.engine = "tf_config";
@@ -113,23 +134,43 @@ TEST(PlacementTest, FlagsWinAndTheEngineFillsWhatTheyLeaveOpen) {
   EXPECT_EQ(filled->coordinator, "tcp://c:2222");
   EXPECT_EQ(filled->rank, 1);
   EXPECT_EQ(filled->advertise, "p1");
-  EXPECT_EQ(filled->listen, "tcp://0.0.0.0:2223");
+  EXPECT_EQ(filled->listen, "tcp://0.0.0.0:2223");  // p1 is a name
+  EnginePlacement by_ip = ps;
+  by_ip.advertise = "10.1.2.3";
+  EXPECT_EQ(CompleteFromEngine(EngineRole::kServer, RoleFlags{}, by_ip)->listen,
+            "tcp://10.1.2.3:2223");
   EXPECT_EQ(filled->servers, 2u);
   EXPECT_EQ(filled->workers, 3u);
 
-  RoleFlags given;
-  given.coordinator = "tcp://other:1";
-  given.rank = 0;
-  given.advertise = "me";
-  given.listen = "tcp://10.0.0.5:0";
-  given.workers = 8;
-  auto kept = CompleteFromEngine(EngineRole::kServer, given, ps);
+  // Without --coordinator a flag given still wins over the engine's value.
+  RoleFlags some;
+  some.rank = 0;
+  some.advertise = "me";
+  some.listen = "tcp://10.0.0.5:0";
+  some.workers = 8;
+  auto kept = CompleteFromEngine(EngineRole::kServer, some, ps);
   ASSERT_TRUE(kept.ok());
-  EXPECT_EQ(kept->coordinator, "tcp://other:1");
+  EXPECT_EQ(kept->coordinator, "tcp://c:2222");
   EXPECT_EQ(kept->rank, 0);
   EXPECT_EQ(kept->advertise, "me");
   EXPECT_EQ(kept->listen, "tcp://10.0.0.5:0");
   EXPECT_EQ(kept->workers, 8u);
+
+  // With --coordinator the process is placed by hand: the engine is not
+  // consulted at all, not even about its role.
+  RoleFlags by_hand;
+  by_hand.coordinator = "tcp://other:1";
+  EXPECT_TRUE(PlacedByHand(EngineRole::kWorker, by_hand));
+  auto alone = CompleteFromEngine(EngineRole::kWorker, by_hand, ps);
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_EQ(alone->coordinator, "tcp://other:1");
+  EXPECT_EQ(alone->rank, -1);
+  EXPECT_EQ(alone->advertise, "");
+  EXPECT_EQ(alone->workers, 0u);
+  RoleFlags coordinator_by_hand;
+  coordinator_by_hand.listen = "tcp://127.0.0.1:0";
+  EXPECT_TRUE(PlacedByHand(EngineRole::kCoordinator, coordinator_by_hand));
+  EXPECT_FALSE(PlacedByHand(EngineRole::kCoordinator, by_hand));
 
   // A worker dials out: no listen endpoint from the engine.
   EnginePlacement worker = ps;
@@ -141,7 +182,14 @@ TEST(PlacementTest, FlagsWinAndTheEngineFillsWhatTheyLeaveOpen) {
   auto wrong = CompleteFromEngine(EngineRole::kWorker, RoleFlags{}, ps);
   EXPECT_EQ(wrong.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(wrong.status().message(),
-              HasSubstr("worker started where tf_config places a server"));
+              HasSubstr("TF_CONFIG names this task a server (lockstep-server), "
+                        "not a worker"));
+  EnginePlacement evaluator = ps;
+  evaluator.role = EngineRole::kEvaluator;
+  EXPECT_THAT(CompleteFromEngine(EngineRole::kServer, RoleFlags{}, evaluator)
+                  .status()
+                  .message(),
+              HasSubstr("the evaluator (lockstep-worker --evaluator)"));
 }
 
 }  // namespace

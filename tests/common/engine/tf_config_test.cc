@@ -52,6 +52,26 @@ TEST(TfConfigTest, MapsATfJobsTasksOntoLockstepsRoles) {
   auto evaluator = PlacementFromTfConfig(TfJobConfig("evaluator", 0));
   ASSERT_TRUE(evaluator.ok()) << evaluator.status().message();
   EXPECT_EQ(evaluator->role, EngineRole::kEvaluator);
+  EXPECT_EQ(evaluator->advertise, "job-evaluator-0.job.ns.svc");
+}
+
+TEST(TfConfigTest, TheEvaluatorNeedNotBeInTheCluster) {
+  // As Kubeflow's operator writes it: the evaluator takes no part in
+  // training, so cluster has no evaluator list.
+  auto evaluator = PlacementFromTfConfig(
+      R"({"cluster": {"chief": ["c:2222"], "ps": ["p:2222"],
+                      "worker": ["w:2222"]},
+          "task": {"type": "evaluator", "index": 0}})");
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status().message();
+  EXPECT_EQ(evaluator->role, EngineRole::kEvaluator);
+  EXPECT_EQ(evaluator->coordinator, "tcp://c:2222");
+  EXPECT_EQ(evaluator->advertise, "");
+  EXPECT_EQ(evaluator->listen_port, -1);
+  // Any other task must be listed.
+  EXPECT_FALSE(PlacementFromTfConfig(
+                   R"({"cluster": {"chief": ["c:2222"]},
+                       "task": {"type": "worker", "index": 0}})")
+                   .ok());
 }
 
 TEST(TfConfigTest, AnOlderMasterAndIpv6AddressesWork) {
