@@ -46,6 +46,39 @@ po::options_description Flags() {
   return options;
 }
 
+// The flags, completed from the cluster engine's environment where they
+// leave the coordinator's place open (docs/deployment.md).
+lockstep::StatusOr<lockstep::CoordinatorOptions> CoordinatorOptionsFrom(
+    const po::variables_map& vm) {
+  lockstep::RoleFlags flags;
+  flags.advertise = vm["advertise"].as<std::string>();
+  if (!vm["listen"].defaulted()) flags.listen = vm["listen"].as<std::string>();
+  LS_ASSIGN_OR_RETURN(
+      const lockstep::RoleFlags placed,
+      lockstep::PlaceRole(lockstep::EngineRole::kCoordinator, flags));
+  // A TFJob's ps and worker replicas are the job's servers and workers,
+  // unless --servers / --workers say otherwise; the flags given are then
+  // read over them (so a per-worker --batch list counts the replicas).
+  lockstep::JobConfig base;
+  if (placed.servers > 0) base.servers = placed.servers;
+  if (placed.workers > 0) base.workers = placed.workers;
+  lockstep::CoordinatorOptions opts;
+  LS_ASSIGN_OR_RETURN(opts.job, lockstep::JobConfigFromGivenFlags(
+                                    vm, base, /*given_only=*/true));
+  opts.listen =
+      placed.listen.empty() ? vm["listen"].as<std::string>() : placed.listen;
+  opts.advertise = placed.advertise;
+  opts.run_dir = vm["run-dir"].as<std::string>();
+  opts.register_timeout_s = vm["register-timeout-s"].as<double>();
+  opts.metrics_listen = vm["metrics-listen"].as<std::string>();
+  opts.resume = vm["resume"].as<bool>();
+  opts.resume_round = vm["resume-round"].as<uint64_t>();
+  if (!(opts.register_timeout_s > 0)) {
+    return lockstep::InvalidArgument("--register-timeout-s must be > 0");
+  }
+  return opts;
+}
+
 int Main(int argc, char** argv) {
   const po::options_description options = Flags();
   po::variables_map vm;
@@ -61,33 +94,9 @@ int Main(int argc, char** argv) {
   }
   lockstep::SetLogIdentity("coordinator", 0);
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
-  lockstep::RoleFlags flags;
-  flags.advertise = vm["advertise"].as<std::string>();
-  if (!vm["listen"].defaulted()) flags.listen = vm["listen"].as<std::string>();
-  auto placed = lockstep::PlaceRole(lockstep::EngineRole::kCoordinator, flags);
-  if (!placed.ok()) return Fail(placed.status().message());
-  // A TFJob's ps and worker replicas are the job's servers and workers,
-  // unless --servers / --workers say otherwise; the flags given are then
-  // read over them (so a per-worker --batch list counts the replicas).
-  lockstep::JobConfig base;
-  if (placed->servers > 0) base.servers = placed->servers;
-  if (placed->workers > 0) base.workers = placed->workers;
-  auto job = lockstep::JobConfigFromGivenFlags(vm, base, /*given_only=*/true);
-  if (!job.ok()) return Fail(job.status().message());
-  lockstep::CoordinatorOptions opts;
-  opts.job = *job;
-  opts.listen =
-      placed->listen.empty() ? vm["listen"].as<std::string>() : placed->listen;
-  opts.advertise = placed->advertise;
-  opts.run_dir = vm["run-dir"].as<std::string>();
-  opts.register_timeout_s = vm["register-timeout-s"].as<double>();
-  opts.metrics_listen = vm["metrics-listen"].as<std::string>();
-  opts.resume = vm["resume"].as<bool>();
-  opts.resume_round = vm["resume-round"].as<uint64_t>();
-  if (!(opts.register_timeout_s > 0)) {
-    return Fail("--register-timeout-s must be > 0");
-  }
-  auto coordinator = lockstep::Coordinator::Create(opts);
+  auto opts = CoordinatorOptionsFrom(vm);
+  if (!opts.ok()) return Fail(opts.status().message());
+  auto coordinator = lockstep::Coordinator::Create(*opts);
   if (!coordinator.ok()) return Fail(coordinator.status().message());
   std::signal(SIGINT, [](int) { lockstep::Coordinator::RequestStop(); });
   std::signal(SIGTERM, [](int) { lockstep::Coordinator::RequestStop(); });
@@ -97,7 +106,8 @@ int Main(int argc, char** argv) {
     LS_LOG(Info) << "metrics at " << (*coordinator)->metrics_url();
   }
   LS_LOG(Info) << "listening on " << (*coordinator)->endpoint() << " for "
-               << job->servers << " servers and " << job->workers << " workers";
+               << opts->job.servers << " servers and " << opts->job.workers
+               << " workers";
   lockstep::Status done = (*coordinator)->Run();
   (*coordinator).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();

@@ -14,8 +14,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-int Main(int argc, char** argv) {
-  lockstep::RetainFreedHeapMemory();
+po::options_description Options() {
   po::options_description options("lockstep-server options");
   options.add_options()("help,h", "show this help")(
       "coordinator", po::value<std::string>(),
@@ -29,6 +28,35 @@ int Main(int argc, char** argv) {
       "rank", po::value<int>()->default_value(-1),
       "preferred shard number (default: assigned by the coordinator)")(
       "verbose,v", "log debug lines");
+  return options;
+}
+
+// The flags, completed from the cluster engine's environment where they
+// leave the server's place open (docs/deployment.md).
+lockstep::StatusOr<lockstep::ServerOptions> ServerOptionsFrom(
+    const po::variables_map& vm) {
+  lockstep::RoleFlags flags;
+  if (vm.count("coordinator")) {
+    flags.coordinator = vm["coordinator"].as<std::string>();
+  }
+  flags.rank = vm["rank"].as<int>();
+  flags.advertise = vm["advertise"].as<std::string>();
+  if (!vm["listen"].defaulted()) flags.listen = vm["listen"].as<std::string>();
+  LS_ASSIGN_OR_RETURN(
+      const lockstep::RoleFlags placed,
+      lockstep::PlaceRole(lockstep::EngineRole::kServer, flags));
+  lockstep::ServerOptions opts;
+  opts.coordinator = placed.coordinator;
+  opts.listen =
+      placed.listen.empty() ? vm["listen"].as<std::string>() : placed.listen;
+  opts.advertise = placed.advertise;
+  opts.rank_hint = placed.rank;
+  return opts;
+}
+
+int Main(int argc, char** argv) {
+  lockstep::RetainFreedHeapMemory();
+  const po::options_description options = Options();
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -41,27 +69,14 @@ int Main(int argc, char** argv) {
     std::cout << options << std::endl;
     return 0;
   }
-  lockstep::RoleFlags flags;
-  if (vm.count("coordinator")) {
-    flags.coordinator = vm["coordinator"].as<std::string>();
-  }
-  flags.rank = vm["rank"].as<int>();
-  flags.advertise = vm["advertise"].as<std::string>();
-  if (!vm["listen"].defaulted()) flags.listen = vm["listen"].as<std::string>();
-  auto placed = lockstep::PlaceRole(lockstep::EngineRole::kServer, flags);
-  if (!placed.ok()) {
-    std::cerr << "lockstep-server: " << placed.status().message() << std::endl;
+  auto opts = ServerOptionsFrom(vm);
+  if (!opts.ok()) {
+    std::cerr << "lockstep-server: " << opts.status().message() << std::endl;
     return 2;
   }
-  lockstep::SetLogIdentity("server", placed->rank);
+  lockstep::SetLogIdentity("server", opts->rank_hint);
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
-  lockstep::ServerOptions opts;
-  opts.coordinator = placed->coordinator;
-  opts.listen =
-      placed->listen.empty() ? vm["listen"].as<std::string>() : placed->listen;
-  opts.advertise = placed->advertise;
-  opts.rank_hint = placed->rank;
-  auto server = lockstep::ServerShard::Create(opts);
+  auto server = lockstep::ServerShard::Create(*opts);
   if (!server.ok()) {
     std::cerr << "lockstep-server: " << server.status().message() << std::endl;
     return 2;

@@ -130,59 +130,24 @@ void ShardDataPath::ServeDeferredPulls() {
 
 void ShardDataPath::ServePull(Message& msg, const EvalImages::Image* image) {
   const wire::Pull* pull = msg.envelope->body_as_Pull();
-  const DenseStore& dense = model_->dense();
   std::vector<KeySpan> ranges;
   uint64_t dense_values = 0;
   Status ok = job_.keys.CheckRanges(pull->ranges(), &ranges, &dense_values);
-  std::vector<zmq::message_t> frames;
   // A pull of one range at the live state (what PsClient sends; the
   // evaluator's too when no image is needed) is answered with the weights
   // themselves, lent to the transport until the next update
   // (DenseStore::Lend); anything else is copied now.
   const bool lend = ok.ok() && image == nullptr && ranges.size() == 1;
-  if (lend) {
-    DataPort* port = port_;
-    auto view =
-        model_->dense().Lend(ranges[0], [port] { port->ReclaimLent(); });
-    ok = view.status();
-    if (ok.ok()) {
-      frames.emplace_back(const_cast<float*>(view->data()), view->size_bytes(),
-                          nullptr, nullptr);
-    }
-  } else if (ok.ok()) {
-    auto values = SnapshotFrame(dense_values, [&](float* out) -> Status {
-      for (const KeySpan& r : ranges) {
-        if (image == nullptr) {
-          LS_RETURN_IF_ERROR(dense.Read(r, out));
-        } else {
-          std::copy_n(image->dense.data() + (r.begin - dense.range().begin),
-                      r.size(), out);
-        }
-        out += r.size();
-      }
-      return Status::Ok();
-    });
-    ok = values.status();
-    if (ok.ok()) frames.push_back(std::move(values).value());
+  std::vector<zmq::message_t> frames;
+  if (ok.ok()) {
+    auto dense = DenseReplyFrame(ranges, dense_values, image, lend);
+    ok = dense.status();
+    if (ok.ok()) frames.push_back(std::move(dense).value());
   }
   if (ok.ok() && pull->sparse_count() > 0) {
-    std::vector<uint64_t> scratch;
-    auto ids = job_.keys.CheckSparseIds(msg.payloads[0], pull->sparse_count(),
-                                        &scratch);
-    ok = ids.status();
-    if (ok.ok()) {
-      auto values = SnapshotFrame(ids->size() * job_.sparse_dim,
-                                  [&](float* out) -> Status {
-                                    if (image == nullptr) {
-                                      model_->sparse()->Read(*ids, out);
-                                    } else {
-                                      image->ReadSparse(*ids, out);
-                                    }
-                                    return Status::Ok();
-                                  });
-      ok = values.status();
-      if (ok.ok()) frames.push_back(std::move(values).value());
-    }
+    auto sparse = SparseReplyFrame(msg, image);
+    ok = sparse.status();
+    if (ok.ok()) frames.push_back(std::move(sparse).value());
   }
   if (!ok.ok()) {
     RejectBadMessage(msg.peer, ok, pull->request_id());
@@ -197,6 +162,48 @@ void ShardDataPath::ServePull(Message& msg, const EvalImages::Image* image) {
                FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
                               wire::Role::Server, static_cast<int>(job_.shard)),
                std::move(frames), lend);
+}
+
+StatusOr<zmq::message_t> ShardDataPath::DenseReplyFrame(
+    const std::vector<KeySpan>& ranges, uint64_t values,
+    const EvalImages::Image* image, bool lend) {
+  DenseStore& dense = model_->dense();
+  if (lend) {
+    DataPort* port = port_;
+    LS_ASSIGN_OR_RETURN(std::span<const float> view,
+                        dense.Lend(ranges[0], [port] { port->ReclaimLent(); }));
+    return zmq::message_t(const_cast<float*>(view.data()), view.size_bytes(),
+                          nullptr, nullptr);
+  }
+  return SnapshotFrame(values, [&](float* out) -> Status {
+    for (const KeySpan& r : ranges) {
+      if (image == nullptr) {
+        LS_RETURN_IF_ERROR(dense.Read(r, out));
+      } else {
+        std::copy_n(image->dense.data() + (r.begin - dense.range().begin),
+                    r.size(), out);
+      }
+      out += r.size();
+    }
+    return Status::Ok();
+  });
+}
+
+StatusOr<zmq::message_t> ShardDataPath::SparseReplyFrame(
+    const Message& msg, const EvalImages::Image* image) {
+  const wire::Pull* pull = msg.envelope->body_as_Pull();
+  std::vector<uint64_t> scratch;
+  LS_ASSIGN_OR_RETURN(std::span<const uint64_t> ids,
+                      job_.keys.CheckSparseIds(msg.payloads[0],
+                                               pull->sparse_count(), &scratch));
+  return SnapshotFrame(ids.size() * job_.sparse_dim, [&](float* out) -> Status {
+    if (image == nullptr) {
+      model_->sparse()->Read(ids, out);
+    } else {
+      image->ReadSparse(ids, out);
+    }
+    return Status::Ok();
+  });
 }
 
 Status ShardDataPath::CheckPush(const Message& msg,

@@ -64,6 +64,15 @@ class ShardDataPath {
   // Answers a pull from the live state, or from `image` (an evaluation
   // point's) when not null.
   void ServePull(Message& msg, const EvalImages::Image* image);
+  // The reply's dense values of `ranges` (`values` floats): the weights
+  // lent (`lend`), or copied from them or from `image`.
+  StatusOr<zmq::message_t> DenseReplyFrame(const std::vector<KeySpan>& ranges,
+                                           uint64_t values,
+                                           const EvalImages::Image* image,
+                                           bool lend);
+  // The reply's rows of the sparse ids `msg` asks for, copied.
+  StatusOr<zmq::message_t> SparseReplyFrame(const Message& msg,
+                                            const EvalImages::Image* image);
   // The evaluator's pull of an evaluation point the shard has reached:
   // from its image, then released.
   void ServeEvalPull(Message& msg);

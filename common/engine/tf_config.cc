@@ -3,6 +3,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lockstep {
@@ -71,6 +72,25 @@ StatusOr<EngineRole> RoleOfType(const std::string& type) {
                          "' is none of chief, master, ps, worker, evaluator");
 }
 
+// "tcp://HOST:PORT" of the chief (or the older master), where Lockstep's
+// coordinator runs.
+StatusOr<std::string> CoordinatorEndpoint(const Json& cluster) {
+  LS_ASSIGN_OR_RETURN(std::vector<std::string> chief,
+                      Addresses(cluster, "chief"));
+  if (chief.empty()) {
+    LS_ASSIGN_OR_RETURN(chief, Addresses(cluster, "master"));
+  }
+  if (chief.empty()) {
+    return InvalidArgument(
+        "TF_CONFIG has no chief: Lockstep's coordinator runs as the job's "
+        "chief (or master)");
+  }
+  LS_ASSIGN_OR_RETURN(const HostPort at, ParseAddress(chief[0]));
+  const bool v6 = at.host.find(':') != std::string::npos;
+  return "tcp://" + (v6 ? "[" + at.host + "]" : at.host) + ":" +
+         std::to_string(at.port);
+}
+
 }  // namespace
 
 StatusOr<EnginePlacement> PlacementFromTfConfig(std::string_view json) {
@@ -102,17 +122,7 @@ StatusOr<EnginePlacement> PlacementFromTfConfig(std::string_view json) {
                            type + " (" + std::to_string(own.size()) +
                            " addresses)");
   }
-  LS_ASSIGN_OR_RETURN(std::vector<std::string> chief,
-                      Addresses(cluster, "chief"));
-  if (chief.empty()) {
-    LS_ASSIGN_OR_RETURN(chief, Addresses(cluster, "master"));
-  }
-  if (chief.empty()) {
-    return InvalidArgument(
-        "TF_CONFIG has no chief: Lockstep's coordinator runs as the job's "
-        "chief (or master)");
-  }
-  LS_ASSIGN_OR_RETURN(const HostPort coordinator, ParseAddress(chief[0]));
+  LS_ASSIGN_OR_RETURN(std::string coordinator, CoordinatorEndpoint(cluster));
   HostPort self;
   if (listed) {
     LS_ASSIGN_OR_RETURN(self, ParseAddress(own[index]));
@@ -126,10 +136,7 @@ StatusOr<EnginePlacement> PlacementFromTfConfig(std::string_view json) {
   placement.role = role;
   placement.rank =
       role == EngineRole::kCoordinator ? 0 : static_cast<int>(index);
-  const bool v6 = coordinator.host.find(':') != std::string::npos;
-  placement.coordinator =
-      "tcp://" + (v6 ? "[" + coordinator.host + "]" : coordinator.host) + ":" +
-      std::to_string(coordinator.port);
+  placement.coordinator = std::move(coordinator);
   placement.advertise = self.host;
   placement.listen_port = listed ? self.port : -1;
   placement.servers = static_cast<uint32_t>(ps.size());
