@@ -82,17 +82,11 @@ std::string WithArticle(EngineRole role) {
 
 // The command that runs `role`.
 std::string BinaryOf(EngineRole role) {
-  switch (role) {
-    case EngineRole::kCoordinator:
-      return "lockstep-coordinator";
-    case EngineRole::kServer:
-      return "lockstep-server";
-    case EngineRole::kWorker:
-      return "lockstep-worker";
-    case EngineRole::kEvaluator:
-      break;
-  }
-  return "lockstep-worker --evaluator";
+  // In EngineRole's order.
+  static constexpr const char* kBinaries[] = {
+      "lockstep-coordinator", "lockstep-server", "lockstep-worker",
+      "lockstep-worker --evaluator"};
+  return kBinaries[static_cast<size_t>(role)];
 }
 
 }  // namespace
