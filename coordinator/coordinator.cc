@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/durable_file.h"
 #include "common/logging.h"
+#include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "coordinator/coordinator_impl.h"
 #include "server/optimizers/optimizer.h"
@@ -31,6 +32,8 @@ std::string Coordinator::metrics_url() const { return impl_->metrics_url(); }
 
 Status Coordinator::Run() { return impl_->Run(); }
 
+bool Coordinator::preempted() const { return impl_->preempted(); }
+
 StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     CoordinatorOptions options) {
   // What the coordinator owns is checked now; the model and the data set
@@ -51,10 +54,11 @@ Status Coordinator::Impl::SetUp() {
   LS_ASSIGN_OR_RETURN(std::unique_ptr<SyncPolicy> policy,
                       CreateSyncPolicy(job));
   rounds_ = std::make_unique<SnapshotRounds>(job, *this, members_, links_);
-  LS_RETURN_IF_ERROR(rounds_->SetUp(options_.resume, options_.resume_round));
+  LS_RETURN_IF_ERROR(rounds_->SetUp(options_.resume, options_.resume_round,
+                                    options_.resume_if_present));
   LS_ASSIGN_OR_RETURN(recorder_,
                       RunRecorder::Create(options_.run_dir, job, policy->name(),
-                                          options_.resume));
+                                          rounds_->restore().has_value()));
   clock_ = std::make_unique<ClockDriver>(job, std::move(policy), *this,
                                          members_, *recorder_, links_);
   recovery_ = std::make_unique<Recovery>(job, options_.register_timeout_s,
@@ -62,6 +66,8 @@ Status Coordinator::Impl::SetUp() {
   enrollment_ =
       std::make_unique<Enrollment>(options_.job, *this, *this, members_,
                                    *clock_, *rounds_, *recorder_, *recovery_);
+  termination_ = std::make_unique<Termination>(options_.job, *this, members_,
+                                               *rounds_, *enrollment_);
   links_.Connect(enrollment_.get(), clock_.get(), rounds_.get(),
                  recovery_.get());
   std::string bound;
@@ -91,8 +97,11 @@ Status Coordinator::Impl::Run() {
   // reported, so what it leaves on disk is recorded in the manifest.
   while (!TrainingDone() || !rounds_->Settled()) {
     if (g_stop_requested) {
-      SendShutdown("coordinator interrupted");
+      SendShutdown(wire::ShutdownKind::Aborted, "coordinator interrupted");
       return Unavailable("interrupted by a signal");
+    }
+    if (TerminationSignal::Requested()) {
+      termination_->Preempt("the coordinator was terminated (SIGTERM)");
     }
     zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, poll_ms);
@@ -110,14 +119,20 @@ Status Coordinator::Impl::Run() {
     // An abort ends the job only here, once the messages received so far
     // are handled (JobHost::Abort), and every peer is told why.
     if (!abort_status_.ok()) {
-      SendShutdown("job aborted: " + abort_status_.message());
+      SendShutdown(wire::ShutdownKind::Aborted,
+                   "job aborted: " + abort_status_.message());
       return abort_status_;
+    }
+    if (auto end = termination_->Tick()) {
+      preempted_ = end->kind == wire::ShutdownKind::Preempted;
+      SendShutdown(end->kind, end->reason);
+      return Unavailable(end->reason);
     }
     // The registration deadline covers the whole start: registering,
     // loading the data set and describing the model.
     if (!enrollment_->training() &&
         NowMillis() - start_ms > options_.register_timeout_s * 1000) {
-      SendShutdown("registration timed out");
+      SendShutdown(wire::ShutdownKind::Aborted, "registration timed out");
       return DeadlineExceeded(
           "only " + std::to_string(members_.server_ids().size()) + " of " +
           std::to_string(options_.job.servers) + " servers and " +
@@ -127,14 +142,15 @@ Status Coordinator::Impl::Run() {
     // A recovery that ran out of time ends the job; the peers are told, as
     // on every other abort, instead of finding the coordinator silent.
     if (Status alive = CheckLiveness(); !alive.ok()) {
-      SendShutdown("job aborted: " + alive.message());
+      SendShutdown(wire::ShutdownKind::Aborted,
+                   "job aborted: " + alive.message());
       return alive;
     }
     if (enrollment_->training()) recorder_->MaybePrintProgress(false);
     PublishMetrics(false);
   }
   PublishMetrics(true);
-  SendShutdown("job finished");
+  SendShutdown(wire::ShutdownKind::Finished, "job finished");
   return Finish();
 }
 
@@ -254,6 +270,13 @@ void Coordinator::Impl::HandlePeerMessage(const std::string& id, Peer& peer,
   // Evaluation of an older recovery epoch (or sent during a recovery) is
   // dropped without an Error: the recovery's end sends its sender a new
   // Start, and it carries on in the new epoch.
+  // A preempted job admits and commits nothing more: its preemption round,
+  // of the newest commit, holds every committed clock.
+  if (termination_->preempting() &&
+      (env.body_type() == wire::Body::Admit ||
+       env.body_type() == wire::Body::ClockDone)) {
+    return;
+  }
   switch (env.body_type()) {
     case wire::Body::Heartbeat:
       return ReplyHeartbeat(id);
@@ -291,6 +314,9 @@ void Coordinator::Impl::HandlePeerMessage(const std::string& id, Peer& peer,
       return clock_->HandleEvaluation(id, *env.body_as_Evaluation());
     case wire::Body::Error:
       return HandleError(id, peer, *env.body_as_Error());
+    case wire::Body::Leave:
+      return termination_->HandleLeave(
+          id, peer, flatbuffers::GetString(env.body_as_Leave()->reason()));
     default:
       break;
   }
@@ -379,12 +405,10 @@ void Coordinator::Impl::RejectBadMessage(const std::string& id,
                            wire::Role::Coordinator, 0));
 }
 
-void Coordinator::Impl::SendShutdown(const std::string& reason) {
+void Coordinator::Impl::SendShutdown(wire::ShutdownKind kind,
+                                     const std::string& reason) {
   LS_LOG(Info) << "shutting down: " << reason;
-  flatbuffers::FlatBufferBuilder fbb(256);
-  auto body = wire::CreateShutdown(fbb, fbb.CreateString(reason));
-  zmq::message_t header = FinishEnvelope(
-      fbb, wire::Body::Shutdown, body.Union(), wire::Role::Coordinator, 0);
+  zmq::message_t header = MakeShutdownHeader(kind, reason);
   for (const auto& [id, peer] : members_.peers()) {
     zmq::message_t copy;
     copy.copy(header);

@@ -40,6 +40,9 @@ struct CoordinatorOptions {
   // `resume_round`, or the newest complete one when 0.
   bool resume = false;
   uint64_t resume_round = 0;
+  // Resume when job.snapshot_dir holds a complete round, else start the
+  // job (a requeued or restarted job that may or may not have one).
+  bool resume_if_present = false;
 };
 
 class Coordinator {
@@ -57,6 +60,9 @@ class Coordinator {
   // Runs the job to its end. Returns OK when training finished and every
   // peer was told to shut down; an error when the job had to be aborted.
   Status Run();
+  // Whether Run() ended because the engine terminated the job and it can
+  // resume from its snapshot rounds (common/termination.h).
+  bool preempted() const;
   // Asks Run() to stop soon (async-signal-safe).
   static void RequestStop();
 

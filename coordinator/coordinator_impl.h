@@ -23,6 +23,7 @@
 #include "coordinator/recovery.h"
 #include "coordinator/run_recorder.h"
 #include "coordinator/snapshot_rounds.h"
+#include "coordinator/termination.h"
 
 namespace lockstep {
 
@@ -38,6 +39,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
   Status SetUp();
   Status Run();
   const std::string& endpoint() const { return endpoint_; }
+  bool preempted() const { return preempted_; }
   std::string metrics_url() const {
     return metrics_ ? metrics_->url() : std::string();
   }
@@ -64,7 +66,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
   }
   // Publishes a metrics snapshot (at most every 0.5 s unless forced).
   void PublishMetrics(bool force);
-  void SendShutdown(const std::string& reason);
+  void SendShutdown(wire::ShutdownKind kind, const std::string& reason);
   Status Finish();
 
   CoordinatorOptions options_;
@@ -78,10 +80,12 @@ class Coordinator::Impl : public Outbox, public JobHost {
   std::unique_ptr<ClockDriver> clock_;
   std::unique_ptr<Recovery> recovery_;
   std::unique_ptr<Enrollment> enrollment_;
+  std::unique_ptr<Termination> termination_;
   ComponentLinks links_;  // how the components hear of each other
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
   Status abort_status_;
+  bool preempted_ = false;
 };
 
 }  // namespace lockstep

@@ -7,6 +7,7 @@
 #include "common/job_fields.h"
 #include "common/logging.h"
 #include "common/main_guard.h"
+#include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "coordinator/coordinator.h"
 
@@ -41,7 +42,10 @@ po::options_description Flags() {
       "continue the job from its newest complete snapshot round under "
       "--snapshot-dir")("resume-round", po::value<uint64_t>()->default_value(0),
                         "with --resume: continue from this round instead")(
-      "verbose,v", "log debug lines");
+      "resume-if-present", po::bool_switch(),
+      "resume when --snapshot-dir holds a complete round, else start the job "
+      "(for a job the engine requeues or restarts)")("verbose,v",
+                                                     "log debug lines");
   lockstep::AddJobFlags(&options);
   return options;
 }
@@ -73,6 +77,11 @@ lockstep::StatusOr<lockstep::CoordinatorOptions> CoordinatorOptionsFrom(
   opts.metrics_listen = vm["metrics-listen"].as<std::string>();
   opts.resume = vm["resume"].as<bool>();
   opts.resume_round = vm["resume-round"].as<uint64_t>();
+  opts.resume_if_present = vm["resume-if-present"].as<bool>();
+  if (opts.resume_if_present && (opts.resume || opts.resume_round > 0)) {
+    return lockstep::InvalidArgument(
+        "--resume-if-present decides by itself; drop --resume/--resume-round");
+  }
   if (!(opts.register_timeout_s > 0)) {
     return lockstep::InvalidArgument("--register-timeout-s must be > 0");
   }
@@ -99,7 +108,7 @@ int Main(int argc, char** argv) {
   auto coordinator = lockstep::Coordinator::Create(*opts);
   if (!coordinator.ok()) return Fail(coordinator.status().message());
   std::signal(SIGINT, [](int) { lockstep::Coordinator::RequestStop(); });
-  std::signal(SIGTERM, [](int) { lockstep::Coordinator::RequestStop(); });
+  lockstep::TerminationSignal::Install();  // preempts: a round, then exit 75
   std::cout << "@endpoint " << (*coordinator)->endpoint() << std::endl;
   if (!(*coordinator)->metrics_url().empty()) {
     std::cout << "@metrics " << (*coordinator)->metrics_url() << std::endl;
@@ -109,8 +118,13 @@ int Main(int argc, char** argv) {
                << opts->job.servers << " servers and " << opts->job.workers
                << " workers";
   lockstep::Status done = (*coordinator)->Run();
+  const bool preempted = (*coordinator)->preempted();
   (*coordinator).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
+  if (preempted) {
+    LS_LOG(Warning) << done.message();
+    return lockstep::kExitPreempted;
+  }
   if (!done.ok()) {
     LS_LOG(Error) << "job failed: " << done.ToString();
     return 1;

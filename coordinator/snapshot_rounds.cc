@@ -12,7 +12,8 @@ constexpr double kSettleSeconds = 60;
 
 }  // namespace
 
-Status SnapshotRounds::SetUp(bool resume, uint64_t resume_round) {
+Status SnapshotRounds::SetUp(bool resume, uint64_t resume_round,
+                             bool if_present) {
   if (job_.snapshot_dir.empty()) {
     if (job_.snapshots()) {
       return InvalidArgument(
@@ -22,6 +23,12 @@ Status SnapshotRounds::SetUp(bool resume, uint64_t resume_round) {
     return Status::Ok();
   }
   auto loaded = SnapshotManifest::Load(job_.snapshot_dir);
+  if (if_present) {
+    resume = loaded.ok() && loaded->LatestComplete() != nullptr;
+    LS_LOG(Info) << (resume ? "resuming from " : "no complete round in ")
+                 << job_.snapshot_dir << (resume ? "" : ": a new job");
+    if (!resume && loaded.ok()) loaded = NotFound("no complete round");
+  }
   // A new job never writes over another job's manifest (its rounds would
   // be lost), and only a missing manifest counts as none: a corrupt one is
   // an error, not a reason to start afresh.
@@ -98,6 +105,10 @@ void SnapshotRounds::StartRound(int64_t clock) {
   outbox_.SendToEach(members_.server_ids(), header);
   LS_LOG(Debug) << "snapshot round " << round << " of clock " << clock
                 << " started";
+  if (preemption_pending_) {
+    preemption_pending_ = false;
+    preemption_round_ = round;
+  }
   if (!round_requests_.empty()) {
     auto& waiting = round_waiters_[round];
     waiting.insert(waiting.end(), round_requests_.begin(),
@@ -106,28 +117,37 @@ void SnapshotRounds::StartRound(int64_t clock) {
   }
 }
 
-void SnapshotRounds::HandleRoundRequest(const std::string& id) {
-  const int64_t clock = context_.LastCommittedClock();
-  const bool recovering = context_.Recovering();
-  std::string refused;
+std::string SnapshotRounds::RoundRefusal() const {
   // During a recovery the state is being rolled back, and before the
   // first commit there is no state to take.
-  if (job_.snapshot_dir.empty()) {
-    refused = "this job has no --snapshot-dir";
-  } else if (clock < 0 || recovering) {
-    refused = recovering ? "the job is recovering from a lost server"
-                         : "no clock is committed yet";
-  }
+  if (job_.snapshot_dir.empty()) return "this job has no --snapshot-dir";
+  if (context_.Recovering()) return "the job is recovering from a lost server";
+  if (context_.LastCommittedClock() < 0) return "no clock is committed yet";
+  return "";
+}
+
+void SnapshotRounds::HandleRoundRequest(const std::string& id) {
+  const std::string refused = RoundRefusal();
   if (!refused.empty()) {
     outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::NotReady,
                                      "no snapshot round now: " + refused, 0,
                                      wire::Role::Coordinator, 0));
     return;
   }
+  const int64_t clock = context_.LastCommittedClock();
   LS_LOG(Info) << "a snapshot round was requested at clock " << clock;
   round_requests_.push_back(id);
   // One in flight: the next starts when it finishes (FinishRound).
   if (!rounds_.in_flight()) StartRound(clock);
+}
+
+std::string SnapshotRounds::StartPreemptionRound() {
+  std::string refused = RoundRefusal();
+  if (!refused.empty()) return refused;
+  preemption_pending_ = true;
+  // As a tool's round: after the one in flight, which may be older.
+  if (!rounds_.in_flight()) StartRound(context_.LastCommittedClock());
+  return "";
 }
 
 void SnapshotRounds::AnswerRoundRequests(const ManifestRound& round) {
@@ -188,16 +208,18 @@ void SnapshotRounds::FinishRound(ManifestRound round) {
     answer.complete = false;
     answer.error = "the manifest was not updated: " + saved.message();
   }
+  if (preemption_round_ == answer.round) preemption_result_ = answer;
   AnswerRoundRequests(answer);
   // No round is in flight now: the job's last round goes first, then one
-  // a tool asked for meanwhile (unless a recovery is under way).
+  // a tool or a preemption asked for meanwhile (unless a recovery is under
+  // way).
   if (final_round_clock_) {
     const int64_t clock = *final_round_clock_;
     final_round_clock_.reset();
     MaybeStartRound(clock, /*force=*/true);
   }
-  if (!round_requests_.empty() && !rounds_.in_flight() &&
-      !context_.Recovering()) {
+  if ((!round_requests_.empty() || preemption_pending_) &&
+      !rounds_.in_flight() && !context_.Recovering()) {
     StartRound(context_.LastCommittedClock());
   }
 }

@@ -58,7 +58,10 @@ class SnapshotRounds {
 
   // Opens or, on `resume`, loads the manifest and picks the round to
   // restore: `resume_round`, or the newest complete one when 0.
-  Status SetUp(bool resume, uint64_t resume_round);
+  // `if_present`: resume when the manifest has a complete round, else
+  // start the job (over a manifest without one: the same job, requeued
+  // before its first round was durable).
+  Status SetUp(bool resume, uint64_t resume_round, bool if_present = false);
   // The round the job (re)starts from, if any.
   const std::optional<ManifestRound>& restore() const { return restore_; }
   // The newest complete round of the manifest, or nullptr.
@@ -76,6 +79,14 @@ class SnapshotRounds {
   // answered with a SnapshotDone for the whole round once it finished.
   void HandleRoundRequest(const std::string& id);
   void HandleSnapshotDone(const wire::SnapshotDone& done);
+  // The engine is terminating the job: a round of the newest committed
+  // clock, now or right after the round in flight. Returns why none can
+  // be taken ("" when one was asked for).
+  std::string StartPreemptionRound();
+  // That round once it finished, complete or failed.
+  const std::optional<ManifestRound>& preemption_result() const {
+    return preemption_result_;
+  }
   // A server could not restore `round`: the round is marked failed in the
   // manifest (a resume then takes the one before it). At start-up the job
   // ends; in a live recovery every shard rolls back to the round before
@@ -99,6 +110,8 @@ class SnapshotRounds {
   // server; tools waiting for a round wait for this one.
   void StartRound(int64_t clock);
   void AnswerRoundRequests(const ManifestRound& round);
+  // Why no round can be asked for now ("" when one can).
+  std::string RoundRefusal() const;
   // Records a finished round in the manifest and prunes it.
   void FinishRound(ManifestRound round);
 
@@ -114,6 +127,9 @@ class SnapshotRounds {
   std::optional<int64_t> final_round_clock_;
   std::vector<std::string> round_requests_;  // tools waiting for a start
   std::map<uint64_t, std::vector<std::string>> round_waiters_;  // by round
+  bool preemption_pending_ = false;  // starts once none is in flight
+  std::optional<uint64_t> preemption_round_;
+  std::optional<ManifestRound> preemption_result_;
   uint64_t complete_ = 0;
   uint64_t failed_ = 0;
   double settle_deadline_s_ = 0;  // when the job stops waiting for a round

@@ -2,6 +2,7 @@
 // it): Worker, Admission, Dataset, load_dataset, Error, RolledBack, now.
 #include <pybind11/pybind11.h>
 
+#include "common/termination.h"
 #include "python/errors.h"
 #include "python/worker_binding.h"
 
@@ -31,4 +32,5 @@ PYBIND11_MODULE(_lockstep, m) {
   lockstep::python::BindErrors(m);
   lockstep::python::BindWorker(m);
   lockstep::python::BindData(m);
+  m.attr("EXIT_PREEMPTED") = lockstep::kExitPreempted;
 }

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/engine/placement.h"
 #include "common/job_fields.h"
+#include "common/termination.h"
 #include "python/errors.h"
 #include "worker/data/dataset_registry.h"
 #include "worker/models/model_registry.h"
@@ -61,11 +62,13 @@ ModelShape TensorsFrom(const py::iterable& tensors) {
   return shape;
 }
 
-// With stop_on_signals, SIGINT and SIGTERM end every wait of this process
-// as in lockstep-worker (the call raises lockstep.Error("interrupted by a
-// signal")); a worker script wants that, a notebook its KeyboardInterrupt.
+// With stop_on_signals, signals act as in lockstep-worker: SIGINT ends
+// every wait of this process (the call raises lockstep.Error("interrupted
+// by a signal")); SIGTERM, the engine's, leaves the job (the next admit()
+// waits for the coordinator's word: released() or preempted()). A worker
+// script wants that, a notebook its KeyboardInterrupt.
 void StopOnSignals() {
-  std::signal(SIGTERM, [](int) { WorkerSession::RequestStop(); });
+  TerminationSignal::Install();
   std::signal(SIGINT, [](int) { WorkerSession::RequestStop(); });
 }
 
@@ -321,6 +324,20 @@ void BindEnd(py::class_<WorkerHandle>& c) {
            [](WorkerHandle& w) {
              return w.Locked([](WorkerSession& s) { return s.job_finished(); });
            })
+      .def(
+          "preempted",
+          [](WorkerHandle& w) {
+            return w.Locked([](WorkerSession& s) { return s.preempted(); });
+          },
+          "The coordinator ended the job as preempted: it resumes from its "
+          "snapshot rounds (exit with lockstep.EXIT_PREEMPTED).")
+      .def(
+          "released",
+          [](WorkerHandle& w) {
+            return w.Locked([](WorkerSession& s) { return s.released(); });
+          },
+          "After SIGTERM the coordinator let this worker go; the job goes "
+          "on without it.")
       .def(
           "write_model",
           [](WorkerHandle& w, const std::string& path) {

@@ -15,10 +15,12 @@ case "$profile" in
   demo) ;;
   # python3-matplotlib: the experiment report's plots (its test draws them);
   # pybind11, Python's headers, NumPy, PyTorch and pytest: the Python module
-  # and its tests.
+  # and its tests; slurm-wlm and munge: the single-node Slurm cluster the
+  # deploy tests start.
   test) packages+=(libgtest-dev libgmock-dev libbenchmark-dev clang-format
                    clang-tidy python3-matplotlib pybind11-dev python3-dev
-                   python3-numpy python3-torch python3-pytest) ;;
+                   python3-numpy python3-torch python3-pytest slurm-wlm
+                   munge) ;;
   *) echo "usage: $0 [demo|test]" >&2; exit 2 ;;
 esac
 missing=()

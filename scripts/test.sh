@@ -27,7 +27,7 @@ echo "== ASan+UBSan build (unit tests) (at ${SECONDS} s)"
 scripts/build.sh asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 \
-  --label-exclude '^(integration|cluster)$'
+  --label-exclude '^(integration|cluster|deploy)$'
 
 # The suites with threads that share state: the transports (I/O threads,
 # the in-process mailbox), the shard (background apply), the worker

@@ -7,6 +7,7 @@
 #include "common/logging.h"
 #include "common/main_guard.h"
 #include "common/prefaulted.h"
+#include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "server/server_shard.h"
 
@@ -82,10 +83,12 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::signal(SIGINT, [](int) { lockstep::ServerShard::RequestStop(); });
-  std::signal(SIGTERM, [](int) { lockstep::ServerShard::RequestStop(); });
+  lockstep::TerminationSignal::Install();  // serves until the job's end
   lockstep::Status done = (*server)->Run();
+  const bool preempted = (*server)->preempted();
   (*server).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
+  if (preempted) return lockstep::kExitPreempted;
   if (!done.ok()) {
     LS_LOG(Error) << "server failed: " << done.ToString();
     return 1;

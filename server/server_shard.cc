@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/job_fields.h"
 #include "common/logging.h"
+#include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/job_config_codec.h"
 #include "common/wire/layout_codec.h"
@@ -73,6 +74,7 @@ Status ServerShard::AwaitWelcome() {
   Message msg;
   while (NowMillis() < deadline) {
     if (g_stop_requested) return Unavailable("interrupted by a signal");
+    LS_RETURN_IF_ERROR(CheckTerminated(options_.rank_hint));
     if (NowMillis() - last_heard > (heard ? 10 : 30) * kBeatMs) {
       return Unavailable("the coordinator at " + options_.coordinator +
                          " went silent before welcoming this server");
@@ -101,13 +103,15 @@ Status ServerShard::AwaitWelcome() {
     if (type == wire::Body::Welcome) {
       return Setup(*msg.envelope->body_as_Welcome());
     }
-    if (type == wire::Body::Shutdown || type == wire::Body::Error) {
+    if (type == wire::Body::Shutdown) {
+      return FailedPrecondition(
+          "the coordinator ended the job before welcoming this server: " +
+          TakeShutdown(*msg.envelope->body_as_Shutdown()));
+    }
+    if (type == wire::Body::Error) {
       return FailedPrecondition(
           "coordinator refused this server: " +
-          flatbuffers::GetString(
-              type == wire::Body::Shutdown
-                  ? msg.envelope->body_as_Shutdown()->reason()
-                  : msg.envelope->body_as_Error()->message()));
+          flatbuffers::GetString(msg.envelope->body_as_Error()->message()));
     }
   }
   return DeadlineExceeded("no welcome from the coordinator at " +
@@ -261,6 +265,7 @@ Status ServerShard::Serve() {
   Message msg;
   std::vector<zmq::pollitem_t> items;
   while (!g_stop_requested) {
+    LS_RETURN_IF_ERROR(CheckTerminated(static_cast<int>(shard_)));
     items.assign(1, {static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0});
     data_->AddPollItems(&items);
     items.push_back({nullptr, rounds_.fd(), ZMQ_POLLIN, 0});
@@ -338,8 +343,7 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
     }
     case wire::Body::Shutdown:
       LS_LOG(Info) << "shutdown: "
-                   << flatbuffers::GetString(
-                          msg.envelope->body_as_Shutdown()->reason());
+                   << TakeShutdown(*msg.envelope->body_as_Shutdown());
       *stop = true;
       return Status::Ok();
     case wire::Body::Heartbeat:
@@ -356,6 +360,29 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
                       << " from the coordinator";
       return Status::Ok();
   }
+}
+
+Status ServerShard::CheckTerminated(int rank) {
+  if (!TerminationSignal::Requested()) return Status::Ok();
+  const int64_t now = NowMillis();
+  if (leave_deadline_ms_ == 0) {
+    // The shard stays: a preemption round of the job needs its part.
+    LS_LOG(Warning) << "terminated (SIGTERM); serving until the coordinator "
+                       "ends the job";
+    SendToCoordinator(
+        MakeLeaveHeader("terminated (SIGTERM)", wire::Role::Server, rank));
+    leave_deadline_ms_ = now + kTerminateGraceMs;
+  }
+  if (now <= leave_deadline_ms_) return Status::Ok();
+  return Unavailable(
+      "terminated (SIGTERM), and the coordinator did not end "
+      "the job within " +
+      std::to_string(kTerminateGraceMs / 1000) + " s");
+}
+
+std::string ServerShard::TakeShutdown(const wire::Shutdown& shutdown) {
+  shutdown_kind_ = shutdown.kind();
+  return flatbuffers::GetString(shutdown.reason());
 }
 
 void ServerShard::SendToCoordinator(zmq::message_t header) {

@@ -58,6 +58,11 @@ class ServerShard {
   // sent an unusable job.
   Status Run();
   static void RequestStop();
+  // Whether the coordinator ended the job as preempted: resumable from
+  // its snapshot rounds (common/termination.h).
+  bool preempted() const {
+    return shutdown_kind_ == wire::ShutdownKind::Preempted;
+  }
 
   // Counters, for tests and logs.
   uint64_t bad_messages() const {
@@ -83,6 +88,11 @@ class ServerShard {
   void StartRound(const wire::SnapshotStart& start);
   void SendSnapshotDone(const ShardRounds::Report& report);
   void SendToCoordinator(zmq::message_t header);
+  // After SIGTERM: tells the coordinator once (Leave, as `rank`) and
+  // serves on until its Shutdown, for kTerminateGraceMs at most.
+  Status CheckTerminated(int rank);
+  // Records how the coordinator ended the job; returns its reason.
+  std::string TakeShutdown(const wire::Shutdown& shutdown);
 
   ServerOptions options_;
   zmq::socket_t coordinator_;
@@ -95,6 +105,8 @@ class ServerShard {
   // Recovery epoch (wire::Restored); data requests of another are dropped.
   uint32_t epoch_ = 0;
   uint64_t bad_messages_ = 0;
+  int64_t leave_deadline_ms_ = 0;  // set once the coordinator heard Leave
+  wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
   ShardClock clock_;
   // The evaluator's reads (eval_images.h): images of the model at
   // evaluation points, and its pulls of points not reached yet.

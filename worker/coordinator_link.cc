@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep {
@@ -53,6 +54,7 @@ StatusOr<bool> CoordinatorLink::AwaitBody(wire::Body type, int64_t deadline_ms,
 StatusOr<bool> CoordinatorLink::Await(Message* msg, int64_t deadline_ms) {
   while (NowMillis() < deadline_ms) {
     if (g_stop_requested) return Unavailable("interrupted by a signal");
+    LS_RETURN_IF_ERROR(CheckTerminated());
     SendHeartbeat();
     LS_RETURN_IF_ERROR(CheckAlive());
     zmq::pollitem_t item = PollItem();
@@ -78,10 +80,10 @@ StatusOr<bool> CoordinatorLink::Receive(Message* msg) {
     const auto type = msg->envelope->body_type();
     if (type == wire::Body::Heartbeat) continue;
     if (type == wire::Body::Shutdown) {
-      const std::string reason =
-          flatbuffers::GetString(msg->envelope->body_as_Shutdown()->reason());
-      if (reason == "job finished") job_finished_ = true;
-      return Unavailable("coordinator shut the job down: " + reason);
+      const auto* shutdown = msg->envelope->body_as_Shutdown();
+      shutdown_kind_ = shutdown->kind();
+      return Unavailable("coordinator shut the job down: " +
+                         flatbuffers::GetString(shutdown->reason()));
     }
     if (type == wire::Body::Error) {
       return FailedPrecondition(
@@ -109,6 +111,7 @@ StatusOr<Message> CoordinatorLink::TakeRollback() {
 Status CoordinatorLink::CheckDuringRequest() {
   // A request waiting out a lost server must not outlive the coordinator.
   if (g_stop_requested) return Unavailable("interrupted by a signal");
+  LS_RETURN_IF_ERROR(CheckTerminated());
   LS_RETURN_IF_ERROR(CheckAlive());
   Message msg;
   LS_ASSIGN_OR_RETURN(bool got, Receive(&msg));
@@ -117,6 +120,33 @@ Status CoordinatorLink::CheckDuringRequest() {
                     << " from the coordinator during a request";
   }
   return Status::Ok();
+}
+
+Status CoordinatorLink::CheckTerminated() {
+  if (!TerminationSignal::Requested()) return Status::Ok();
+  const int64_t now = NowMillis();
+  if (leave_deadline_ms_ == 0) {
+    // The coordinator decides: this worker leaves a job that goes on, or
+    // the whole job is preempted and everyone hears Shutdown(Preempted).
+    LS_LOG(Warning) << "terminated (SIGTERM); leaving the job";
+    Send(MakeLeaveHeader("terminated (SIGTERM)", role_,
+                         static_cast<int>(rank_)));
+    leave_deadline_ms_ = now + kTerminateGraceMs;
+  }
+  if (now <= leave_deadline_ms_) return Status::Ok();
+  return Unavailable(
+      "terminated (SIGTERM), and the coordinator did not end "
+      "this worker's part within " +
+      std::to_string(kTerminateGraceMs / 1000) + " s");
+}
+
+Status CoordinatorLink::AwaitShutdown() {
+  Message msg;
+  while (true) {
+    // Await ends on the Shutdown, or CheckTerminated on the grace's end.
+    LS_ASSIGN_OR_RETURN(bool got, Await(&msg, INT64_MAX));
+    (void)got;
+  }
 }
 
 Status CoordinatorLink::CheckAlive() const {

@@ -62,7 +62,21 @@ class CoordinatorLink {
   }
 
   // Whether the coordinator said "job finished" while this worker waited.
-  bool job_finished() const { return job_finished_; }
+  bool job_finished() const {
+    return shutdown_kind_ == wire::ShutdownKind::Finished;
+  }
+  // Whether it ended the job as preempted (resumable; common/termination.h)
+  // or let this worker go after its Leave while the job goes on.
+  bool preempted() const {
+    return shutdown_kind_ == wire::ShutdownKind::Preempted;
+  }
+  bool released() const {
+    return shutdown_kind_ == wire::ShutdownKind::Released;
+  }
+  // After SIGTERM: tells the coordinator (Leave) and waits for its
+  // Shutdown (always an error: Unavailable with its reason, or after
+  // kTerminateGraceMs without one).
+  Status AwaitShutdown();
   bool rollback_pending() const { return rollback_.has_value(); }
   // The pending rollback's Start, verified again (a move may relocate the
   // header's bytes). REQUIRES: rollback_pending().
@@ -76,6 +90,9 @@ class CoordinatorLink {
   StatusOr<bool> Receive(Message* msg);
   // Unavailable once the coordinator has been silent too long.
   Status CheckAlive() const;
+  // After SIGTERM: tells the coordinator once (Leave); Unavailable once it
+  // has not ended this worker's part within kTerminateGraceMs.
+  Status CheckTerminated();
   // Before the welcome: a heartbeat by hand, at most every interval.
   void SendHeartbeat();
   // Matches the coordinator's own rule for declaring a peer dead.
@@ -92,7 +109,8 @@ class CoordinatorLink {
   int64_t last_heard_ms_ = 0;
   int64_t welcomed_ms_ = 0;
   uint64_t bad_messages_ = 0;
-  bool job_finished_ = false;
+  wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
+  int64_t leave_deadline_ms_ = 0;    // set once the coordinator heard Leave
   std::optional<Message> rollback_;  // a Start that came while training
 };
 

@@ -9,6 +9,7 @@
 #include "common/logging.h"
 #include "common/main_guard.h"
 #include "common/prefaulted.h"
+#include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "worker/worker_runtime.h"
 
@@ -97,10 +98,15 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::signal(SIGINT, [](int) { lockstep::WorkerRuntime::RequestStop(); });
-  std::signal(SIGTERM, [](int) { lockstep::WorkerRuntime::RequestStop(); });
+  lockstep::TerminationSignal::Install();  // leaves the job, or preempted
   lockstep::Status done = (*worker)->Run();
+  const bool preempted = (*worker)->preempted();
   (*worker).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
+  if (preempted) {
+    LS_LOG(Warning) << done.message();
+    return lockstep::kExitPreempted;
+  }
   if (!done.ok()) {
     LS_LOG(Error) << "worker failed: " << done.ToString();
     return 1;

@@ -40,8 +40,12 @@ StatusOr<std::unique_ptr<WorkerRuntime>> WorkerRuntime::Create(
 
 Status WorkerRuntime::Run() {
   Status done = Train();
-  // A job that ended while this worker waited is a normal end.
-  if (!done.ok() && session_->job_finished()) return Status::Ok();
+  // A job that ended while this worker waited is a normal end, and so is
+  // leaving a job that goes on after SIGTERM.
+  if (!done.ok() && (session_->job_finished() || session_->released())) {
+    if (session_->released()) LS_LOG(Info) << done.message();
+    return Status::Ok();
+  }
   return done;
 }
 

@@ -37,6 +37,8 @@ class WorkerRuntime {
   Status Run();
   // WorkerSession::RequestStop: async-signal-safe.
   static void RequestStop() { WorkerSession::RequestStop(); }
+  // Whether the coordinator ended the job as preempted (resumable).
+  bool preempted() const { return session_->preempted(); }
 
  private:
   using Admission = WorkerSession::Admission;

@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/termination.h"
 #include "common/wire/job_config_codec.h"
 #include "common/wire/job_shape_codec.h"
 #include "common/wire/layout_codec.h"
@@ -187,6 +188,9 @@ StatusOr<WorkerSession::Admission> WorkerSession::Admit(int64_t clock) {
     LS_ASSIGN_OR_RETURN(clock, ApplyRollback());
   }
   if (StopRequested()) return Unavailable("interrupted by a signal");
+  // Terminated by the engine: no more clocks; the coordinator says whether
+  // the job goes on without this worker or is preempted.
+  if (TerminationSignal::Requested()) return coordinator_->AwaitShutdown();
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateAdmit(fbb, clock, epoch_);
   Send(wire::Body::Admit, fbb, body.Union());

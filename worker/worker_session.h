@@ -171,6 +171,10 @@ class WorkerSession {
   // Whether an error from a wait is the job's normal end (the coordinator
   // said "job finished" while this worker waited).
   bool job_finished() const { return coordinator_->job_finished(); }
+  // The job was preempted (resumable), or this worker was let go after
+  // SIGTERM while the job goes on (CoordinatorLink).
+  bool preempted() const { return coordinator_->preempted(); }
+  bool released() const { return coordinator_->released(); }
   // Whether an error from a wait was a rollback: the next Admit applies it.
   bool rollback_pending() const { return coordinator_->rollback_pending(); }
 

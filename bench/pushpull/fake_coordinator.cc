@@ -195,10 +195,8 @@ Status FakeCoordinator::Shutdown() {
   shut_down_ = true;
   for (const std::string& peer : peers_) {
     if (peer.empty()) continue;
-    flatbuffers::FlatBufferBuilder fbb(64);
-    auto body = wire::CreateShutdown(fbb, fbb.CreateString("benchmark done"));
-    (void)SendTo(peer, FinishEnvelope(fbb, wire::Body::Shutdown, body.Union(),
-                                      wire::Role::Coordinator, -1));
+    (void)SendTo(peer, MakeShutdownHeader(wire::ShutdownKind::Finished,
+                                          "benchmark done"));
   }
   const double deadline =
       NowSeconds() + std::chrono::duration<double>(kShutdownGrace).count();

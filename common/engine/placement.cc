@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -125,6 +126,16 @@ StatusOr<EnginePlacement> PlacementFromEnvironment(const EnvLookup& env) {
     }
     placement.coordinator = *coordinator;
   }
+  if (const auto bind = env("LOCKSTEP_BIND_HOST")) {
+    in_addr ip4{};
+    in6_addr ip6{};
+    if (inet_pton(AF_INET, bind->c_str(), &ip4) != 1 &&
+        inet_pton(AF_INET6, bind->c_str(), &ip6) != 1) {
+      return InvalidArgument("LOCKSTEP_BIND_HOST '" + *bind +
+                             "' is not an IPv4 or IPv6 address");
+    }
+    placement.bind_host = *bind;
+  }
   return placement;
 }
 
@@ -155,15 +166,23 @@ StatusOr<RoleFlags> CompleteFromEngine(EngineRole role, RoleFlags flags,
   if (port <= 0 && role == EngineRole::kCoordinator) {
     port = Number(PortOf(placement.coordinator)).value_or(-1);
   }
-  // On the address peers dial when that is an IPv4 address (the engine
-  // gave this process that address); on every interface when it is a name,
-  // which may not resolve yet when the process starts.
-  if (flags.listen.empty() && listens && port > 0) {
+  // On LOCKSTEP_BIND_HOST when set (one network of a multi-homed node);
+  // else on the address peers dial when that is an IPv4 address (the
+  // engine gave this process that address); else on every interface: a
+  // name may not resolve yet when the process starts.
+  // A server with no port of its own takes any free one there.
+  if (!placement.bind_host.empty()) port = std::max(port, 0);
+  if (flags.listen.empty() && listens && port >= 0) {
     in_addr ip{};
     const bool literal =
         inet_pton(AF_INET, placement.advertise.c_str(), &ip) == 1;
-    flags.listen = "tcp://" + (literal ? placement.advertise : "0.0.0.0") +
-                   ":" + std::to_string(port);
+    std::string host = literal ? placement.advertise : "0.0.0.0";
+    if (!placement.bind_host.empty()) {
+      host = placement.bind_host.find(':') != std::string::npos
+                 ? "[" + placement.bind_host + "]"
+                 : placement.bind_host;
+    }
+    flags.listen = "tcp://" + host + ":" + std::to_string(port);
   }
   return flags;
 }

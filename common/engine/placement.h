@@ -32,6 +32,7 @@ struct EnginePlacement {
   std::string coordinator;         // "tcp://HOST:PORT", "" if unknown
   std::string advertise;           // the host name peers use, "" if unknown
   int listen_port = -1;            // the port to listen on, -1: the role's
+  std::string bind_host;           // LOCKSTEP_BIND_HOST: the address to bind
   uint32_t servers = 0;            // the job's sizes, 0 where not said
   uint32_t workers = 0;
 };

@@ -68,6 +68,22 @@ zmq::message_t MakeErrorHeader(wire::ErrorCode code, const std::string& text,
                         sender_rank);
 }
 
+zmq::message_t MakeShutdownHeader(wire::ShutdownKind kind,
+                                  const std::string& reason) {
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto body = wire::CreateShutdown(fbb, fbb.CreateString(reason), kind);
+  return FinishEnvelope(fbb, wire::Body::Shutdown, body.Union(),
+                        wire::Role::Coordinator, 0);
+}
+
+zmq::message_t MakeLeaveHeader(const std::string& reason,
+                               wire::Role sender_role, int sender_rank) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto body = wire::CreateLeave(fbb, fbb.CreateString(reason));
+  return FinishEnvelope(fbb, wire::Body::Leave, body.Union(), sender_role,
+                        sender_rank);
+}
+
 wire::ErrorCode ErrorCodeFor(const Status& why) {
   return why.message().rfind("protocol version mismatch", 0) == 0
              ? wire::ErrorCode::VersionMismatch

@@ -18,13 +18,15 @@
 
 namespace lockstep {
 
+// Version 5: a peer the engine terminates says so (Leave), and a Shutdown
+// says how the job ended (ShutdownKind: a preempted job exits resumable).
 // Version 4: staleness and the pull/push clock fields count logical clocks
 // (PullReply.logical_clock, Push.clock_read), not per-push versions.
 // Version 3: push verdicts (PushVerdict). Version 2: workers describe their
 // model and data (Describe) and get the layout in Start; job configs travel as
 // (name, value) fields. Version 1: the first protocol. Peers refuse any other
 // version.
-inline constexpr uint32_t kProtocolVersion = 4;
+inline constexpr uint32_t kProtocolVersion = 5;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;
@@ -56,6 +58,13 @@ zmq::message_t FinishEnvelope(flatbuffers::FlatBufferBuilder& fbb,
 zmq::message_t MakeErrorHeader(wire::ErrorCode code, const std::string& text,
                                uint64_t request_id, wire::Role sender_role,
                                int sender_rank);
+
+// Builds the coordinator's Shutdown header, or a peer's Leave (`reason`
+// only).
+zmq::message_t MakeShutdownHeader(wire::ShutdownKind kind,
+                                  const std::string& reason);
+zmq::message_t MakeLeaveHeader(const std::string& reason,
+                               wire::Role sender_role, int sender_rank);
 
 // Wraps a vector's storage as a frame without copying; the frame owns it.
 template <typename T>

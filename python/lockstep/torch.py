@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 import torch
 
-from . import Error, RolledBack, now
+from . import EXIT_PREEMPTED, Error, RolledBack, now
 
 
 def torch_tensors(module):
@@ -149,6 +149,16 @@ def _final_evaluations(worker, admission, run_evaluation):
         end = worker.await_end()
 
 
+def _ended(worker):
+    """After an Error: whether the job ended for this worker without a
+    failure - finished, or this worker let go after SIGTERM. A preempted job
+    exits the process with EXIT_PREEMPTED (75), so the engine's requeue or
+    restart resumes it from its snapshot rounds."""
+    if worker.preempted():
+        raise SystemExit(EXIT_PREEMPTED)
+    return worker.job_finished() or worker.released()
+
+
 def _evaluate_points(worker, run_evaluation, state):
     """The evaluator's loop: the model at each evaluation point the
     coordinator admits it to (read from the servers' images of that point;
@@ -165,7 +175,7 @@ def _evaluate_points(worker, run_evaluation, state):
         except RolledBack:
             continue  # admit() continues at the rollback's points
         except Error:
-            if worker.job_finished():
+            if _ended(worker):
                 return state["accuracy"]
             raise
 
@@ -246,6 +256,6 @@ def train(worker, module, data, loss_fn=torch.nn.functional.cross_entropy,
         except RolledBack:
             continue  # admit() continues at the rollback's clock
         except Error:
-            if worker.job_finished():  # the job ended while this one waited
+            if _ended(worker):  # the job ended while this one waited
                 return state["accuracy"]
             raise

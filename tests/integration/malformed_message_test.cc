@@ -332,10 +332,7 @@ TEST(MalformedMessageTest, WorkerDropsBadMessagesFromItsCoordinator) {
   send(Bytes("garbage"));
   send(Truncated(RegisterHeader(kProtocolVersion)));
   send(RegisterHeader(999));
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateShutdown(fbb, fbb.CreateString("job finished"));
-  send(FinishEnvelope(fbb, wire::Body::Shutdown, body.Union(),
-                      wire::Role::Coordinator, 0));
+  send(MakeShutdownHeader(wire::ShutdownKind::Finished, "job finished"));
   auto exit = cluster.WaitFor("worker", std::chrono::seconds(30));
   ASSERT_TRUE(exit.ok());
   EXPECT_TRUE(exit->ok()) << cluster.Output("worker");

@@ -73,7 +73,7 @@ void TestCluster::Pump(std::chrono::milliseconds timeout) {
 
 StatusOr<pid_t> TestCluster::Start(const std::vector<std::string>& argv,
                                    const std::string& name) {
-  return group_.Spawn(argv, name);
+  return Spawn(argv, name);
 }
 
 std::vector<std::string> LaunchCommand(const JobConfig& job,
@@ -92,7 +92,7 @@ Status TestCluster::StartCoordinator(const JobConfig& job,
   std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
                                    "--listen", "tcp://127.0.0.1:0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  LS_RETURN_IF_ERROR(group_.Spawn(argv, "coordinator").status());
+  LS_RETURN_IF_ERROR(Spawn(argv, "coordinator").status());
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -124,7 +124,7 @@ Status TestCluster::StartEvaluator(const std::vector<std::string>& extra,
                       : program;
   argv.insert(argv.end(), {"--coordinator", endpoint_, "--evaluator"});
   argv.insert(argv.end(), extra.begin(), extra.end());
-  return group_.Spawn(argv, "evaluator").status();
+  return Spawn(argv, "evaluator").status();
 }
 
 Status TestCluster::StartServer(int rank,
@@ -137,7 +137,7 @@ Status TestCluster::StartServer(int rank,
     argv.insert(argv.end(), {"--listen", "tcp://127.0.0.1:0"});
   }
   argv.insert(argv.end(), extra.begin(), extra.end());
-  return group_.Spawn(argv, "server " + std::to_string(rank)).status();
+  return Spawn(argv, "server " + std::to_string(rank)).status();
 }
 
 Status TestCluster::StartWorker(int rank,
@@ -146,7 +146,14 @@ Status TestCluster::StartWorker(int rank,
                                    "--coordinator", endpoint_, "--rank",
                                    std::to_string(rank)};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  return group_.Spawn(argv, "worker " + std::to_string(rank)).status();
+  return Spawn(argv, "worker " + std::to_string(rank)).status();
+}
+
+StatusOr<pid_t> TestCluster::Spawn(const std::vector<std::string>& argv,
+                                   const std::string& name) {
+  StatusOr<pid_t> pid = group_.Spawn(argv, name);
+  if (pid.ok()) pids_[name] = *pid;
+  return pid;
 }
 
 StatusOr<ExitInfo> TestCluster::WaitFor(const std::string& name,

@@ -85,14 +85,22 @@ class TestCluster {
   bool Exited(const std::string& name) const { return exits_.count(name); }
   const ExitInfo& ExitOf(const std::string& name) { return exits_[name]; }
   ProcessGroup& group() { return group_; }
+  // The pid of the newest process started as `name`; 0 when none was.
+  pid_t Pid(const std::string& name) const {
+    auto it = pids_.find(name);
+    return it == pids_.end() ? 0 : it->second;
+  }
 
  private:
   void Absorb(ChildEvents&& events);
+  StatusOr<pid_t> Spawn(const std::vector<std::string>& argv,
+                        const std::string& name);
 
   ProcessGroup group_;
   std::string endpoint_;
   std::map<std::string, std::vector<std::string>> lines_;
   std::map<std::string, ExitInfo> exits_;
+  std::map<std::string, pid_t> pids_;
 };
 
 }  // namespace lockstep

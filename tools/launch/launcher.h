@@ -8,7 +8,7 @@
 //     are stopped. Exit code 0.
 //   - the coordinator or a server exits non-zero or by a signal before
 //     that (or the coordinator prints no endpoint in time): every other
-//     role is stopped (SIGTERM, kTerminateGrace, SIGKILL), the failed role
+//     role is stopped (SIGINT, kTerminateGrace, SIGKILL), the failed role
 //     and its last lines are reported. Exit code 1.
 //   - a worker exits non-zero or by a signal before that: it is reported
 //     ("...; the job goes on with the other workers") and the job goes on,

@@ -298,7 +298,7 @@ void ProcessGroup::SignalAll(int signal) const {
 ChildEvents ProcessGroup::TerminateAll(std::chrono::milliseconds grace) {
   ChildEvents events;
   if (children_.empty()) return events;
-  SignalAll(SIGTERM);
+  SignalAll(SIGINT);
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (!children_.empty()) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(

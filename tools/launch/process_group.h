@@ -82,7 +82,9 @@ class ProcessGroup {
   // A partial last line is returned when its pipe closes.
   ChildEvents Poll(std::chrono::milliseconds timeout);
 
-  // Sends SIGTERM to every running child's process group, keeps reading
+  // Sends SIGINT ("stop now": SIGTERM is a cluster engine's "terminated,
+  // end resumably", common/termination.h) to every running child's
+  // process group, keeps reading
   // and reaping for up to `grace`, then SIGKILLs the rest and reaps them.
   // Returns everything read and reaped on the way. No child is left
   // running or unreaped.

@@ -192,5 +192,34 @@ TEST(PlacementTest, FlagsWinAndTheEngineFillsWhatTheyLeaveOpen) {
               HasSubstr("the evaluator (lockstep-worker --evaluator)"));
 }
 
+TEST(PlacementTest, BindHostChoosesTheAddressListeningRolesBind) {
+  auto slurm =
+      PlacementFromEnvironment(Env({{"SLURM_JOB_ID", "42"},
+                                    {"SLURM_JOB_NODELIST", "node[1-2]"},
+                                    {"SLURMD_NODENAME", "node2"},
+                                    {"LOCKSTEP_BIND_HOST", "10.9.0.2"}}));
+  ASSERT_TRUE(slurm.ok()) << slurm.status().ToString();
+  EXPECT_EQ(slurm->bind_host, "10.9.0.2");
+  // The advertised name stays the node's; only the bound address changes,
+  // for a server (any free port) as for the coordinator (its port).
+  auto server = CompleteFromEngine(EngineRole::kServer, RoleFlags{}, *slurm);
+  ASSERT_TRUE(server.ok());
+  EXPECT_EQ(server->advertise, "node2");
+  EXPECT_EQ(server->listen, "tcp://10.9.0.2:0");
+  auto coordinator =
+      CompleteFromEngine(EngineRole::kCoordinator, RoleFlags{}, *slurm);
+  EXPECT_EQ(coordinator->listen, "tcp://10.9.0.2:7400");
+  EnginePlacement v6 = *slurm;
+  v6.bind_host = "fd00::2";
+  EXPECT_EQ(CompleteFromEngine(EngineRole::kServer, RoleFlags{}, v6)->listen,
+            "tcp://[fd00::2]:0");
+  // A worker dials out and binds nothing.
+  EXPECT_EQ(
+      CompleteFromEngine(EngineRole::kWorker, RoleFlags{}, *slurm)->listen, "");
+  auto bad = PlacementFromEnvironment(Env({{"LOCKSTEP_BIND_HOST", "node2"}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("LOCKSTEP_BIND_HOST 'node2'"));
+}
+
 }  // namespace
 }  // namespace lockstep

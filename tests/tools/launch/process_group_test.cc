@@ -115,16 +115,16 @@ TEST_F(ProcessGroupTest, TerminateAllStopsASleepingChild) {
   EXPECT_LT(steady_clock::now() - start, milliseconds(2500));
   ASSERT_EQ(events.exits.size(), 1u);
   EXPECT_TRUE(events.exits[0].how.signaled);
-  EXPECT_EQ(events.exits[0].how.code, SIGTERM);
+  EXPECT_EQ(events.exits[0].how.code, SIGINT);
   EXPECT_EQ(group_.running(), 0u);
   EXPECT_EQ(kill(*pid, 0), -1);
   EXPECT_EQ(errno, ESRCH);
 }
 
-TEST_F(ProcessGroupTest, SigkillsAChildThatIgnoresSigterm) {
+TEST_F(ProcessGroupTest, SigkillsAChildThatIgnoresSigint) {
   // The shell prints its helper's pid once the trap is in place.
   StatusOr<pid_t> pid = group_.Spawn(
-      {"/bin/sh", "-c", "trap '' TERM; sleep 100 & echo $!; wait"}, "stubborn");
+      {"/bin/sh", "-c", "trap '' INT; sleep 100 & echo $!; wait"}, "stubborn");
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   const pid_t helper = static_cast<pid_t>(std::stol(FirstLine()));
   ASSERT_TRUE(ProcessAlive(helper));

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The shipped sbatch script on a real single-node Slurm cluster
+# (slurm_cluster.sh): an LB-BSP job on Fashion-MNIST, requeued mid-job with
+# `scontrol requeue` (SIGTERM to every task), ends resumable - every task
+# exits 75 after a snapshot round of the newest commit - and the requeued
+# job resumes from that round by itself and trains to the target.
+#   slurm_requeue_test.sh SOURCE_DIR BIN_DIR
+set -euo pipefail
+src="$(realpath "$1")"
+bin="$(realpath "$2")"
+target=0.85
+work="$(mktemp -d /tmp/lockstep-slurm.XXXXXX)"
+cleanup() {
+  "$src/tests/deploy/slurm/slurm_cluster.sh" down "$work/cluster" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  [ -f "$out" ] && tail -40 "$out" >&2
+  exit 1
+}
+# Waits up to $1 seconds for the command after it to succeed.
+wait_for() {
+  local limit="$1"; shift
+  for _ in $(seq $((limit * 5))); do
+    if "$@"; then return 0; fi
+    sleep 0.2
+  done
+  return 1
+}
+
+export SLURM_CONF="$("$src/tests/deploy/slurm/slurm_cluster.sh" up "$work/cluster")"
+cd "$work"
+job="$(LOCKSTEP_BIN="$bin" LOCKSTEP_BIND_HOST=127.0.0.1 sbatch --parsable \
+  --ntasks=7 "$src/deploy/slurm/lockstep.sbatch" --sync lbbsp \
+  --model mlp:256,128 --data fashion-mnist --batch 32 --optimizer momentum \
+  --lr 0.05 --epochs 4 --lr-schedule cosine --eval-every 0)"
+out="$work/lockstep-$job.out"
+run="$work/lockstep-$job/run"
+echo "submitted job $job"
+
+# Requeued once 300 clocks ran (4 workers report each clock).
+trained() { [ -f "$run/metrics.jsonl" ] && [ "$(wc -l < "$run/metrics.jsonl")" -ge 1200 ]; }
+wait_for 120 trained || fail "the job did not train 300 clocks"
+requeued_at="$(date +%s.%N)"
+scontrol requeue "$job"
+state() { squeue --noheader --jobs "$job" --format %T 2>/dev/null || true; }
+pending() { [ "$(state)" = PENDING ]; }
+gone() { [ -z "$(state)" ]; }
+wait_for 60 pending || fail "job $job was not requeued"
+preempted_lines="$(wc -l < "$run/metrics.jsonl")"
+# Slurm holds a requeued job for about two minutes (its BeginTime); a
+# cluster's scheduler would start it then, the test now.
+scontrol update JobId="$job" StartTime=now
+wait_for 240 gone || fail "the requeued job did not finish"
+scontrol show job "$job" | grep -q "JobState=COMPLETED" ||
+  fail "job $job ended $(scontrol show job "$job" | grep -o 'JobState=[A-Z_]*')"
+scontrol show job "$job" | grep -q "Restarts=1" || fail "job $job was not restarted once"
+
+# The preempted run: a round of the newest commit, every task exits 75.
+round_line="$(grep -m1 -o 'snapshot round [0-9]* (clock [0-9]*) is durable' "$out")" ||
+  fail "no durable preemption round"
+round_clock="$(echo "$round_line" | sed 's/.*(clock \([0-9]*\)).*/\1/')"
+grep -q "tasks 0-6: Exited with exit code 75" "$out" ||
+  fail "not every task exited 75 (preempted, resumable)"
+# The requeued run resumes right after it.
+grep -q "resuming from snapshot round [0-9]* at clock $((round_clock + 1))" "$out" ||
+  fail "the requeued job did not resume from clock $((round_clock + 1))"
+resumed_ms="$(grep -m1 'resuming from snapshot round' "$out" |
+  sed 's/^0: \([0-9T:.-]*\)Z.*/\1/')"
+# Clocks the preempted run reported beyond its round (commits after it: a
+# preempted job commits nothing more, so at most one clock a worker had
+# reported before the signal and that never committed).
+beyond="$(head -n "$preempted_lines" "$run/metrics.jsonl" | /usr/bin/python3 -c '
+import json, sys
+cut = int(sys.argv[1])
+print(len({json.loads(l)["clock"] for l in sys.stdin} - set(range(cut + 1))))
+' "$round_clock")"
+[ "$beyond" -le 1 ] || fail "$beyond clocks reported beyond the round"
+accuracy="$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["test_accuracy"])' "$run/summary.json")"
+/usr/bin/python3 -c "import sys; sys.exit(0 if $accuracy >= $target else 1)" ||
+  fail "test accuracy $accuracy is below $target"
+resume_s="$(/usr/bin/python3 -c "
+import datetime, sys
+t = datetime.datetime.fromisoformat('$resumed_ms').replace(tzinfo=datetime.timezone.utc)
+print(round(t.timestamp() - $requeued_at, 1))")"
+echo "PASS: requeued at clock ~$round_clock; round $round_line; clocks reported" \
+     "beyond it: $beyond (never committed); training resumed ${resume_s} s after" \
+     "\`scontrol requeue\` (Slurm's BeginTime hold lifted); final test accuracy" \
+     "$accuracy"
