@@ -23,12 +23,27 @@ case "$profile" in
                    munge) ;;
   *) echo "usage: $0 [demo|test]" >&2; exit 2 ;;
 esac
+# The manifest tests render with kubectl's kustomize (>= v4: kubectl 1.21)
+# and validate with npm's kubernetes-models (tests/deploy/k8s/package.json,
+# versions pinned by its lock file).
+if [ "$profile" = test ]; then
+  command -v kubectl >/dev/null || packages+=(kubernetes-client)
+  command -v npm >/dev/null || packages+=(nodejs npm)
+fi
+npm_modules() {
+  local dir
+  dir="$(dirname "$0")/../tests/deploy/k8s"
+  if [ "$profile" = test ] && [ ! -d "$dir/node_modules" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  npm_modules
   exit 0
 fi
 echo "installing: ${missing[*]}"
@@ -49,3 +64,4 @@ if [ ${#lean[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
     --no-install-recommends "${lean[@]}"
 fi
+npm_modules

@@ -15,9 +15,11 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+out=""
 fail() {
   echo "FAIL: $*" >&2
-  [ -f "$out" ] && tail -40 "$out" >&2
+  [ -n "$out" ] && [ -f "$out" ] && grep -v "@progress" "$out" | tail -40 >&2
+  tail -n 15 "$work/cluster/slurmctld.log" "$work/cluster/slurmd.log" >&2 || true
   exit 1
 }
 # Waits up to $1 seconds for the command after it to succeed.
@@ -42,7 +44,7 @@ echo "submitted job $job"
 
 # Requeued once 300 clocks ran (4 workers report each clock).
 trained() { [ -f "$run/metrics.jsonl" ] && [ "$(wc -l < "$run/metrics.jsonl")" -ge 1200 ]; }
-wait_for 120 trained || fail "the job did not train 300 clocks"
+wait_for 300 trained || fail "the job did not train 300 clocks"
 requeued_at="$(date +%s.%N)"
 scontrol requeue "$job"
 state() { squeue --noheader --jobs "$job" --format %T 2>/dev/null || true; }
