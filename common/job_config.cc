@@ -58,6 +58,15 @@ Status ValidateCounts(const JobConfig& c) {
   if (c.workers < 1 || c.workers > 4096) {
     return InvalidArgument("--workers must be in [1, 4096]");
   }
+  if (c.max_workers != 0 &&
+      (c.max_workers < c.workers || c.max_workers > 4096)) {
+    return InvalidArgument("--max-workers must be 0 or in [--workers, 4096]");
+  }
+  if (c.MaxWorkers() > c.workers && c.data_order == "partition") {
+    return InvalidArgument(
+        "--max-workers above --workers needs --data-order global: a "
+        "partition per worker cannot follow a changing worker count");
+  }
   if (c.batches.size() != 1 && c.batches.size() != c.workers) {
     return InvalidArgument("--batch lists " + std::to_string(c.batches.size()) +
                            " sizes for " + std::to_string(c.workers) +

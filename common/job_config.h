@@ -28,6 +28,9 @@ struct JobConfig {
   std::string sync = "bsp";
   uint32_t servers = 2;
   uint32_t workers = 4;
+  // The most workers the running job takes (0: `workers`): workers beyond
+  // `workers` join once training runs. Needs the global data order.
+  uint32_t max_workers = 0;
   // Per-worker batch; a single entry applies to every worker.
   std::vector<uint32_t> batches = {32};
   std::string optimizer = "momentum";
@@ -83,6 +86,9 @@ struct JobConfig {
   uint32_t BatchOf(uint32_t rank) const;
   // Sum of the per-worker batches: the global batch X.
   uint64_t GlobalBatch() const;
+  uint32_t MaxWorkers() const {
+    return max_workers > workers ? max_workers : workers;
+  }
   // True when rounds are taken on a schedule.
   bool snapshots() const {
     return snapshot_every_clocks > 0 || snapshot_every_s > 0;

@@ -107,6 +107,9 @@ std::vector<JobField> MakeTable() {
   std::vector<JobField> table = {
       Field("servers", "servers", &C::servers, "server shards S"),
       Field("workers", "workers", &C::workers, "workers W"),
+      Field("max_workers", "max-workers", &C::max_workers,
+            "the most workers the running job takes (0: --workers); more "
+            "join once training runs (needs the global data order)"),
       Field("sync", "sync", &C::sync,
             "synchronization policy, e.g. bsp, ssp:3, asp, backup:1, lbbsp, "
             "lbbsp:numerical (a bad name lists every known form)"),

@@ -40,6 +40,8 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   // are the workers' to check when they load them.
   LS_RETURN_IF_ERROR(ValidateJobConfig(options.job));
   LS_RETURN_IF_ERROR(ResolveAutoDataOrder(&options.job));
+  // Again with the order resolved: joiners need the global order.
+  LS_RETURN_IF_ERROR(ValidateJobConfig(options.job));
   LS_RETURN_IF_ERROR(Optimizer::Validate(options.job));
   auto impl = std::make_unique<Impl>(std::move(options));
   LS_RETURN_IF_ERROR(impl->SetUp());

@@ -34,7 +34,7 @@ namespace lockstep {
 class Coordinator::Impl : public Outbox, public JobHost {
  public:
   explicit Impl(CoordinatorOptions options)
-      : options_(std::move(options)), members_(options_.job.workers) {}
+      : options_(std::move(options)), members_(options_.job.MaxWorkers()) {}
 
   Status SetUp();
   Status Run();

@@ -29,7 +29,10 @@ void Enrollment::RegisterPeer(const std::string& id,
   }
   const size_t have =
       is_server ? members_.server_ids().size() : members_.worker_ids().size();
-  const uint32_t want = is_server ? job_.servers : job_.workers;
+  // Once training runs, workers may join up to the job's maximum.
+  const uint32_t want = is_server   ? job_.servers
+                        : training_ ? job_.MaxWorkers()
+                                    : job_.workers;
   if (have >= want || (training_ && is_server)) {
     outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::BadRequest,
                                      std::string("job already has all its ") +

@@ -55,7 +55,7 @@ struct SilentPeers {
 
 class Membership {
  public:
-  // A job of `workers` worker ranks.
+  // A job whose worker ranks are below `workers` (its most workers).
   explicit Membership(uint32_t workers) : workers_(workers) {}
 
   // The peer with routing id `id`, or nullptr.

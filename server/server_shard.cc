@@ -143,8 +143,9 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
       LrSchedule schedule,
       LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   updater_.Reset(job_, on_arrival, schedule);
-  data_path_->Configure({shard_, job_.workers, epoch_, layout_.sparse_dim(),
-                         on_arrival, ShardKeys(layout_, shard_)});
+  data_path_->Configure({shard_, job_.MaxWorkers(), epoch_,
+                         layout_.sparse_dim(), on_arrival,
+                         ShardKeys(layout_, shard_)});
   LS_RETURN_IF_ERROR(model_.Build(job_, layout_, shard_, on_arrival,
                                   /*restoring=*/welcome.restore_round() > 0));
   LS_RETURN_IF_ERROR(

@@ -103,9 +103,9 @@ Status WorkerSession::Setup(const wire::Welcome& welcome) {
   single_verdict_ =
       welcome.apply_mode() == wire::ApplyMode::OnArrival &&
       (welcome.max_staleness() >= 0 || welcome.scale_lr_by_staleness());
-  if (rank_ >= job_.workers) {
+  if (rank_ >= job_.MaxWorkers()) {
     return InvalidArgument("welcome assigns rank " + std::to_string(rank_) +
-                           " of " + std::to_string(job_.workers));
+                           " of " + std::to_string(job_.MaxWorkers()));
   }
   return emulation_.Join(job_.seed, rank_, options_.coordinator);
 }

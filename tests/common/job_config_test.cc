@@ -144,6 +144,26 @@ TEST(JobConfigTest, ValidateChecksCountsRatesAndTimingWithTheFlagName) {
   EXPECT_TRUE(ValidateJobConfig(JobConfig{}).ok());
 }
 
+TEST(JobConfigTest, MaxWorkersIsAtLeastWorkersAndNeedsTheGlobalOrder) {
+  JobConfig c;
+  c.workers = 4;
+  EXPECT_EQ(c.MaxWorkers(), 4u);  // 0: the job's own size
+  c.max_workers = 6;
+  c.data_order = "global";
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
+  EXPECT_EQ(c.MaxWorkers(), 6u);
+  // A policy's order is not known yet: the coordinator checks it resolved.
+  c.data_order = "auto";
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
+  c.data_order = "partition";
+  EXPECT_THAT(ValidateJobConfig(c).message(), HasSubstr("--data-order global"));
+  c.data_order = "global";
+  c.max_workers = 3;
+  EXPECT_THAT(ValidateJobConfig(c).message(), HasSubstr("--max-workers"));
+  c.max_workers = 4097;
+  EXPECT_THAT(ValidateJobConfig(c).message(), HasSubstr("--max-workers"));
+}
+
 TEST(JobConfigTest, ValidateRejectsNonPositiveEpochsWithoutClocks) {
   JobConfig c;
   c.epochs = 0;

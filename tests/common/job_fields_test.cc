@@ -58,6 +58,7 @@ JobConfig Distinct() {
   c.sync = "ssp:2";
   c.servers = 3;
   c.workers = 2;
+  c.max_workers = 5;
   c.batches = {24, 40};
   c.optimizer = "adam";
   c.lr = 0.0031415926535897931;

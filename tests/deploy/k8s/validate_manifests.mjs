@@ -115,8 +115,10 @@ function checkJob(where, objects) {
     }
   }
   if (String(servers.job.spec.completions) !== flag(cArgv, "--servers")) fail(where, `--servers ${flag(cArgv, "--servers")} but ${servers.job.spec.completions} server pods`);
-  // A scaled-down worker Job may have fewer pods than --workers, never more.
-  if (workers.job.spec.completions > Number(flag(cArgv, "--workers"))) {
+  // The worker Job starts --workers pods; scaled, it stays within
+  // --max-workers (0: --workers).
+  const most = Math.max(Number(flag(cArgv, "--workers")), Number(flag(cArgv, "--max-workers") ?? 0));
+  if (workers.job.spec.completions !== Number(flag(cArgv, "--workers")) || most > 4096) {
     fail(where, `${workers.job.spec.completions} worker pods for --workers ${flag(cArgv, "--workers")}`);
   }
   const note = coordinator.pod.metadata.annotations || {};
