@@ -102,14 +102,22 @@ std::vector<JobField> SnapshotAndResolvedFields() {
   };
 }
 
-std::vector<JobField> MakeTable() {
+// The job's size: shards and workers.
+std::vector<JobField> SizeFields() {
   using C = JobConfig;
-  std::vector<JobField> table = {
+  return {
       Field("servers", "servers", &C::servers, "server shards S"),
       Field("workers", "workers", &C::workers, "workers W"),
       Field("max_workers", "max-workers", &C::max_workers,
             "the most workers the running job takes (0: --workers); more "
             "join once training runs (needs the global data order)"),
+  };
+}
+
+std::vector<JobField> MakeTable() {
+  using C = JobConfig;
+  std::vector<JobField> table = SizeFields();
+  std::vector<JobField> rest = {
       Field("sync", "sync", &C::sync,
             "synchronization policy, e.g. bsp, ssp:3, asp, backup:1, lbbsp, "
             "lbbsp:numerical (a bad name lists every known form)"),
@@ -162,6 +170,7 @@ std::vector<JobField> MakeTable() {
             "partition | global | auto (the policy's choice: global for "
             "lbbsp, else partition)"),
   };
+  for (JobField& f : rest) table.push_back(std::move(f));
   for (JobField& f : SnapshotAndResolvedFields()) table.push_back(std::move(f));
   return table;
 }

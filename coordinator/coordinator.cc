@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 
 #include "common/clock.h"
 #include "common/durable_file.h"
@@ -68,6 +67,8 @@ Status Coordinator::Impl::SetUp() {
   enrollment_ =
       std::make_unique<Enrollment>(options_.job, *this, *this, members_,
                                    *clock_, *rounds_, *recorder_, *recovery_);
+  metrics_text_ = std::make_unique<JobMetrics>(
+      *recorder_, members_, *enrollment_, *recovery_, *clock_, *rounds_);
   termination_ = std::make_unique<Termination>(options_.job, *this, members_,
                                                *rounds_, *enrollment_);
   links_.Connect(enrollment_.get(), clock_.get(), rounds_.get(),
@@ -93,7 +94,6 @@ Status Coordinator::Impl::Run() {
   // looked at several times per heartbeat even when no message comes.
   const auto poll_ms = std::chrono::milliseconds(
       std::max<uint32_t>(10, options_.job.heartbeat_ms / 4));
-  Message msg;
   // Training being over is not enough: the job also waits (a bounded time)
   // for the round in flight, often the one of its final state, to be
   // reported, so what it leaves on disk is recorded in the manifest.
@@ -107,47 +107,8 @@ Status Coordinator::Impl::Run() {
     }
     zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, poll_ms);
-    // Every queued message is handled before liveness is checked, so a peer
-    // is not declared dead while its messages wait in our own backlog.
-    while (true) {
-      auto got = ReceiveMessage(socket_, true, &msg);
-      if (!got.ok()) {
-        ++bad_messages_;
-        continue;
-      }
-      if (!*got) break;
-      HandleMessage(msg);
-    }
-    // An abort ends the job only here, once the messages received so far
-    // are handled (JobHost::Abort), and every peer is told why.
-    if (!abort_status_.ok()) {
-      SendShutdown(wire::ShutdownKind::Aborted,
-                   "job aborted: " + abort_status_.message());
-      return abort_status_;
-    }
-    if (auto end = termination_->Tick()) {
-      preempted_ = end->kind == wire::ShutdownKind::Preempted;
-      SendShutdown(end->kind, end->reason);
-      return Unavailable(end->reason);
-    }
-    // The registration deadline covers the whole start: registering,
-    // loading the data set and describing the model.
-    if (!enrollment_->training() &&
-        NowMillis() - start_ms > options_.register_timeout_s * 1000) {
-      SendShutdown(wire::ShutdownKind::Aborted, "registration timed out");
-      return DeadlineExceeded(
-          "only " + std::to_string(members_.server_ids().size()) + " of " +
-          std::to_string(options_.job.servers) + " servers and " +
-          std::to_string(members_.worker_ids().size()) + " of " +
-          std::to_string(options_.job.workers) + " workers registered");
-    }
-    // A recovery that ran out of time ends the job; the peers are told, as
-    // on every other abort, instead of finding the coordinator silent.
-    if (Status alive = CheckLiveness(); !alive.ok()) {
-      SendShutdown(wire::ShutdownKind::Aborted,
-                   "job aborted: " + alive.message());
-      return alive;
-    }
+    HandleQueuedMessages();
+    if (std::optional<Status> end = EndNow(start_ms)) return *end;
     if (enrollment_->training()) recorder_->MaybePrintProgress(false);
     PublishMetrics(false);
   }
@@ -156,18 +117,58 @@ Status Coordinator::Impl::Run() {
   return Finish();
 }
 
+void Coordinator::Impl::HandleQueuedMessages() {
+  // Every queued message is handled before liveness is checked, so a peer
+  // is not declared dead while its messages wait in our own backlog.
+  Message msg;
+  while (true) {
+    auto got = ReceiveMessage(socket_, true, &msg);
+    if (!got.ok()) {
+      ++bad_messages_;
+      continue;
+    }
+    if (!*got) return;
+    HandleMessage(msg);
+  }
+}
+
+std::optional<Status> Coordinator::Impl::EndNow(int64_t start_ms) {
+  // An abort ends the job only here, once the messages received so far
+  // are handled (JobHost::Abort), and every peer is told why.
+  if (!abort_status_.ok()) {
+    SendShutdown(wire::ShutdownKind::Aborted,
+                 "job aborted: " + abort_status_.message());
+    return abort_status_;
+  }
+  if (auto end = termination_->Tick()) {
+    preempted_ = end->kind == wire::ShutdownKind::Preempted;
+    SendShutdown(end->kind, end->reason);
+    return Unavailable(end->reason);
+  }
+  // The registration deadline covers the whole start: registering,
+  // loading the data set and describing the model.
+  if (!enrollment_->training() &&
+      NowMillis() - start_ms > options_.register_timeout_s * 1000) {
+    SendShutdown(wire::ShutdownKind::Aborted, "registration timed out");
+    return DeadlineExceeded(
+        "only " + std::to_string(members_.server_ids().size()) + " of " +
+        std::to_string(options_.job.servers) + " servers and " +
+        std::to_string(members_.worker_ids().size()) + " of " +
+        std::to_string(options_.job.workers) + " workers registered");
+  }
+  // A recovery that ran out of time ends the job; the peers are told, as
+  // on every other abort, instead of finding the coordinator silent.
+  if (Status alive = CheckLiveness(); !alive.ok()) {
+    SendShutdown(wire::ShutdownKind::Aborted,
+                 "job aborted: " + alive.message());
+    return alive;
+  }
+  return std::nullopt;
+}
+
 Status Coordinator::Impl::Finish() {
-  const double policy_s = clock_->policy_seconds();
-  std::map<std::string, double> extra = {
-      {"bad_messages", static_cast<double>(bad_messages_)},
-      {"dead_workers", static_cast<double>(enrollment_->dead_workers())},
-      {"recoveries", static_cast<double>(recovery_->recoveries())},
-      {"snapshot_rounds_complete", static_cast<double>(rounds_->complete())},
-      {"snapshot_rounds_failed", static_cast<double>(rounds_->failed())},
-      {"policy_decision_s", policy_s},
-      {"policy_overhead_share",
-       policy_s / std::max(1e-9, recorder_->WallSeconds())}};
-  return recorder_->Finish(extra, clock_->policy().Metrics());
+  return recorder_->Finish(metrics_text_->SummaryFields(bad_messages_),
+                           clock_->policy().Metrics());
 }
 
 void Coordinator::Impl::PublishMetrics(bool force) {
@@ -175,26 +176,7 @@ void Coordinator::Impl::PublishMetrics(bool force) {
   const double now = NowSeconds();
   if (!force && now - metrics_published_s_ < 0.5) return;
   metrics_published_s_ = now;
-  std::string text = recorder_->PrometheusText();
-  auto line = [&](const std::string& name, double v) {
-    AppendMetricLine(&text, name, v);
-  };
-  line("lockstep_live_workers",
-       static_cast<double>(members_.worker_ids().size()));
-  line("lockstep_dead_workers_total",
-       static_cast<double>(enrollment_->dead_workers()));
-  line("lockstep_recoveries_total",
-       static_cast<double>(recovery_->recoveries()));
-  line("lockstep_bad_messages_total", static_cast<double>(bad_messages_));
-  line("lockstep_policy_decision_seconds_total", clock_->policy_seconds());
-  line("lockstep_snapshot_rounds_total{result=\"complete\"}",
-       static_cast<double>(rounds_->complete()));
-  line("lockstep_snapshot_rounds_total{result=\"failed\"}",
-       static_cast<double>(rounds_->failed()));
-  for (const auto& [name, value] : clock_->policy().Metrics()) {
-    line(name, value);
-  }
-  metrics_->Publish(std::move(text));
+  metrics_->Publish(metrics_text_->PrometheusText(bad_messages_));
 }
 
 void Coordinator::Impl::HandleMessage(Message& msg) {
@@ -236,6 +218,13 @@ void Coordinator::Impl::HandleMessage(Message& msg) {
   // A restoring server that speaks again is alive: from now on the normal
   // liveness limit applies to it, not the longer one of a restore.
   peer->restoring = false;
+  // A preempted job admits and commits nothing more: its preemption round,
+  // of the newest commit, holds every committed clock.
+  if (termination_->preempting() &&
+      (env->body_type() == wire::Body::Admit ||
+       env->body_type() == wire::Body::ClockDone)) {
+    return;
+  }
   HandlePeerMessage(msg.peer, *peer, *env);
 }
 
@@ -272,13 +261,6 @@ void Coordinator::Impl::HandlePeerMessage(const std::string& id, Peer& peer,
   // Evaluation of an older recovery epoch (or sent during a recovery) is
   // dropped without an Error: the recovery's end sends its sender a new
   // Start, and it carries on in the new epoch.
-  // A preempted job admits and commits nothing more: its preemption round,
-  // of the newest commit, holds every committed clock.
-  if (termination_->preempting() &&
-      (env.body_type() == wire::Body::Admit ||
-       env.body_type() == wire::Body::ClockDone)) {
-    return;
-  }
   switch (env.body_type()) {
     case wire::Body::Heartbeat:
       return ReplyHeartbeat(id);

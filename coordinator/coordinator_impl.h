@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
@@ -17,6 +18,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/enrollment.h"
 #include "coordinator/job_host.h"
+#include "coordinator/job_metrics.h"
 #include "coordinator/membership.h"
 #include "coordinator/metrics_http.h"
 #include "coordinator/outbox.h"
@@ -52,6 +54,10 @@ class Coordinator::Impl : public Outbox, public JobHost {
   bool aborted() const override { return !abort_status_.ok(); }
 
  private:
+  // Handles every message queued on the socket.
+  void HandleQueuedMessages();
+  // Why the job ends now (every peer told), or nullopt while it goes on.
+  std::optional<Status> EndNow(int64_t start_ms);
   void HandleMessage(Message& msg);
   void HandleRegister(const std::string& id, const wire::Register& reg);
   // Dispatches a verified message from a registered peer.
@@ -81,6 +87,8 @@ class Coordinator::Impl : public Outbox, public JobHost {
   std::unique_ptr<Recovery> recovery_;
   std::unique_ptr<Enrollment> enrollment_;
   std::unique_ptr<Termination> termination_;
+  std::unique_ptr<JobMetrics>
+      metrics_text_;      // what /metrics and the summary say
   ComponentLinks links_;  // how the components hear of each other
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;

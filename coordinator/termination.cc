@@ -37,7 +37,7 @@ void Termination::HandleLeave(const std::string& id, const Peer& peer,
     // Nothing is lost: a job whose peers go before training starts again.
     Preempt(who + " is being terminated before training (" + reason + ")");
   } else {
-    leavers_[id] = {NowMillis() + kLeaveSettleMs, reason};
+    leavers_[id] = {NowMillis() + settle_ms_, reason};
   }
 }
 

@@ -41,14 +41,19 @@ class Termination {
     std::string reason;
   };
 
-  // Every argument must outlive this.
+  static constexpr int64_t kLeaveSettleMs = 1000;
+
+  // Every argument must outlive this. `settle_ms`: how long a leaving
+  // worker stays (tests shorten it).
   Termination(const JobConfig& job, Outbox& outbox, const Membership& members,
-              SnapshotRounds& rounds, Enrollment& enrollment)
+              SnapshotRounds& rounds, Enrollment& enrollment,
+              int64_t settle_ms = kLeaveSettleMs)
       : job_(job),
         outbox_(outbox),
         members_(members),
         rounds_(rounds),
-        enrollment_(enrollment) {}
+        enrollment_(enrollment),
+        settle_ms_(settle_ms) {}
 
   bool preempting() const { return preempting_; }
   // Preempts the job (once; later calls change nothing).
@@ -60,8 +65,6 @@ class Termination {
   // (or preempts, when none would be left to train), and once preempting
   // returns the Ending when it is due; nullopt until then.
   std::optional<Ending> Tick();
-
-  static constexpr int64_t kLeaveSettleMs = 1000;
 
  private:
   // The Ending of a preemption whose round finished, failed or ran out
@@ -77,6 +80,7 @@ class Termination {
   const Membership& members_;
   SnapshotRounds& rounds_;
   Enrollment& enrollment_;
+  const int64_t settle_ms_;
   bool preempting_ = false;
   std::string why_;
   bool round_asked_ = false;

@@ -28,7 +28,7 @@ class ComponentHarness : public JobHost {
  public:
   // Builds the components for `job` (snapshot_dir, if any, must be fresh).
   explicit ComponentHarness(JobConfig config)
-      : job(std::move(config)), members(job.workers) {
+      : job(std::move(config)), members(job.MaxWorkers()) {
     auto policy = CreateSyncPolicy(job);
     EXPECT_TRUE(policy.ok()) << policy.status().ToString();
     rounds = std::make_unique<SnapshotRounds>(job, outbox, members, links);

@@ -54,6 +54,22 @@ TEST(EnrollmentTest, PeersBeyondTheJobAreRefused) {
   EXPECT_EQ(h.members.Find("s2"), nullptr);
 }
 
+TEST(EnrollmentTest, ARunningJobTakesWorkersUpToItsMaximum) {
+  JobConfig job = SmallJob();
+  job.max_workers = 3;
+  job.data_order = "global";
+  ComponentHarness h(job);
+  h.StartTraining();
+  h.Register("w2", wire::Role::Worker, 5);
+  h.Describe("w2");
+  EXPECT_EQ(h.members.worker_ids().size(), 3u);
+  EXPECT_EQ(h.members.at("w2").rank, 2) << "a free rank below the maximum";
+  EXPECT_EQ(h.outbox.To(wire::Body::Start).back(), "w2");
+  h.Register("w3", wire::Role::Worker);
+  ASSERT_EQ(h.outbox.To(wire::Body::Error), (std::vector<std::string>{"w3"}));
+  EXPECT_EQ(h.members.Find("w3"), nullptr);
+}
+
 TEST(EnrollmentTest, DescribeOutOfTurnIsRejected) {
   ComponentHarness h(SmallJob());
   h.Register("w0", wire::Role::Worker);

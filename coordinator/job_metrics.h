@@ -1,0 +1,52 @@
+// What the coordinator counts about a running job beside the run
+// recorder's figures - live and removed workers, recoveries, snapshot
+// rounds, bad messages, the policy's decision time and its own metrics -
+// as Prometheus lines for /metrics and as the extra fields of
+// summary.json. It reads the components; it changes nothing.
+// Thread-safety: not thread-safe; the coordinator's thread owns it.
+#ifndef LOCKSTEP_COORDINATOR_JOB_METRICS_H_
+#define LOCKSTEP_COORDINATOR_JOB_METRICS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "coordinator/clock_driver.h"
+#include "coordinator/enrollment.h"
+#include "coordinator/membership.h"
+#include "coordinator/recovery.h"
+#include "coordinator/run_recorder.h"
+#include "coordinator/snapshot_rounds.h"
+
+namespace lockstep {
+
+class JobMetrics {
+ public:
+  // Every argument must outlive this.
+  JobMetrics(const RunRecorder& recorder, const Membership& members,
+             const Enrollment& enrollment, const Recovery& recovery,
+             const ClockDriver& clock, const SnapshotRounds& rounds)
+      : recorder_(recorder),
+        members_(members),
+        enrollment_(enrollment),
+        recovery_(recovery),
+        clock_(clock),
+        rounds_(rounds) {}
+
+  // The whole /metrics text, the recorder's lines first.
+  std::string PrometheusText(uint64_t bad_messages) const;
+  // summary.json's fields beside the recorder's.
+  std::map<std::string, double> SummaryFields(uint64_t bad_messages) const;
+
+ private:
+  const RunRecorder& recorder_;
+  const Membership& members_;
+  const Enrollment& enrollment_;
+  const Recovery& recovery_;
+  const ClockDriver& clock_;
+  const SnapshotRounds& rounds_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COORDINATOR_JOB_METRICS_H_
