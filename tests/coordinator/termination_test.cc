@@ -34,8 +34,8 @@ class TerminationTest : public ::testing::Test {
 
   TempDir tmp_{"termination"};
   ComponentHarness h_{Job(tmp_.path())};
-  Termination termination_{h_.job, h_.outbox, h_.members, *h_.rounds,
-                           *h_.enrollment, /*settle_ms=*/0};
+  Termination termination_{h_.job,     h_.outbox,      h_.members,
+                           *h_.rounds, *h_.enrollment, /*settle_ms=*/0};
 };
 
 TEST_F(TerminationTest, AWorkerLeavingAJobThatGoesOnIsReleased) {
@@ -119,8 +119,8 @@ TEST_F(TerminationTest, BeforeTrainingNothingIsLostAndNoRoundIsTaken) {
 
 TEST(TerminationWithoutSnapshotsTest, APreemptedJobThatCannotResumeIsAborted) {
   ComponentHarness h(SmallJob());
-  Termination termination(h.job, h.outbox, h.members, *h.rounds,
-                          *h.enrollment, 0);
+  Termination termination(h.job, h.outbox, h.members, *h.rounds, *h.enrollment,
+                          0);
   h.StartTraining();
   h.RunClock(0);
   termination.Preempt("the coordinator was terminated (SIGTERM)");

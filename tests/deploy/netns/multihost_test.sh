@@ -8,7 +8,8 @@
 # with the snapshot folder on one tmpfs every server sees. Mid-job a whole
 # "host" dies (every process of server 1's namespace, SIGKILL) and comes
 # back (the engine replacing the pod); the job recovers from its newest
-# round and reaches the target.
+# round and reaches the target. Two workers sit behind shaped links
+# (`--real-link`, as `--links real` shapes them).
 #   multihost_test.sh BIN_DIR
 set -euo pipefail
 bin="$(realpath "$1")"
@@ -79,12 +80,24 @@ start coordinator lockstep-coordinator 0 --servers 2 --workers 4 \
   --snapshot-every-clocks 100 --run-dir "$work/run"
 coordinator_pid=$!
 for s in 0 1; do start "server$s" lockstep-server "$s"; done
-for w in 0 1 2 3; do start "worker$w" lockstep-worker "$w"; done
+for w in 0 1; do start "worker$w" lockstep-worker "$w"; done
+# Workers 2 and 3 sit behind a real 200 Mbit/s link with 1 ms latency
+# (--links real's shaping: tc on both ends of their pair; on a kernel
+# without netem a tbf at the rate, the latency waited out by the worker).
+for w in 2 3; do
+  start "worker$w" lockstep-worker "$w" --hetero net=200/1 \
+    --real-link "$hub:v$tag$((w + 4)):eth0"
+done
 
 # Once a round is durable and training went on past it, host server1 dies.
 rounds() { grep -c "snapshot round .* complete" "$work/coordinator.log" || true; }
 for _ in $(seq 600); do [ "$(rounds)" -ge 2 ] && break; sleep 0.2; done
 [ "$(rounds)" -ge 2 ] || fail "no snapshot rounds"
+shaping="$(ip netns exec "$(ns worker2)" tc qdisc show dev eth0)"
+echo "$shaping" | grep -Eq "qdisc (tbf|netem)" || fail "worker 2's link is not shaped: $shaping"
+ip -n "$hub" -d link show "v${tag}6" >/dev/null || fail "no hub end for worker 2"
+hub_shaping="$(ip netns exec "$hub" tc qdisc show dev "v${tag}6")"
+echo "$hub_shaping" | grep -Eq "qdisc (tbf|netem)" || fail "the hub's end of worker 2's link is not shaped"
 pids="$(ip netns pids "$(ns server1)")"
 [ -n "$pids" ] || fail "no process on host server1"
 kill -9 $pids
@@ -106,5 +119,7 @@ print(s["test_accuracy"], s["recoveries"])' "$summary")
 grep -q "placed by kubernetes" "$work/server0.log" || fail "roles were not placed by the environment"
 recovered="$(grep -m1 -o "recovered in [0-9.]* s" "$work/coordinator.log" || true)"
 first="$(grep -m1 -o "first commit after the recovery: clock [0-9]*, [0-9.]* s" "$work/coordinator.log" || true)"
-echo "PASS: 7 hosts on a bridge; host server1 killed and replaced; $recoveries" \
+qdisc="$(echo "$shaping" | grep -Eo "qdisc (tbf|netem)|rate [0-9.]+[A-Za-z]+" | tr '\n' ' ')"
+echo "PASS: 7 hosts on a bridge; workers 2-3 on shaped links (${qdisc% });" \
+     "host server1 killed and replaced; $recoveries" \
      "recovery ($recovered, $first); final test accuracy $accuracy"
