@@ -14,6 +14,9 @@
 #define LOCKSTEP_COMMON_TERMINATION_H_
 
 #include <cstdint>
+#include <string>
+
+#include "common/status.h"
 
 namespace lockstep {
 
@@ -34,6 +37,20 @@ class TerminationSignal {
   static void Install();
   static void Request();
   static bool Requested();
+};
+
+// A terminated server's or worker's wait for the coordinator's word.
+class TerminationWait {
+ public:
+  // True exactly once, after SIGTERM: tell the coordinator (Leave) now;
+  // the wait's kTerminateGraceMs count from here.
+  bool TellNow();
+  // Unavailable ("terminated (SIGTERM), and the coordinator did not end
+  // `what` within 25 s") once the wait is over; OK before.
+  Status CheckExpired(const std::string& what) const;
+
+ private:
+  int64_t deadline_ms_ = 0;  // set once the coordinator was told
 };
 
 }  // namespace lockstep

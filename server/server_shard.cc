@@ -7,7 +7,6 @@
 #include "common/clock.h"
 #include "common/job_fields.h"
 #include "common/logging.h"
-#include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/job_config_codec.h"
 #include "common/wire/layout_codec.h"
@@ -364,21 +363,14 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
 }
 
 Status ServerShard::CheckTerminated(int rank) {
-  if (!TerminationSignal::Requested()) return Status::Ok();
-  const int64_t now = NowMillis();
-  if (leave_deadline_ms_ == 0) {
+  if (termination_.TellNow()) {
     // The shard stays: a preemption round of the job needs its part.
     LS_LOG(Warning) << "terminated (SIGTERM); serving until the coordinator "
                        "ends the job";
     SendToCoordinator(
         MakeLeaveHeader("terminated (SIGTERM)", wire::Role::Server, rank));
-    leave_deadline_ms_ = now + kTerminateGraceMs;
   }
-  if (now <= leave_deadline_ms_) return Status::Ok();
-  return Unavailable(
-      "terminated (SIGTERM), and the coordinator did not end "
-      "the job within " +
-      std::to_string(kTerminateGraceMs / 1000) + " s");
+  return termination_.CheckExpired("the job");
 }
 
 std::string ServerShard::TakeShutdown(const wire::Shutdown& shutdown) {

@@ -21,6 +21,7 @@
 #include "common/job_config.h"
 #include "common/layout.h"
 #include "common/status.h"
+#include "common/termination.h"
 #include "common/transport/data_port.h"
 #include "common/wire/message.h"
 #include "server/eval_images.h"
@@ -105,7 +106,7 @@ class ServerShard {
   // Recovery epoch (wire::Restored); data requests of another are dropped.
   uint32_t epoch_ = 0;
   uint64_t bad_messages_ = 0;
-  int64_t leave_deadline_ms_ = 0;  // set once the coordinator heard Leave
+  TerminationWait termination_;  // after SIGTERM
   wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
   ShardClock clock_;
   // The evaluator's reads (eval_images.h): images of the model at

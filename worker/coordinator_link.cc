@@ -6,7 +6,6 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep {
@@ -123,21 +122,14 @@ Status CoordinatorLink::CheckDuringRequest() {
 }
 
 Status CoordinatorLink::CheckTerminated() {
-  if (!TerminationSignal::Requested()) return Status::Ok();
-  const int64_t now = NowMillis();
-  if (leave_deadline_ms_ == 0) {
+  if (termination_.TellNow()) {
     // The coordinator decides: this worker leaves a job that goes on, or
     // the whole job is preempted and everyone hears Shutdown(Preempted).
     LS_LOG(Warning) << "terminated (SIGTERM); leaving the job";
     Send(MakeLeaveHeader("terminated (SIGTERM)", role_,
                          static_cast<int>(rank_)));
-    leave_deadline_ms_ = now + kTerminateGraceMs;
   }
-  if (now <= leave_deadline_ms_) return Status::Ok();
-  return Unavailable(
-      "terminated (SIGTERM), and the coordinator did not end "
-      "this worker's part within " +
-      std::to_string(kTerminateGraceMs / 1000) + " s");
+  return termination_.CheckExpired("this worker's part");
 }
 
 Status CoordinatorLink::AwaitShutdown() {

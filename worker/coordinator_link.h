@@ -17,6 +17,7 @@
 #include <zmq.hpp>
 
 #include "common/status.h"
+#include "common/termination.h"
 #include "common/wire/message.h"
 #include "worker/heartbeat_thread.h"
 
@@ -110,7 +111,7 @@ class CoordinatorLink {
   int64_t welcomed_ms_ = 0;
   uint64_t bad_messages_ = 0;
   wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
-  int64_t leave_deadline_ms_ = 0;    // set once the coordinator heard Leave
+  TerminationWait termination_;      // after SIGTERM
   std::optional<Message> rollback_;  // a Start that came while training
 };
 
