@@ -81,11 +81,11 @@ start coordinator lockstep-coordinator 0 --servers 2 --workers 4 \
 coordinator_pid=$!
 for s in 0 1; do start "server$s" lockstep-server "$s"; done
 for w in 0 1; do start "worker$w" lockstep-worker "$w"; done
-# Workers 2 and 3 sit behind a real 200 Mbit/s link with 1 ms latency
+# Workers 2 and 3 sit behind a real 1 Gbit/s link with 1 ms latency
 # (--links real's shaping: tc on both ends of their pair; on a kernel
 # without netem a tbf at the rate, the latency waited out by the worker).
 for w in 2 3; do
-  start "worker$w" lockstep-worker "$w" --hetero net=200/1 \
+  start "worker$w" lockstep-worker "$w" --hetero net=1000/1 \
     --real-link "$hub:v$tag$((w + 4)):eth0"
 done
 
