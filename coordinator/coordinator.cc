@@ -71,6 +71,9 @@ Status Coordinator::Impl::SetUp() {
       *recorder_, members_, *enrollment_, *recovery_, *clock_, *rounds_);
   termination_ = std::make_unique<Termination>(options_.job, *this, members_,
                                                *rounds_, *enrollment_);
+  liveness_ = std::make_unique<Liveness>(
+      static_cast<int64_t>(job.heartbeat_ms) * options_.dead_after_heartbeats,
+      options_.register_timeout_s * 1000, *this, members_, *recorder_);
   links_.Connect(enrollment_.get(), clock_.get(), rounds_.get(),
                  recovery_.get());
   std::string bound;
@@ -158,7 +161,7 @@ std::optional<Status> Coordinator::Impl::EndNow(int64_t start_ms) {
   }
   // A recovery that ran out of time ends the job; the peers are told, as
   // on every other abort, instead of finding the coordinator silent.
-  if (Status alive = CheckLiveness(); !alive.ok()) {
+  if (Status alive = liveness_->Check(*enrollment_, *recovery_); !alive.ok()) {
     SendShutdown(wire::ShutdownKind::Aborted,
                  "job aborted: " + alive.message());
     return alive;
@@ -199,14 +202,8 @@ void Coordinator::Impl::HandleMessage(Message& msg) {
     return;
   }
   Peer* peer = members_.Find(msg.peer);
-  if (peer == nullptr && env->body_type() == wire::Body::Heartbeat) {
-    // A worker's heartbeat thread has a socket of its own: match by rank.
-    if (Peer* owner =
-            members_.FindByRank(env->sender_role(), env->sender_rank())) {
-      owner->last_seen_ms = NowMillis();
-      ReplyHeartbeat(msg.peer);
-      return;
-    }
+  if (peer == nullptr && liveness_->HandleSideHeartbeat(msg.peer, *env)) {
+    return;
   }
   if (peer == nullptr) {
     RejectBadMessage(
@@ -263,7 +260,7 @@ void Coordinator::Impl::HandlePeerMessage(const std::string& id, Peer& peer,
   // Start, and it carries on in the new epoch.
   switch (env.body_type()) {
     case wire::Body::Heartbeat:
-      return ReplyHeartbeat(id);
+      return liveness_->ReplyHeartbeat(id);
     case wire::Body::Describe:
       if (!worker && !evaluator) break;
       return enrollment_->HandleDescribe(id, peer, *env.body_as_Describe());
@@ -335,35 +332,6 @@ void Coordinator::Impl::HandleError(const std::string& id, Peer& peer,
   // peer cannot go on, its silence is what liveness acts on.
   LS_LOG(Warning) << RoleName(peer.role) << " " << peer.rank
                   << " reported an error: " << text;
-}
-
-Status Coordinator::Impl::CheckLiveness() {
-  const int64_t limit_ms = static_cast<int64_t>(options_.job.heartbeat_ms) *
-                           options_.dead_after_heartbeats;
-  const SilentPeers silent = members_.FindSilent(
-      NowMillis(), limit_ms, options_.register_timeout_s * 1000);
-  if (!silent.evaluator.empty()) {
-    enrollment_->RemoveEvaluator(std::string(members_.evaluator_id()),
-                                 silent.evaluator);
-  }
-  // A lost server's part of the model comes back from the latest complete
-  // snapshot round (recovery.h), or the job ends.
-  for (const auto& [id, why] : silent.servers) {
-    recovery_->LoseServer(id, why, *enrollment_);
-  }
-  for (const auto& [id, why] : silent.workers) {
-    enrollment_->RemoveWorker(id, why);
-  }
-  // A recovery that outlived the registration timeout ends the job here.
-  return recovery_->CheckDeadline();
-}
-
-void Coordinator::Impl::ReplyHeartbeat(const std::string& id) {
-  // Heartbeats go both ways, so peers notice a dead coordinator.
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateHeartbeat(fbb, recorder_->last_committed());
-  Send(id, FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                          wire::Role::Coordinator, 0));
 }
 
 void Coordinator::Impl::Send(const std::string& id, zmq::message_t header) {

@@ -19,6 +19,7 @@
 #include "coordinator/enrollment.h"
 #include "coordinator/job_host.h"
 #include "coordinator/job_metrics.h"
+#include "coordinator/liveness.h"
 #include "coordinator/membership.h"
 #include "coordinator/metrics_http.h"
 #include "coordinator/outbox.h"
@@ -65,8 +66,6 @@ class Coordinator::Impl : public Outbox, public JobHost {
                          const wire::Envelope& env);
   void HandleAdmit(const std::string& id, Peer& peer, int64_t clock);
   void HandleError(const std::string& id, Peer& peer, const wire::Error& err);
-  void ReplyHeartbeat(const std::string& id);
-  Status CheckLiveness();
   bool TrainingDone() const {
     return enrollment_->training() && clock_->final_eval_received();
   }
@@ -87,6 +86,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
   std::unique_ptr<Recovery> recovery_;
   std::unique_ptr<Enrollment> enrollment_;
   std::unique_ptr<Termination> termination_;
+  std::unique_ptr<Liveness> liveness_;
   std::unique_ptr<JobMetrics>
       metrics_text_;      // what /metrics and the summary say
   ComponentLinks links_;  // how the components hear of each other

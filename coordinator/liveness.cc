@@ -1,0 +1,43 @@
+#include "coordinator/liveness.h"
+
+#include "common/clock.h"
+
+namespace lockstep {
+
+void Liveness::ReplyHeartbeat(const std::string& id) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateHeartbeat(fbb, recorder_.last_committed());
+  outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
+                                  wire::Role::Coordinator, 0));
+}
+
+bool Liveness::HandleSideHeartbeat(const std::string& id,
+                                   const wire::Envelope& env) {
+  if (env.body_type() != wire::Body::Heartbeat) return false;
+  Peer* owner = members_.FindByRank(env.sender_role(), env.sender_rank());
+  if (owner == nullptr) return false;
+  owner->last_seen_ms = NowMillis();
+  ReplyHeartbeat(id);
+  return true;
+}
+
+Status Liveness::Check(Enrollment& enrollment, Recovery& recovery) {
+  const SilentPeers silent =
+      members_.FindSilent(NowMillis(), dead_after_ms_, register_timeout_ms_);
+  if (!silent.evaluator.empty()) {
+    enrollment.RemoveEvaluator(std::string(members_.evaluator_id()),
+                               silent.evaluator);
+  }
+  // A lost server's part of the model comes back from the latest complete
+  // snapshot round (recovery.h), or the job ends.
+  for (const auto& [id, why] : silent.servers) {
+    recovery.LoseServer(id, why, enrollment);
+  }
+  for (const auto& [id, why] : silent.workers) {
+    enrollment.RemoveWorker(id, why);
+  }
+  // A recovery that outlived the registration timeout ends the job here.
+  return recovery.CheckDeadline();
+}
+
+}  // namespace lockstep
