@@ -114,6 +114,12 @@ Status ValidateJobConfig(const JobConfig& c) {
   }
   if (c.snapshot_keep < 1)
     return InvalidArgument("--snapshot-keep must be >= 1");
+  if (!(c.max_grad_norm >= 0) || !std::isfinite(c.max_grad_norm)) {
+    return InvalidArgument("--max-grad-norm must be >= 0 (0: no bound)");
+  }
+  if (c.grad_norm_action != "reject" && c.grad_norm_action != "clip") {
+    return InvalidArgument("--grad-norm-action must be reject or clip");
+  }
   // The schedule's length is checked against max_clocks once it is known.
   return LrSchedule::Parse(c.lr_schedule, c.lr,
                            std::max<int64_t>(1, c.max_clocks))

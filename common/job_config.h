@@ -74,6 +74,15 @@ struct JobConfig {
   double snapshot_every_s = 0;
   std::string snapshot_dir;
   uint32_t snapshot_keep = 3;
+  // Poisoned pushes (server/push_guard.h): a shard refuses a push whose
+  // values are not all finite, or whose gradient's L2 norm over the
+  // shard's keys is above max_grad_norm (0 = no bound); with
+  // grad_norm_action "clip" such a push is scaled down to the bound
+  // instead. A worker that a shard refuses max_refused_pushes times in a
+  // row is removed from the job (0 = never).
+  double max_grad_norm = 0;
+  std::string grad_norm_action = "reject";
+  uint32_t max_refused_pushes = 3;
 
   // Resolved from the data set (ResolveJob), not flags; 0 until then.
   uint64_t train_samples = 0;

@@ -82,7 +82,8 @@ JobField Field(std::string name, std::string flag, T JobConfig::*member,
   return f;
 }
 
-// Snapshot settings, then the fields resolved from the data set.
+// Snapshot and push-guard settings, then the fields resolved from the
+// data set.
 std::vector<JobField> SnapshotAndResolvedFields() {
   using C = JobConfig;
   return {
@@ -96,6 +97,16 @@ std::vector<JobField> SnapshotAndResolvedFields() {
             "manifest.json"),
       Field("snapshot_keep", "snapshot-keep", &C::snapshot_keep,
             "keep the newest R complete rounds, delete older ones"),
+      Field("max_grad_norm", "max-grad-norm", &C::max_grad_norm,
+            "refuse (or clip) a push whose gradient's L2 norm over one "
+            "shard's keys is above this (0 = no bound; pushes with values "
+            "that are not finite are always refused)"),
+      Field("grad_norm_action", "grad-norm-action", &C::grad_norm_action,
+            "reject | clip: what a shard does with a push above "
+            "--max-grad-norm"),
+      Field("max_refused_pushes", "max-refused-pushes", &C::max_refused_pushes,
+            "remove a worker whose pushes a shard refused this many times "
+            "in a row (0 = never)"),
       Field("train_samples", "", &C::train_samples, ""),
       Field("input_dim", "", &C::input_dim, ""),
       Field("classes", "", &C::classes, ""),

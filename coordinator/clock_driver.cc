@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "common/wire/message.h"
+#include "coordinator/clock_report_reader.h"
 #include "sync_policies/policy_registry.h"
 
 namespace lockstep {
@@ -200,17 +201,11 @@ void ClockDriver::SendAdmission(const std::string& id, Peer& peer,
 
 void ClockDriver::HandleClockDone(const Peer& peer,
                                   const wire::ClockDone& done) {
-  ClockReport report;
-  report.worker = static_cast<uint32_t>(peer.rank);
-  report.clock = done.clock();
-  report.batch = done.batch();
-  report.compute_s = done.compute_s();
-  report.push_s = done.push_s();
-  report.pull_s = done.pull_s();
-  report.wait_s = done.wait_s();
-  report.loss = done.loss();
-  report.cpu_available = done.cpu_available();
-  report.mem_available = done.mem_available();
+  const ClockReport report =
+      ReadClockReport(static_cast<uint32_t>(peer.rank), done);
+  // A push a shard refused (PushGuard) carried nothing into the model: its
+  // samples and loss count nowhere.
+  const bool refused = done.refused() > 0;
   const bool on_arrival = OnArrival();
   // A report of a clock committed without it (backup workers' late ones):
   // its push reached the shards either after the commit (dropped there) or
@@ -226,7 +221,7 @@ void ClockDriver::HandleClockDone(const Peer& peer,
     // Applied on arrival: the clock's samples count now (unless dropped),
     // at the job's global progress in clocks of X samples.
     const int64_t progress = ProgressClocks();
-    if (done.dropped() == 0) {
+    if (done.dropped() == 0 && !refused) {
       recorder_.RecordCommit(progress - 1, report.batch, report.loss);
       // Every shard applied this push before acking it, so each has
       // reached at least this progress (its evaluation images with it).
@@ -236,7 +231,8 @@ void ClockDriver::HandleClockDone(const Peer& peer,
     }
     listener_.OnApplied(report.clock);
   } else {
-    ledger_.Report(report.clock, report.worker, report.batch, report.loss);
+    ledger_.Report(report.clock, report.worker, refused ? 0 : report.batch,
+                   report.loss);
   }
   IssueCommits(Timed([&] { return policy_->OnClockDone(report); }));
   if (on_arrival) {

@@ -14,16 +14,19 @@ CommitLedger::Committed CommitLedger::Commit(
     int64_t clock, const std::vector<uint32_t>& workers) {
   Committed out;
   double loss_sum = 0;
+  uint64_t loss_samples = 0;  // of the reports with a finite loss
   auto it = reports_.find(clock);
   if (it != reports_.end()) {
     for (uint32_t w : workers) {
       auto found = it->second.find(w);
       if (found == it->second.end()) continue;
       out.samples += found->second.batch;
+      if (!std::isfinite(found->second.loss)) continue;
       loss_sum += found->second.loss * found->second.batch;
+      loss_samples += found->second.batch;
     }
   }
-  out.mean_loss = out.samples > 0 ? loss_sum / out.samples : NAN;
+  out.mean_loss = loss_samples > 0 ? loss_sum / loss_samples : NAN;
   reports_.erase(reports_.begin(), reports_.upper_bound(clock));
   return out;
 }

@@ -19,7 +19,9 @@ class CommitLedger {
   // What a committed clock carried.
   struct Committed {
     uint64_t samples = 0;
-    double mean_loss = 0;  // NaN when no listed worker had reported
+    // Over the listed workers' finite losses, weighed by batch; NaN when
+    // there is none.
+    double mean_loss = 0;
   };
 
   // REQUIRES: shards >= 1.

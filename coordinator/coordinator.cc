@@ -67,8 +67,11 @@ Status Coordinator::Impl::SetUp() {
   enrollment_ =
       std::make_unique<Enrollment>(options_.job, *this, *this, members_,
                                    *clock_, *rounds_, *recorder_, *recovery_);
-  metrics_text_ = std::make_unique<JobMetrics>(
-      *recorder_, members_, *enrollment_, *recovery_, *clock_, *rounds_);
+  refusals_ =
+      std::make_unique<PushRefusals>(job, *this, members_, *enrollment_);
+  metrics_text_ =
+      std::make_unique<JobMetrics>(*recorder_, members_, *enrollment_,
+                                   *recovery_, *clock_, *rounds_, *refusals_);
   termination_ = std::make_unique<Termination>(options_.job, *this, members_,
                                                *rounds_, *enrollment_);
   liveness_ = std::make_unique<Liveness>(
@@ -293,6 +296,9 @@ void Coordinator::Impl::HandlePeerMessage(const std::string& id, Peer& peer,
         return;
       }
       return clock_->HandleEvaluation(id, *env.body_as_Evaluation());
+    case wire::Body::PushRefused:
+      if (!server) break;
+      return refusals_->Handle(peer.rank, *env.body_as_PushRefused());
     case wire::Body::Error:
       return HandleError(id, peer, *env.body_as_Error());
     case wire::Body::Leave:

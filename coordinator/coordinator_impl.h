@@ -23,6 +23,7 @@
 #include "coordinator/membership.h"
 #include "coordinator/metrics_http.h"
 #include "coordinator/outbox.h"
+#include "coordinator/push_refusals.h"
 #include "coordinator/recovery.h"
 #include "coordinator/run_recorder.h"
 #include "coordinator/snapshot_rounds.h"
@@ -87,6 +88,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
   std::unique_ptr<Enrollment> enrollment_;
   std::unique_ptr<Termination> termination_;
   std::unique_ptr<Liveness> liveness_;
+  std::unique_ptr<PushRefusals> refusals_;
   std::unique_ptr<JobMetrics>
       metrics_text_;      // what /metrics and the summary say
   ComponentLinks links_;  // how the components hear of each other

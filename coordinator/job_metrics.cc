@@ -21,6 +21,7 @@ std::string JobMetrics::PrometheusText(uint64_t bad_messages) const {
        static_cast<double>(rounds_.complete()));
   line("lockstep_snapshot_rounds_total{result=\"failed\"}",
        static_cast<double>(rounds_.failed()));
+  refusals_.AppendMetrics(&text);
   for (const auto& [name, value] : clock_.policy().Metrics()) {
     line(name, value);
   }
@@ -30,14 +31,17 @@ std::string JobMetrics::PrometheusText(uint64_t bad_messages) const {
 std::map<std::string, double> JobMetrics::SummaryFields(
     uint64_t bad_messages) const {
   const double policy_s = clock_.policy_seconds();
-  return {{"bad_messages", static_cast<double>(bad_messages)},
-          {"dead_workers", static_cast<double>(enrollment_.dead_workers())},
-          {"recoveries", static_cast<double>(recovery_.recoveries())},
-          {"snapshot_rounds_complete", static_cast<double>(rounds_.complete())},
-          {"snapshot_rounds_failed", static_cast<double>(rounds_.failed())},
-          {"policy_decision_s", policy_s},
-          {"policy_overhead_share",
-           policy_s / std::max(1e-9, recorder_.WallSeconds())}};
+  return {
+      {"bad_messages", static_cast<double>(bad_messages)},
+      {"dead_workers", static_cast<double>(enrollment_.dead_workers())},
+      {"recoveries", static_cast<double>(recovery_.recoveries())},
+      {"rejected_pushes", static_cast<double>(refusals_.total())},
+      {"poisoning_workers_removed", static_cast<double>(refusals_.removed())},
+      {"snapshot_rounds_complete", static_cast<double>(rounds_.complete())},
+      {"snapshot_rounds_failed", static_cast<double>(rounds_.failed())},
+      {"policy_decision_s", policy_s},
+      {"policy_overhead_share",
+       policy_s / std::max(1e-9, recorder_.WallSeconds())}};
 }
 
 }  // namespace lockstep

@@ -1,7 +1,7 @@
 // What the coordinator counts about a running job beside the run
 // recorder's figures - live and removed workers, recoveries, snapshot
-// rounds, bad messages, the policy's decision time and its own metrics -
-// as Prometheus lines for /metrics and as the extra fields of
+// rounds, refused pushes, bad messages, the policy's decision time and its own
+// metrics - as Prometheus lines for /metrics and as the extra fields of
 // summary.json. It reads the components; it changes nothing.
 // Thread-safety: not thread-safe; the coordinator's thread owns it.
 #ifndef LOCKSTEP_COORDINATOR_JOB_METRICS_H_
@@ -14,6 +14,7 @@
 #include "coordinator/clock_driver.h"
 #include "coordinator/enrollment.h"
 #include "coordinator/membership.h"
+#include "coordinator/push_refusals.h"
 #include "coordinator/recovery.h"
 #include "coordinator/run_recorder.h"
 #include "coordinator/snapshot_rounds.h"
@@ -25,13 +26,15 @@ class JobMetrics {
   // Every argument must outlive this.
   JobMetrics(const RunRecorder& recorder, const Membership& members,
              const Enrollment& enrollment, const Recovery& recovery,
-             const ClockDriver& clock, const SnapshotRounds& rounds)
+             const ClockDriver& clock, const SnapshotRounds& rounds,
+             const PushRefusals& refusals)
       : recorder_(recorder),
         members_(members),
         enrollment_(enrollment),
         recovery_(recovery),
         clock_(clock),
-        rounds_(rounds) {}
+        rounds_(rounds),
+        refusals_(refusals) {}
 
   // The whole /metrics text, the recorder's lines first.
   std::string PrometheusText(uint64_t bad_messages) const;
@@ -45,6 +48,7 @@ class JobMetrics {
   const Recovery& recovery_;
   const ClockDriver& clock_;
   const SnapshotRounds& rounds_;
+  const PushRefusals& refusals_;
 };
 
 }  // namespace lockstep

@@ -39,8 +39,10 @@ StatusOr<std::unique_ptr<ServerShard>> ServerShard::Create(
   std::unique_ptr<ServerShard> s(new ServerShard(std::move(options)));
   LS_ASSIGN_OR_RETURN(s->data_, DataPort::Bind(s->options_.listen));
   s->endpoint_ = AdvertisedEndpoint(s->data_->bound(), s->options_.advertise);
+  ServerShard* shard = s.get();
   s->data_path_ = std::make_unique<ShardDataPath>(
-      s->data_.get(), &s->model_, &s->clock_, &s->eval_images_, &s->updater_);
+      s->data_.get(), &s->model_, &s->clock_, &s->eval_images_, &s->updater_,
+      [shard](zmq::message_t h) { shard->SendToCoordinator(std::move(h)); });
   LS_ASSIGN_OR_RETURN(s->coordinator_,
                       ConnectDealer(s->options_.coordinator, ""));
   return s;
@@ -142,9 +144,14 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
       LrSchedule schedule,
       LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   updater_.Reset(job_, on_arrival, schedule);
-  data_path_->Configure({shard_, job_.MaxWorkers(), epoch_,
-                         layout_.sparse_dim(), on_arrival,
-                         ShardKeys(layout_, shard_)});
+  data_path_->Configure(
+      {shard_,
+       job_.MaxWorkers(),
+       epoch_,
+       layout_.sparse_dim(),
+       on_arrival,
+       ShardKeys(layout_, shard_),
+       {job_.max_grad_norm, job_.grad_norm_action == "clip"}});
   LS_RETURN_IF_ERROR(model_.Build(job_, layout_, shard_, on_arrival,
                                   /*restoring=*/welcome.restore_round() > 0));
   LS_RETURN_IF_ERROR(

@@ -49,7 +49,7 @@ std::vector<const BufferedPush*> ShardClock::Committed(
     }
     if (push != nullptr) {
       pushes.push_back(push);
-    } else {
+    } else if (!WasRefused(clock, w)) {
       missing->push_back(w);
     }
   }
@@ -67,6 +67,7 @@ void ShardClock::FinishCommit(int64_t clock, size_t applied_pushes) {
   }
   dropped_ += buffered - std::min(buffered, applied_pushes);
   buffered_.erase(buffered_.begin(), end);
+  refused_.erase(refused_.begin(), refused_.upper_bound(clock));
 }
 
 double ShardClock::GradScale(int64_t staleness) const {

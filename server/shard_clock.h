@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -67,10 +68,16 @@ class ShardClock {
   // counted) when the clock is already committed. A second push of the same
   // (clock, worker) keeps the first.
   wire::PushStatus Buffer(int64_t clock, uint32_t worker, BufferedPush push);
+  // On commit: `worker`'s push for `clock` was refused (PushGuard): a
+  // commit naming the worker applies the others' pushes without it.
+  void Refuse(int64_t clock, uint32_t worker) {
+    if (clock > applied_) refused_[clock].insert(worker);
+  }
   // True when `clock` is applied already (a repeated commit).
   bool IsApplied(int64_t clock) const { return clock <= applied_; }
   // The buffered pushes a commit of `clock` for `workers` applies, in
-  // `workers` order; listed workers with no push go to *missing.
+  // `workers` order; listed workers with no push (and none refused) go to
+  // *missing.
   std::vector<const BufferedPush*> Committed(
       int64_t clock, const std::vector<uint32_t>& workers,
       std::vector<uint32_t>* missing) const;
@@ -98,10 +105,16 @@ class ShardClock {
   void CountDrop() { ++dropped_; }
 
  private:
+  bool WasRefused(int64_t clock, uint32_t worker) const {
+    auto it = refused_.find(clock);
+    return it != refused_.end() && it->second.count(worker) > 0;
+  }
+
   Rules rules_;
   int64_t applied_ = -1;
   uint64_t dropped_ = 0;
   std::map<int64_t, std::map<uint32_t, BufferedPush>> buffered_;
+  std::map<int64_t, std::set<uint32_t>> refused_;  // by clock, until applied
   std::deque<std::pair<int64_t, Message>> deferred_;
 };
 

@@ -251,6 +251,7 @@ void ShardDataPath::HandlePush(Message& msg) {
     RejectBadMessage(peer, ok, id);
     return;
   }
+  if (!GuardPush(msg)) return;
   record.msg = std::move(msg);
   if (!job_.on_arrival) {
     SendPushAck(peer, id, clock,
@@ -286,11 +287,35 @@ void ShardDataPath::HandlePush(Message& msg) {
   });
 }
 
+bool ShardDataPath::GuardPush(Message& msg) {
+  const wire::Push* push = msg.envelope->body_as_Push();
+  const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
+  std::vector<zmq::message_t*> values = {&msg.payloads[0]};
+  if (push->sparse_count() > 0) values.push_back(&msg.payloads[2]);
+  const std::optional<PushGuard::Refusal> refusal =
+      guard_.Check(worker, std::move(values));
+  if (!refusal) return true;
+  const int64_t clock = push->clock();
+  if (guard_.refused() <= 20 || refusal->in_a_row == 1) {
+    LS_LOG(Warning) << "refused worker " << worker << "'s push of clock "
+                    << clock << " (" << refusal->in_a_row
+                    << " in a row): " << refusal->text;
+  }
+  if (!job_.on_arrival) clock_->Refuse(clock, worker);
+  SendPushAck(msg.peer, push->request_id(), clock, wire::PushStatus::Refused, 0,
+              refusal->text);
+  tell_coordinator_(MakePushRefusedHeader(worker, clock, *refusal,
+                                          static_cast<int>(job_.shard)));
+  return false;
+}
+
 void ShardDataPath::SendPushAck(const std::string& peer, uint64_t id,
                                 int64_t clock, wire::PushStatus status,
-                                int64_t staleness) {
+                                int64_t staleness, const std::string& reason) {
   flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreatePushAck(fbb, id, clock, status, staleness);
+  auto body =
+      wire::CreatePushAck(fbb, id, clock, status, staleness,
+                          reason.empty() ? 0 : fbb.CreateString(reason));
   SendToWorker(
       peer, FinishEnvelope(fbb, wire::Body::PushAck, body.Union(),
                            wire::Role::Server, static_cast<int>(job_.shard)));

@@ -12,6 +12,7 @@
 #define LOCKSTEP_SERVER_SHARD_DATA_PATH_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -21,6 +22,7 @@
 #include "common/wire/message.h"
 #include "server/background_apply.h"
 #include "server/eval_images.h"
+#include "server/push_guard.h"
 #include "server/shard_clock.h"
 #include "server/shard_keys.h"
 #include "server/shard_model.h"
@@ -38,18 +40,26 @@ class ShardDataPath {
     uint32_t sparse_dim = 0;
     bool on_arrival = false;
     ShardKeys keys;
+    PushGuard::Rules guard;
   };
 
   // The objects it serves from, owned by the shard and outliving this.
+  // `tell_coordinator` sends a header to the coordinator (a refusal's
+  // report).
   ShardDataPath(DataPort* port, ShardModel* model, ShardClock* clock,
-                EvalImages* images, ShardUpdater* updater)
+                EvalImages* images, ShardUpdater* updater,
+                std::function<void(zmq::message_t)> tell_coordinator)
       : port_(port),
         model_(model),
         clock_(clock),
         images_(images),
-        updater_(updater) {}
+        updater_(updater),
+        tell_coordinator_(std::move(tell_coordinator)) {}
 
-  void Configure(Job job) { job_ = std::move(job); }
+  void Configure(Job job) {
+    guard_ = PushGuard(job.guard);
+    job_ = std::move(job);
+  }
   // Serves one message from the data port.
   void Handle(Message& msg);
   // After the state advanced (a commit): answers the pulls now ready, the
@@ -58,6 +68,7 @@ class ShardDataPath {
   // Waits for an on-arrival push being applied in the background.
   void WaitForApply() { background_.Wait(); }
   uint64_t bad_messages() const { return bad_messages_; }
+  const PushGuard& guard() const { return guard_; }
 
  private:
   void HandlePull(Message& msg);
@@ -80,8 +91,12 @@ class ShardDataPath {
   // Checks a push's ranges and frames against this shard and its header
   // and fills *record (all but its message).
   Status CheckPush(const Message& msg, BufferedPush* record) const;
+  // Checks the push's values (PushGuard); a refused one is answered,
+  // reported and, on commit, marked for its clock. True when accepted.
+  bool GuardPush(Message& msg);
   void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
-                   wire::PushStatus status, int64_t staleness);
+                   wire::PushStatus status, int64_t staleness,
+                   const std::string& reason = "");
   // `lends_first`: the first payload borrows the weights
   // (DataPort::SendLending).
   void SendToWorker(const std::string& peer, zmq::message_t header,
@@ -95,7 +110,9 @@ class ShardDataPath {
   ShardClock* clock_;
   EvalImages* images_;
   ShardUpdater* updater_;
+  std::function<void(zmq::message_t)> tell_coordinator_;
   Job job_;
+  PushGuard guard_;
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
   uint64_t stale_dropped_ = 0;

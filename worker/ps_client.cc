@@ -261,6 +261,39 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
       });
 }
 
+namespace {
+
+// Shard 0's answer to a push, which the other shards follow under a single
+// verdict (on arrival): apply or drop, at its staleness.
+struct PushDecision {
+  wire::PushVerdict verdict = wire::PushVerdict::Measure;
+  int64_t staleness = 0;
+  bool refused = false;  // shard 0 refused it (PushGuard)
+};
+
+// Counts shard `shard`'s ack of a push into *result (and *decided, for
+// shard 0).
+void TakeAck(const wire::PushAck& ack, uint32_t shard,
+             PsClient::PushResult* result, PushDecision* decided) {
+  const bool refused = ack.status() == wire::PushStatus::Refused;
+  if (refused && result->refused++ == 0) {
+    result->refusal = flatbuffers::GetString(ack.reason());
+  }
+  // Shard 0's refusal drops the push on the other shards too; those drops
+  // are the refusal's, not staleness's.
+  const bool dropped = refused || ack.status() == wire::PushStatus::Dropped;
+  if (dropped && !refused && !decided->refused) ++result->dropped;
+  result->max_staleness = std::max(result->max_staleness, ack.staleness());
+  if (shard == 0) {
+    decided->staleness = ack.staleness();
+    decided->verdict =
+        dropped ? wire::PushVerdict::Drop : wire::PushVerdict::Apply;
+    decided->refused = refused;
+  }
+}
+
+}  // namespace
+
 StatusOr<PsClient::PushResult> PsClient::Push(
     int64_t clock, uint32_t batch, const std::shared_ptr<HostFloats>& dense,
     const std::shared_ptr<std::vector<uint64_t>>& ids,
@@ -273,15 +306,14 @@ StatusOr<PsClient::PushResult> PsClient::Push(
     }
   }
   PushResult result;
-  wire::PushVerdict verdict = wire::PushVerdict::Measure;
-  int64_t decided_staleness = 0;
+  PushDecision decided;
   // Sends the push to `shards` and waits for their acks.
   const auto push_to = [&](const std::vector<uint32_t>& shards) -> Status {
     const uint64_t request_id = next_request_++;
     for (uint32_t shard : shards) {
       const PushHeader header{request_id,          clock,  batch,
-                              clocks_read_[shard], epoch_, verdict,
-                              decided_staleness};
+                              clocks_read_[shard], epoch_, decided.verdict,
+                              decided.staleness};
       LS_RETURN_IF_ERROR(Send(
           shard, PushFrame(header, layout_.shards()[shard], id_pieces[shard],
                            dim, static_cast<int>(rank_), dense, ids, sparse)));
@@ -292,16 +324,7 @@ StatusOr<PsClient::PushResult> PsClient::Push(
                             return false;
                           const auto* ack = msg.envelope->body_as_PushAck();
                           if (ack->request_id() != request_id) return false;
-                          const bool dropped =
-                              ack->status() == wire::PushStatus::Dropped;
-                          if (dropped) ++result.dropped;
-                          result.max_staleness =
-                              std::max(result.max_staleness, ack->staleness());
-                          if (shard == 0) {
-                            decided_staleness = ack->staleness();
-                            verdict = dropped ? wire::PushVerdict::Drop
-                                              : wire::PushVerdict::Apply;
-                          }
+                          TakeAck(*ack, shard, &result, &decided);
                           return true;
                         });
   };

@@ -77,6 +77,8 @@ class PsClient {
   struct PushResult {
     uint32_t dropped = 0;       // shards that dropped it (late or stale)
     int64_t max_staleness = 0;  // largest staleness a shard measured
+    uint32_t refused = 0;       // shards that refused it (PushGuard)
+    std::string refusal;        // the first refusal's reason
   };
   StatusOr<PushResult> Push(int64_t clock, uint32_t batch,
                             const std::shared_ptr<HostFloats>& dense,

@@ -334,6 +334,14 @@ Status WorkerSession::Push(int64_t clock, uint32_t batch, ClockTimes* times) {
   times->push_s = NowSeconds() - t;
   times->staleness = result.max_staleness;
   times->dropped = result.dropped;
+  pushed_clock_ = clock;
+  pushed_refused_ = result.refused;
+  if (result.refused > 0 &&
+      (refused_pushes_++ < 5 || refused_pushes_ % 100 == 0)) {
+    LS_LOG(Warning) << result.refused << " shards refused the push of clock "
+                    << clock << ": " << result.refusal << " ("
+                    << refused_pushes_ << " pushes refused so far)";
+  }
   if (result.dropped > 0) {
     LS_LOG(Info) << result.dropped << " shards dropped the push of clock "
                  << clock << " (late or too stale)";
@@ -346,7 +354,8 @@ void WorkerSession::ClockDone(int64_t clock, uint32_t batch,
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreateClockDone(
       fbb, clock, batch, t.compute_s, t.push_s, t.pull_s, t.wait_s, t.loss,
-      t.cpu_available, MemoryAvailable(), t.staleness, t.dropped, epoch_);
+      t.cpu_available, MemoryAvailable(), t.staleness, t.dropped, epoch_,
+      clock == pushed_clock_ ? pushed_refused_ : 0);
   Send(wire::Body::ClockDone, fbb, body.Union());
 }
 

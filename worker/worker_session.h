@@ -217,6 +217,11 @@ class WorkerSession {
   // its last one read (reported with the evaluation).
   int64_t eval_point_ = -1;
   int64_t read_point_ = -1;
+  uint64_t refused_pushes_ = 0;  // pushes a shard refused (for the log)
+  // The last push: its clock and how many shards refused it, which its
+  // ClockDone reports (whoever drives the session, C++ or Python).
+  int64_t pushed_clock_ = -1;
+  uint32_t pushed_refused_ = 0;
   // What Describe said, which the Start's layout must fit.
   uint64_t described_dense_ = 0;
   uint32_t described_sparse_dim_ = 0;

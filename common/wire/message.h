@@ -18,6 +18,8 @@
 
 namespace lockstep {
 
+// Version 6: a shard refuses poisoned pushes (PushStatus.Refused with a
+// reason) and tells the coordinator (PushRefused).
 // Version 5: a peer the engine terminates says so (Leave), and a Shutdown
 // says how the job ended (ShutdownKind: a preempted job exits resumable).
 // Version 4: staleness and the pull/push clock fields count logical clocks
@@ -26,7 +28,7 @@ namespace lockstep {
 // model and data (Describe) and get the layout in Start; job configs travel as
 // (name, value) fields. Version 1: the first protocol. Peers refuse any other
 // version.
-inline constexpr uint32_t kProtocolVersion = 5;
+inline constexpr uint32_t kProtocolVersion = 6;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;

@@ -164,6 +164,22 @@ TEST(JobConfigTest, MaxWorkersIsAtLeastWorkersAndNeedsTheGlobalOrder) {
   EXPECT_THAT(ValidateJobConfig(c).message(), HasSubstr("--max-workers"));
 }
 
+TEST(JobConfigTest, ThePushGuardsSettingsAreChecked) {
+  JobConfig c;
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
+  c.max_grad_norm = 10;
+  c.grad_norm_action = "clip";
+  EXPECT_TRUE(ValidateJobConfig(c).ok());
+  c.grad_norm_action = "ignore";
+  EXPECT_THAT(ValidateJobConfig(c).message(),
+              HasSubstr("--grad-norm-action must be reject or clip"));
+  c.grad_norm_action = "reject";
+  for (double bad : std::vector<double>{-1.0, NAN, INFINITY}) {
+    c.max_grad_norm = bad;
+    EXPECT_THAT(ValidateJobConfig(c).message(), HasSubstr("--max-grad-norm"));
+  }
+}
+
 TEST(JobConfigTest, ValidateRejectsNonPositiveEpochsWithoutClocks) {
   JobConfig c;
   c.epochs = 0;

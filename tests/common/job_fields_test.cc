@@ -83,6 +83,9 @@ JobConfig Distinct() {
   c.snapshot_every_s = 12.5;
   c.snapshot_dir = "/tmp/snapshots";
   c.snapshot_keep = 4;
+  c.max_grad_norm = 2.5;
+  c.grad_norm_action = "clip";
+  c.max_refused_pushes = 7;
   c.train_samples = 4000;
   c.input_dim = 8;
   c.classes = 4;

@@ -17,6 +17,18 @@ TEST(CommitLedgerTest, CommitSumsTheListedWorkersBatchWeighted) {
   EXPECT_DOUBLE_EQ(totals.mean_loss, (10 * 1.0 + 30 * 2.0) / 40);
 }
 
+TEST(CommitLedgerTest, ALossThatIsNotFiniteIsLeftOutOfTheMean) {
+  CommitLedger ledger(1);
+  ledger.Report(0, 0, 10, 1.0);
+  ledger.Report(0, 1, 30, NAN);      // a worker whose forward turned NaN
+  ledger.Report(0, 2, 0, INFINITY);  // its push refused: batch 0
+  const auto totals = ledger.Commit(0, {0, 1, 2});
+  EXPECT_EQ(totals.samples, 40u);
+  EXPECT_DOUBLE_EQ(totals.mean_loss, 1.0);
+  ledger.Report(1, 1, 30, NAN);
+  EXPECT_TRUE(std::isnan(ledger.Commit(1, {1}).mean_loss));
+}
+
 TEST(CommitLedgerTest, ACommitSettlesEveryEarlierClock) {
   CommitLedger ledger(1);
   ledger.Report(0, 0, 8, 1.0);

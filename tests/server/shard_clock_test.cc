@@ -72,6 +72,30 @@ TEST(ShardClockTest, ACommitAppliesExactlyTheListedWorkersPushes) {
   EXPECT_EQ(clock.Committed(1, {0}, &missing).size(), 1u);
 }
 
+TEST(ShardClockTest, ACommitNamingARefusedPushAppliesTheOthers) {
+  ShardClock clock;
+  clock.Buffer(0, 0, Push(8));
+  clock.Refuse(0, 1);  // worker 1's push of clock 0 was poisoned
+  clock.Refuse(1, 1);
+  std::vector<uint32_t> missing;
+  auto pushes = clock.Committed(0, {0, 1, 2}, &missing);
+  ASSERT_EQ(pushes.size(), 1u);
+  EXPECT_EQ(pushes[0]->batch, 8u);
+  EXPECT_EQ(missing, std::vector<uint32_t>{2}) << "refused is not missing";
+  clock.FinishCommit(0, pushes.size());
+  EXPECT_EQ(clock.dropped(), 0u) << "a refusal is not a drop";
+  // The refusal of clock 1 stays until clock 1 is applied, then goes.
+  missing.clear();
+  EXPECT_TRUE(clock.Committed(1, {1}, &missing).empty());
+  EXPECT_TRUE(missing.empty());
+  clock.FinishCommit(1);
+  clock.Buffer(5, 0, Push(8));
+  clock.FinishCommit(4);
+  missing.clear();
+  clock.Committed(1, {1}, &missing);
+  EXPECT_EQ(missing, std::vector<uint32_t>{1});
+}
+
 TEST(ShardClockTest, APushForACommittedClockIsLateAndDropped) {
   ShardClock clock;
   clock.FinishCommit(3);

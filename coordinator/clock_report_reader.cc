@@ -1,0 +1,30 @@
+#include "coordinator/clock_report_reader.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lockstep {
+namespace {
+
+double Seconds(double s) { return std::isfinite(s) && s > 0 ? s : 0; }
+
+double Share(double v) { return std::isnan(v) ? 1 : std::clamp(v, 0.0, 1.0); }
+
+}  // namespace
+
+ClockReport ReadClockReport(uint32_t worker, const wire::ClockDone& done) {
+  ClockReport report;
+  report.worker = worker;
+  report.clock = done.clock();
+  report.batch = done.batch();
+  report.compute_s = Seconds(done.compute_s());
+  report.push_s = Seconds(done.push_s());
+  report.pull_s = Seconds(done.pull_s());
+  report.wait_s = Seconds(done.wait_s());
+  report.loss = done.loss();
+  report.cpu_available = Share(done.cpu_available());
+  report.mem_available = Share(done.mem_available());
+  return report;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,44 @@
+#include "coordinator/push_refusals.h"
+
+#include <sstream>
+
+#include "common/logging.h"
+#include "coordinator/run_recorder.h"
+
+namespace lockstep {
+
+const char* RefusalLabel(wire::RefusalReason reason) {
+  return reason == wire::RefusalReason::GradNorm ? "grad_norm" : "non_finite";
+}
+
+void PushRefusals::Handle(int shard, const wire::PushRefused& refused) {
+  ++total_;
+  ++counts_[{refused.worker(), refused.reason()}];
+  if (max_in_a_row_ == 0 || refused.in_a_row() < max_in_a_row_) return;
+  const std::optional<std::string> id =
+      members_.WorkerOfRank(static_cast<int>(refused.worker()));
+  if (!id) return;  // removed already (another shard's report)
+  std::ostringstream why;
+  why << "removed from the job: server " << shard << " refused "
+      << refused.in_a_row() << " of its pushes in a row ("
+      << RefusalLabel(refused.reason()) << ", last at clock " << refused.clock()
+      << "; --max-refused-pushes " << max_in_a_row_ << ")";
+  LS_LOG(Warning) << "worker " << refused.worker() << " " << why.str();
+  ++removed_;
+  enrollment_.RemoveWorker(*id, why.str());
+  outbox_.Send(*id, MakeShutdownHeader(wire::ShutdownKind::Aborted, why.str()));
+}
+
+void PushRefusals::AppendMetrics(std::string* text) const {
+  for (const auto& [key, count] : counts_) {
+    AppendMetricLine(text,
+                     "lockstep_rejected_pushes_total{worker=\"" +
+                         std::to_string(key.first) + "\",reason=\"" +
+                         RefusalLabel(key.second) + "\"}",
+                     static_cast<double>(count));
+  }
+  AppendMetricLine(text, "lockstep_poisoning_workers_removed_total",
+                   static_cast<double>(removed_));
+}
+
+}  // namespace lockstep

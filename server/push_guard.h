@@ -1,0 +1,79 @@
+// What a shard lets near its model: every push's values are measured as it
+// arrives, before it is buffered or applied. A push with a value that is
+// not finite (NaN, infinity) is refused; with a norm bound, a push whose
+// gradient's L2 norm over this shard's keys is above it is refused, or
+// scaled down to the bound in place (clip). Refusals are counted per worker
+// in a row, so the coordinator can remove a worker that only sends poison.
+// The norm is the shard's part of the gradient: with one shard it is the
+// whole gradient's.
+// Thread-safety: the shard's thread only.
+#ifndef LOCKSTEP_SERVER_PUSH_GUARD_H_
+#define LOCKSTEP_SERVER_PUSH_GUARD_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/wire/message.h"
+
+namespace lockstep {
+
+// The squared L2 norm of `values`, and whether every value is finite. A
+// sum that overflows float is measured again in double, so a large but
+// finite gradient is never called non-finite.
+struct GradientMeasure {
+  bool finite = true;
+  double norm_sq = 0;
+};
+GradientMeasure MeasureGradient(std::span<const float> values);
+// Multiplies every value by `scale`.
+void ScaleGradient(std::span<float> values, float scale);
+
+class PushGuard {
+ public:
+  struct Rules {
+    double max_norm = 0;  // 0: no bound
+    bool clip = false;    // above the bound: clip instead of refuse
+  };
+  // A refused push: why, and how many of its worker's pushes this shard
+  // refused in a row, this one included.
+  struct Refusal {
+    wire::RefusalReason reason = wire::RefusalReason::NonFinite;
+    double norm = 0;
+    uint32_t in_a_row = 0;
+    std::string text;  // for the worker and the log
+  };
+
+  PushGuard() = default;
+  explicit PushGuard(Rules rules) : rules_(rules) {}
+
+  // Checks worker `worker`'s push, whose gradient values are the float
+  // frames `frames` (each exactly its values; checked by the data path).
+  // Accepted: nullopt (its values clipped in place when the rules say so).
+  std::optional<Refusal> Check(uint32_t worker,
+                               std::vector<zmq::message_t*> frames);
+
+  uint64_t refused() const { return refused_; }
+  uint64_t clipped() const { return clipped_; }
+
+ private:
+  Rules rules_;
+  std::map<uint32_t, uint32_t> in_a_row_;  // by worker
+  uint64_t refused_ = 0;
+  uint64_t clipped_ = 0;
+  std::vector<float> scratch_;  // a frame's values when it is not aligned
+};
+
+// The shard's report of `refusal` of worker `worker`'s push of `clock` to
+// the coordinator (wire::PushRefused).
+zmq::message_t MakePushRefusedHeader(uint32_t worker, int64_t clock,
+                                     const PushGuard::Refusal& refusal,
+                                     int shard);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_PUSH_GUARD_H_

@@ -1,0 +1,146 @@
+// A worker whose pushes turn to poison (a PyTorch forward that returns NaN
+// after some steps) in real jobs: every shard refuses its pushes, the
+// coordinator removes it after --max-refused-pushes in a row, and the job
+// trains on from the honest workers' pushes under every policy, ending at
+// the accuracy of the same job whose worker left at that step instead.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "tests/integration/test_cluster.h"
+
+namespace lockstep {
+namespace {
+
+constexpr char kPoisonPython[] = "/usr/bin/python3";
+
+// The lockstep package of this build, for every Python process started.
+class PoisonedWorkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("PYTHONPATH", LOCKSTEP_PYTHON_DIR, 1);
+    setenv("PYTHONUNBUFFERED", "1", 1);
+  }
+};
+
+struct PoisonRun {
+  std::string sync = "bsp";
+  int64_t clocks = 120;
+  uint64_t train_limit = 3000;
+  // The Python worker's flag: --nan-after N or --leave-after N.
+  std::string flag = "--nan-after";
+  int steps = 20;
+};
+
+// A job of three C++ workers (ranks 0-2) and the Python worker (rank 3)
+// on two shards; its summary.json, with the Python worker's exit and
+// output checked by `check_python`.
+template <typename CheckPoisonPython>
+std::string RunJob(const PoisonRun& run, CheckPoisonPython check_python) {
+  const std::string dir = MakeTempDir("lockstep-poison");
+  TestCluster cluster;
+  JobConfig job;
+  job.sync = run.sync;
+  job.servers = 2;
+  job.workers = 4;
+  job.model = "mlp:32";
+  job.batches = {16};
+  job.optimizer = "momentum";
+  job.lr = 0.05;
+  job.max_clocks = run.clocks;
+  job.train_limit = run.train_limit;
+  job.test_limit = 1000;
+  job.eval_every = 0;
+  job.evaluators = 0;
+  job.heartbeat_ms = 200;
+  job.seed = 11;
+  job.max_refused_pushes = 3;
+  EXPECT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
+  for (int s = 0; s < 2; ++s) EXPECT_TRUE(cluster.StartServer(s).ok());
+  // A floor under each C++ worker's clock, so that under ASP they do not
+  // finish the job before the Python worker reaches its poison.
+  for (int w = 0; w < 3; ++w) {
+    EXPECT_TRUE(
+        cluster.StartWorker(w, {"--hetero", "linear=0.004+0.0001"}).ok());
+  }
+  const std::string script =
+      std::string(LOCKSTEP_SOURCE_DIR) + "/tests/python/poison_worker.py";
+  EXPECT_TRUE(
+      cluster
+          .Start({kPoisonPython, script, "--coordinator", cluster.endpoint(),
+                  "--rank", "3", run.flag, std::to_string(run.steps)},
+                 "python")
+          .ok());
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(180));
+  EXPECT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator");
+  EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(30)));
+  for (int w = 0; w < 3; ++w) {
+    const std::string name = "worker " + std::to_string(w);
+    EXPECT_TRUE(cluster.Exited(name) && cluster.ExitOf(name).ok())
+        << cluster.Output(name);
+  }
+  EXPECT_TRUE(cluster.Exited("python")) << cluster.Output("python");
+  check_python(cluster);
+  return ReadFile(dir + "/summary.json");
+}
+
+std::string RunPoisoned(const PoisonRun& run) {
+  return RunJob(run, [](TestCluster& cluster) {
+    // Removed: told why, and it fails (exit 1), as a worker should that
+    // could not train.
+    EXPECT_FALSE(cluster.ExitOf("python").ok()) << cluster.Output("python");
+    EXPECT_TRUE(cluster.Printed("python", "removed from the job: server"))
+        << cluster.Output("python");
+    EXPECT_TRUE(cluster.Printed("python", "refused the push of clock"))
+        << cluster.Output("python");
+    EXPECT_TRUE(
+        cluster.Printed("coordinator", "worker 3 removed from the job: server"))
+        << cluster.Output("coordinator");
+  });
+}
+
+TEST_F(PoisonedWorkerTest, PoisonIsRefusedAndItsWorkerRemovedUnderEveryPolicy) {
+  for (const char* sync : {"bsp", "ssp:2", "asp", "backup:1", "lbbsp"}) {
+    SCOPED_TRACE(sync);
+    PoisonRun run;
+    run.sync = sync;
+    run.clocks = 200;
+    const std::string summary = RunPoisoned(run);
+    // Every clock committed: the honest workers' pushes carried the job.
+    EXPECT_EQ(JsonNumber(summary, "clocks"), run.clocks) << summary;
+    // A model with one NaN weight classifies everything alike (0.1).
+    EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0.6) << summary;
+    EXPECT_EQ(JsonNumber(summary, "poisoning_workers_removed"), 1) << summary;
+    // 3 in a row from the shard that removed it; the other shard's
+    // refusals of those clocks too (the last may come after the removal).
+    EXPECT_GE(JsonNumber(summary, "rejected_pushes"), 5) << summary;
+    EXPECT_LE(JsonNumber(summary, "rejected_pushes"), 6) << summary;
+    // At most what the removed worker had in flight (a ClockDone, an
+    // Admit) when it was removed.
+    EXPECT_LE(JsonNumber(summary, "bad_messages"), 2) << summary;
+    EXPECT_EQ(JsonNumber(summary, "dead_workers"), 1) << summary;
+  }
+}
+
+TEST_F(PoisonedWorkerTest, TheJobEndsAsIfThePoisonersPushesWereNeverSent) {
+  PoisonRun run;
+  run.clocks = 400;
+  run.train_limit = 6000;
+  run.steps = 100;
+  const std::string poisoned = RunPoisoned(run);
+  run.flag = "--leave-after";
+  const std::string left = RunJob(run, [](TestCluster& cluster) {
+    EXPECT_TRUE(cluster.ExitOf("python").ok()) << cluster.Output("python");
+  });
+  const double with_poison = JsonNumber(poisoned, "test_accuracy");
+  const double without = JsonNumber(left, "test_accuracy");
+  std::cout << "test accuracy: poisoning worker removed " << with_poison
+            << ", the same worker leaving instead " << without << "\n";
+  EXPECT_GT(without, 0.7) << left;
+  EXPECT_NEAR(with_poison, without, 0.02) << poisoned << "\n" << left;
+  EXPECT_EQ(JsonNumber(left, "rejected_pushes"), 0) << left;
+}
+
+}  // namespace
+}  // namespace lockstep
