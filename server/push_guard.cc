@@ -12,7 +12,8 @@ typedef float Floats8 __attribute__((vector_size(32)));
 
 // The sum of squares in float, 4 x 8 lanes wide (one pass at memory speed;
 // a NaN or infinity anywhere makes it non-finite).
-float FastSumOfSquares(std::span<const float> v) {
+__attribute__((target_clones("avx2", "default"))) float FastSumOfSquares(
+    std::span<const float> v) {
   Floats8 acc[4] = {};
   size_t i = 0;
   for (; i + 32 <= v.size(); i += 32) {
