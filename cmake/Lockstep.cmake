@@ -19,9 +19,21 @@ elseif(LOCKSTEP_SANITIZER STREQUAL "thread")
                          # GCC warns that TSan does not model fences.
                          -Wno-tsan)
   target_link_options(lockstep_flags INTERFACE -fsanitize=thread)
+elseif(LOCKSTEP_SANITIZER STREQUAL "fuzzer")
+  # libFuzzer (clang only): every target carries its coverage counters and
+  # ASan + UBSan; the fuzz targets alone link libFuzzer's main
+  # (tests/fuzz/).
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "LOCKSTEP_SANITIZER=fuzzer needs clang++ "
+                        "(scripts/fuzz.sh configures it)")
+  endif()
+  target_compile_options(lockstep_flags INTERFACE
+    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+    -fno-sanitize-recover=undefined)
+  target_link_options(lockstep_flags INTERFACE -fsanitize=address,undefined)
 elseif(NOT LOCKSTEP_SANITIZER STREQUAL "")
-  message(FATAL_ERROR "LOCKSTEP_SANITIZER must be empty, address or thread, "
-                      "not '${LOCKSTEP_SANITIZER}'")
+  message(FATAL_ERROR "LOCKSTEP_SANITIZER must be empty, address, thread "
+                      "or fuzzer, not '${LOCKSTEP_SANITIZER}'")
 endif()
 
 # lockstep_library(NAME [SOURCES files...] [SUBDIRS dirs...] [DEPS ...]):

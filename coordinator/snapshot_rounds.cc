@@ -166,7 +166,10 @@ void SnapshotRounds::AnswerRoundRequests(const ManifestRound& round) {
 
 void SnapshotRounds::HandleSnapshotDone(const wire::SnapshotDone& done) {
   std::map<uint32_t, int64_t> contained;
-  if (done.contained() != nullptr) {
+  if (!ElementsAligned(done.contained())) {
+    LS_LOG(Error) << "shard " << done.shard() << " sent round " << done.round()
+                  << " with a misaligned cut: left out";
+  } else if (done.contained() != nullptr) {
     for (const wire::PushCutEntry* e : *done.contained()) {
       contained[e->worker()] = e->clock();
     }

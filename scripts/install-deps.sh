@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Lockstep needs: `demo` for building and
 # running a job, `test` (the default) adds the test, benchmark and lint
-# tools. Skips apt entirely when everything is already installed.
+# tools, `fuzz` clang and libFuzzer (scripts/fuzz.sh). Skips apt entirely when everything is already installed.
 set -euo pipefail
 profile="${1:-test}"
 packages=(
@@ -21,7 +21,9 @@ case "$profile" in
                    clang-tidy python3-matplotlib pybind11-dev python3-dev
                    python3-numpy python3-torch python3-pytest slurm-wlm
                    munge) ;;
-  *) echo "usage: $0 [demo|test]" >&2; exit 2 ;;
+  # libclang-rt-14-dev: libFuzzer and clang's sanitizer runtimes.
+  fuzz) packages+=(clang libclang-rt-14-dev libgtest-dev libgmock-dev) ;;
+  *) echo "usage: $0 [demo|test|fuzz]" >&2; exit 2 ;;
 esac
 # The manifest tests render with kubectl's kustomize (>= v4: kubectl 1.21)
 # and validate with npm's kubernetes-models (tests/deploy/k8s/package.json,

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/wire/message.h"
+
 namespace lockstep {
 
 Status ShardKeys::CheckRanges(
@@ -10,6 +12,7 @@ Status ShardKeys::CheckRanges(
   out->clear();
   *dense_values = 0;
   if (ranges == nullptr) return Status::Ok();
+  if (!ElementsAligned(ranges)) return InvalidArgument("misaligned key ranges");
   const KeySpan own = info_.dense;
   for (const wire::KeyRange* r : *ranges) {
     if (r->begin() >= r->end() || r->begin() < own.begin ||

@@ -1,7 +1,10 @@
 #include "snapshot/shard_round_meta.h"
 
+#include <string>
+
 #include "common/wire/job_config_codec.h"
 #include "common/wire/layout_codec.h"
+#include "common/wire/message.h"
 #include "schemas/snapshot_generated.h"
 
 namespace lockstep {
@@ -40,6 +43,13 @@ std::string EncodeShardRoundMeta(const ShardRoundMeta& meta) {
 }
 
 StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes) {
+  // The verifier checks alignment from the buffer's start: the buffer
+  // itself must be 8-byte aligned (a value read from a store may not be).
+  std::string copy;
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % 8 != 0) {
+    copy.assign(bytes);
+    bytes = copy;
+  }
   flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()),
                                  bytes.size());
   if (!wire::VerifyShardRoundMetaBuffer(verifier)) {
@@ -68,6 +78,9 @@ StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes) {
       meta.arrays.push_back(
           {a->name() ? a->name()->str() : "", a->bytes(), a->chunks()});
     }
+  }
+  if (!ElementsAligned(m->contained())) {
+    return Corruption("snapshot meta has a misaligned cut");
   }
   if (m->contained() != nullptr) {
     for (const auto* c : *m->contained()) {

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "common/wire/message.h"
+
 namespace lockstep {
 
 flatbuffers::Offset<wire::Describe> JobShapeToWire(
@@ -32,6 +34,9 @@ StatusOr<JobShape> JobShapeFromWire(const wire::Describe* w) {
     if (info.name.empty()) return InvalidArgument("a tensor has no name");
     if (t->shape() == nullptr || t->shape()->size() == 0) {
       return InvalidArgument("tensor " + info.name + " has no shape");
+    }
+    if (!ElementsAligned(t->shape())) {
+      return InvalidArgument("tensor " + info.name + " has a misaligned shape");
     }
     info.size = 1;
     for (uint64_t d : *t->shape()) {

@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/wire/message.h"
+
 namespace lockstep {
 
 flatbuffers::Offset<wire::Layout> LayoutToWire(
@@ -32,6 +34,9 @@ StatusOr<KeyLayout> LayoutFromWire(const wire::Layout* wl) {
   for (const auto* t : *wl->tensors()) {
     TensorInfo info;
     info.name = t->name() ? t->name()->str() : "";
+    if (!ElementsAligned(t->shape())) {
+      return InvalidArgument("layout message has a misaligned tensor shape");
+    }
     if (t->shape() != nullptr) {
       info.shape.assign(t->shape()->begin(), t->shape()->end());
     }
