@@ -88,8 +88,13 @@ Status Coordinator::Impl::SetUp() {
         WriteFileDurably(options_.run_dir + "/endpoint", endpoint_ + "\n"));
   }
   if (!options_.metrics_listen.empty()) {
-    LS_ASSIGN_OR_RETURN(metrics_,
-                        MetricsHttpServer::Start(options_.metrics_listen));
+    std::string token;
+    if (!options_.metrics_token_file.empty()) {
+      LS_ASSIGN_OR_RETURN(token, ReadMetricsToken(options_.metrics_token_file));
+    }
+    LS_ASSIGN_OR_RETURN(
+        metrics_,
+        MetricsHttpServer::Start(options_.metrics_listen, std::move(token)));
   }
   return Status::Ok();
 }

@@ -32,6 +32,8 @@ struct CoordinatorOptions {
   std::string run_dir;
   // Prometheus metrics endpoint "HOST:PORT" (port 0 = any); empty = off.
   std::string metrics_listen = "127.0.0.1:0";
+  // A file holding the bearer token /metrics requires (empty: none).
+  std::string metrics_token_file;
   // How long to wait for every server and worker to register.
   double register_timeout_s = 300;
   // A peer silent for this many heartbeat intervals is declared dead.

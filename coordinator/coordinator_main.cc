@@ -38,6 +38,10 @@ po::options_description Flags() {
       "metrics-listen", po::value<std::string>()->default_value("127.0.0.1:0"),
       "serve Prometheus metrics at http://HOST:PORT/metrics (port 0 = any "
       "free port; empty = off)")(
+      "metrics-token-file", po::value<std::string>()->default_value(""),
+      "answer /metrics only with 'Authorization: Bearer TOKEN', TOKEN the "
+      "file's one line (mode 600; needed to serve beyond 127.0.0.1 without "
+      "a warning)")(
       "resume", po::bool_switch(),
       "continue the job from its newest complete snapshot round under "
       "--snapshot-dir")("resume-round", po::value<uint64_t>()->default_value(0),
@@ -75,6 +79,7 @@ lockstep::StatusOr<lockstep::CoordinatorOptions> CoordinatorOptionsFrom(
   opts.run_dir = vm["run-dir"].as<std::string>();
   opts.register_timeout_s = vm["register-timeout-s"].as<double>();
   opts.metrics_listen = vm["metrics-listen"].as<std::string>();
+  opts.metrics_token_file = vm["metrics-token-file"].as<std::string>();
   opts.resume = vm["resume"].as<bool>();
   opts.resume_round = vm["resume-round"].as<uint64_t>();
   opts.resume_if_present = vm["resume-if-present"].as<bool>();

@@ -4,9 +4,14 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "common/logging.h"
 
@@ -23,10 +28,97 @@ void WriteAll(int fd, const std::string& data) {
   }
 }
 
+// Reads a request's head (up to its blank line, 8 KiB or 1 s).
+std::string ReadRequestHead(int client) {
+  std::string head;
+  char buf[2048];
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (head.size() < 8192 && head.find("\r\n\r\n") == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd item{client, POLLIN, 0};
+    if (left.count() <= 0 ||
+        ::poll(&item, 1, static_cast<int>(left.count())) <= 0) {
+      break;
+    }
+    const ssize_t n = ::recv(client, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    head.append(buf, static_cast<size_t>(n));
+  }
+  return head;
+}
+
+bool IsLoopback(const in_addr& addr) {
+  return (ntohl(addr.s_addr) >> 24) == 127;
+}
+
+std::string Response(const char* status, const std::string& extra_headers,
+                     const std::string& body) {
+  return std::string("HTTP/1.0 ") + status + "\r\n" + extra_headers +
+         "Content-Type: text/plain; version=0.0.4\r\n"
+         "Content-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
 }  // namespace
 
+StatusOr<std::string> ReadMetricsToken(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return InvalidArgument("cannot read the metrics token file " + path);
+  }
+  std::string token((std::istreambuf_iterator<char>(in)), {});
+  const auto first = token.find_first_not_of(" \t\r\n");
+  const auto last = token.find_last_not_of(" \t\r\n");
+  token =
+      first == std::string::npos ? "" : token.substr(first, last - first + 1);
+  if (token.size() < 16 ||
+      token.find_first_of(" \t\r\n") != std::string::npos) {
+    return InvalidArgument("the metrics token in " + path +
+                           " must be one word of at least 16 characters");
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 0077) != 0) {
+    LS_LOG(Warning) << "the metrics token file " << path
+                    << " can be read by others than its owner (chmod 600)";
+  }
+  return token;
+}
+
+bool CarriesBearer(std::string_view request, std::string_view token) {
+  if (token.empty()) return true;
+  size_t at = 0;
+  while ((at = request.find("\r\n", at)) != std::string_view::npos) {
+    at += 2;
+    std::string_view line = request.substr(at);
+    line = line.substr(0, line.find("\r\n"));
+    constexpr std::string_view kName = "authorization:";
+    if (line.size() < kName.size()) continue;
+    bool name = true;
+    for (size_t i = 0; i < kName.size(); ++i) {
+      name =
+          name && std::tolower(static_cast<unsigned char>(line[i])) == kName[i];
+    }
+    if (!name) continue;
+    std::string_view value = line.substr(kName.size());
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+    constexpr std::string_view kScheme = "Bearer ";
+    if (value.substr(0, kScheme.size()) != kScheme) return false;
+    value.remove_prefix(kScheme.size());
+    if (value.size() != token.size()) return false;
+    unsigned char diff = 0;  // constant time in the token's length
+    for (size_t i = 0; i < token.size(); ++i) {
+      diff |= static_cast<unsigned char>(value[i] ^ token[i]);
+    }
+    return diff == 0;
+  }
+  return false;
+}
+
 StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
-    const std::string& listen) {
+    const std::string& listen, std::string token) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos) {
     return InvalidArgument("metrics address '" + listen + "' is not HOST:PORT");
@@ -54,7 +146,13 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   const std::string url = "http://" + host + ":" +
                           std::to_string(ntohs(addr.sin_port)) + "/metrics";
-  std::unique_ptr<MetricsHttpServer> server(new MetricsHttpServer(fd, url));
+  if (token.empty() && !IsLoopback(addr.sin_addr)) {
+    LS_LOG(Warning) << "metrics on " << listen
+                    << " without --metrics-token-file: anyone who reaches "
+                       "the port reads the job's metrics";
+  }
+  std::unique_ptr<MetricsHttpServer> server(
+      new MetricsHttpServer(fd, url, std::move(token)));
   server->thread_ = std::thread([s = server.get(), who = CurrentLogIdentity()] {
     SetLogIdentity(who);
     s->Serve();
@@ -62,8 +160,8 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   return server;
 }
 
-MetricsHttpServer::MetricsHttpServer(int fd, std::string url)
-    : fd_(fd), url_(std::move(url)) {}
+MetricsHttpServer::MetricsHttpServer(int fd, std::string url, std::string token)
+    : fd_(fd), url_(std::move(url)), token_(std::move(token)) {}
 
 MetricsHttpServer::~MetricsHttpServer() {
   stop_ = true;
@@ -89,25 +187,28 @@ void MetricsHttpServer::Serve() {
 
 void MetricsHttpServer::Answer(int client) {
   // A scraper sends a short request; read what arrives within a second.
-  char buf[2048];
-  pollfd item{client, POLLIN, 0};
-  ssize_t n = 0;
-  if (::poll(&item, 1, 1000) > 0) n = ::recv(client, buf, sizeof(buf) - 1, 0);
-  if (n <= 0) return;
-  buf[n] = '\0';
-  const bool metrics = std::strncmp(buf, "GET /metrics", 12) == 0;
+  const std::string head = ReadRequestHead(client);
+  if (head.empty()) return;
+  if (head.rfind("GET /metrics", 0) != 0) {
+    WriteAll(client,
+             Response("404 Not Found", "", "not found: try /metrics\n"));
+    return;
+  }
+  if (!CarriesBearer(head, token_)) {
+    if (unauthorized_++ < 5) {
+      LS_LOG(Warning) << "refused a metrics request without the bearer token";
+    }
+    WriteAll(client,
+             Response("401 Unauthorized", "WWW-Authenticate: Bearer\r\n",
+                      "a bearer token is required\n"));
+    return;
+  }
   std::string body;
-  if (metrics) {
+  {
     MutexLock lock(&mu_);
     body = text_;
-  } else {
-    body = "not found: try /metrics\n";
   }
-  WriteAll(client, std::string(metrics ? "HTTP/1.0 200 OK\r\n"
-                                       : "HTTP/1.0 404 Not Found\r\n") +
-                       "Content-Type: text/plain; version=0.0.4\r\n"
-                       "Content-Length: " +
-                       std::to_string(body.size()) + "\r\n\r\n" + body);
+  WriteAll(client, Response("200 OK", "", body));
 }
 
 }  // namespace lockstep
