@@ -1,6 +1,7 @@
 // Micro-benchmarks of a server shard's per-clock aggregation: the
 // batch-weighted mean of W dense pushes (WeightedAccumulator) and of W
-// sparse pushes whose id sets overlap (SparseAccumulator).
+// sparse pushes whose id sets overlap (SparseAccumulator), and the robust
+// rules (median, trimmed mean) over the same dense pushes.
 //
 // Bandwidth convention as in micro_apply.cc: bytes read plus written.
 // Dense, per clock over n values: Reset writes the double sums (8n); each
@@ -16,6 +17,7 @@
 
 #include "common/layout.h"
 #include "server/push_aggregator.h"
+#include "server/robust_aggregator.h"
 #include "server/sparse_table.h"
 
 namespace lockstep {
@@ -66,6 +68,29 @@ void BM_AggregateWeighted(benchmark::State& state) {
 BENCHMARK(BM_AggregateWeighted)
     ->ArgsProduct({{1, 2, 4, 8}, {1 << 16, 1 << 20}})
     ->ArgNames({"pushes", "values"});
+
+// The robust rules of --aggregate over the same pushes (RobustAggregator):
+// range(2) 0 = median, 1 = trimmed mean (a quarter cut from each end).
+// Compare with BM_AggregateWeighted at the same pushes and values.
+void BM_AggregateRobust(benchmark::State& state) {
+  const int64_t pushes = state.range(0);
+  const auto n = static_cast<size_t>(state.range(1));
+  std::vector<std::vector<float>> grads;
+  for (int64_t w = 0; w < pushes; ++w) grads.push_back(MakeGradient(n, w));
+  const std::vector<std::span<const float>> views(grads.begin(), grads.end());
+  const RobustAggregator rule(*Aggregation::Parse(
+      state.range(2) == 0 ? "median" : "trimmed-mean:0.25"));
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    rule.Aggregate(views, out);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * pushes *
+                          static_cast<int64_t>(n));
+}
+BENCHMARK(BM_AggregateRobust)
+    ->ArgsProduct({{4, 8}, {1 << 16, 1 << 20}, {0, 1}})
+    ->ArgNames({"pushes", "values", "trimmed"});
 
 constexpr size_t kIdsPerPush = 4096;
 

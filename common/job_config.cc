@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/aggregation.h"
 #include "common/lr_schedule.h"
 #include "common/strings.h"
 
@@ -117,6 +118,7 @@ Status ValidateJobConfig(const JobConfig& c) {
   if (!(c.max_grad_norm >= 0) || !std::isfinite(c.max_grad_norm)) {
     return InvalidArgument("--max-grad-norm must be >= 0 (0: no bound)");
   }
+  LS_RETURN_IF_ERROR(Aggregation::Parse(c.aggregate).status());
   if (c.grad_norm_action != "reject" && c.grad_norm_action != "clip") {
     return InvalidArgument("--grad-norm-action must be reject or clip");
   }

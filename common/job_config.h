@@ -81,6 +81,10 @@ struct JobConfig {
   // instead. A worker that a shard refuses max_refused_pushes times in a
   // row is removed from the job (0 = never).
   double max_grad_norm = 0;
+  // How a commit combines its pushes (common/aggregation.h): "mean" (batch
+  // weighted), "median" or "trimmed-mean:F"; the robust rules only under
+  // policies that commit clocks.
+  std::string aggregate = "mean";
   std::string grad_norm_action = "reject";
   uint32_t max_refused_pushes = 3;
 

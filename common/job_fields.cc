@@ -104,6 +104,10 @@ std::vector<JobField> SnapshotAndResolvedFields() {
       Field("grad_norm_action", "grad-norm-action", &C::grad_norm_action,
             "reject | clip: what a shard does with a push above "
             "--max-grad-norm"),
+      Field("aggregate", "aggregate", &C::aggregate,
+            "how a commit combines its pushes: mean (batch-weighted), median "
+            "or trimmed-mean:F (per key, each worker one vote; bsp, backup "
+            "and lbbsp)"),
       Field("max_refused_pushes", "max-refused-pushes", &C::max_refused_pushes,
             "remove a worker whose pushes a shard refused this many times "
             "in a row (0 = never)"),

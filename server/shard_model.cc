@@ -1,5 +1,7 @@
 #include "server/shard_model.h"
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
 #include <string>
 #include <utility>
@@ -12,6 +14,10 @@ Status ShardModel::Build(const JobConfig& job, const KeyLayout& layout,
                          uint32_t shard, bool on_arrival, bool restoring) {
   sparse_.reset();
   sparse_dim_ = layout.sparse_dim();
+  LS_ASSIGN_OR_RETURN(const Aggregation aggregation,
+                      Aggregation::Parse(job.aggregate));
+  robust_.reset();
+  if (aggregation.robust()) robust_.emplace(aggregation);
   LS_ASSIGN_OR_RETURN(optimizer_, Optimizer::Create(OptimizerConfig::Of(job)));
   const int slots = optimizer_->SlotsFor(on_arrival);
   const ShardInfo& own = layout.shards()[shard];
@@ -90,8 +96,10 @@ Status ShardModel::ApplyMean(const std::vector<const BufferedPush*>& pushes,
   const uint64_t base = dense_->range().begin;
   std::vector<float> f_scratch;
   std::vector<uint64_t> id_scratch;
+  const bool robust = robust_.has_value() && pushes.size() > 1;
   for (const BufferedPush* p : pushes) {
     dense_acc_.AddWeight(p->batch);
+    if (robust) continue;
     uint64_t total = 0;
     for (const KeySpan& r : p->ranges) total += r.size();
     LS_ASSIGN_OR_RETURN(
@@ -101,19 +109,54 @@ Status ShardModel::ApplyMean(const std::vector<const BufferedPush*>& pushes,
           r.begin - base, values.first(r.size()), p->batch));
       values = values.subspan(r.size());
     }
-    if (sparse_ != nullptr) {
+  }
+  if (sparse_ != nullptr) {
+    for (const BufferedPush* p : pushes) {
       LS_ASSIGN_OR_RETURN(auto rows, SparseRows(*p, &id_scratch, &f_scratch));
       LS_RETURN_IF_ERROR(
           sparse_acc_.Add(rows.ids, rows.grads, sparse_dim_, p->batch));
     }
   }
-  dense_acc_.Finish(dense_grad_);
+  if (robust) {
+    LS_RETURN_IF_ERROR(RobustDense(pushes));
+  } else {
+    dense_acc_.Finish(dense_grad_);
+  }
   LS_RETURN_IF_ERROR(dense_->ApplyGradient(dense_->range(), dense_grad_.data(),
                                            *optimizer_, step));
   if (sparse_ != nullptr) {
     sparse_acc_.Finish(&sparse_ids_, &sparse_grad_);
     sparse_->ApplyGradient(sparse_ids_, sparse_grad_.data(), *optimizer_, step);
   }
+  return Status::Ok();
+}
+
+Status ShardModel::RobustDense(const std::vector<const BufferedPush*>& pushes) {
+  const KeySpan own = dense_->range();
+  // A push over the whole range is read in place; one over parts of it is
+  // spread over a copy whose other keys are NaN (no vote there).
+  std::vector<std::vector<float>> copies(pushes.size());
+  std::vector<std::span<const float>> views;
+  for (size_t w = 0; w < pushes.size(); ++w) {
+    const BufferedPush& p = *pushes[w];
+    uint64_t total = 0;
+    for (const KeySpan& r : p.ranges) total += r.size();
+    LS_ASSIGN_OR_RETURN(auto values,
+                        PayloadAs<float>(p.msg.payloads[0], total, &copies[w]));
+    if (p.ranges.size() == 1 && p.ranges[0] == own) {
+      views.push_back(values);
+      continue;
+    }
+    std::vector<float> spread(own.size(), std::nanf(""));
+    for (const KeySpan& r : p.ranges) {
+      std::copy_n(values.data(), r.size(),
+                  spread.data() + (r.begin - own.begin));
+      values = values.subspan(r.size());
+    }
+    copies[w] = std::move(spread);
+    views.emplace_back(copies[w]);
+  }
+  robust_->Aggregate(views, dense_grad_);
   return Status::Ok();
 }
 

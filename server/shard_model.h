@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "server/dense_store.h"
 #include "server/optimizers/optimizer.h"
 #include "server/push_aggregator.h"
+#include "server/robust_aggregator.h"
 #include "server/shard_clock.h"
 #include "server/sparse_table.h"
 
@@ -45,7 +47,9 @@ class ShardModel {
 
   // Applies the batch-weighted mean of `pushes` as `step` (UpdateStep: a
   // whole step for a commit, a share of a logical clock for a push on
-  // arrival). Leaves the store's step() and time() to the caller.
+  // arrival) - or, for the dense keys, the job's robust --aggregate rule
+  // (robust_aggregator.h) when it names one and there are several pushes.
+  // Leaves the store's step() and time() to the caller.
   Status ApplyPushes(const std::vector<const BufferedPush*>& pushes,
                      const UpdateStep& step);
   // Ends logical clock `number` - 1 on the dense range and on the sparse
@@ -69,11 +73,14 @@ class ShardModel {
   // ApplyPushes' general case: through the accumulators.
   Status ApplyMean(const std::vector<const BufferedPush*>& pushes,
                    const UpdateStep& step);
+  // The robust rule's dense gradient of `pushes` into dense_grad_.
+  Status RobustDense(const std::vector<const BufferedPush*>& pushes);
   // The commit scratch, once its allocation on the other thread is done
   // (Internal when it failed).
   Status AwaitScratch();
 
   uint32_t sparse_dim_ = 0;
+  std::optional<RobustAggregator> robust_;  // --aggregate median|trimmed-mean
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<DenseStore> dense_;
   std::unique_ptr<SparseTable> sparse_;

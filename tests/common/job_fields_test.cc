@@ -85,6 +85,7 @@ JobConfig Distinct() {
   c.snapshot_keep = 4;
   c.max_grad_norm = 2.5;
   c.grad_norm_action = "clip";
+  c.aggregate = "trimmed-mean:0.25";
   c.max_refused_pushes = 7;
   c.train_samples = 4000;
   c.input_dim = 8;
