@@ -54,13 +54,6 @@ Status Coordinator::Impl::SetUp() {
   const JobConfig& job = options_.job;
   LS_ASSIGN_OR_RETURN(std::unique_ptr<SyncPolicy> policy,
                       CreateSyncPolicy(job));
-  if (job.aggregate != "mean" &&
-      policy->apply_mode() == ApplyMode::kOnArrival) {
-    return InvalidArgument("--aggregate " + job.aggregate +
-                           " combines a clock's pushes; " + policy->name() +
-                           " applies each on arrival (use bsp, backup or "
-                           "lbbsp)");
-  }
   rounds_ = std::make_unique<SnapshotRounds>(job, *this, members_, links_);
   LS_RETURN_IF_ERROR(rounds_->SetUp(options_.resume, options_.resume_round,
                                     options_.resume_if_present));

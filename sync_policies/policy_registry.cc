@@ -48,8 +48,20 @@ StatusOr<std::unique_ptr<SyncPolicy>> CreateSyncPolicy(
   const PolicyFactory* f = PolicyRegistry().Find(spec.name());
   if (f == nullptr) return PolicyRegistry().Unknown(config.sync, kLbBspBounds);
   auto policy = f->create(spec, PolicyJobOf(config));
-  if (policy.ok()) return policy;
-  return InvalidArgument(policy.status().message() + " " + KnownForms());
+  if (!policy.ok()) {
+    return InvalidArgument(policy.status().message() + " " + KnownForms());
+  }
+  // A robust --aggregate combines a committed clock's pushes; a policy
+  // that applies each push on arrival has none to combine.
+  if (config.aggregate != "mean" &&
+      (*policy)->apply_mode() == ApplyMode::kOnArrival) {
+    return InvalidArgument("--aggregate " + config.aggregate +
+                           " combines a committed clock's pushes; " +
+                           config.sync +
+                           " applies each on arrival (use bsp, backup or "
+                           "lbbsp)");
+  }
+  return policy;
 }
 
 Status ValidateSyncPolicy(const JobConfig& config) {

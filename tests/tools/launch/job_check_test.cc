@@ -106,6 +106,24 @@ TEST_F(JobCheckTest, EachRegistryNamesWhatItKnows) {
   EXPECT_THAT(CheckError(job), HasSubstr("momentum"));
 }
 
+TEST_F(JobCheckTest, ARobustAggregateNeedsAPolicyThatCommitsClocks) {
+  JobConfig job;
+  job.aggregate = "median";
+  for (const char* sync : {"bsp", "backup:1", "lbbsp"}) {
+    job.sync = sync;
+    CheckOk(job);
+  }
+  for (const char* sync : {"ssp:2", "asp"}) {
+    job.sync = sync;
+    EXPECT_THAT(CheckError(job), AllOf(HasSubstr("--aggregate median"),
+                                       HasSubstr("applies each on arrival")))
+        << sync;
+  }
+  job.aggregate = "middle";
+  job.sync = "bsp";
+  EXPECT_THAT(CheckError(job), HasSubstr("--aggregate must be"));
+}
+
 TEST_F(JobCheckTest, ModelsRefuseDataTheyCannotTrainOn) {
   JobConfig sparse_on_dense;
   sparse_on_dense.model = "sparse-lr";
