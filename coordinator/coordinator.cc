@@ -213,6 +213,11 @@ void Coordinator::Impl::HandleMessage(Message& msg) {
   if (peer == nullptr && liveness_->HandleSideHeartbeat(msg.peer, *env)) {
     return;
   }
+  // What a removed worker had in flight when it was removed: not an attack.
+  if (peer == nullptr && members_.RecentlyRemoved(msg.peer, env->sender_role(),
+                                                  env->sender_rank())) {
+    return;
+  }
   if (peer == nullptr) {
     RejectBadMessage(
         msg.peer, FailedPrecondition(std::string(BodyName(env->body_type())) +

@@ -59,7 +59,22 @@ Peer Membership::RemoveWorker(const std::string& id) {
   Peer gone = peers_[id];
   peers_.erase(id);
   std::erase(worker_ids_, id);
+  removed_.emplace_back(id, gone.rank);
+  if (removed_.size() > kRememberRemoved) removed_.pop_front();
   return gone;
+}
+
+bool Membership::RecentlyRemoved(const std::string& id, wire::Role role,
+                                 int rank) const {
+  if (peers_.count(id) > 0) return false;
+  const bool rank_free =
+      std::none_of(peers_.begin(), peers_.end(), [&](const auto& p) {
+        return p.second.role == wire::Role::Worker && p.second.rank == rank;
+      });
+  const bool side_socket = role == wire::Role::Worker && rank >= 0 && rank_free;
+  return std::any_of(removed_.begin(), removed_.end(), [&](const auto& r) {
+    return r.first == id || (side_socket && r.second == rank);
+  });
 }
 
 Peer Membership::RemoveServer(const std::string& id) {

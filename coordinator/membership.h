@@ -7,6 +7,7 @@
 #define LOCKSTEP_COORDINATOR_MEMBERSHIP_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -86,8 +87,14 @@ class Membership {
   // A server process taking shard `slot` (a returning or replacement one).
   // REQUIRES: the slot is free.
   void PlaceServer(int slot, const std::string& id, const Peer& peer);
-  // Removes a worker; returns its record.
+  // Removes a worker; returns its record. It is remembered for a while
+  // (RecentlyRemoved).
   Peer RemoveWorker(const std::string& id);
+  // Whether a message from routing id `id` (sent as `role` `rank`) is one a
+  // worker removed lately had in flight: from its socket, or from its
+  // heartbeat thread's (by rank, while no live worker holds the rank).
+  // Such messages are dropped quietly, not counted as bad.
+  bool RecentlyRemoved(const std::string& id, wire::Role role, int rank) const;
   // Removes a server; its slot stays, empty, until a server takes it.
   Peer RemoveServer(const std::string& id);
   // Removes the evaluator (or whatever peer `id` is, when it was replaced).
@@ -127,6 +134,9 @@ class Membership {
   std::vector<std::string> worker_ids_;
   std::string evaluator_id_;
   bool workers_welcomed_ = false;
+  // The last kRememberRemoved removed workers' (routing id, rank).
+  static constexpr size_t kRememberRemoved = 256;
+  std::deque<std::pair<std::string, int>> removed_;
 };
 
 }  // namespace lockstep

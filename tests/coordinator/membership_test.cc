@@ -96,6 +96,28 @@ TEST(MembershipTest, RejoiningWorkerTakesItsHintOrTheLowestFreeRank) {
   EXPECT_EQ(members.FreeWorkerRank("hinted"), 1);
 }
 
+TEST(MembershipTest, ARemovedWorkersLateMessagesAreKnownForWhatTheyAre) {
+  Membership members(3);
+  members.Add("a", MakePeer(wire::Role::Worker, -1, 0));
+  members.Add("b", MakePeer(wire::Role::Worker, -1, 0));
+  members.Add("c", MakePeer(wire::Role::Worker, -1, 0));
+  members.WelcomeWorkers();
+  members.RemoveWorker("b");  // rank 1
+  EXPECT_TRUE(members.RecentlyRemoved("b", wire::Role::Worker, 1));
+  // Its heartbeat thread's socket, by the rank it speaks for.
+  EXPECT_TRUE(members.RecentlyRemoved("b-beat", wire::Role::Worker, 1));
+  // Strangers, and ranks live workers hold, are not.
+  EXPECT_FALSE(members.RecentlyRemoved("x", wire::Role::Worker, 0));
+  EXPECT_FALSE(members.RecentlyRemoved("x", wire::Role::Worker, 5));
+  EXPECT_FALSE(members.RecentlyRemoved("x", wire::Role::Server, 1));
+  EXPECT_FALSE(members.RecentlyRemoved("a", wire::Role::Worker, 0));
+  // Once a joiner holds rank 1, a beat for rank 1 is the joiner's.
+  members.Add("new", MakePeer(wire::Role::Worker, 1, 0));
+  members.at("new").rank = 1;
+  EXPECT_FALSE(members.RecentlyRemoved("b-beat", wire::Role::Worker, 1));
+  EXPECT_TRUE(members.RecentlyRemoved("b", wire::Role::Worker, 1));
+}
+
 TEST(MembershipTest, LostServerLeavesItsSlotForTheOneThatReturns) {
   Membership members(1);
   members.Add("s0", MakePeer(wire::Role::Server, -1, 0));

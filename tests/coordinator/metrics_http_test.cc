@@ -1,44 +1,17 @@
 #include "coordinator/metrics_http.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <fstream>
-#include <regex>
 
+#include "tests/support/http_request.h"
 #include "tests/support/temp_dir.h"
 
 namespace lockstep {
 namespace {
 
 constexpr char kToken[] = "s3cr3t-t0ken-0123456789";
-
-// Sends `request` to the server at `url` and returns the whole answer.
-std::string Ask(const std::string& url, const std::string& request) {
-  std::smatch m;
-  if (!std::regex_search(url, m, std::regex("http://([0-9.]+):([0-9]+)/"))) {
-    return "bad url " + url;
-  }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(m[2])));
-  inet_pton(AF_INET, std::string(m[1]).c_str(), &addr.sin_addr);
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      send(fd, request.data(), request.size(), 0) ==
-          static_cast<ssize_t>(request.size())) {
-    char buf[4096];
-    ssize_t n;
-    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, n);
-  }
-  close(fd);
-  return out;
-}
 
 TEST(MetricsHttpTest, CarriesBearerMatchesTheHeaderExactly) {
   const std::string token = kToken;
@@ -84,19 +57,19 @@ TEST(MetricsHttpTest, WithATokenOnlyTheBearerReadsTheMetrics) {
   (*server)->Publish("lockstep_samples_total 42\n");
   const std::string url = (*server)->url();
   const std::string anonymous =
-      Ask(url, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+      HttpRequest(url, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(anonymous.rfind("HTTP/1.0 401 Unauthorized", 0), 0u) << anonymous;
   EXPECT_EQ(anonymous.find("lockstep_samples_total"), std::string::npos);
-  const std::string wrong =
-      Ask(url, "GET /metrics HTTP/1.1\r\nAuthorization: Bearer nope\r\n\r\n");
+  const std::string wrong = HttpRequest(
+      url, "GET /metrics HTTP/1.1\r\nAuthorization: Bearer nope\r\n\r\n");
   EXPECT_EQ(wrong.rfind("HTTP/1.0 401", 0), 0u) << wrong;
-  const std::string bearer =
-      Ask(url, std::string("GET /metrics HTTP/1.1\r\nAuthorization: Bearer ") +
-                   kToken + "\r\n\r\n");
+  const std::string bearer = HttpRequest(
+      url, std::string("GET /metrics HTTP/1.1\r\nAuthorization: Bearer ") +
+               kToken + "\r\n\r\n");
   EXPECT_EQ(bearer.rfind("HTTP/1.0 200 OK", 0), 0u) << bearer;
   EXPECT_NE(bearer.find("lockstep_samples_total 42"), std::string::npos);
   EXPECT_EQ((*server)->unauthorized(), 2u);
-  const std::string other = Ask(url, "GET /other HTTP/1.1\r\n\r\n");
+  const std::string other = HttpRequest(url, "GET /other HTTP/1.1\r\n\r\n");
   EXPECT_EQ(other.rfind("HTTP/1.0 404", 0), 0u) << other;
 }
 

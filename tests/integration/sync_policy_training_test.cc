@@ -2,16 +2,14 @@
 // emulated workers; a worker SIGKILLed mid-run is removed after the
 // heartbeat timeout and no policy hangs. A replacement worker joins at the
 // current clock. The coordinator serves /metrics while training.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <regex>
 
 #include "tests/integration/test_cluster.h"
+#include "tests/support/http_request.h"
 
 namespace lockstep {
 namespace {
@@ -45,27 +43,9 @@ size_t Reported(const std::string& dir) {
   return ReadLines(dir + "/metrics.jsonl").size();
 }
 
-// Fetches http://HOST:PORT/metrics with a plain socket.
+// Fetches http://HOST:PORT/metrics.
 std::string Scrape(const std::string& url) {
-  std::smatch m;
-  if (!std::regex_search(url, m, std::regex("http://([0-9.]+):([0-9]+)/"))) {
-    return "";
-  }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(m[2])));
-  inet_pton(AF_INET, std::string(m[1]).c_str(), &addr.sin_addr);
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string req = "GET /metrics HTTP/1.0\r\n\r\n";
-    (void)!write(fd, req.data(), req.size());
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, n);
-  }
-  close(fd);
-  return out;
+  return HttpRequest(url, "GET /metrics HTTP/1.0\r\n\r\n");
 }
 
 class SyncPolicyTrainingTest : public ::testing::TestWithParam<std::string> {};
