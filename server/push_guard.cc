@@ -19,7 +19,7 @@ __attribute__((target_clones("avx2", "default"))) float FastSumOfSquares(
   for (; i + 32 <= v.size(); i += 32) {
     for (int k = 0; k < 4; ++k) {
       Floats8 x;
-      std::memcpy(&x, v.data() + i + 8 * k, sizeof(x));
+      std::memcpy(&x, v.data() + i + 8 * static_cast<size_t>(k), sizeof(x));
       acc[k] += x * x;
     }
   }
@@ -65,7 +65,7 @@ void ScaleGradient(std::span<float> values, float scale) {
 }
 
 std::optional<PushGuard::Refusal> PushGuard::Check(
-    uint32_t worker, std::vector<zmq::message_t*> frames) {
+    uint32_t worker, const std::vector<zmq::message_t*>& frames) {
   GradientMeasure total;
   for (zmq::message_t* frame : frames) {
     const GradientMeasure m = MeasureGradient(FloatsOf(*frame, &scratch_));

@@ -55,7 +55,7 @@ class PushGuard {
   // frames `frames` (each exactly its values; checked by the data path).
   // Accepted: nullopt (its values clipped in place when the rules say so).
   std::optional<Refusal> Check(uint32_t worker,
-                               std::vector<zmq::message_t*> frames);
+                               const std::vector<zmq::message_t*>& frames);
 
   uint64_t refused() const { return refused_; }
   uint64_t clipped() const { return clipped_; }

@@ -293,7 +293,7 @@ bool ShardDataPath::GuardPush(Message& msg) {
   std::vector<zmq::message_t*> values = {&msg.payloads[0]};
   if (push->sparse_count() > 0) values.push_back(&msg.payloads[2]);
   const std::optional<PushGuard::Refusal> refusal =
-      guard_.Check(worker, std::move(values));
+      guard_.Check(worker, values);
   if (!refusal) return true;
   const int64_t clock = push->clock();
   if (guard_.refused() <= 20 || refusal->in_a_row == 1) {
