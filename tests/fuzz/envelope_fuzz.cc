@@ -55,6 +55,34 @@ KeyLayout SmallLayout() {
   return layout.ok() ? *layout : KeyLayout();
 }
 
+// The messages of a clock: push, its ack and refusal, commit, clock done.
+std::vector<std::string> ClockSeeds() {
+  std::vector<std::string> seeds;
+  seeds.push_back(Envelope(wire::Body::Push, [](auto& fbb) {
+    const wire::KeyRange ranges[] = {wire::KeyRange(0, 32),
+                                     wire::KeyRange(32, 40)};
+    return wire::CreatePush(fbb, 9, 3, 16, fbb.CreateVectorOfStructs(ranges, 2),
+                            0, 2, 0, wire::PushVerdict::Measure, 0);
+  }));
+  seeds.push_back(Envelope(wire::Body::PushAck, [](auto& fbb) {
+    return wire::CreatePushAck(fbb, 9, 3, wire::PushStatus::Refused, 0,
+                               fbb.CreateString("not finite"));
+  }));
+  seeds.push_back(Envelope(wire::Body::PushRefused, [](auto& fbb) {
+    return wire::CreatePushRefused(fbb, 1, 3, wire::RefusalReason::GradNorm, 2,
+                                   12.5);
+  }));
+  seeds.push_back(Envelope(wire::Body::Commit, [](auto& fbb) {
+    const uint32_t workers[] = {0, 1, 3};
+    return wire::CreateCommit(fbb, 4, fbb.CreateVector(workers, 3));
+  }));
+  seeds.push_back(Envelope(wire::Body::ClockDone, [](auto& fbb) {
+    return wire::CreateClockDone(fbb, 4, 16, 0.1, 0.01, 0.01, 0, 1.5, 1, 1, 0,
+                                 0, 0, 1);
+  }));
+  return seeds;
+}
+
 }  // namespace
 
 std::vector<std::string> FuzzSeeds() {
@@ -89,28 +117,7 @@ std::vector<std::string> FuzzSeeds() {
                                 fbb.CreateString("host"), 1,
                                 fbb.CreateString("tcp://127.0.0.1:1"), 0);
   }));
-  seeds.push_back(Envelope(wire::Body::Push, [](auto& fbb) {
-    const wire::KeyRange ranges[] = {wire::KeyRange(0, 32),
-                                     wire::KeyRange(32, 40)};
-    return wire::CreatePush(fbb, 9, 3, 16, fbb.CreateVectorOfStructs(ranges, 2),
-                            0, 2, 0, wire::PushVerdict::Measure, 0);
-  }));
-  seeds.push_back(Envelope(wire::Body::PushAck, [](auto& fbb) {
-    return wire::CreatePushAck(fbb, 9, 3, wire::PushStatus::Refused, 0,
-                               fbb.CreateString("not finite"));
-  }));
-  seeds.push_back(Envelope(wire::Body::PushRefused, [](auto& fbb) {
-    return wire::CreatePushRefused(fbb, 1, 3, wire::RefusalReason::GradNorm, 2,
-                                   12.5);
-  }));
-  seeds.push_back(Envelope(wire::Body::Commit, [](auto& fbb) {
-    const uint32_t workers[] = {0, 1, 3};
-    return wire::CreateCommit(fbb, 4, fbb.CreateVector(workers, 3));
-  }));
-  seeds.push_back(Envelope(wire::Body::ClockDone, [](auto& fbb) {
-    return wire::CreateClockDone(fbb, 4, 16, 0.1, 0.01, 0.01, 0, 1.5, 1, 1, 0,
-                                 0, 0, 1);
-  }));
+  for (std::string& seed : ClockSeeds()) seeds.push_back(std::move(seed));
   seeds.push_back(Envelope(wire::Body::Shutdown, [](auto& fbb) {
     return wire::CreateShutdown(fbb, fbb.CreateString("done"),
                                 wire::ShutdownKind::Preempted);
