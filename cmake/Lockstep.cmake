@@ -19,6 +19,10 @@ elseif(LOCKSTEP_SANITIZER STREQUAL "thread")
                          # GCC warns that TSan does not model fences.
                          -Wno-tsan)
   target_link_options(lockstep_flags INTERFACE -fsanitize=thread)
+  # Function clones pick their body in an IFUNC resolver, which runs
+  # before ThreadSanitizer's runtime is up and crashes the binary at load.
+  target_compile_definitions(lockstep_flags INTERFACE
+                             LOCKSTEP_NO_TARGET_CLONES)
 elseif(LOCKSTEP_SANITIZER STREQUAL "fuzzer")
   # libFuzzer (clang only): every target carries its coverage counters and
   # ASan + UBSan; the fuzz targets alone link libFuzzer's main

@@ -7,13 +7,20 @@
 namespace lockstep {
 namespace {
 
+// An AVX2 body beside the baseline one, chosen when the binary loads
+// (not under ThreadSanitizer: cmake/Lockstep.cmake).
+#ifdef LOCKSTEP_NO_TARGET_CLONES
+#define LOCKSTEP_AVX2_CLONES
+#else
+#define LOCKSTEP_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 // Eight floats; GCC lowers it to whatever vector width the target has.
 typedef float Floats8 __attribute__((vector_size(32)));
 
 // The sum of squares in float, 4 x 8 lanes wide (one pass at memory speed;
 // a NaN or infinity anywhere makes it non-finite).
-__attribute__((target_clones("avx2", "default"))) float FastSumOfSquares(
-    std::span<const float> v) {
+LOCKSTEP_AVX2_CLONES float FastSumOfSquares(std::span<const float> v) {
   Floats8 acc[4] = {};
   size_t i = 0;
   for (; i + 32 <= v.size(); i += 32) {
