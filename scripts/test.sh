@@ -3,7 +3,7 @@
 # (unit, integration, the Python module's, benchmark smoke runs), the static
 # checks, the unit tests again under AddressSanitizer +
 # UndefinedBehaviorSanitizer, and the suites whose threads share state under
-# ThreadSanitizer. About 29 minutes on 2 cores from a fresh clone.
+# ThreadSanitizer. About 34 minutes on 2 cores from a fresh clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
