@@ -98,8 +98,8 @@ Status ShardModel::ApplyMean(const std::vector<const BufferedPush*>& pushes,
   std::vector<uint64_t> id_scratch;
   const bool robust = robust_.has_value() && pushes.size() > 1;
   for (const BufferedPush* p : pushes) {
+    if (robust) break;  // the dense part is RobustDense's, below
     dense_acc_.AddWeight(p->batch);
-    if (robust) continue;
     uint64_t total = 0;
     for (const KeySpan& r : p->ranges) total += r.size();
     LS_ASSIGN_OR_RETURN(
