@@ -1,6 +1,7 @@
 #include "common/durable_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,11 +19,18 @@ Status Errno(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-Status WriteFileDurably(const std::string& path, const std::string& text) {
+Status WriteFileDurably(const std::string& path, const std::string& text,
+                        unsigned mode) {
   const std::string temporary = path + ".tmp";
   const int fd =
-      open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return Errno("create", temporary);
+  // A temporary file left by an earlier attempt keeps its own mode.
+  if (fchmod(fd, mode) != 0) {
+    Status failed = Errno("set the mode of", temporary);
+    close(fd);
+    return failed;
+  }
   size_t written = 0;
   while (written < text.size()) {
     const ssize_t n = write(fd, text.data() + written, text.size() - written);

@@ -11,9 +11,11 @@
 
 namespace lockstep {
 
-// Writes `text` to `path` + ".tmp", fsyncs it, renames it over `path` and
-// fsyncs the folder. IOError naming the file and the system's reason.
-Status WriteFileDurably(const std::string& path, const std::string& text);
+// Writes `text` to `path` + ".tmp" (with permissions `mode`), fsyncs it,
+// renames it over `path` and fsyncs the folder. IOError naming the file
+// and the system's reason.
+Status WriteFileDurably(const std::string& path, const std::string& text,
+                        unsigned mode = 0644);
 
 // The whole content of `path`. NotFound when it does not exist, IOError
 // when it cannot be read.

@@ -69,9 +69,9 @@ Status Coordinator::Impl::SetUp() {
                                    *clock_, *rounds_, *recorder_, *recovery_);
   refusals_ =
       std::make_unique<PushRefusals>(job, *this, members_, *enrollment_);
-  metrics_text_ =
-      std::make_unique<JobMetrics>(*recorder_, members_, *enrollment_,
-                                   *recovery_, *clock_, *rounds_, *refusals_);
+  metrics_text_ = std::make_unique<JobMetrics>(
+      *recorder_, members_, *enrollment_, *recovery_, *clock_, *rounds_,
+      *refusals_, access_);
   termination_ = std::make_unique<Termination>(options_.job, *this, members_,
                                                *rounds_, *enrollment_);
   liveness_ = std::make_unique<Liveness>(
@@ -201,11 +201,16 @@ void Coordinator::Impl::HandleMessage(Message& msg) {
   // that are not members (yet, or ever: lockstep-snapshot now talks to the
   // live job without joining it).
   if (env->body_type() == wire::Body::Register) {
-    HandleRegister(msg.peer, *env->body_as_Register());
+    const wire::Register& reg = *env->body_as_Register();
+    Status allowed = access_.CheckRegister(msg.role, reg.role());
+    if (!allowed.ok()) return RejectBadMessage(msg.peer, allowed);
+    HandleRegister(msg.peer, reg);
     return;
   }
   if (env->body_type() == wire::Body::SnapshotStart &&
       env->sender_role() == wire::Role::Tool) {
+    Status allowed = access_.CheckRoundRequest(msg.role);
+    if (!allowed.ok()) return RejectBadMessage(msg.peer, allowed);
     rounds_->HandleRoundRequest(msg.peer);
     return;
   }

@@ -12,7 +12,9 @@
 #include <zmq.hpp>
 
 #include "common/status.h"
+#include "common/transport/transport_keys.h"
 #include "common/wire/message.h"
+#include "coordinator/access_control.h"
 #include "coordinator/clock_driver.h"
 #include "coordinator/component_links.h"
 #include "coordinator/coordinator.h"
@@ -38,7 +40,9 @@ namespace lockstep {
 class Coordinator::Impl : public Outbox, public JobHost {
  public:
   explicit Impl(CoordinatorOptions options)
-      : options_(std::move(options)), members_(options_.job.MaxWorkers()) {}
+      : options_(std::move(options)),
+        members_(options_.job.MaxWorkers()),
+        access_(InstalledTransportKeys() != nullptr) {}
 
   Status SetUp();
   Status Run();
@@ -89,6 +93,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
   std::unique_ptr<Termination> termination_;
   std::unique_ptr<Liveness> liveness_;
   std::unique_ptr<PushRefusals> refusals_;
+  AccessControl access_;  // who may register, and ask for rounds
   std::unique_ptr<JobMetrics>
       metrics_text_;      // what /metrics and the summary say
   ComponentLinks links_;  // how the components hear of each other

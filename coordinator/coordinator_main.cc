@@ -7,7 +7,9 @@
 #include "common/job_fields.h"
 #include "common/logging.h"
 #include "common/main_guard.h"
+#include "common/security/key_flags.h"
 #include "common/termination.h"
+#include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "coordinator/coordinator.h"
 
@@ -50,6 +52,7 @@ po::options_description Flags() {
       "resume when --snapshot-dir holds a complete round, else start the job "
       "(for a job the engine requeues or restarts)")("verbose,v",
                                                      "log debug lines");
+  lockstep::AddSecurityFlags(&options);
   lockstep::AddJobFlags(&options);
   return options;
 }
@@ -110,6 +113,9 @@ int Main(int argc, char** argv) {
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
   auto opts = CoordinatorOptionsFrom(vm);
   if (!opts.ok()) return Fail(opts.status().message());
+  auto keys = lockstep::KeysFromFlags(vm, {lockstep::KeyRole::kCoordinator});
+  if (!keys.ok()) return Fail(keys.status().message());
+  lockstep::InstallTransportKeys(std::move(*keys));
   auto coordinator = lockstep::Coordinator::Create(*opts);
   if (!coordinator.ok()) return Fail(coordinator.status().message());
   std::signal(SIGINT, [](int) { lockstep::Coordinator::RequestStop(); });

@@ -22,6 +22,7 @@ std::string JobMetrics::PrometheusText(uint64_t bad_messages) const {
   line("lockstep_snapshot_rounds_total{result=\"failed\"}",
        static_cast<double>(rounds_.failed()));
   refusals_.AppendMetrics(&text);
+  access_.AppendMetrics(&text);
   for (const auto& [name, value] : clock_.policy().Metrics()) {
     line(name, value);
   }
@@ -37,6 +38,9 @@ std::map<std::string, double> JobMetrics::SummaryFields(
       {"recoveries", static_cast<double>(recovery_.recoveries())},
       {"rejected_pushes", static_cast<double>(refusals_.total())},
       {"poisoning_workers_removed", static_cast<double>(refusals_.removed())},
+      {"unauthorized_requests", static_cast<double>(access_.unauthorized())},
+      {"refused_connections",
+       static_cast<double>(AccessControl::RefusedConnections())},
       {"snapshot_rounds_complete", static_cast<double>(rounds_.complete())},
       {"snapshot_rounds_failed", static_cast<double>(rounds_.failed())},
       {"policy_decision_s", policy_s},

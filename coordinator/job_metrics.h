@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "coordinator/access_control.h"
 #include "coordinator/clock_driver.h"
 #include "coordinator/enrollment.h"
 #include "coordinator/membership.h"
@@ -27,14 +28,15 @@ class JobMetrics {
   JobMetrics(const RunRecorder& recorder, const Membership& members,
              const Enrollment& enrollment, const Recovery& recovery,
              const ClockDriver& clock, const SnapshotRounds& rounds,
-             const PushRefusals& refusals)
+             const PushRefusals& refusals, const AccessControl& access)
       : recorder_(recorder),
         members_(members),
         enrollment_(enrollment),
         recovery_(recovery),
         clock_(clock),
         rounds_(rounds),
-        refusals_(refusals) {}
+        refusals_(refusals),
+        access_(access) {}
 
   // The whole /metrics text, the recorder's lines first.
   std::string PrometheusText(uint64_t bad_messages) const;
@@ -49,6 +51,7 @@ class JobMetrics {
   const ClockDriver& clock_;
   const SnapshotRounds& rounds_;
   const PushRefusals& refusals_;
+  const AccessControl& access_;
 };
 
 }  // namespace lockstep

@@ -11,7 +11,9 @@
 #include "common/clock.h"
 #include "common/engine/placement.h"
 #include "common/job_fields.h"
+#include "common/security/key_flags.h"
 #include "common/termination.h"
+#include "common/transport/transport_keys.h"
 #include "python/errors.h"
 #include "worker/data/dataset_registry.h"
 #include "worker/models/model_registry.h"
@@ -24,6 +26,29 @@ namespace lockstep::python {
 namespace {
 
 using Admission = WorkerSession::Admission;
+
+// The worker key `path` (empty: $LOCKSTEP_KEYS), or none under security
+// "off", for every Worker of this process: its sockets read it as they
+// connect, so it is installed once and never changed.
+void InstallWorkerKeys(const std::string& path, const std::string& security) {
+  std::optional<RoleKeys> keys =
+      Unwrap(ResolveJobKeys(path, security, {KeyRole::kWorker}));
+  const RoleKeys* installed = InstalledTransportKeys();
+  static bool decided = false;
+  if (!decided) {
+    InstallTransportKeys(std::move(keys));
+    decided = true;
+    return;
+  }
+  const bool same =
+      keys ? installed != nullptr && installed->secret == keys->secret
+           : installed == nullptr;
+  if (!same) {
+    throw std::invalid_argument(
+        "a process speaks with one job key: every Worker of it must be "
+        "given the same keys (or security 'off')");
+  }
+}
 
 // A float32 array over `n` floats at `data`, owned by `owner`.
 py::array_t<float> FloatView(float* data, size_t n, py::handle owner) {
@@ -114,7 +139,9 @@ void BindJoin(py::class_<WorkerHandle>& c) {
   c.def(py::init([](const std::string& coordinator, int rank,
                     double request_timeout_s, const std::string& hetero,
                     const std::string& real_link, const std::string& device,
-                    bool stop_on_signals, bool evaluator) {
+                    bool stop_on_signals, bool evaluator,
+                    const std::string& keys, const std::string& security) {
+          InstallWorkerKeys(keys, security);
           // As lockstep-worker does: the engine's environment fills what
           // the arguments leave open (docs/deployment.md).
           RoleFlags flags;
@@ -137,7 +164,8 @@ void BindJoin(py::class_<WorkerHandle>& c) {
         py::arg("coordinator"), py::arg("rank") = -1,
         py::arg("request_timeout_s") = 300.0, py::arg("hetero") = "",
         py::arg("real_link") = "", py::arg("device") = "cpu",
-        py::arg("stop_on_signals") = false, py::arg("evaluator") = false)
+        py::arg("stop_on_signals") = false, py::arg("evaluator") = false,
+        py::arg("keys") = "", py::arg("security") = "on")
       .def(
           "register",
           [](WorkerHandle& w) {

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$(realpath -m "${1:?usage: $0 OUT.tar.xz}")"
-bins=(lockstep-launch lockstep-coordinator lockstep-server lockstep-worker
+bins=(lockstep-launch lockstep-coordinator lockstep-server lockstep-worker lockstep-keys
       lockstep-experiment lockstep-bench-compute compute_gpu_tests)
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT

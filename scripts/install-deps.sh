@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libzmq3-dev cppzmq-dev flatbuffers-compiler libflatbuffers-dev
   libboost-program-options-dev libopenblas-dev zlib1g-dev librocksdb-dev
-  nlohmann-json3-dev libtomlplusplus-dev
+  nlohmann-json3-dev libtomlplusplus-dev libssl-dev
   dataset-fashion-mnist
 )
 case "$profile" in

@@ -7,7 +7,9 @@
 #include "common/logging.h"
 #include "common/main_guard.h"
 #include "common/prefaulted.h"
+#include "common/security/key_flags.h"
 #include "common/termination.h"
+#include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "server/server_shard.h"
 
@@ -29,6 +31,7 @@ po::options_description Options() {
       "rank", po::value<int>()->default_value(-1),
       "preferred shard number (default: assigned by the coordinator)")(
       "verbose,v", "log debug lines");
+  lockstep::AddSecurityFlags(&options);
   return options;
 }
 
@@ -77,6 +80,12 @@ int Main(int argc, char** argv) {
   }
   lockstep::SetLogIdentity("server", opts->rank_hint);
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
+  auto keys = lockstep::KeysFromFlags(vm, {lockstep::KeyRole::kServer});
+  if (!keys.ok()) {
+    std::cerr << "lockstep-server: " << keys.status().message() << std::endl;
+    return 2;
+  }
+  lockstep::InstallTransportKeys(std::move(*keys));
   auto server = lockstep::ServerShard::Create(*opts);
   if (!server.ok()) {
     std::cerr << "lockstep-server: " << server.status().message() << std::endl;

@@ -57,7 +57,14 @@ Status ServerShard::Run() {
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
                                    wire::Role::Server, options_.rank_hint));
   LS_RETURN_IF_ERROR(AwaitWelcome());
-  return Serve();
+  Status served = Serve();
+  if (data_ && data_->refused_connections() + data_->handshake_timeouts() > 0) {
+    LS_LOG(Warning) << "data port: refused " << data_->refused_connections()
+                    << " connections without the job's key, closed "
+                    << data_->handshake_timeouts()
+                    << " that did not authenticate in time";
+  }
+  return served;
 }
 
 Status ServerShard::AwaitWelcome() {

@@ -9,7 +9,9 @@
 #include "common/logging.h"
 #include "common/main_guard.h"
 #include "common/prefaulted.h"
+#include "common/security/key_flags.h"
 #include "common/termination.h"
+#include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "worker/worker_runtime.h"
 
@@ -43,6 +45,7 @@ po::options_description Options() {
       "device", po::value<std::string>()->default_value("cpu"),
       "where the model computes: cpu, or cuda[:N] (a GPU; models built "
       "from layers: mlp, softmax, cnn)")("verbose,v", "log debug lines");
+  lockstep::AddSecurityFlags(&options);
   return options;
 }
 
@@ -90,6 +93,12 @@ int Main(int argc, char** argv) {
   }
   lockstep::SetLogIdentity(evaluator ? "evaluator" : "worker", placed->rank);
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
+  auto keys = lockstep::KeysFromFlags(vm, {lockstep::KeyRole::kWorker});
+  if (!keys.ok()) {
+    std::cerr << "lockstep-worker: " << keys.status().message() << std::endl;
+    return 2;
+  }
+  lockstep::InstallTransportKeys(std::move(*keys));
   // Many workers share a machine's cores; each computes on one thread.
   openblas_set_num_threads(1);
   auto worker = lockstep::WorkerRuntime::Create(WorkerOptionsFrom(vm, *placed));

@@ -13,11 +13,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
 import lockstep
-from lockstep.cluster import LocalCluster, bin_dir
+from lockstep.cluster import LocalCluster, bin_dir, make_keys
 
 SIZES = [("4 KiB", 1 << 10, 3000), ("1 MiB", 1 << 18, 400),
          ("64 MiB", 1 << 24, 30)]
@@ -68,6 +69,12 @@ def run_python(floats, clocks):
 
 def main():
     smoke = "--smoke" in sys.argv
+    # One job key folder for every cluster of this run: the process's
+    # Workers speak with one key, and each binary finds its own file.
+    if "LOCKSTEP_KEYS" not in os.environ:
+        os.environ["LOCKSTEP_KEYS"] = make_keys(
+            os.path.join(tempfile.mkdtemp(prefix="lockstep-client-bench-"),
+                         "keys"))
     sizes = [(n, f, 20) for n, f, _ in SIZES[:2]] if smoke else SIZES
     print("# client bench: one worker, ASP, 1 server over TCP loopback; "
           "median per call, median of 5 runs per client")

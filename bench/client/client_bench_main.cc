@@ -5,7 +5,8 @@
 // through WorkerSession, and prints one JSON line with the median pull and
 // push times in seconds. Under ASP neither waits for a commit, so the times
 // are the client and the transport alone.
-// Usage: lockstep-bench-client --coordinator EP --floats N
+// Usage: lockstep-bench-client --coordinator EP --floats N [--keys PATH]
+// (the worker key; default $LOCKSTEP_KEYS, as every worker).
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -13,6 +14,8 @@
 
 #include "common/clock.h"
 #include "common/main_guard.h"
+#include "common/security/key_flags.h"
+#include "common/transport/transport_keys.h"
 #include "worker/data/dataset_registry.h"
 #include "worker/worker_session.h"
 
@@ -69,6 +72,7 @@ namespace {
 
 int Main(int argc, char** argv) {
   std::string coordinator;
+  std::string keys;
   uint64_t floats = 1024;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -76,13 +80,23 @@ int Main(int argc, char** argv) {
       coordinator = argv[i + 1];
     } else if (flag == "--floats") {
       floats = std::stoull(argv[i + 1]);
+    } else if (flag == "--keys") {
+      keys = argv[i + 1];
     } else {
       std::fprintf(stderr,
                    "usage: lockstep-bench-client --coordinator EP "
-                   "--floats N\n");
+                   "--floats N [--keys PATH]\n");
       return 2;
     }
   }
+  auto worker_key =
+      lockstep::ResolveJobKeys(keys, "on", {lockstep::KeyRole::kWorker});
+  if (!worker_key.ok()) {
+    std::fprintf(stderr, "lockstep-bench-client: %s\n",
+                 worker_key.status().message().c_str());
+    return 2;
+  }
+  lockstep::InstallTransportKeys(std::move(*worker_key));
   const lockstep::Status done = lockstep::Run(coordinator, floats);
   if (!done.ok()) {
     std::fprintf(stderr, "lockstep-bench-client: %s\n", done.message().c_str());

@@ -129,6 +129,11 @@ def main():
     parser.add_argument("--out-txt", default="")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="lockstep-elastic.")
+    # The job's keys: every role finds its own file through the environment.
+    subprocess.run([os.path.join(BIN, "lockstep-keys"), "--out",
+                    os.path.join(work, "keys")], check=True,
+                   stdout=subprocess.DEVNULL)
+    os.environ["LOCKSTEP_KEYS"] = os.path.join(work, "keys")
     runs, lines = [], []
     for sync in ("bsp", "lbbsp"):
         run_dir, summary, left, rc = run(sync, work)

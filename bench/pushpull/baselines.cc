@@ -8,6 +8,7 @@
 #include "bench/pushpull/raw_tcp.h"
 #include "bench/pushpull/raw_zmq.h"
 #include "common/clock.h"
+#include "common/transport/transport_keys.h"
 #include "tools/launch/process_group.h"
 
 namespace lockstep::bench {
@@ -133,6 +134,8 @@ Status MeasureZmq(const BaselineOptions& o, const std::string& transport,
 
 Status MeasureAll(const BaselineOptions& o, ProcessGroup& group,
                   Report* report) {
+  // Raw baselines are plaintext: no job key on their ZeroMQ sockets.
+  InstallTransportKeys(std::nullopt);
   LS_ASSIGN_OR_RETURN(const std::string tcp_endpoint,
                       StartEchoServer(group, {o.self_binary, "raw-tcp-server"},
                                       "raw TCP server"));

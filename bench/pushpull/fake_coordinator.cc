@@ -4,11 +4,15 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "bench/pushpull/transports.h"
 #include "common/clock.h"
 #include "common/job_fields.h"
+#include "common/security/job_keys.h"
 #include "common/transport/data_channel.h"
+#include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/job_config_codec.h"
 #include "common/wire/layout_codec.h"
@@ -58,6 +62,32 @@ JobConfig BenchJob(const ServerSetOptions& o) {
   return job;
 }
 
+// The keys of every authenticated server set of this process, made once.
+const std::string& BenchKeys() {
+  static const std::string dir = [] {
+    std::string made = (std::filesystem::temp_directory_path() /
+                        ("lockstep-bench-keys-" + std::to_string(getpid())))
+                           .string();
+    std::error_code ignored;
+    std::filesystem::remove_all(made, ignored);
+    Status written = WriteJobKeys(made, DataSecurity::kAuth);
+    if (!written.ok()) {
+      std::fprintf(stderr, "lockstep-bench: %s\n", written.message().c_str());
+      std::exit(1);
+    }
+    // The keys go with the process.
+    std::atexit([] {
+      std::error_code gone;
+      std::filesystem::remove_all(
+          std::filesystem::temp_directory_path() /
+              ("lockstep-bench-keys-" + std::to_string(getpid())),
+          gone);
+    });
+    return made;
+  }();
+  return dir;
+}
+
 }  // namespace
 
 FakeCoordinator::FakeCoordinator(ServerSetOptions options)
@@ -91,7 +121,22 @@ StatusOr<std::unique_ptr<FakeCoordinator>> FakeCoordinator::Start(
 }
 
 Status FakeCoordinator::Bind() {
+  if (!IsAuthenticated(options_.transport)) {
+    InstallTransportKeys(std::nullopt);
+    LS_ASSIGN_OR_RETURN(router_, BindRouter("tcp://127.0.0.1:0", &endpoint_));
+    return Status::Ok();
+  }
+  // This process plays the coordinator (its socket) and then the workers
+  // (the data channels): one key for each, installed in turn.
+  const std::string& dir = BenchKeys();
+  LS_ASSIGN_OR_RETURN(
+      RoleKeys coordinator,
+      LoadRoleKeys(dir + "/" + KeyFileName(KeyRole::kCoordinator)));
+  LS_ASSIGN_OR_RETURN(RoleKeys worker,
+                      LoadRoleKeys(dir + "/" + KeyFileName(KeyRole::kWorker)));
+  InstallTransportKeys(std::move(coordinator));
   LS_ASSIGN_OR_RETURN(router_, BindRouter("tcp://127.0.0.1:0", &endpoint_));
+  InstallTransportKeys(std::move(worker));
   return Status::Ok();
 }
 
@@ -105,6 +150,11 @@ Status FakeCoordinator::Spawn() {
                                      DataEndpoint(options_.transport, set, i),
                                      "--rank",
                                      std::to_string(i)};
+    if (IsAuthenticated(options_.transport)) {
+      argv.insert(argv.end(), {"--keys", BenchKeys()});
+    } else {
+      argv.insert(argv.end(), {"--security", "off"});
+    }
     if (std::string path = IpcSocketPath(argv[4]); !path.empty()) {
       ipc_files_.push_back(std::move(path));
     }

@@ -103,7 +103,8 @@ po::options_description Flags() {
       "outstanding", po::value<std::string>()->default_value("1,8"),
       "ops in flight per worker K")(
       "transport", po::value<std::string>()->default_value("tcp,ipc,zmq-tcp"),
-      "data ports: tcp, ipc (direct transport), zmq-tcp, zmq-ipc (ZeroMQ)")(
+      "data ports: tcp, ipc (direct transport), zmq-tcp, zmq-ipc (ZeroMQ); "
+      "each with +auth: the servers hold the job's keys (tcp+auth)")(
       "mode", po::value<std::string>()->default_value("dense,sparse"),
       "dense and/or sparse")(
       "ops", po::value<std::string>()->default_value("pull,push"),

@@ -65,12 +65,19 @@ class DataPort {
 
   // Connections closed because their byte stream was not Lockstep framing.
   uint64_t bad_streams() const { return bad_streams_; }
+  // Connections refused because they did not prove they hold the job's
+  // key, and those closed for not finishing the handshake in time.
+  uint64_t refused_connections() const { return refused_connections_; }
+  uint64_t handshake_timeouts() const { return handshake_timeouts_; }
 
  protected:
   explicit DataPort(std::string bound) : bound_(std::move(bound)) {}
 
-  // Backends count connections they closed for bad framing here.
+  // Backends count connections they closed for bad framing, or refused,
+  // here.
   uint64_t bad_streams_ = 0;
+  uint64_t refused_connections_ = 0;
+  uint64_t handshake_timeouts_ = 0;
 
  private:
   std::string bound_;

@@ -41,6 +41,10 @@ inline constexpr size_t kMaxPayloadBytes = size_t{64} << 30;
 // A message on the wire. For ROUTER sockets `peer` is the routing id.
 struct Message {
   std::string peer;
+  // The role of the job key the sender proved it holds ("server",
+  // "worker", "admin"; common/security/job_keys.h); empty when the
+  // connection is not authenticated (--security off, in-process).
+  std::string role;
   zmq::message_t header;
   std::vector<zmq::message_t> payloads;
   // Valid after VerifyHeader succeeded; points into `header`.

@@ -51,6 +51,11 @@ def parse_worker_args(argv=None, parser=None):
     parser.add_argument("--evaluator", action="store_true",
                         help="join as the job's out-of-band evaluator "
                         "(lockstep-launch starts one with this flag)")
+    parser.add_argument("--keys", default="",
+                        help="this worker's job key file (lockstep-launch "
+                        "passes it; default: $LOCKSTEP_KEYS)")
+    parser.add_argument("--security", default="on",
+                        help="'off' joins a job that runs without keys")
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser.parse_args(argv)
 
@@ -64,6 +69,7 @@ def connect(args):
                     request_timeout_s=args.request_timeout_s,
                     hetero=args.hetero, real_link=args.real_link,
                     device=args.device, stop_on_signals=True,
-                    evaluator=args.evaluator)
+                    evaluator=args.evaluator, keys=args.keys,
+                    security=args.security)
     job = json.loads(worker.register())
     return worker, job

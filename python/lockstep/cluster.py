@@ -1,7 +1,8 @@
 """A coordinator and its server shards as local processes, for notebooks,
 tests and benchmarks: Python workers (lockstep.Worker) then join at
-`endpoint`. The binaries come from LOCKSTEP_BIN_DIR, else the build tree
-beside this package (build/python/lockstep -> build/bin)."""
+`endpoint`, with the cluster's job keys (`keys`: the folder
+lockstep-keys made). The binaries come from LOCKSTEP_BIN_DIR, else the
+build tree beside this package (build/python/lockstep -> build/bin)."""
 import os
 import subprocess
 import tempfile
@@ -14,29 +15,42 @@ def bin_dir():
                           os.path.join(here, "..", "..", "bin"))
 
 
+def make_keys(folder):
+    """Makes a job's keys in `folder` (lockstep-keys); returns it."""
+    subprocess.run([os.path.join(bin_dir(), "lockstep-keys"), "--out",
+                    folder], check=True, stdout=subprocess.DEVNULL)
+    return folder
+
+
 class LocalCluster:
     """lockstep-coordinator with `flags` (job flags: --workers, --model,
     --sync, ...) and `servers` lockstep-server processes on 127.0.0.1.
     The caller brings the workers, so the job runs without an evaluator
     (--evaluators 0: a worker evaluates the final model) unless `flags`
     say --evaluators 1 and the caller brings that too (a Worker with
-    evaluator=True). stop() (or leaving a with block) kills them, by
-    pid."""
+    evaluator=True). Security is on: the job's keys are `keys` (a folder
+    of lockstep-keys; default $LOCKSTEP_KEYS, else fresh ones in the run
+    directory), and workers join with Worker(endpoint, keys=cluster.keys).
+    stop() (or leaving a with block) kills them, by pid."""
 
-    def __init__(self, flags, servers=1, run_dir=None, timeout_s=30):
+    def __init__(self, flags, servers=1, run_dir=None, timeout_s=30,
+                 keys=None):
         self.dir = run_dir or tempfile.mkdtemp(prefix="lockstep-cluster-")
         self.procs = []
+        self.keys = keys or os.environ.get("LOCKSTEP_KEYS") or make_keys(
+            os.path.join(self.dir, "keys"))
         try:
             log = self._start(
                 ["lockstep-coordinator", "--listen", "tcp://127.0.0.1:0",
-                 "--servers", str(servers), "--run-dir", self.dir]
+                 "--servers", str(servers), "--run-dir", self.dir,
+                 "--keys", self.keys]
                 + ([] if "--evaluators" in flags else ["--evaluators", "0"])
                 + list(flags))
             self.endpoint = self._endpoint(log, timeout_s)
             for rank in range(servers):
                 self._start(["lockstep-server", "--coordinator",
                              self.endpoint, "--listen", "tcp://127.0.0.1:0",
-                             "--rank", str(rank)])
+                             "--rank", str(rank), "--keys", self.keys])
         except BaseException:
             self.stop()
             raise

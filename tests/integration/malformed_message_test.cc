@@ -7,15 +7,33 @@
 
 #include <regex>
 
+#include "common/security/job_keys.h"
 #include "common/transport/data_channel.h"
 #include "common/transport/stream/framing.h"
+#include "common/transport/stream/handshake.h"
 #include "common/transport/stream/socket.h"
+#include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/message.h"
 #include "tests/integration/test_cluster.h"
 
 namespace lockstep {
 namespace {
+
+// The test speaks to its cluster as a worker holding the job's key: what it
+// sends is malformed, not unauthorized (tests/integration/intruder_test.cc
+// covers peers without the key).
+class SpeakAsWorker {
+ public:
+  explicit SpeakAsWorker(TestCluster& cluster) {
+    auto keys = LoadRoleKeys(cluster.keys_dir() + "/worker.key");
+    EXPECT_TRUE(keys.ok()) << keys.status().message();
+    if (keys.ok()) InstallTransportKeys(*keys);
+  }
+  ~SpeakAsWorker() { InstallTransportKeys(std::nullopt); }
+  SpeakAsWorker(const SpeakAsWorker&) = delete;
+  SpeakAsWorker& operator=(const SpeakAsWorker&) = delete;
+};
 
 constexpr auto kJobTimeout = std::chrono::seconds(120);
 
@@ -133,6 +151,7 @@ void ExpectJobFinishes(TestCluster& cluster) {
 TEST(MalformedMessageTest, CoordinatorRejectsBadMessagesAndKeepsServing) {
   const std::string run_dir = MakeTempDir("lockstep-bad-coord");
   TestCluster cluster;
+  const SpeakAsWorker as_worker(cluster);
   ASSERT_TRUE(
       cluster.StartCoordinator(SmallJob(50), {"--run-dir", run_dir}).ok());
   auto socket = ConnectDealer(cluster.endpoint(), "");
@@ -184,6 +203,7 @@ class ServerMalformedTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(ServerMalformedTest, RejectsBadMessagesAndKeepsServing) {
   const std::string run_dir = MakeTempDir("lockstep-bad-server");
   TestCluster cluster;
+  const SpeakAsWorker as_worker(cluster);
   ASSERT_TRUE(
       cluster.StartCoordinator(SmallJob(3000), {"--run-dir", run_dir}).ok());
   ASSERT_TRUE(cluster.StartServer(0, {"--listen", GetParam()}).ok());
@@ -232,6 +252,11 @@ INSTANTIATE_TEST_SUITE_P(Transports, ServerMalformedTest,
 bool ServerClosesAfter(const std::string& endpoint, const std::string& bytes) {
   auto fd = ConnectDirect(endpoint, 10);
   if (!fd.ok()) return false;
+  // Past the handshake: the framing is what is under test.
+  if (!ClientHandshake(*fd, *InstalledTransportKeys(), 10).ok()) {
+    close(*fd);
+    return false;
+  }
   (void)send(*fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
   bool closed = false;
   for (int i = 0; i < 100 && !closed; ++i) {
@@ -261,6 +286,7 @@ TEST(MalformedMessageTest, DirectPortClosesBrokenStreamsAndKeepsServing) {
   const std::string ipc =
       "ipc:///tmp/lockstep-bad-stream-" + std::to_string(getpid()) + ".sock";
   TestCluster cluster;
+  const SpeakAsWorker as_worker(cluster);
   ASSERT_TRUE(
       cluster.StartCoordinator(SmallJob(3000), {"--run-dir", run_dir}).ok());
   ASSERT_TRUE(cluster.StartServer(0, {"--listen", ipc}).ok());
@@ -313,7 +339,7 @@ TEST(MalformedMessageTest, WorkerDropsBadMessagesFromItsCoordinator) {
   TestCluster cluster;
   ASSERT_TRUE(cluster
                   .Start({BinaryPath("lockstep-worker"), "--coordinator", bound,
-                          "--request-timeout-s", "60"},
+                          "--request-timeout-s", "60", "--security", "off"},
                          "worker")
                   .ok());
   Message reg;

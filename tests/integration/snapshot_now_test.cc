@@ -40,8 +40,21 @@ std::pair<ExitInfo, std::string> AskForARound(TestCluster& cluster,
        ++i) {
     cluster.Pump(std::chrono::milliseconds(50));
   }
-  EXPECT_TRUE(
-      cluster.Start({BinaryPath("lockstep-snapshot"), "now", dir}, "now").ok());
+  // Only the admin key asks for a round: a worker's is refused.
+  EXPECT_TRUE(cluster
+                  .Start({BinaryPath("lockstep-snapshot"), "now", dir, "--keys",
+                          cluster.keys_dir() + "/worker.key"},
+                         "as worker")
+                  .ok());
+  auto refused = cluster.WaitFor("as worker", std::chrono::seconds(60));
+  EXPECT_TRUE(refused.ok() && !refused->ok());
+  EXPECT_TRUE(cluster.Printed("as worker", "this needs the admin key"))
+      << cluster.Output("as worker");
+  EXPECT_TRUE(cluster
+                  .Start({BinaryPath("lockstep-snapshot"), "now", dir, "--keys",
+                          cluster.keys_dir()},
+                         "now")
+                  .ok());
   auto exit = cluster.WaitFor("now", std::chrono::seconds(60));
   EXPECT_TRUE(exit.ok());
   return {exit.ok() ? *exit : ExitInfo{true, -1}, cluster.Output("now")};

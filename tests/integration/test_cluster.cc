@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include "common/security/job_keys.h"
 
 namespace lockstep {
 
@@ -60,7 +63,37 @@ double JsonNumber(const std::string& json, const std::string& key) {
   return end == start ? NAN : v;
 }
 
-TestCluster::~TestCluster() { group_.TerminateAll(std::chrono::seconds(2)); }
+std::string MakeJobKeys() {
+  const std::string dir = MakeTempDir("lockstep-keys") + "/keys";
+  Status made = WriteJobKeys(dir, DataSecurity::kAuth);
+  if (!made.ok()) {
+    std::fprintf(stderr, "cannot make job keys: %s\n", made.message().c_str());
+    std::abort();
+  }
+  return dir;
+}
+
+TestCluster::~TestCluster() {
+  group_.TerminateAll(std::chrono::seconds(2));
+  if (!keys_dir_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(std::filesystem::path(keys_dir_).parent_path(),
+                                ignored);
+  }
+}
+
+const std::string& TestCluster::keys_dir() {
+  if (keys_dir_.empty()) keys_dir_ = MakeJobKeys();
+  return keys_dir_;
+}
+
+std::vector<std::string> TestCluster::WithKeys(std::vector<std::string> argv) {
+  for (const std::string& arg : argv) {
+    if (arg == "--keys" || arg == "--security") return argv;
+  }
+  argv.insert(argv.end(), {"--keys", keys_dir()});
+  return argv;
+}
 
 void TestCluster::Absorb(ChildEvents&& events) {
   for (auto& line : events.lines) lines_[line.name].push_back(line.text);
@@ -73,6 +106,19 @@ void TestCluster::Pump(std::chrono::milliseconds timeout) {
 
 StatusOr<pid_t> TestCluster::Start(const std::vector<std::string>& argv,
                                    const std::string& name) {
+  // A role binary (also behind `env`) or a program joining as a worker
+  // (--coordinator) speaks with this cluster's keys.
+  for (const std::string& arg : argv) {
+    if (arg == "--coordinator") return Spawn(WithKeys(argv), name);
+    for (const char* role :
+         {"/lockstep-coordinator", "/lockstep-server", "/lockstep-worker"}) {
+      const std::string suffix = role;
+      if (arg.size() >= suffix.size() &&
+          arg.compare(arg.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        return Spawn(WithKeys(argv), name);
+      }
+    }
+  }
   return Spawn(argv, name);
 }
 
@@ -92,7 +138,7 @@ Status TestCluster::StartCoordinator(const JobConfig& job,
   std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
                                    "--listen", "tcp://127.0.0.1:0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  LS_RETURN_IF_ERROR(Spawn(argv, "coordinator").status());
+  LS_RETURN_IF_ERROR(Spawn(WithKeys(argv), "coordinator").status());
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -124,7 +170,7 @@ Status TestCluster::StartEvaluator(const std::vector<std::string>& extra,
                       : program;
   argv.insert(argv.end(), {"--coordinator", endpoint_, "--evaluator"});
   argv.insert(argv.end(), extra.begin(), extra.end());
-  return Spawn(argv, "evaluator").status();
+  return Spawn(WithKeys(argv), "evaluator").status();
 }
 
 Status TestCluster::StartServer(int rank,
@@ -137,7 +183,7 @@ Status TestCluster::StartServer(int rank,
     argv.insert(argv.end(), {"--listen", "tcp://127.0.0.1:0"});
   }
   argv.insert(argv.end(), extra.begin(), extra.end());
-  return Spawn(argv, "server " + std::to_string(rank)).status();
+  return Spawn(WithKeys(argv), "server " + std::to_string(rank)).status();
 }
 
 Status TestCluster::StartWorker(int rank,
@@ -146,7 +192,7 @@ Status TestCluster::StartWorker(int rank,
                                    "--coordinator", endpoint_, "--rank",
                                    std::to_string(rank)};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  return Spawn(argv, "worker " + std::to_string(rank)).status();
+  return Spawn(WithKeys(argv), "worker " + std::to_string(rank)).status();
 }
 
 StatusOr<pid_t> TestCluster::Spawn(const std::vector<std::string>& argv,

@@ -25,6 +25,8 @@ std::string ReadFile(const std::string& path);
 std::vector<std::string> ReadLines(const std::string& path);
 // The number after "key": in a one-line JSON object; NaN if absent/null.
 double JsonNumber(const std::string& json, const std::string& key);
+// A fresh folder holding a job's keys (common/security/job_keys.h).
+std::string MakeJobKeys();
 // lockstep-launch's command line for `job`: the binary, then
 // LaunchArgs(job, extra).
 std::vector<std::string> LaunchCommand(const JobConfig& job,
@@ -60,7 +62,9 @@ class TestCluster {
   // Starts a server or worker connected to the coordinator.
   Status StartServer(int rank, const std::vector<std::string>& extra = {});
   Status StartWorker(int rank, const std::vector<std::string>& extra = {});
-  // Starts any binary under `name` (for launcher tests).
+  // Starts any binary under `name` (for launcher tests); a role binary, or
+  // a program given --coordinator, gets the cluster's keys as StartServer's
+  // do.
   StatusOr<pid_t> Start(const std::vector<std::string>& argv,
                         const std::string& name);
 
@@ -74,6 +78,9 @@ class TestCluster {
   void Pump(std::chrono::milliseconds timeout);
 
   const std::string& endpoint() const { return endpoint_; }
+  // This cluster's job keys (made on first use; every role started here
+  // gets --keys with it unless its flags name --keys or --security).
+  const std::string& keys_dir();
   // All lines a process printed so far (stdout and stderr).
   const std::vector<std::string>& Lines(const std::string& name) {
     return lines_[name];
@@ -96,7 +103,11 @@ class TestCluster {
   StatusOr<pid_t> Spawn(const std::vector<std::string>& argv,
                         const std::string& name);
 
+  // `argv` with --keys keys_dir() unless it says --keys or --security.
+  std::vector<std::string> WithKeys(std::vector<std::string> argv);
+
   ProcessGroup group_;
+  std::string keys_dir_;
   std::string endpoint_;
   std::map<std::string, std::vector<std::string>> lines_;
   std::map<std::string, ExitInfo> exits_;

@@ -7,9 +7,17 @@ import tempfile
 
 import pytest
 
-from lockstep.cluster import LocalCluster, bin_dir
+from lockstep.cluster import LocalCluster, bin_dir, make_keys
 
 SOURCE = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
+
+# One job key folder for the whole session: a process's Workers all speak
+# with one key (lockstep.Worker), and every binary these tests start finds
+# its own file in the folder through the environment.
+if "LOCKSTEP_KEYS" not in os.environ:
+    os.environ["LOCKSTEP_KEYS"] = make_keys(
+        os.path.join(tempfile.mkdtemp(prefix="lockstep-pytest-keys-"),
+                     "keys"))
 
 
 @pytest.fixture

@@ -65,6 +65,10 @@ po::options_description LaunchFlags() {
       ("max-restarts", po::value<uint32_t>()->default_value(10),
        "with --supervise: restarts in a row per role before the job is "
        "given up (a role that ran for a minute counts from 0 again)")  //
+      ("security", po::value<std::string>()->default_value("auth"),
+       "auth: the launcher makes the job's keys (RUN_DIR/keys) and every "
+       "connection proves it holds one; off: no keys - anyone who reaches "
+       "a port can join, read or stop the job")  //
       ("stop-on-worker-failure", po::bool_switch(),
        "stop the whole job when a worker fails (default: the job goes on "
        "with the other workers)");
@@ -80,6 +84,10 @@ Status CheckLauncherFlags(const LaunchOptions& options) {
   if (options.host.empty() ||
       options.host.find_first_of(" \t/") != std::string::npos) {
     return InvalidArgument("--host '" + options.host + "' is not an address");
+  }
+  if (options.security != "auth" && options.security != "off") {
+    return InvalidArgument("--security '" + options.security +
+                           "' is not one of auth, off");
   }
   const std::string& t = options.data_transport;
   if (t != "auto" && t != "ipc" && t != "tcp" && t != "zmq-ipc" &&
@@ -168,6 +176,7 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.stop_on_worker_failure = vm["stop-on-worker-failure"].as<bool>();
     options.supervise = vm["supervise"].as<bool>();
     options.max_restarts = vm["max-restarts"].as<uint32_t>();
+    options.security = vm["security"].as<std::string>();
     // The launcher's own flags first: CheckJob below reads the data set,
     // and a typo in --host should not wait for that.
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));

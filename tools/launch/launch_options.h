@@ -69,6 +69,13 @@ struct LaunchOptions {
   // snapshot round (the job as recorded in its manifest, with any job flag
   // given on this command line, e.g. --workers or --servers, over it).
   bool resume = false;
+  // --security: "auth" (default): the job's keys are made in
+  // RUN_DIR/keys and each role is given its own (CurveZMQ on the control
+  // plane, mutual authentication on the data plane); "off": none, by
+  // explicit choice only (warned about).
+  std::string security = "auth";
+  // Where the job's keys are (set once the run directory is known).
+  std::string keys_dir;
   // --help was given; nothing else is validated then.
   bool help = false;
 };

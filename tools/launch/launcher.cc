@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/json.h"
+#include "common/security/job_keys.h"
 #include "common/transport/data_channel.h"
 #include "tools/launch/hetero_spec.h"
 #include "tools/launch/run_dir.h"
@@ -97,6 +98,7 @@ Status Launcher::PrepareRunDir() {
   }
   run_dir_ = std::filesystem::absolute(run_dir_).lexically_normal().string();
   if (run_dir_.size() > 1 && run_dir_.back() == '/') run_dir_.pop_back();
+  LS_RETURN_IF_ERROR(PrepareKeys());
   JobConfig& job = options_.job;
   if (job.snapshots() && job.snapshot_dir.empty()) {
     job.snapshot_dir = run_dir_ + "/snapshots";
@@ -105,6 +107,7 @@ Status Launcher::PrepareRunDir() {
   launcher.Add("host", options_.host).Add("timeout_s", options_.timeout_s);
   launcher.Add("data_transport", options_.data_transport);
   launcher.Add("links", options_.links);
+  launcher.Add("security", options_.security);
   JsonObject devices;  // "0": "cuda", ... (workers without one use cpu)
   for (const auto& [rank, device] : options_.devices) {
     devices.Add(std::to_string(rank), device);
@@ -124,6 +127,21 @@ Status Launcher::PrepareRunDir() {
   return WriteFileAtomically(
       run_dir_ + (options_.resume ? "/config-resumed.json" : "/config.json"),
       config);
+}
+
+Status Launcher::PrepareKeys() {
+  if (options_.security == "off") {
+    console_->Message(
+        "warning: --security off: the job's ports take anyone who reaches "
+        "them (joining, reading or poisoning the model, stopping the job)");
+    return Status::Ok();
+  }
+  options_.keys_dir = run_dir_ + "/keys";
+  // A resumed job keeps its keys: they are in its run directory.
+  const std::string any =
+      options_.keys_dir + "/" + KeyFileName(KeyRole::kAdmin);
+  if (options_.resume && std::filesystem::exists(any)) return Status::Ok();
+  return WriteJobKeys(options_.keys_dir, DataSecurity::kAuth);
 }
 
 RoleCommands Launcher::Commands() const {

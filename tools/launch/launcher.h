@@ -72,6 +72,9 @@ class Launcher {
   Status BuildNetLab();
   // The command lines of the roles, from the options as they are now.
   RoleCommands Commands() const;
+  // Makes the job's keys in RUN_DIR/keys (a resumed job keeps its own), or
+  // warns that --security off runs without.
+  Status PrepareKeys();
   // Starts the coordinator, waits for its endpoint, then starts the peers.
   JobOutcome StartAll();
   // Starts server, worker or evaluator `rank` (`role`).

@@ -37,6 +37,7 @@ std::vector<std::string> RoleCommands::Coordinator(
     argv.push_back(std::move(flag));
   }
   argv.insert(argv.end(), {"--listen", listen, "--run-dir", run_dir});
+  AddKeyFlags("coordinator", &argv);
   if (options_.resume) argv.push_back("--resume");
   if (options_.verbose) argv.push_back("-v");
   if (lab_ != nullptr) argv = NetLab::InNamespace(lab_->hub(), std::move(argv));
@@ -57,6 +58,7 @@ std::vector<std::string> RoleCommands::Peer(const std::string& role, int rank,
     argv = command->second;
   }
   argv.insert(argv.end(), {"--coordinator", endpoint});
+  AddKeyFlags(server ? "server" : "worker", &argv);
   if (evaluator) return Evaluator(std::move(argv));
   if (server) {
     // A restarted server binds the same data endpoint (an ipc path is
@@ -93,6 +95,16 @@ std::vector<std::string> RoleCommands::Evaluator(
   if (options_.verbose) argv.push_back("-v");
   if (lab_ != nullptr) return NetLab::InNamespace(lab_->hub(), std::move(argv));
   return argv;
+}
+
+void RoleCommands::AddKeyFlags(const char* role,
+                               std::vector<std::string>* argv) const {
+  if (options_.security == "off") {
+    argv->insert(argv->end(), {"--security", "off"});
+    return;
+  }
+  argv->insert(argv->end(),
+               {"--keys", options_.keys_dir + "/" + role + ".key"});
 }
 
 std::string RoleCommands::ServerDataEndpoint(int rank) const {

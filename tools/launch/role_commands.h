@@ -34,7 +34,8 @@ class RoleCommands {
                const NetLab* lab, int launcher_pid);
 
   // The coordinator, listening on a free port of the host, writing into
-  // `run_dir`.
+  // `run_dir`. Each role gets its own key file from options.keys_dir (or
+  // --security off).
   std::vector<std::string> Coordinator(const std::string& run_dir) const;
 
   // A server, worker or evaluator (`role`) of rank `rank`, connecting to
@@ -48,6 +49,8 @@ class RoleCommands {
 
  private:
   std::vector<std::string> Evaluator(std::vector<std::string> argv) const;
+  // --keys with `role`'s key file, or --security off.
+  void AddKeyFlags(const char* role, std::vector<std::string>* argv) const;
 
   const LaunchOptions& options_;
   const RoleBinaries& binaries_;

@@ -25,9 +25,12 @@ constexpr char kUsage[] =
     "                            round); exit 1 naming the first bad chunk\n"
     "  export DIR OUT [ROUND]    the weights as NAME.npy and NAME.f32 per\n"
     "                            tensor, model.f32, sparse_*.npy\n"
-    "  now RUN_DIR|ENDPOINT      ask the live job's coordinator for a round\n"
+    "  now RUN_DIR|ENDPOINT [--keys ADMIN_KEY | --security off]\n"
+    "                            ask the live job's coordinator for a round\n"
     "                            at its last committed clock; waits (up to\n"
-    "                            an hour) until it is durable or failed\n"
+    "                            an hour) until it is durable or failed.\n"
+    "                            The admin key: --keys, $LOCKSTEP_KEYS, or\n"
+    "                            the launcher's RUN_DIR/keys/admin.key\n"
     "Exit status: 0 done, 1 failed (corrupt, missing), 2 bad arguments.\n";
 
 int Usage(const std::string& why) {
@@ -53,8 +56,19 @@ int Main(int argc, char** argv) {
   if (args.size() < 2) return Usage("a command and a folder are needed");
   const std::string& command = args[0];
   if (command == "now") {
-    if (args.size() > 2) return Usage("too many arguments for now");
-    lockstep::Status done = lockstep::RequestRoundNow(args[1], 3600, std::cout);
+    std::string keys, security = "on";
+    for (size_t i = 2; i < args.size(); i += 2) {
+      if (i + 1 >= args.size()) return Usage(args[i] + " needs a value");
+      if (args[i] == "--keys") {
+        keys = args[i + 1];
+      } else if (args[i] == "--security") {
+        security = args[i + 1];
+      } else {
+        return Usage("unknown argument '" + args[i] + "' for now");
+      }
+    }
+    lockstep::Status done = lockstep::InstallAdminKey(args[1], keys, security);
+    if (done.ok()) done = lockstep::RequestRoundNow(args[1], 3600, std::cout);
     if (!done.ok())
       std::cerr << "lockstep-snapshot: " << done.message() << "\n";
     return done.ok() ? 0 : 1;

@@ -1,9 +1,13 @@
 #include "tools/snapshot/snapshot_now.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 
 #include "common/clock.h"
 #include "common/durable_file.h"
+#include "common/security/key_flags.h"
+#include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/message.h"
 
@@ -30,6 +34,21 @@ StatusOr<std::string> CoordinatorEndpoint(const std::string& target) {
 }
 
 }  // namespace
+
+Status InstallAdminKey(const std::string& target, const std::string& keys,
+                       const std::string& security) {
+  std::string path = keys;
+  const std::string launched = target + "/keys/" + KeyFileName(KeyRole::kAdmin);
+  if (path.empty() && security != "off" &&
+      std::getenv("LOCKSTEP_KEYS") == nullptr &&
+      std::filesystem::exists(launched)) {
+    path = launched;
+  }
+  LS_ASSIGN_OR_RETURN(std::optional<RoleKeys> admin,
+                      ResolveJobKeys(path, security, {KeyRole::kAdmin}));
+  InstallTransportKeys(std::move(admin));
+  return Status::Ok();
+}
 
 Status RequestRoundNow(const std::string& target, double timeout_s,
                        std::ostream& out) {

@@ -17,9 +17,17 @@ namespace lockstep {
 // its clock and size once it is complete. Errors: no endpoint, the
 // coordinator refused (no --snapshot-dir, nothing committed yet, a
 // rollback under way), the round failed (IOError, with the shard's reason),
-// or no answer within `timeout_s`.
+// or no answer within `timeout_s`. Speaks with the job key installed
+// (transport_keys.h): the coordinator takes the request only from the
+// admin key (AdminKeyFor finds it).
 Status RequestRoundNow(const std::string& target, double timeout_s,
                        std::ostream& out);
+
+// Installs the admin key for RequestRoundNow: `keys` (or $LOCKSTEP_KEYS),
+// else the launcher's RUN_DIR/keys/admin.key when `target` is a run
+// directory; none under `security` "off". Errors: as ResolveJobKeys.
+Status InstallAdminKey(const std::string& target, const std::string& keys,
+                       const std::string& security);
 
 }  // namespace lockstep
 

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include "common/transport/stream/framing.h"
+#include "common/transport/stream/handshake.h"
 #include "common/transport/stream/socket.h"
+#include "common/transport/transport_keys.h"
 
 namespace lockstep {
 namespace {
@@ -49,6 +51,13 @@ class StreamDataChannel : public DataChannel {
 StatusOr<std::unique_ptr<DataChannel>> ConnectStreamChannel(
     const std::string& endpoint, double timeout_s) {
   LS_ASSIGN_OR_RETURN(int fd, ConnectDirect(endpoint, timeout_s));
+  if (const RoleKeys* keys = InstalledTransportKeys()) {
+    Status proven = ClientHandshake(fd, *keys, timeout_s);
+    if (!proven.ok()) {
+      close(fd);
+      return proven.WithContext(endpoint);
+    }
+  }
   return std::unique_ptr<DataChannel>(
       new StreamDataChannel(endpoint, fd, timeout_s));
 }

@@ -1,16 +1,22 @@
 #include "common/transport/stream/data_port.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <set>
 
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/transport/stream/framing.h"
+#include "common/transport/stream/handshake.h"
 #include "common/transport/stream/socket.h"
+#include "common/transport/transport_keys.h"
 
 namespace lockstep {
 namespace {
@@ -40,6 +46,7 @@ class StreamDataPort : public DataPort {
   StreamDataPort& operator=(const StreamDataPort&) = delete;
 
   size_t AddPollItems(std::vector<zmq::pollitem_t>* items) override {
+    CloseLateHandshakes();
     polled_.clear();
     items->push_back({nullptr, listener_, ZMQ_POLLIN, 0});
     for (auto& [id, c] : connections_) {
@@ -74,9 +81,11 @@ class StreamDataPort : public DataPort {
       for (int fd = AcceptDirect(listener_); fd >= 0;
            fd = AcceptDirect(listener_)) {
         const uint32_t id = next_id_++;
-        connections_[id].fd = fd;
+        auto it = connections_.emplace(id, Connection()).first;
+        it->second.fd = fd;
+        if (!StartHandshake(it)) continue;
         // Data may already be waiting.
-        ReadAll(connections_.find(id));
+        ReadAll(it);
       }
     }
   }
@@ -119,10 +128,77 @@ class StreamDataPort : public DataPort {
  private:
   struct Connection {
     int fd = -1;
+    // Set until the peer proved it holds the job's data key: nothing it
+    // sends is read as a message before.
+    std::unique_ptr<ServerHandshake> handshake;
+    double handshake_deadline_s = 0;
     FrameReader reader;
     FrameWriter writer;
   };
   using Iter = std::map<uint32_t, Connection>::iterator;
+
+  // With a job key installed, greets a new connection (false: it is gone).
+  bool StartHandshake(Iter it) {
+    const RoleKeys* keys = InstalledTransportKeys();
+    if (keys == nullptr) return true;
+    Connection& c = it->second;
+    c.handshake = std::make_unique<ServerHandshake>(*keys);
+    c.handshake_deadline_s = NowSeconds() + kHandshakeDeadlineMs / 1000.0;
+    // A fresh socket's send buffer takes the few bytes at once.
+    const std::string& hello = c.handshake->hello();
+    if (send(c.fd, hello.data(), hello.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(hello.size())) {
+      Drop(it);
+      return false;
+    }
+    return true;
+  }
+
+  // Reads the client's proof; answers once it is whole. False: the
+  // connection is not (yet) authenticated, or is gone.
+  bool ContinueHandshake(Iter it) {
+    Connection& c = it->second;
+    while (c.handshake->wanted() > 0) {
+      const ssize_t n =
+          recv(c.fd, c.handshake->into(), c.handshake->wanted(), 0);
+      if (n > 0) {
+        c.handshake->Received(static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+      Drop(it);  // closed before proving anything
+      return false;
+    }
+    auto proof = c.handshake->Finish();
+    if (!proof.ok() || send(c.fd, proof->data(), proof->size(), MSG_NOSIGNAL) !=
+                           static_cast<ssize_t>(proof->size())) {
+      if (++refused_connections_ <= 10 || refused_connections_ % 1000 == 0) {
+        LS_LOG(Warning) << "refused a data connection (" << refused_connections_
+                        << " so far): "
+                        << (proof.ok() ? "it left" : proof.status().message());
+      }
+      Drop(it);
+      return false;
+    }
+    c.handshake.reset();
+    return true;
+  }
+
+  // Closes connections that have not authenticated within the deadline: an
+  // intruder holding sockets open costs a descriptor for seconds, not for
+  // the job.
+  void CloseLateHandshakes() {
+    const double now = NowSeconds();
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      auto next = std::next(it);
+      if (it->second.handshake && now > it->second.handshake_deadline_s) {
+        ++handshake_timeouts_;
+        Drop(it);
+      }
+      it = next;
+    }
+  }
 
   // Closes a connection whose peer leaves more than kMaxQueuedReplyBytes
   // of replies unread.
@@ -152,6 +228,7 @@ class StreamDataPort : public DataPort {
   // Takes at most kMaxMessagesPerRead messages from one connection, then
   // notes it as backlogged, so one busy worker cannot starve the others.
   void ReadAll(Iter it) {
+    if (it->second.handshake && !ContinueHandshake(it)) return;
     Message msg;
     for (int taken = 0;; ++taken) {
       if (taken == kMaxMessagesPerRead) {

@@ -28,8 +28,9 @@ class ZmqDataChannel : public DataChannel {
 
 StatusOr<std::unique_ptr<DataChannel>> ConnectZmqChannel(
     const std::string& endpoint) {
-  LS_ASSIGN_OR_RETURN(zmq::socket_t socket,
-                      ConnectDealer(ZmqAddress(endpoint), ""));
+  LS_ASSIGN_OR_RETURN(
+      zmq::socket_t socket,
+      ConnectDealer(ZmqAddress(endpoint), "", KeyRole::kServer));
   return std::unique_ptr<DataChannel>(
       new ZmqDataChannel(endpoint, std::move(socket)));
 }

@@ -33,7 +33,7 @@ class ZmqDataPort : public DataPort {
 StatusOr<std::unique_ptr<DataPort>> BindZmqPort(const std::string& listen) {
   std::string bound;
   LS_ASSIGN_OR_RETURN(zmq::socket_t socket,
-                      BindRouter(ZmqAddress(listen), &bound));
+                      BindRouter(ZmqAddress(listen), &bound, kDataPlaneDomain));
   return std::unique_ptr<DataPort>(
       new ZmqDataPort("zmq+" + bound, std::move(socket)));
 }

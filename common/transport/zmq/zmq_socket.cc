@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "common/logging.h"
+#include "common/transport/transport_keys.h"
 
 namespace lockstep {
 namespace {
@@ -25,6 +26,14 @@ void SetCommonOptions(zmq::socket_t& socket) {
   socket.set(zmq::sockopt::rcvbuf, 4 << 20);
 }
 
+// The role the ZAP handler named for the connection `frame` came from;
+// empty without CURVE.
+std::string AuthenticatedRole(const zmq::message_t& frame) {
+  const char* user =
+      zmq_msg_gets(const_cast<zmq_msg_t*>(frame.handle()), "User-Id");
+  return user == nullptr ? std::string() : std::string(user);
+}
+
 }  // namespace
 
 namespace {
@@ -42,15 +51,25 @@ zmq::context_t& ProcessContext() {
 
 void CloseProcessContext() {
   if (g_context == nullptr) return;
+  StopZapHandler();  // its socket would hold the context open
   // Blocks until queued messages are sent or their linger time is up.
   g_context->close();
 }
 
 StatusOr<zmq::socket_t> BindRouter(const std::string& endpoint,
-                                   std::string* bound) {
+                                   std::string* bound, const char* domain) {
+  const RoleKeys* keys = InstalledTransportKeys();
+  // The handler is bound before the socket: never a moment unguarded.
+  if (keys != nullptr) LS_RETURN_IF_ERROR(EnsureZapHandler(*keys));
   try {
     zmq::socket_t socket(ProcessContext(), zmq::socket_type::router);
     SetCommonOptions(socket);
+    if (keys != nullptr) {
+      socket.set(zmq::sockopt::curve_server, 1);
+      socket.set(zmq::sockopt::curve_secretkey, keys->secret);
+      socket.set(zmq::sockopt::zap_domain, domain);
+      socket.set(zmq::sockopt::handshake_ivl, kHandshakeDeadlineMs);
+    }
     // Sending to an unknown routing id fails loudly instead of vanishing.
     socket.set(zmq::sockopt::router_mandatory, 1);
     socket.bind(endpoint);
@@ -62,10 +81,17 @@ StatusOr<zmq::socket_t> BindRouter(const std::string& endpoint,
 }
 
 StatusOr<zmq::socket_t> ConnectDealer(const std::string& endpoint,
-                                      const std::string& identity) {
+                                      const std::string& identity,
+                                      KeyRole server) {
+  const RoleKeys* keys = InstalledTransportKeys();
   try {
     zmq::socket_t socket(ProcessContext(), zmq::socket_type::dealer);
     SetCommonOptions(socket);
+    if (keys != nullptr) {
+      socket.set(zmq::sockopt::curve_serverkey, keys->public_key(server));
+      socket.set(zmq::sockopt::curve_publickey, keys->public_key(keys->role));
+      socket.set(zmq::sockopt::curve_secretkey, keys->secret);
+    }
     if (!identity.empty()) socket.set(zmq::sockopt::routing_id, identity);
     socket.connect(endpoint);
     return socket;
@@ -124,6 +150,7 @@ Status SendMessage(zmq::socket_t& socket, bool router, Message&& msg) {
 StatusOr<bool> ReceiveMessage(zmq::socket_t& socket, bool router,
                               Message* out) {
   out->peer.clear();
+  out->role.clear();
   out->payloads.clear();
   out->envelope = nullptr;
   try {
@@ -136,6 +163,8 @@ StatusOr<bool> ReceiveMessage(zmq::socket_t& socket, bool router,
       if (router && part == 0) {
         out->peer.assign(static_cast<const char*>(frame.data()), frame.size());
       } else if (!have_header) {
+        // The ROUTER's own routing frame carries no connection metadata.
+        out->role = AuthenticatedRole(frame);
         out->header = std::move(frame);
         have_header = true;
       } else {

@@ -10,7 +10,9 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "common/security/job_keys.h"
 #include "common/status.h"
+#include "common/transport/zmq/zap_handler.h"
 #include "common/wire/message.h"
 
 namespace lockstep {
@@ -24,13 +26,21 @@ void CloseProcessContext();
 
 // Binds a ROUTER socket. `endpoint` may use port 0 ("tcp://127.0.0.1:0") to
 // let the kernel pick a free port; the endpoint actually bound (with the
-// real port) is stored in *bound.
+// real port) is stored in *bound. With a job key installed
+// (transport_keys.h) it is a CURVE server under the ZAP handler's `domain`
+// (zap_handler.h): only the roles that domain takes get in, and a
+// connection that has not finished its handshake within
+// kHandshakeDeadlineMs (transport_keys.h) is closed.
 StatusOr<zmq::socket_t> BindRouter(const std::string& endpoint,
-                                   std::string* bound);
+                                   std::string* bound,
+                                   const char* domain = kControlPlaneDomain);
 
 // Connects a DEALER socket with `identity` as routing id (may be empty).
+// With a job key installed it is a CURVE client of the peer holding
+// `server`'s key (the coordinator, or a server's data port).
 StatusOr<zmq::socket_t> ConnectDealer(const std::string& endpoint,
-                                      const std::string& identity);
+                                      const std::string& identity,
+                                      KeyRole server = KeyRole::kCoordinator);
 
 // The endpoint a peer should connect to: a wildcard host (0.0.0.0, *) in
 // `bound` is replaced by `advertise_host`, or by this machine's host name
@@ -49,7 +59,8 @@ void SendHeaderOrWarn(zmq::socket_t& socket, zmq::message_t header,
 
 // Receives one whole multipart message without blocking. Returns false when
 // none is queued. Frames are placed in `out` unverified; call VerifyHeader
-// next. A ROUTER message without a header frame is an error.
+// next. out->role is the sender's authenticated role (ROUTER sockets under
+// CURVE). A ROUTER message without a header frame is an error.
 StatusOr<bool> ReceiveMessage(zmq::socket_t& socket, bool router, Message* out);
 
 // zmq::poll that treats a signal interruption (EINTR) as "nothing ready"

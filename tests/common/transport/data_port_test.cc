@@ -2,15 +2,22 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
+#include "common/security/job_keys.h"
 #include "common/transport/data_channel.h"
+#include "common/transport/stream/framing.h"
+#include "common/transport/stream/handshake.h"
 #include "common/transport/stream/socket.h"
+#include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep {
@@ -22,10 +29,13 @@ class EchoServer {
  public:
   explicit EchoServer(std::unique_ptr<DataPort> port)
       : port_(std::move(port)), thread_([this] { Loop(); }) {}
-  ~EchoServer() {
+  ~EchoServer() { Stop(); }
+  void Stop() {
     stop_ = true;
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
+  // REQUIRES: Stop() was called.
+  const DataPort& port() const { return *port_; }
   EchoServer(const EchoServer&) = delete;
   EchoServer& operator=(const EchoServer&) = delete;
   uint64_t echoed() const { return echoed_; }
@@ -159,6 +169,82 @@ INSTANTIATE_TEST_SUITE_P(Transports, DataPortTest,
                                            "ipc:///tmp/lockstep-port-@PID.sock",
                                            "zmq+tcp://127.0.0.1:0",
                                            "inproc://echo:0"));
+
+// With the job's key installed, a direct port serves a connection only once
+// the peer proved it holds the key; anything else is refused and counted.
+class SecuredDataPortTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = MakeKeys();
+    auto keys = LoadRoleKeys(dir_ + "/server.key");
+    ASSERT_TRUE(keys.ok()) << keys.status().message();
+    InstallTransportKeys(*keys);
+  }
+  void TearDown() override { InstallTransportKeys(std::nullopt); }
+  static std::string MakeKeys() {
+    std::string dir =
+        (std::filesystem::temp_directory_path() / "secured-port-XXXXXX")
+            .string();
+    EXPECT_NE(mkdtemp(dir.data()), nullptr);
+    EXPECT_TRUE(WriteJobKeys(dir, DataSecurity::kAuth).ok());
+    return dir;
+  }
+  std::string dir_;
+};
+
+// True when the server closes `fd` within 5 s.
+bool ClosedByPeer(int fd) {
+  for (int i = 0; i < 500; ++i) {
+    char buf[256];
+    const ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+TEST_P(SecuredDataPortTest, ServesOnlyPeersThatProveTheyHoldTheKey) {
+  std::string listen = GetParam();
+  if (const auto at = listen.find("@PID"); at != std::string::npos) {
+    listen.replace(at, 4, std::to_string(getpid()));
+  }
+  auto port = DataPort::Bind(listen);
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  const std::string endpoint = (*port)->bound();
+  EchoServer server(std::move(*port));
+  auto channel = DataChannel::Connect(endpoint, 10);
+  ASSERT_TRUE(channel.ok()) << channel.status().message();
+  ASSERT_TRUE((*channel)->Send(Numbered(7, 3 << 20)).ok());
+  std::vector<Message> back = ReceiveN(**channel, 1);
+  ASSERT_EQ(back.size(), 1u);
+  ExpectNumbered(back[0], 7, 3 << 20);
+
+  // A peer that skips the handshake and sends a message at once.
+  auto raw = ConnectDirect(endpoint, 10);
+  ASSERT_TRUE(raw.ok());
+  Message push = Numbered(8, 1 << 10);
+  FrameWriter writer;
+  ASSERT_TRUE(writer.Enqueue(std::move(push)).ok());
+  ASSERT_TRUE(FlushBlocking(*raw, writer, 5).ok());
+  EXPECT_TRUE(ClosedByPeer(*raw));
+  close(*raw);
+  // A peer holding another job's key.
+  auto stranger = LoadRoleKeys(MakeKeys() + "/worker.key");
+  ASSERT_TRUE(stranger.ok());
+  auto other = ConnectDirect(endpoint, 10);
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(ClientHandshake(*other, *stranger, 5).ok());
+  EXPECT_TRUE(ClosedByPeer(*other));
+  close(*other);
+  server.Stop();
+  EXPECT_EQ(server.port().refused_connections(), 2u);
+  EXPECT_EQ(server.echoed(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DirectTransports, SecuredDataPortTest,
+    ::testing::Values("tcp://127.0.0.1:0",
+                      "ipc:///tmp/lockstep-sec-@PID.sock"));
 
 TEST(DataPortErrorTest, SendToAnUnknownPeerFails) {
   auto port = DataPort::Bind("tcp://127.0.0.1:0");

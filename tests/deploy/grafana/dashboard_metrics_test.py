@@ -23,6 +23,11 @@ assert len(wanted) >= 10, wanted
 
 procs = []
 work = tempfile.mkdtemp(prefix="lockstep-grafana.")
+# The job's keys: every role started below finds its own file through the
+# environment.
+subprocess.run([os.path.join(bindir, "lockstep-keys"), "--out",
+                os.path.join(work, "keys")], check=True, stdout=subprocess.DEVNULL)
+os.environ["LOCKSTEP_KEYS"] = os.path.join(work, "keys")
 try:
     coordinator = subprocess.Popen(
         [os.path.join(bindir, "lockstep-coordinator"), "--listen", "tcp://127.0.0.1:0",

@@ -110,6 +110,14 @@ function checkJob(where, objects) {
       if (env.LOCKSTEP_COORDINATOR?.value !== dns) fail(at, `LOCKSTEP_COORDINATOR is ${env.LOCKSTEP_COORDINATOR?.value}, the coordinator is ${dns}`);
       if (env.POD_IP?.valueFrom?.fieldRef?.fieldPath !== "status.podIP") fail(at, "POD_IP is not the pod's IP");
     }
+    // Security is on: each pod reads its own role's key, and only that,
+    // from the Secret lockstep-keys.
+    const role = { "lockstep-coordinator": "coordinator", "lockstep-server": "server", "lockstep-worker": "worker" }[argv[0]];
+    const keysEnv = (container.env || []).find((e) => e.name === "LOCKSTEP_KEYS");
+    const keyVolume = (pod.spec.volumes || []).find((v) => v.secret?.secretName === "lockstep-keys");
+    const mounted = (container.volumeMounts || []).find((m) => m.name === keyVolume?.name);
+    if (!keysEnv || !keyVolume || !mounted || mounted.mountPath !== keysEnv.value) fail(at, "its pods do not mount the Secret lockstep-keys at $LOCKSTEP_KEYS");
+    else if ((keyVolume.secret.items || []).map((i) => i.key).join() !== `${role}.key`) fail(at, `its pods get ${(keyVolume.secret.items || []).map((i) => i.key).join() || "every key"}, not just ${role}.key`);
     for (const v of pod.spec.volumes || []) {
       if (v.persistentVolumeClaim && !claims.has(v.persistentVolumeClaim.claimName)) fail(at, `claims ${v.persistentVolumeClaim.claimName}, which is not rendered`);
     }

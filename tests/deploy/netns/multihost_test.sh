@@ -65,12 +65,15 @@ mkdir -p "$work/shared"
 mount -t tmpfs -o size=256m lockstep-shared "$work/shared"
 
 coordinator="tcp://$(addr coordinator):7400"
+# The job's keys, as the engine would mount them in every pod.
+"$bin/lockstep-keys" --out "$work/keys" >/dev/null || fail "no job keys"
 # Starts role $1 (binary $2, rank $3) in its namespace, as a pod.
 start() {
   local role="$1" binary="$2" rank="$3"; shift 3
   ip netns exec "$(ns "$role")" env -i PATH=/usr/bin:/bin \
     KUBERNETES_SERVICE_HOST=10.96.0.1 LOCKSTEP_COORDINATOR="$coordinator" \
     POD_IP="$(addr "$role")" JOB_COMPLETION_INDEX="$rank" \
+    LOCKSTEP_KEYS="$work/keys" \
     "$bin/$binary" "$@" >> "$work/$role.log" 2>&1 &
 }
 start coordinator lockstep-coordinator 0 --servers 2 --workers 4 \

@@ -187,14 +187,20 @@ TEST_F(LaunchTest, NormalRunExitsZeroAndWritesTheRunDir) {
                                  run_dir().string()),
             std::string::npos)
       << coordinator_log;
+  // Each role gets its own file of the job's keys, made in the run dir.
+  const std::string keys = run_dir().string() + "/keys/";
   EXPECT_NE(ReadFile(logs / "worker-2.log")
-                .find("args --coordinator tcp://127.0.0.1:5555 --rank 2"),
+                .find("args --coordinator tcp://127.0.0.1:5555 --keys " + keys +
+                      "worker.key --rank 2"),
             std::string::npos);
+  for (const char* role : {"coordinator", "server", "worker", "admin"}) {
+    EXPECT_TRUE(fs::exists(keys + role + ".key")) << role;
+  }
   // Same-machine servers get a Unix-socket data port (--data-transport
   // auto), named after the launcher's pid and the server's rank.
   const std::string server_log = ReadFile(logs / "server-1.log");
-  EXPECT_NE(server_log.find("--coordinator tcp://127.0.0.1:5555 --listen "
-                            "ipc:///tmp/lockstep-"),
+  EXPECT_NE(server_log.find("--coordinator tcp://127.0.0.1:5555 --keys " +
+                            keys + "server.key --listen ipc:///tmp/lockstep-"),
             std::string::npos)
       << server_log;
   EXPECT_NE(server_log.find("-server-1.sock --rank 1"), std::string::npos)

@@ -20,6 +20,7 @@ class RoleCommandsTest : public ::testing::Test {
     binaries_.coordinator = "/b/lockstep-coordinator";
     binaries_.server = "/b/lockstep-server";
     binaries_.worker = "/b/lockstep-worker";
+    options_.keys_dir = "/runs/r/keys";
   }
 
   RoleCommands Commands() const {
@@ -36,7 +37,8 @@ TEST_F(RoleCommandsTest, CoordinatorGetsTheJobAFreePortAndTheRunDir) {
     expected.push_back(flag);
   }
   expected.insert(expected.end(),
-                  {"--listen", "tcp://127.0.0.1:0", "--run-dir", "/runs/r"});
+                  {"--listen", "tcp://127.0.0.1:0", "--run-dir", "/runs/r",
+                   "--keys", "/runs/r/keys/coordinator.key"});
   EXPECT_EQ(Commands().Coordinator("/runs/r"), expected);
 
   options_.resume = true;
@@ -50,7 +52,8 @@ TEST_F(RoleCommandsTest, ServerBindsItsDataPortAndGetsNoWorkerFlags) {
   options_.devices[1] = "cuda";
   options_.worker_commands[1] = {"/usr/bin/python3", "train.py"};
   EXPECT_EQ(Commands().Peer("server", 1, kEndpoint),
-            (Argv{"/b/lockstep-server", "--coordinator", kEndpoint, "--listen",
+            (Argv{"/b/lockstep-server", "--coordinator", kEndpoint, "--keys",
+                  "/runs/r/keys/server.key", "--listen",
                   "ipc:///tmp/lockstep-42-server-1.sock", "--rank", "1"}));
 }
 
@@ -60,7 +63,7 @@ TEST_F(RoleCommandsTest, ServerDataEndpointFollowsTheDataTransport) {
   options_.data_transport = "tcp";
   options_.host = "10.77.0.1";
   EXPECT_EQ(Commands().ServerDataEndpoint(0), "tcp://10.77.0.1:0");
-  EXPECT_EQ(Commands().Peer("server", 0, kEndpoint)[4], "tcp://10.77.0.1:0");
+  EXPECT_EQ(Commands().Peer("server", 0, kEndpoint)[6], "tcp://10.77.0.1:0");
 }
 
 TEST_F(RoleCommandsTest, WorkerGetsItsOwnProfileAndDevice) {
@@ -68,18 +71,19 @@ TEST_F(RoleCommandsTest, WorkerGetsItsOwnProfileAndDevice) {
   options_.devices[1] = "cuda";
   options_.verbose = true;
   EXPECT_EQ(Commands().Peer("worker", 1, kEndpoint),
-            (Argv{"/b/lockstep-worker", "--coordinator", kEndpoint, "--rank",
-                  "1", "--hetero", "x4", "--device", "cuda", "-v"}));
+            (Argv{"/b/lockstep-worker", "--coordinator", kEndpoint, "--keys",
+                  "/runs/r/keys/worker.key", "--rank", "1", "--hetero", "x4",
+                  "--device", "cuda", "-v"}));
   EXPECT_EQ(Commands().Peer("worker", 0, kEndpoint),
-            (Argv{"/b/lockstep-worker", "--coordinator", kEndpoint, "--rank",
-                  "0", "-v"}));
+            (Argv{"/b/lockstep-worker", "--coordinator", kEndpoint, "--keys",
+                  "/runs/r/keys/worker.key", "--rank", "0", "-v"}));
 }
 
 TEST_F(RoleCommandsTest, WorkerCommandReplacesTheWorkerBinary) {
   options_.worker_commands[1] = {"/usr/bin/python3", "train.py"};
   EXPECT_EQ(Commands().Peer("worker", 1, kEndpoint),
             (Argv{"/usr/bin/python3", "train.py", "--coordinator", kEndpoint,
-                  "--rank", "1"}));
+                  "--keys", "/runs/r/keys/worker.key", "--rank", "1"}));
   EXPECT_EQ(Commands().Peer("worker", 0, kEndpoint)[0], "/b/lockstep-worker");
 }
 
@@ -90,13 +94,28 @@ TEST_F(RoleCommandsTest, EvaluatorRunsWorkerZerosProgramAndDevice) {
   options_.hetero_profiles[0] = "x4";
   EXPECT_EQ(Commands().Peer("evaluator", 3, kEndpoint),
             (Argv{"/usr/bin/python3", "train.py", "--coordinator", kEndpoint,
-                  "--evaluator", "--device", "cuda:0"}));
+                  "--keys", "/runs/r/keys/worker.key", "--evaluator",
+                  "--device", "cuda:0"}));
   options_.worker_commands.clear();
   options_.devices.clear();
   options_.verbose = true;
   EXPECT_EQ(Commands().Peer("evaluator", 0, kEndpoint),
-            (Argv{"/b/lockstep-worker", "--coordinator", kEndpoint,
-                  "--evaluator", "-v"}));
+            (Argv{"/b/lockstep-worker", "--coordinator", kEndpoint, "--keys",
+                  "/runs/r/keys/worker.key", "--evaluator", "-v"}));
+}
+
+TEST_F(RoleCommandsTest, SecurityOffIsSaidToEveryRole) {
+  options_.security = "off";
+  options_.keys_dir.clear();
+  const Argv coordinator = Commands().Coordinator("/runs/r");
+  EXPECT_EQ(Argv(coordinator.end() - 2, coordinator.end()),
+            (Argv{"--security", "off"}));
+  for (const char* role : {"server", "worker", "evaluator"}) {
+    const Argv peer = Commands().Peer(role, 0, kEndpoint);
+    EXPECT_EQ(Argv(peer.begin() + 3, peer.begin() + 5),
+              (Argv{"--security", "off"}))
+        << role;
+  }
 }
 
 TEST(PeerStartOrderTest, ServersThenWorkersThenTheEvaluator) {

@@ -1,0 +1,276 @@
+#include "common/security/job_keys.h"
+
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <zmq.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "common/durable_file.h"
+#include "common/strings.h"
+
+namespace lockstep {
+namespace {
+
+constexpr const char* kRoleNames[kKeyRoles] = {"coordinator", "server",
+                                               "worker", "admin"};
+constexpr size_t kZ85KeyChars = 40;
+constexpr size_t kCurveKeyBytes = 32;
+
+// "PATH: 'NAME' PROBLEM", an error about one line of a key file.
+Status LineError(const std::string& path, const std::string& name,
+                 const char* problem) {
+  std::string text = path;
+  text += ": '";
+  text += name;
+  text += "' ";
+  text += problem;
+  return InvalidArgument(std::move(text));
+}
+
+bool ValidZ85Key(const std::string& text) {
+  if (text.size() != kZ85KeyChars) return false;
+  uint8_t raw[kCurveKeyBytes];
+  return zmq_z85_decode(raw, text.c_str()) != nullptr;
+}
+
+std::string Hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+std::optional<std::string> Unhex(const std::string& text) {
+  if (text.size() % 2 != 0) return std::nullopt;
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < text.size(); i += 2) {
+    const int hi = digit(text[i]), lo = digit(text[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+// The file's "name value" lines. Errors name the line, never its value.
+StatusOr<std::map<std::string, std::string>> ParseLines(
+    const std::string& text, const std::string& path) {
+  std::map<std::string, std::string> fields;
+  int number = 0;
+  for (const std::string& raw : SplitString(text, '\n')) {
+    ++number;
+    // Z85 keys may hold '#': only a line that starts with it is a comment.
+    const std::string line = TrimWhitespace(raw);
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.find_first_of(" \t");
+    if (space == std::string::npos) {
+      return InvalidArgument(path + " line " + std::to_string(number) +
+                             ": expected 'name value'");
+    }
+    const std::string name = line.substr(0, space);
+    if (!fields.emplace(name, TrimWhitespace(line.substr(space))).second) {
+      return LineError(path, name, "given twice");
+    }
+  }
+  return fields;
+}
+
+Status CheckPermissions(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    return NotFound("cannot read the key file " + path + ": " +
+                    std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return InvalidArgument("the key file " + path + " is not a file");
+  }
+  // A mounted Kubernetes Secret may be a symlink to a file readable by the
+  // pod's group (defaultMode 0440); anything others may read is refused.
+  if ((st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%03o", st.st_mode & 0777);
+    return FailedPrecondition("the key file " + path + " has mode " + mode +
+                              ": others may read it; chmod 600 " + path);
+  }
+  return Status::Ok();
+}
+
+StatusOr<RoleKeys> KeysFromFields(std::map<std::string, std::string> fields,
+                                  const std::string& path) {
+  auto take = [&](const std::string& name) -> StatusOr<std::string> {
+    auto it = fields.find(name);
+    if (it == fields.end()) {
+      return InvalidArgument(path + ": no '" + name + "' line");
+    }
+    std::string value = std::move(it->second);
+    fields.erase(it);
+    return value;
+  };
+  RoleKeys keys;
+  LS_ASSIGN_OR_RETURN(const std::string role, take("role"));
+  LS_ASSIGN_OR_RETURN(keys.role, ParseKeyRole(role));
+  LS_ASSIGN_OR_RETURN(const std::string mode, take("data-plane"));
+  LS_ASSIGN_OR_RETURN(keys.data_plane, ParseDataSecurity(mode));
+  LS_ASSIGN_OR_RETURN(keys.secret, take("secret"));
+  if (!ValidZ85Key(keys.secret)) {
+    return InvalidArgument(path + ": 'secret' is not a Z85 CurveZMQ key");
+  }
+  for (int r = 0; r < kKeyRoles; ++r) {
+    const std::string name = std::string("public-") + kRoleNames[r];
+    LS_ASSIGN_OR_RETURN(keys.publics[r], take(name));
+    if (!ValidZ85Key(keys.publics[r])) {
+      return LineError(path, name, "is not a Z85 CurveZMQ key");
+    }
+  }
+  if (fields.count("data-secret") > 0) {
+    LS_ASSIGN_OR_RETURN(const std::string hex, take("data-secret"));
+    const auto raw = Unhex(hex);
+    if (!raw || raw->size() != kDataSecretBytes) {
+      return InvalidArgument(path + ": 'data-secret' is not " +
+                             std::to_string(kDataSecretBytes) + " hex bytes");
+    }
+    keys.data_secret = *raw;
+  }
+  const bool data_role =
+      keys.role == KeyRole::kServer || keys.role == KeyRole::kWorker;
+  if (data_role && keys.data_secret.empty()) {
+    return InvalidArgument(path + ": a " + role + " key needs 'data-secret'");
+  }
+  if (!fields.empty()) {
+    return InvalidArgument(path + ": unknown line '" + fields.begin()->first +
+                           "'");
+  }
+  return keys;
+}
+
+Status RandomBytes(std::string* out, size_t n) {
+  out->assign(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = getrandom(out->data() + got, n - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      return Internal(std::string("no random bytes: ") + std::strerror(errno));
+    }
+    got += static_cast<size_t>(r);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* KeyRoleName(KeyRole role) {
+  return kRoleNames[static_cast<int>(role)];
+}
+
+StatusOr<KeyRole> ParseKeyRole(const std::string& name) {
+  for (int r = 0; r < kKeyRoles; ++r) {
+    if (name == kRoleNames[r]) return static_cast<KeyRole>(r);
+  }
+  return InvalidArgument("unknown key role '" + name +
+                         "' (coordinator, server, worker or admin)");
+}
+
+std::string KeyFileName(KeyRole role) {
+  return std::string(KeyRoleName(role)) + ".key";
+}
+
+const char* DataSecurityName(DataSecurity mode) {
+  return mode == DataSecurity::kAead ? "aead" : "auth";
+}
+
+StatusOr<DataSecurity> ParseDataSecurity(const std::string& name) {
+  if (name == "auth") return DataSecurity::kAuth;
+  if (name == "aead") return DataSecurity::kAead;
+  return InvalidArgument("unknown data-plane security '" + name +
+                         "' (auth or aead)");
+}
+
+std::optional<KeyRole> RoleKeys::RoleOfPublicKey(const std::string& key) const {
+  if (key.size() != kCurveKeyBytes) return std::nullopt;
+  for (int r = 0; r < kKeyRoles; ++r) {
+    uint8_t raw[kCurveKeyBytes];
+    if (zmq_z85_decode(raw, publics[r].c_str()) == nullptr) continue;
+    if (std::memcmp(raw, key.data(), kCurveKeyBytes) == 0) {
+      return static_cast<KeyRole>(r);
+    }
+  }
+  return std::nullopt;
+}
+
+StatusOr<RoleKeys> LoadRoleKeys(const std::string& path) {
+  LS_RETURN_IF_ERROR(CheckPermissions(path));
+  LS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
+  LS_ASSIGN_OR_RETURN(auto fields, ParseLines(text, path));
+  return KeysFromFields(std::move(fields), path);
+}
+
+std::string FormatRoleKeys(const RoleKeys& keys) {
+  std::string text = std::string("# Lockstep job key of the ") +
+                     KeyRoleName(keys.role) +
+                     " role. Secret: keep it mode 0600; pass it by path.\n";
+  text += std::string("role ") + KeyRoleName(keys.role) + "\n";
+  text += std::string("data-plane ") + DataSecurityName(keys.data_plane) + "\n";
+  text += "secret " + keys.secret + "\n";
+  for (int r = 0; r < kKeyRoles; ++r) {
+    text +=
+        std::string("public-") + kRoleNames[r] + " " + keys.publics[r] + "\n";
+  }
+  if (!keys.data_secret.empty()) {
+    text += "data-secret " + Hex(keys.data_secret) + "\n";
+  }
+  return text;
+}
+
+Status WriteJobKeys(const std::string& dir, DataSecurity data_plane) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IOError("cannot create " + dir + ": " + ec.message());
+  for (int r = 0; r < kKeyRoles; ++r) {
+    const std::string path = dir + "/" + KeyFileName(static_cast<KeyRole>(r));
+    if (std::filesystem::exists(path)) {
+      return FailedPrecondition(path +
+                                " exists: a job's keys are never replaced");
+    }
+  }
+  std::array<std::string, kKeyRoles> secrets;
+  RoleKeys keys;
+  keys.data_plane = data_plane;
+  for (int r = 0; r < kKeyRoles; ++r) {
+    char pub[kZ85KeyChars + 1], sec[kZ85KeyChars + 1];
+    if (zmq_curve_keypair(pub, sec) != 0) {
+      return Internal("cannot make CurveZMQ keys (libzmq without CURVE?)");
+    }
+    keys.publics[r] = pub;
+    secrets[r] = sec;
+  }
+  std::string data_secret;
+  LS_RETURN_IF_ERROR(RandomBytes(&data_secret, kDataSecretBytes));
+  for (int r = 0; r < kKeyRoles; ++r) {
+    keys.role = static_cast<KeyRole>(r);
+    keys.secret = secrets[r];
+    const bool data_role =
+        keys.role == KeyRole::kServer || keys.role == KeyRole::kWorker;
+    keys.data_secret = data_role ? data_secret : std::string();
+    LS_RETURN_IF_ERROR(WriteFileDurably(dir + "/" + KeyFileName(keys.role),
+                                        FormatRoleKeys(keys), 0600));
+  }
+  if (chmod(dir.c_str(), 0700) != 0) {
+    return IOError("cannot set the mode of " + dir + ": " +
+                   std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace lockstep

@@ -1,0 +1,79 @@
+// A job's key material: what lets a process take part in the job, one file
+// per role (coordinator, server, worker, admin), made together by the
+// launcher or `lockstep-keys` (docs/operations.md#security).
+//
+// Each role's file holds that role's CurveZMQ secret key, every role's
+// public key (to know whom a connection comes from, and whom it goes to),
+// the data plane's mode and, for servers and workers, the data plane's
+// shared secret. A worker's file therefore cannot speak as a server or the
+// admin: only the admin key may ask for a snapshot round, only a server
+// key may register a shard.
+//
+// The file is text, one "name value" pair a line (a line starting with
+// '#' is a comment):
+//   role worker
+//   data-plane auth            (auth or aead)
+//   secret <40 Z85 chars>      (this role's CurveZMQ secret key)
+//   public-coordinator <Z85>   (and public-server, -worker, -admin)
+//   data-secret <64 hex>       (servers and workers only)
+// Loading refuses a file that others than its owner may read or write.
+// Thread-safety: RoleKeys is a value; the functions are reentrant.
+#ifndef LOCKSTEP_COMMON_SECURITY_JOB_KEYS_H_
+#define LOCKSTEP_COMMON_SECURITY_JOB_KEYS_H_
+
+#include <array>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+
+namespace lockstep {
+
+enum class KeyRole { kCoordinator = 0, kServer, kWorker, kAdmin };
+inline constexpr int kKeyRoles = 4;
+
+// How the data plane (workers' connections to servers) is protected once
+// both ends proved they hold the job's data secret: `auth` leaves the
+// records in the clear, `aead` seals every record.
+enum class DataSecurity { kAuth, kAead };
+
+// "coordinator", "server", "worker", "admin"; the file "<name>.key".
+const char* KeyRoleName(KeyRole role);
+StatusOr<KeyRole> ParseKeyRole(const std::string& name);
+std::string KeyFileName(KeyRole role);
+const char* DataSecurityName(DataSecurity mode);
+StatusOr<DataSecurity> ParseDataSecurity(const std::string& name);
+
+// The data secret's length in bytes.
+inline constexpr size_t kDataSecretBytes = 32;
+
+struct RoleKeys {
+  KeyRole role = KeyRole::kWorker;
+  DataSecurity data_plane = DataSecurity::kAuth;
+  std::string secret;                          // Z85, 40 characters
+  std::array<std::string, kKeyRoles> publics;  // Z85, by KeyRole
+  std::string data_secret;  // kDataSecretBytes raw bytes; may be empty
+
+  const std::string& public_key(KeyRole r) const {
+    return publics[static_cast<int>(r)];
+  }
+  // The role whose public key is the 32 raw bytes `key`, if any.
+  std::optional<KeyRole> RoleOfPublicKey(const std::string& key) const;
+};
+
+// Reads and checks a role's key file. Errors name the file and what is
+// wrong (unreadable, readable by others, a missing or malformed line), never
+// a key.
+StatusOr<RoleKeys> LoadRoleKeys(const std::string& path);
+// The file's text for `keys`.
+std::string FormatRoleKeys(const RoleKeys& keys);
+
+// Makes a fresh job's keys and writes the four role files into `dir`
+// (created with mode 0700 when missing; files 0600, written durably).
+// Errors: `dir` unusable, or it already holds key files (never
+// overwritten: a running job would lose its keys).
+Status WriteJobKeys(const std::string& dir, DataSecurity data_plane);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMMON_SECURITY_JOB_KEYS_H_

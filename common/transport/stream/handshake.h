@@ -1,0 +1,72 @@
+// The direct transport's mutual authentication: before a connection
+// carries a single Lockstep message, the worker and the server each prove
+// they hold the job's data secret (job_keys.h), without sending it.
+//
+//   server -> client  hello: u32 "LSA1" | u32 mode (1 auth) | 32-byte nonce
+//   client -> server  u32 "LSA1" | 32-byte nonce | HMAC-SHA256(K, "lockstep
+//                     client" | hello | client nonce)
+//   server -> client  HMAC-SHA256(K, "lockstep server" | hello | client
+//                     nonce)
+//
+// Fresh nonces on both sides: a proof captured from one connection is
+// worth nothing on another, so a replayed handshake (or a replayed frame
+// on a connection that never authenticated) is refused. The mode is inside
+// both proofs: nobody in between can change it. The client sends nothing
+// of the job before the server has proved itself. `auth` authenticates the
+// connection; it does not seal the records after the handshake (see
+// DataSecurity).
+// Thread-safety: a ServerHandshake belongs to its connection's thread.
+#ifndef LOCKSTEP_COMMON_TRANSPORT_STREAM_HANDSHAKE_H_
+#define LOCKSTEP_COMMON_TRANSPORT_STREAM_HANDSHAKE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "common/security/job_keys.h"
+#include "common/status.h"
+
+namespace lockstep {
+
+inline constexpr uint32_t kHandshakeMagic = 0x3141534c;  // "LSA1"
+inline constexpr size_t kHandshakeNonceBytes = 32;
+inline constexpr size_t kHandshakeMacBytes = 32;
+inline constexpr size_t kServerHelloBytes = 8 + kHandshakeNonceBytes;
+inline constexpr size_t kClientProofBytes =
+    4 + kHandshakeNonceBytes + kHandshakeMacBytes;
+
+// The server's side of one connection's handshake, fed by non-blocking
+// reads.
+class ServerHandshake {
+ public:
+  // REQUIRES: keys.data_secret holds kDataSecretBytes bytes.
+  explicit ServerHandshake(const RoleKeys& keys);
+
+  // Sent as the connection is accepted.
+  const std::string& hello() const { return hello_; }
+  // Where the next bytes of the client's proof go, and how many are still
+  // wanted (0: Finish).
+  char* into() { return reply_.data() + received_; }
+  size_t wanted() const { return reply_.size() - received_; }
+  void Received(size_t n) { received_ += n; }
+
+  // Checks the client's proof; returns the server's, to send. Errors: not
+  // a handshake, or a proof made without the job's data secret.
+  StatusOr<std::string> Finish() const;
+
+ private:
+  std::string secret_;
+  std::string hello_;
+  std::array<char, kClientProofBytes> reply_{};
+  size_t received_ = 0;
+};
+
+// The client's side on a connected, non-blocking `fd`: waits (at most
+// timeout_s) for the server's hello, proves itself, and checks the
+// server's proof. Errors: the server is not the job's (a wrong proof, a
+// stream that is not a handshake), it closed the connection, or timed out.
+Status ClientHandshake(int fd, const RoleKeys& keys, double timeout_s);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMMON_TRANSPORT_STREAM_HANDSHAKE_H_

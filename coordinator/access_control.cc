@@ -1,0 +1,38 @@
+#include "coordinator/access_control.h"
+
+#include "common/transport/zmq/zap_handler.h"
+#include "coordinator/run_recorder.h"
+
+namespace lockstep {
+
+Status AccessControl::Check(const std::string& key_role, const char* needed,
+                            const std::string& what) {
+  if (!authenticated_ || key_role == needed) return Status::Ok();
+  ++unauthorized_;
+  return FailedPrecondition(
+      what + " needs the job's " + needed + " key; this connection holds the " +
+      (key_role.empty() ? std::string("no") : key_role) + " key");
+}
+
+Status AccessControl::CheckRegister(const std::string& key_role,
+                                    wire::Role role) {
+  const char* needed = role == wire::Role::Server ? "server" : "worker";
+  return Check(key_role, needed,
+               std::string("registering as ") + RoleName(role));
+}
+
+Status AccessControl::CheckRoundRequest(const std::string& key_role) {
+  return Check(key_role, "admin", "asking for a snapshot round");
+}
+
+uint64_t AccessControl::RefusedConnections() { return ZapRefusals(); }
+
+void AccessControl::AppendMetrics(std::string* text) const {
+  AppendMetricLine(text, "lockstep_unauthorized_requests_total",
+                   static_cast<double>(unauthorized_));
+  AppendMetricLine(text,
+                   "lockstep_refused_connections_total{plane=\"control\"}",
+                   static_cast<double>(RefusedConnections()));
+}
+
+}  // namespace lockstep

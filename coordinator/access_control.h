@@ -1,0 +1,50 @@
+// Who may ask the coordinator for what, by the job key each connection
+// proved it holds (its role, named by the ZAP handler: zap_handler.h).
+// Only a server key registers a server, only a worker key a worker or the
+// evaluator, and only the admin key (lockstep-snapshot now, an operator)
+// asks for a snapshot round. Once registered, a peer's messages are taken
+// only from the role it registered as (Coordinator::Impl::
+// HandlePeerMessage). Without job keys (--security off) nothing is
+// authenticated and every request passes.
+// Thread-safety: the coordinator's thread only.
+#ifndef LOCKSTEP_COORDINATOR_ACCESS_CONTROL_H_
+#define LOCKSTEP_COORDINATOR_ACCESS_CONTROL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "common/wire/message.h"
+
+namespace lockstep {
+
+class AccessControl {
+ public:
+  // `authenticated`: the coordinator's socket admits only the job's keys.
+  explicit AccessControl(bool authenticated) : authenticated_(authenticated) {}
+
+  // May a connection holding `key_role`'s key register as `role`?
+  // Errors (counted): it may not.
+  Status CheckRegister(const std::string& key_role, wire::Role role);
+  // May it ask for a snapshot round? Errors (counted): it may not.
+  Status CheckRoundRequest(const std::string& key_role);
+
+  // lockstep_unauthorized_requests_total and
+  // lockstep_refused_connections_total{plane="control"} (the ZAP handler's
+  // refusals of keys that are not the job's).
+  void AppendMetrics(std::string* text) const;
+  uint64_t unauthorized() const { return unauthorized_; }
+  // Connections refused for their key (the process's ZAP handler).
+  static uint64_t RefusedConnections();
+
+ private:
+  Status Check(const std::string& key_role, const char* needed,
+               const std::string& what);
+
+  const bool authenticated_;
+  uint64_t unauthorized_ = 0;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COORDINATOR_ACCESS_CONTROL_H_

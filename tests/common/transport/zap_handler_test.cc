@@ -1,0 +1,118 @@
+#include "common/transport/zmq/zap_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/transport/transport_keys.h"
+#include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/message.h"
+
+namespace lockstep {
+namespace {
+
+std::string KeysDir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "zap-test-XXXXXX").string();
+  EXPECT_NE(mkdtemp(pattern.data()), nullptr);
+  EXPECT_TRUE(WriteJobKeys(pattern, DataSecurity::kAuth).ok());
+  return pattern;
+}
+
+RoleKeys Load(const std::string& dir, KeyRole role) {
+  auto keys = LoadRoleKeys(dir + "/" + KeyFileName(role));
+  EXPECT_TRUE(keys.ok()) << keys.status().message();
+  return *keys;
+}
+
+// A DEALER holding `client`'s key, connecting to the CURVE server whose
+// public key is `server_public`; none: a plaintext client.
+zmq::socket_t Dealer(const std::string& endpoint, const RoleKeys* client,
+                     const std::string& server_public) {
+  zmq::socket_t socket(ProcessContext(), zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  if (client != nullptr) {
+    socket.set(zmq::sockopt::curve_serverkey, server_public);
+    socket.set(zmq::sockopt::curve_publickey, client->public_key(client->role));
+    socket.set(zmq::sockopt::curve_secretkey, client->secret);
+  }
+  socket.connect(endpoint);
+  return socket;
+}
+
+// What `router` receives within `ms` (the header's text), and its role.
+bool ReceiveWithin(zmq::socket_t& router, int ms, Message* msg) {
+  zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+  if (PollSockets(&item, 1, std::chrono::milliseconds(ms)) == 0) return false;
+  auto got = ReceiveMessage(router, true, msg);
+  return got.ok() && *got;
+}
+
+class ZapHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = KeysDir();
+    coordinator_ = Load(dir_, KeyRole::kCoordinator);
+    InstallTransportKeys(coordinator_);
+  }
+  void TearDown() override { InstallTransportKeys(std::nullopt); }
+
+  // Sends "hello" from `dealer`; true when the router got it as `role`.
+  bool Reaches(zmq::socket_t& router, zmq::socket_t& dealer,
+               const std::string& role, int ms = 3000) {
+    dealer.send(zmq::str_buffer("hello"), zmq::send_flags::dontwait);
+    Message msg;
+    if (!ReceiveWithin(router, ms, &msg)) return false;
+    EXPECT_EQ(msg.role, role);
+    return msg.header.to_string() == "hello";
+  }
+
+  std::string dir_;
+  RoleKeys coordinator_;
+};
+
+TEST_F(ZapHandlerTest, TheControlPlaneNamesEachKeysRoleAndRefusesStrangers) {
+  std::string bound;
+  auto router = BindRouter("tcp://127.0.0.1:0", &bound);
+  ASSERT_TRUE(router.ok()) << router.status().message();
+  const std::string& server_public =
+      coordinator_.public_key(KeyRole::kCoordinator);
+  for (KeyRole role : {KeyRole::kServer, KeyRole::kWorker, KeyRole::kAdmin}) {
+    const RoleKeys client = Load(dir_, role);
+    zmq::socket_t dealer = Dealer(bound, &client, server_public);
+    EXPECT_TRUE(Reaches(*router, dealer, KeyRoleName(role)))
+        << KeyRoleName(role);
+  }
+  const uint64_t refused = ZapRefusals();
+  // Another job's worker key: the ZAP handler refuses it.
+  const RoleKeys stranger = Load(KeysDir(), KeyRole::kWorker);
+  zmq::socket_t other = Dealer(bound, &stranger, server_public);
+  EXPECT_FALSE(Reaches(*router, other, "", 1000));
+  EXPECT_GE(ZapRefusals(), refused + 1);
+  // No CURVE at all: the handshake cannot even start.
+  zmq::socket_t plain = Dealer(bound, nullptr, "");
+  EXPECT_FALSE(Reaches(*router, plain, "", 1000));
+}
+
+TEST_F(ZapHandlerTest, ADataPortTakesWorkersOnly) {
+  EXPECT_TRUE(ZapAdmits(kDataPlaneDomain, KeyRole::kWorker));
+  EXPECT_FALSE(ZapAdmits(kDataPlaneDomain, KeyRole::kServer));
+  EXPECT_FALSE(ZapAdmits(kDataPlaneDomain, KeyRole::kAdmin));
+  EXPECT_FALSE(ZapAdmits(kControlPlaneDomain, KeyRole::kCoordinator));
+  EXPECT_FALSE(ZapAdmits("elsewhere", KeyRole::kWorker));
+  InstallTransportKeys(Load(dir_, KeyRole::kServer));
+  std::string bound;
+  auto router = BindRouter("tcp://127.0.0.1:0", &bound, kDataPlaneDomain);
+  ASSERT_TRUE(router.ok());
+  const std::string& server_public = coordinator_.public_key(KeyRole::kServer);
+  const RoleKeys worker = Load(dir_, KeyRole::kWorker);
+  zmq::socket_t good = Dealer(bound, &worker, server_public);
+  EXPECT_TRUE(Reaches(*router, good, "worker"));
+  const RoleKeys admin = Load(dir_, KeyRole::kAdmin);
+  zmq::socket_t bad = Dealer(bound, &admin, server_public);
+  EXPECT_FALSE(Reaches(*router, bad, "", 1000));
+}
+
+}  // namespace
+}  // namespace lockstep
