@@ -29,6 +29,7 @@
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/message.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/support/curve_dealer.h"
 #include "tests/support/http_request.h"
 #include "tests/support/temp_dir.h"
 
@@ -120,14 +121,7 @@ Message IntruderNanPush() {
 // intruder may well know it) is `server_public`.
 bool IntruderAnswered(const std::string& endpoint, const RoleKeys* keys,
                       const std::string& server_public, Message&& msg) {
-  zmq::socket_t socket(ProcessContext(), zmq::socket_type::dealer);
-  socket.set(zmq::sockopt::linger, 0);
-  if (keys != nullptr) {
-    socket.set(zmq::sockopt::curve_serverkey, server_public);
-    socket.set(zmq::sockopt::curve_publickey, keys->public_key(keys->role));
-    socket.set(zmq::sockopt::curve_secretkey, keys->secret);
-  }
-  socket.connect(endpoint);
+  zmq::socket_t socket = CurveDealer(endpoint, keys, server_public);
   (void)SendMessage(socket, false, std::move(msg));
   zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
   return PollSockets(&item, 1, std::chrono::milliseconds(1500)) > 0;

@@ -61,14 +61,26 @@ Status ServeHandshake(int fd, const RoleKeys& keys, std::string* sent,
   return Status::Ok();
 }
 
-TEST(HandshakeTest, BothSidesWithTheJobsKeyProveThemselves) {
+// Both sides over a socket pair, the server's secret filled with 'k' and
+// the client's with `client_fill`: (server's verdict, client's).
+struct Verdicts {
+  Status server, client;
+  std::string sent;  // the client's proof
+};
+Verdicts HandshakeBetween(char client_fill, double timeout_s) {
   Pair pair;
-  std::string sent;
-  Status server;
-  std::thread t(
-      [&] { server = ServeHandshake(pair.fd[0], KeysWithSecret('k'), &sent); });
-  Status client = ClientHandshake(pair.fd[1], KeysWithSecret('k'), 5);
+  Verdicts v;
+  std::thread t([&] {
+    v.server = ServeHandshake(pair.fd[0], KeysWithSecret('k'), &v.sent);
+  });
+  v.client =
+      ClientHandshake(pair.fd[1], KeysWithSecret(client_fill), timeout_s);
   t.join();
+  return v;
+}
+
+TEST(HandshakeTest, BothSidesWithTheJobsKeyProveThemselves) {
+  const auto [server, client, sent] = HandshakeBetween('k', 5);
   EXPECT_TRUE(server.ok()) << server.message();
   EXPECT_TRUE(client.ok()) << client.message();
   // The secret itself never crosses the wire.
@@ -76,13 +88,7 @@ TEST(HandshakeTest, BothSidesWithTheJobsKeyProveThemselves) {
 }
 
 TEST(HandshakeTest, AClientWithAnotherKeyIsRefused) {
-  Pair pair;
-  std::string sent;
-  Status server;
-  std::thread t(
-      [&] { server = ServeHandshake(pair.fd[0], KeysWithSecret('k'), &sent); });
-  Status client = ClientHandshake(pair.fd[1], KeysWithSecret('x'), 1);
-  t.join();
+  const auto [server, client, sent] = HandshakeBetween('x', 1);
   EXPECT_EQ(server.code(), StatusCode::kFailedPrecondition) << server.message();
   EXPECT_FALSE(client.ok());
 }

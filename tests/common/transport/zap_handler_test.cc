@@ -8,6 +8,7 @@
 #include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/message.h"
+#include "tests/support/curve_dealer.h"
 
 namespace lockstep {
 namespace {
@@ -24,21 +25,6 @@ RoleKeys Load(const std::string& dir, KeyRole role) {
   auto keys = LoadRoleKeys(dir + "/" + KeyFileName(role));
   EXPECT_TRUE(keys.ok()) << keys.status().message();
   return *keys;
-}
-
-// A DEALER holding `client`'s key, connecting to the CURVE server whose
-// public key is `server_public`; none: a plaintext client.
-zmq::socket_t Dealer(const std::string& endpoint, const RoleKeys* client,
-                     const std::string& server_public) {
-  zmq::socket_t socket(ProcessContext(), zmq::socket_type::dealer);
-  socket.set(zmq::sockopt::linger, 0);
-  if (client != nullptr) {
-    socket.set(zmq::sockopt::curve_serverkey, server_public);
-    socket.set(zmq::sockopt::curve_publickey, client->public_key(client->role));
-    socket.set(zmq::sockopt::curve_secretkey, client->secret);
-  }
-  socket.connect(endpoint);
-  return socket;
 }
 
 // What `router` receives within `ms` (the header's text), and its role.
@@ -80,18 +66,18 @@ TEST_F(ZapHandlerTest, TheControlPlaneNamesEachKeysRoleAndRefusesStrangers) {
       coordinator_.public_key(KeyRole::kCoordinator);
   for (KeyRole role : {KeyRole::kServer, KeyRole::kWorker, KeyRole::kAdmin}) {
     const RoleKeys client = Load(dir_, role);
-    zmq::socket_t dealer = Dealer(bound, &client, server_public);
+    zmq::socket_t dealer = CurveDealer(bound, &client, server_public);
     EXPECT_TRUE(Reaches(*router, dealer, KeyRoleName(role)))
         << KeyRoleName(role);
   }
   const uint64_t refused = ZapRefusals();
   // Another job's worker key: the ZAP handler refuses it.
   const RoleKeys stranger = Load(KeysDir(), KeyRole::kWorker);
-  zmq::socket_t other = Dealer(bound, &stranger, server_public);
+  zmq::socket_t other = CurveDealer(bound, &stranger, server_public);
   EXPECT_FALSE(Reaches(*router, other, "", 1000));
   EXPECT_GE(ZapRefusals(), refused + 1);
   // No CURVE at all: the handshake cannot even start.
-  zmq::socket_t plain = Dealer(bound, nullptr, "");
+  zmq::socket_t plain = CurveDealer(bound, nullptr, "");
   EXPECT_FALSE(Reaches(*router, plain, "", 1000));
 }
 
@@ -107,10 +93,10 @@ TEST_F(ZapHandlerTest, ADataPortTakesWorkersOnly) {
   ASSERT_TRUE(router.ok());
   const std::string& server_public = coordinator_.public_key(KeyRole::kServer);
   const RoleKeys worker = Load(dir_, KeyRole::kWorker);
-  zmq::socket_t good = Dealer(bound, &worker, server_public);
+  zmq::socket_t good = CurveDealer(bound, &worker, server_public);
   EXPECT_TRUE(Reaches(*router, good, "worker"));
   const RoleKeys admin = Load(dir_, KeyRole::kAdmin);
-  zmq::socket_t bad = Dealer(bound, &admin, server_public);
+  zmq::socket_t bad = CurveDealer(bound, &admin, server_public);
   EXPECT_FALSE(Reaches(*router, bad, "", 1000));
 }
 
