@@ -1,6 +1,7 @@
 """The lockstep module's surface: names, errors as exceptions, data sets
 as NumPy views, and pulls and pushes through buffers without copies."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -34,6 +35,18 @@ def test_errors_arrive_as_exceptions_with_the_binaries_reasons():
         nobody.register()
     with pytest.raises(lockstep.Error, match="unknown data set"):
         lockstep.load_dataset("no-such-data")
+
+
+def test_a_worker_joins_only_with_a_worker_key(monkeypatch):
+    keys = os.environ["LOCKSTEP_KEYS"]  # conftest's folder
+    monkeypatch.delenv("LOCKSTEP_KEYS")
+    with pytest.raises(lockstep.Error, match="no job key.*--security off"):
+        lockstep.Worker("tcp://127.0.0.1:9")
+    with pytest.raises(lockstep.Error, match="is the server key"):
+        lockstep.Worker("tcp://127.0.0.1:9",
+                        keys=os.path.join(keys, "server.key"))
+    args = lockstep.parse_worker_args(["--keys", "/k/worker.key"])
+    assert (args.keys, args.security) == ("/k/worker.key", "on")
 
 
 def test_calls_out_of_turn_raise_instead_of_crashing(cluster_of):
