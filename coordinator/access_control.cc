@@ -14,11 +14,42 @@ Status AccessControl::Check(const std::string& key_role, const char* needed,
       (key_role.empty() ? std::string("no") : key_role) + " key");
 }
 
+Status AccessControl::CheckMessage(const std::string& key_role,
+                                   const wire::Envelope& env,
+                                   bool from_member) {
+  LS_RETURN_IF_ERROR(CheckAuthenticated(key_role));
+  switch (env.body_type()) {
+    case wire::Body::Register:
+      return CheckRegister(key_role, env.body_as_Register()->role());
+    case wire::Body::SnapshotStart:
+      if (env.sender_role() != wire::Role::Tool) return Status::Ok();
+      return CheckRoundRequest(key_role);
+    case wire::Body::Heartbeat:
+      if (from_member) return Status::Ok();
+      return CheckSideHeartbeat(key_role, env.sender_role());
+    default:
+      return Status::Ok();
+  }
+}
+
+Status AccessControl::CheckAuthenticated(const std::string& key_role) {
+  if (!authenticated_ || !key_role.empty()) return Status::Ok();
+  ++unauthorized_;
+  return FailedPrecondition("a message from a connection without a job key");
+}
+
 Status AccessControl::CheckRegister(const std::string& key_role,
                                     wire::Role role) {
   const char* needed = role == wire::Role::Server ? "server" : "worker";
   return Check(key_role, needed,
                std::string("registering as ") + RoleName(role));
+}
+
+Status AccessControl::CheckSideHeartbeat(const std::string& key_role,
+                                         wire::Role role) {
+  const char* needed = role == wire::Role::Server ? "server" : "worker";
+  return Check(key_role, needed,
+               std::string("a heartbeat for a ") + RoleName(role));
 }
 
 Status AccessControl::CheckRoundRequest(const std::string& key_role) {

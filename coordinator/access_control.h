@@ -23,9 +23,23 @@ class AccessControl {
   // `authenticated`: the coordinator's socket admits only the job's keys.
   explicit AccessControl(bool authenticated) : authenticated_(authenticated) {}
 
+  // Everything below for one message, before it is looked at further: any
+  // message needs a job key; a Register its role's key, a tool's round
+  // request the admin key, a heartbeat from a socket that is not a
+  // member's (`from_member` false) its owner's role key. Errors (counted):
+  // the first check that fails.
+  Status CheckMessage(const std::string& key_role, const wire::Envelope& env,
+                      bool from_member);
+  // Did the connection prove it holds a job key at all? (Under CURVE it
+  // always has; this guards against a socket that was not.) Errors
+  // (counted): it did not.
+  Status CheckAuthenticated(const std::string& key_role);
   // May a connection holding `key_role`'s key register as `role`?
   // Errors (counted): it may not.
   Status CheckRegister(const std::string& key_role, wire::Role role);
+  // May it keep `role`'s member alive from a socket of its own (a worker's
+  // heartbeat thread)? Errors (counted): it may not.
+  Status CheckSideHeartbeat(const std::string& key_role, wire::Role role);
   // May it ask for a snapshot round? Errors (counted): it may not.
   Status CheckRoundRequest(const std::string& key_role);
 

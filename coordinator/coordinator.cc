@@ -197,24 +197,23 @@ void Coordinator::Impl::HandleMessage(Message& msg) {
     return;
   }
   const wire::Envelope* env = msg.envelope;
+  Peer* peer = members_.Find(msg.peer);
+  if (Status allowed = access_.CheckMessage(msg.role, *env, peer != nullptr);
+      !allowed.ok()) {
+    return RejectBadMessage(msg.peer, allowed);
+  }
   // A Register and a tool's request for a snapshot round come from peers
   // that are not members (yet, or ever: lockstep-snapshot now talks to the
   // live job without joining it).
   if (env->body_type() == wire::Body::Register) {
-    const wire::Register& reg = *env->body_as_Register();
-    Status allowed = access_.CheckRegister(msg.role, reg.role());
-    if (!allowed.ok()) return RejectBadMessage(msg.peer, allowed);
-    HandleRegister(msg.peer, reg);
+    HandleRegister(msg.peer, *env->body_as_Register());
     return;
   }
   if (env->body_type() == wire::Body::SnapshotStart &&
       env->sender_role() == wire::Role::Tool) {
-    Status allowed = access_.CheckRoundRequest(msg.role);
-    if (!allowed.ok()) return RejectBadMessage(msg.peer, allowed);
     rounds_->HandleRoundRequest(msg.peer);
     return;
   }
-  Peer* peer = members_.Find(msg.peer);
   if (peer == nullptr && liveness_->HandleSideHeartbeat(msg.peer, *env)) {
     return;
   }

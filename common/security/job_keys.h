@@ -12,11 +12,13 @@
 // The file is text, one "name value" pair a line (a line starting with
 // '#' is a comment):
 //   role worker
-//   data-plane auth            (auth or aead)
+//   data-plane auth            (the only mode built)
 //   secret <40 Z85 chars>      (this role's CurveZMQ secret key)
 //   public-coordinator <Z85>   (and public-server, -worker, -admin)
 //   data-secret <64 hex>       (servers and workers only)
-// Loading refuses a file that others than its owner may read or write.
+// Loading refuses a file that anyone but its owner and group may read, or
+// anyone but its owner may write (a Kubernetes Secret is mounted 0440 for
+// the pod's own group); the open file is checked, then read.
 // Thread-safety: RoleKeys is a value; the functions are reentrant.
 #ifndef LOCKSTEP_COMMON_SECURITY_JOB_KEYS_H_
 #define LOCKSTEP_COMMON_SECURITY_JOB_KEYS_H_
@@ -34,8 +36,9 @@ inline constexpr int kKeyRoles = 4;
 
 // How the data plane (workers' connections to servers) is protected once
 // both ends proved they hold the job's data secret: `auth` leaves the
-// records in the clear, `aead` seals every record.
-enum class DataSecurity { kAuth, kAead };
+// records in the clear; `aead` (sealing every record) is planned, and
+// refused by ParseDataSecurity until it is built.
+enum class DataSecurity { kAuth };
 
 // "coordinator", "server", "worker", "admin"; the file "<name>.key".
 const char* KeyRoleName(KeyRole role);

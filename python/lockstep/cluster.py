@@ -16,9 +16,11 @@ def bin_dir():
 
 
 def make_keys(folder):
-    """Makes a job's keys in `folder` (lockstep-keys); returns it."""
-    subprocess.run([os.path.join(bin_dir(), "lockstep-keys"), "--out",
-                    folder], check=True, stdout=subprocess.DEVNULL)
+    """Makes a job's keys in `folder` (lockstep-keys) unless it holds them
+    already; returns it."""
+    if not os.path.exists(os.path.join(folder, "admin.key")):
+        subprocess.run([os.path.join(bin_dir(), "lockstep-keys"), "--out",
+                        folder], check=True, stdout=subprocess.DEVNULL)
     return folder
 
 

@@ -137,10 +137,10 @@ Status Launcher::PrepareKeys() {
     return Status::Ok();
   }
   options_.keys_dir = run_dir_ + "/keys";
-  // A resumed job keeps its keys: they are in its run directory.
+  // A resumed job, or a run directory used again, keeps its keys.
   const std::string any =
       options_.keys_dir + "/" + KeyFileName(KeyRole::kAdmin);
-  if (options_.resume && std::filesystem::exists(any)) return Status::Ok();
+  if (std::filesystem::exists(any)) return Status::Ok();
   return WriteJobKeys(options_.keys_dir, DataSecurity::kAuth);
 }
 

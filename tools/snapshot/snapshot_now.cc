@@ -38,14 +38,19 @@ StatusOr<std::string> CoordinatorEndpoint(const std::string& target) {
 Status InstallAdminKey(const std::string& target, const std::string& keys,
                        const std::string& security) {
   std::string path = keys;
+  std::string mode = security;
+  const bool told = !keys.empty() || security != "on" ||
+                    std::getenv("LOCKSTEP_KEYS") != nullptr;
   const std::string launched = target + "/keys/" + KeyFileName(KeyRole::kAdmin);
-  if (path.empty() && security != "off" &&
-      std::getenv("LOCKSTEP_KEYS") == nullptr &&
-      std::filesystem::exists(launched)) {
-    path = launched;
+  if (!told && std::filesystem::exists(launched)) path = launched;
+  // A run the launcher started with --security off says so in its config.
+  auto config = ReadWholeFile(target + "/config.json");
+  if (!told && path.empty() && config.ok() &&
+      config->find("\"security\":\"off\"") != std::string::npos) {
+    mode = "off";
   }
   LS_ASSIGN_OR_RETURN(std::optional<RoleKeys> admin,
-                      ResolveJobKeys(path, security, {KeyRole::kAdmin}));
+                      ResolveJobKeys(path, mode, {KeyRole::kAdmin}));
   InstallTransportKeys(std::move(admin));
   return Status::Ok();
 }

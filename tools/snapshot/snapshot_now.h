@@ -25,7 +25,9 @@ Status RequestRoundNow(const std::string& target, double timeout_s,
 
 // Installs the admin key for RequestRoundNow: `keys` (or $LOCKSTEP_KEYS),
 // else the launcher's RUN_DIR/keys/admin.key when `target` is a run
-// directory; none under `security` "off". Errors: as ResolveJobKeys.
+// directory; none under `security` "off", or for a run directory the
+// launcher started with --security off (its config.json says so). Errors:
+// as ResolveJobKeys.
 Status InstallAdminKey(const std::string& target, const std::string& keys,
                        const std::string& security);
 
