@@ -64,7 +64,7 @@ JobConfig BenchJob(const ServerSetOptions& o) {
 
 // The keys of every authenticated server set of this process, made once.
 const std::string& BenchKeys() {
-  static const std::string dir = [] {
+  static const std::string kKeysDir = [] {
     std::string made = (std::filesystem::temp_directory_path() /
                         ("lockstep-bench-keys-" + std::to_string(getpid())))
                            .string();
@@ -85,7 +85,7 @@ const std::string& BenchKeys() {
     });
     return made;
   }();
-  return dir;
+  return kKeysDir;
 }
 
 }  // namespace
