@@ -213,39 +213,48 @@ struct IntruderTargets {
   std::string other_keys;      // another job's keys
 };
 
-// Every attack; what was not refused (empty: everything was).
-std::vector<std::string> IntruderAttacks(const IntruderTargets& t) {
-  std::vector<std::string> wrong;
-  auto check = [&](bool refused, const std::string& what) {
-    if (!refused) wrong.push_back(what);
-  };
-  // The control plane: plaintext, and another job's keys.
+// Collects what was not refused (empty: everything was).
+class IntruderFindings {
+ public:
+  void Check(bool refused, const std::string& what) {
+    if (!refused) wrong_.push_back(what);
+  }
+  const std::vector<std::string>& wrong() const { return wrong_; }
+
+ private:
+  std::vector<std::string> wrong_;
+};
+
+// The control plane: plaintext, and another job's keys.
+void AttackControlPlane(const IntruderTargets& t, IntruderFindings& f) {
   const RoleKeys other_worker = *LoadRoleKeys(t.other_keys + "/worker.key");
   const RoleKeys other_admin = *LoadRoleKeys(t.other_keys + "/admin.key");
-  check(!IntruderAnswered(t.control, nullptr, t.coordinator_public,
-                          IntruderRegister()),
-        "a plaintext Register was answered");
-  check(!IntruderAnswered(t.control, &other_worker, t.coordinator_public,
-                          IntruderRegister()),
-        "another job's worker key was answered");
+  f.Check(!IntruderAnswered(t.control, nullptr, t.coordinator_public,
+                            IntruderRegister()),
+          "a plaintext Register was answered");
+  f.Check(!IntruderAnswered(t.control, &other_worker, t.coordinator_public,
+                            IntruderRegister()),
+          "another job's worker key was answered");
   Message round;
   flatbuffers::FlatBufferBuilder fbb(64);
   round.header = FinishEnvelope(fbb, wire::Body::SnapshotStart,
                                 wire::CreateSnapshotStart(fbb, 0, 0, 0).Union(),
                                 wire::Role::Tool, 0);
-  check(!IntruderAnswered(t.control, &other_admin, t.coordinator_public,
-                          std::move(round)),
-        "another job's admin key got a snapshot round");
+  f.Check(!IntruderAnswered(t.control, &other_admin, t.coordinator_public,
+                            std::move(round)),
+          "another job's admin key got a snapshot round");
   Message shutdown;
   shutdown.header =
       MakeShutdownHeader(wire::ShutdownKind::Aborted, "intruder says stop");
-  check(!IntruderAnswered(t.control, &other_admin, t.coordinator_public,
-                          std::move(shutdown)),
-        "another job's admin key was answered for a Shutdown");
+  f.Check(!IntruderAnswered(t.control, &other_admin, t.coordinator_public,
+                            std::move(shutdown)),
+          "another job's admin key was answered for a Shutdown");
+}
 
-  // The data plane: a NaN push (then a pull) without the handshake; none
-  // of it is read as a message before a proof, whether the send completes
-  // or not.
+// The data plane: a NaN push (then a pull) without the handshake, and a
+// proof overheard on the wire replayed on a fresh connection; none of it
+// is read as a message before a proof, whether the send completes or not.
+void AttackDataPlane(const IntruderTargets& t, IntruderFindings& f) {
   auto channel = DataChannel::Connect(t.data, 5);  // no key installed here
   if (channel.ok()) {
     (void)(*channel)->Send(IntruderNanPush());
@@ -255,12 +264,10 @@ std::vector<std::string> IntruderAttacks(const IntruderTargets& t) {
       closed = !(*channel)->Receive(&reply).ok();
       usleep(10000);
     }
-    check(closed, "the server kept an unauthenticated connection");
+    f.Check(closed, "the server kept an unauthenticated connection");
   } else {
-    wrong.push_back("cannot reach the data port: " +
-                    channel.status().message());
+    f.Check(false, "cannot reach the data port: " + channel.status().message());
   }
-  // A proof overheard on the wire, replayed on a fresh connection.
   const int replay = IntruderDial(t.data);
   char hello[kServerHelloBytes];
   const bool replayed =
@@ -269,38 +276,48 @@ std::vector<std::string> IntruderAttacks(const IntruderTargets& t) {
           static_cast<ssize_t>(sizeof(hello)) &&
       send(replay, t.recorded_proof.data(), t.recorded_proof.size(),
            MSG_NOSIGNAL) == static_cast<ssize_t>(t.recorded_proof.size());
-  check(replayed && IntruderClosedWithin(replay, 5),
-        "a replayed proof was not refused");
+  f.Check(replayed && IntruderClosedWithin(replay, 5),
+          "a replayed proof was not refused");
   if (replay >= 0) close(replay);
+}
 
-  // The metrics port, without and with a wrong token.
-  check(HttpRequest(t.metrics, "GET /metrics HTTP/1.0\r\n\r\n").find("401") !=
-            std::string::npos,
-        "metrics served without a token");
-  check(HttpRequest(t.metrics,
-                    "GET /metrics HTTP/1.0\r\nAuthorization: Bearer "
-                    "guess\r\n\r\n")
-                .find("401") != std::string::npos,
-        "metrics served for a wrong token");
+// The metrics port without and with a wrong token, and 2,000 idle
+// connections, half on a data port, half on the control port: each is
+// closed once it failed to authenticate in time.
+void AttackPortsAndIdle(const IntruderTargets& t, IntruderFindings& f) {
+  f.Check(HttpRequest(t.metrics, "GET /metrics HTTP/1.0\r\n\r\n").find("401") !=
+              std::string::npos,
+          "metrics served without a token");
+  f.Check(HttpRequest(t.metrics,
+                      "GET /metrics HTTP/1.0\r\nAuthorization: Bearer "
+                      "guess\r\n\r\n")
+                  .find("401") != std::string::npos,
+          "metrics served for a wrong token");
 
-  // 2,000 idle connections, half on a data port, half on the control
-  // port: each is closed once it failed to authenticate in time.
   std::vector<int> idle;
   for (int i = 0; i < kIdleConnections; ++i) {
     const int fd = IntruderDial(i % 2 == 0 ? t.data : t.control);
     if (fd < 0) break;
     idle.push_back(fd);
   }
-  check(idle.size() == kIdleConnections, "could not open every connection");
+  f.Check(idle.size() == kIdleConnections, "could not open every connection");
   size_t closed_idle = 0;
   for (int fd : idle) {
     // 10 s to authenticate (kHandshakeDeadlineMs), then some slack.
     if (IntruderClosedWithin(fd, closed_idle == 0 ? 20 : 0.01)) ++closed_idle;
     close(fd);
   }
-  check(closed_idle >= kIdleConnections * 9 / 10,
-        std::to_string(closed_idle) + " of the idle connections closed");
-  return wrong;
+  f.Check(closed_idle >= kIdleConnections * 9 / 10,
+          std::to_string(closed_idle) + " of the idle connections closed");
+}
+
+// Every attack; what was not refused (empty: everything was).
+std::vector<std::string> IntruderAttacks(const IntruderTargets& t) {
+  IntruderFindings findings;
+  AttackControlPlane(t, findings);
+  AttackDataPlane(t, findings);
+  AttackPortsAndIdle(t, findings);
+  return findings.wrong();
 }
 
 // A real client proof of the job's worker key, as a host on the path
@@ -375,7 +392,7 @@ TEST(IntruderTest, EveryAttemptWithoutTheKeyIsRefusedAndTheJobTrains) {
   // Every role in the job's namespace, listening on its veth address.
   const std::vector<std::string> in_job = {"ip", "netns", "exec",
                                            network.job()};
-  const std::string host = network.job_address();
+  const std::string& host = network.job_address();
   std::vector<std::string> argv = in_job;
   argv.insert(argv.end(),
               {BinaryPath("lockstep-coordinator"), "--listen",

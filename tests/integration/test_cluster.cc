@@ -64,7 +64,7 @@ double JsonNumber(const std::string& json, const std::string& key) {
 }
 
 std::string MakeJobKeys() {
-  const std::string dir = MakeTempDir("lockstep-keys") + "/keys";
+  std::string dir = MakeTempDir("lockstep-keys") + "/keys";
   Status made = WriteJobKeys(dir, DataSecurity::kAuth);
   if (!made.ok()) {
     std::fprintf(stderr, "cannot make job keys: %s\n", made.message().c_str());
