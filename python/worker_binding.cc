@@ -27,29 +27,6 @@ namespace {
 
 using Admission = WorkerSession::Admission;
 
-// The worker key `path` (empty: $LOCKSTEP_KEYS), or none under security
-// "off", for every Worker of this process: its sockets read it as they
-// connect, so it is installed once and never changed.
-void InstallWorkerKeys(const std::string& path, const std::string& security) {
-  std::optional<RoleKeys> keys =
-      Unwrap(ResolveJobKeys(path, security, {KeyRole::kWorker}));
-  const RoleKeys* installed = InstalledTransportKeys();
-  static bool decided = false;
-  if (!decided) {
-    InstallTransportKeys(std::move(keys));
-    decided = true;
-    return;
-  }
-  const bool same =
-      keys ? installed != nullptr && installed->secret == keys->secret
-           : installed == nullptr;
-  if (!same) {
-    throw std::invalid_argument(
-        "a process speaks with one job key: every Worker of it must be "
-        "given the same keys (or security 'off')");
-  }
-}
-
 // A float32 array over `n` floats at `data`, owned by `owner`.
 py::array_t<float> FloatView(float* data, size_t n, py::handle owner) {
   return py::array_t<float>({static_cast<py::ssize_t>(n)},
@@ -141,7 +118,10 @@ void BindJoin(py::class_<WorkerHandle>& c) {
                     const std::string& real_link, const std::string& device,
                     bool stop_on_signals, bool evaluator,
                     const std::string& keys, const std::string& security) {
-          InstallWorkerKeys(keys, security);
+          // The worker key (empty: $LOCKSTEP_KEYS), or none under security
+          // "off", for every Worker of this process.
+          Check(KeepTransportKeys(
+              Unwrap(ResolveJobKeys(keys, security, {KeyRole::kWorker}))));
           // As lockstep-worker does: the engine's environment fills what
           // the arguments leave open (docs/deployment.md).
           RoleFlags flags;

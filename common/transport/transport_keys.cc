@@ -14,6 +14,23 @@ void InstallTransportKeys(std::optional<RoleKeys> keys) {
   Installed() = std::move(keys);
 }
 
+Status KeepTransportKeys(std::optional<RoleKeys> keys) {
+  static bool kept = false;
+  if (!kept) {
+    InstallTransportKeys(std::move(keys));
+    kept = true;
+    return Status::Ok();
+  }
+  const RoleKeys* installed = InstalledTransportKeys();
+  const bool same =
+      keys ? installed != nullptr && installed->secret == keys->secret
+           : installed == nullptr;
+  if (same) return Status::Ok();
+  return FailedPrecondition(
+      "a process speaks with one job key: every Worker of it must be given "
+      "the same keys (or security 'off')");
+}
+
 const RoleKeys* InstalledTransportKeys() {
   const auto& keys = Installed();
   return keys ? &*keys : nullptr;

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "common/security/job_keys.h"
+#include "common/status.h"
 
 namespace lockstep {
 
@@ -21,6 +22,11 @@ inline constexpr int kHandshakeDeadlineMs = 10000;
 
 // Installs `keys` (nullopt: none) for the rest of the process.
 void InstallTransportKeys(std::optional<RoleKeys> keys);
+// Installs `keys` if this is the first call of a process that speaks
+// with one key for good (a Python process's Workers: their sockets read
+// the key as they connect); afterwards only checks that `keys` is the one
+// installed. Errors: a different key (or none against a key).
+Status KeepTransportKeys(std::optional<RoleKeys> keys);
 // The installed key, or nullptr.
 const RoleKeys* InstalledTransportKeys();
 
