@@ -41,7 +41,8 @@
 #include "bench/micro_alloc_counter.h"
 #include "common/layout.h"
 #include "common/transport/buffer_pool.h"
-#include "common/transport/stream/framing.h"
+#include "common/transport/stream/frame_reader.h"
+#include "common/transport/stream/frame_writer.h"
 #include "common/wire/message.h"
 #include "server/dense_store.h"
 

@@ -86,6 +86,14 @@ int Main(int argc, char** argv) {
     return 2;
   }
   lockstep::InstallTransportKeys(std::move(*keys));
+  if (const lockstep::RoleKeys* installed =
+          lockstep::InstalledTransportKeys()) {
+    const bool sealed = installed->data_plane == lockstep::DataSecurity::kAead;
+    LS_LOG(Info) << "data plane: "
+                 << lockstep::DataSecurityName(installed->data_plane)
+                 << (sealed ? " (every record sealed with AES-256-GCM)"
+                            : " (peers authenticated, records in the clear)");
+  }
   auto server = lockstep::ServerShard::Create(*opts);
   if (!server.ok()) {
     std::cerr << "lockstep-server: " << server.status().message() << std::endl;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "bench/pushpull/transports.h"
 #include "common/clock.h"
@@ -32,13 +33,14 @@ std::atomic<int> g_next_set{0};
 
 // The --listen endpoint for server i of set `set`: its form picks the
 // server's data port ("zmq+" for ZeroMQ, see common/transport/endpoint.h).
-std::string DataEndpoint(const std::string& transport, int set, uint32_t i) {
+std::string DataEndpoint(const std::string& transport, const std::string& host,
+                         int set, uint32_t i) {
   const std::string prefix = IsZmqTransport(transport) ? "zmq+" : "";
   if (TransportMedium(transport) == "ipc") {
     return prefix + "ipc:///tmp/lockstep-bench-" + std::to_string(getpid()) +
            "-" + std::to_string(set) + "-" + std::to_string(i) + ".sock";
   }
-  return prefix + "tcp://127.0.0.1:0";
+  return prefix + "tcp://" + host + ":0";
 }
 
 JobConfig BenchJob(const ServerSetOptions& o) {
@@ -62,30 +64,33 @@ JobConfig BenchJob(const ServerSetOptions& o) {
   return job;
 }
 
-// The keys of every authenticated server set of this process, made once.
-const std::string& BenchKeys() {
-  static const std::string kKeysDir = [] {
-    std::string made = (std::filesystem::temp_directory_path() /
-                        ("lockstep-bench-keys-" + std::to_string(getpid())))
-                           .string();
+std::filesystem::path BenchKeysRoot() {
+  return std::filesystem::temp_directory_path() /
+         ("lockstep-bench-keys-" + std::to_string(getpid()));
+}
+
+// The keys of the authenticated server sets of this process whose data
+// plane is `mode` ("auth", "aead"), made once per mode.
+const std::string& BenchKeys(const std::string& mode) {
+  static std::map<std::string, std::string> made;
+  if (auto it = made.find(mode); it != made.end()) return it->second;
+  if (made.empty()) {
     std::error_code ignored;
-    std::filesystem::remove_all(made, ignored);
-    Status written = WriteJobKeys(made, DataSecurity::kAuth);
-    if (!written.ok()) {
-      std::fprintf(stderr, "lockstep-bench: %s\n", written.message().c_str());
-      std::exit(1);
-    }
+    std::filesystem::remove_all(BenchKeysRoot(), ignored);
     // The keys go with the process.
     std::atexit([] {
       std::error_code gone;
-      std::filesystem::remove_all(
-          std::filesystem::temp_directory_path() /
-              ("lockstep-bench-keys-" + std::to_string(getpid())),
-          gone);
+      std::filesystem::remove_all(BenchKeysRoot(), gone);
     });
-    return made;
-  }();
-  return kKeysDir;
+  }
+  const std::string dir = (BenchKeysRoot() / mode).string();
+  auto parsed = ParseDataSecurity(mode);
+  Status written = parsed.ok() ? WriteJobKeys(dir, *parsed) : parsed.status();
+  if (!written.ok()) {
+    std::fprintf(stderr, "lockstep-bench: %s\n", written.message().c_str());
+    std::exit(1);
+  }
+  return made.emplace(mode, dir).first->second;
 }
 
 }  // namespace
@@ -123,19 +128,19 @@ StatusOr<std::unique_ptr<FakeCoordinator>> FakeCoordinator::Start(
 Status FakeCoordinator::Bind() {
   if (!IsAuthenticated(options_.transport)) {
     InstallTransportKeys(std::nullopt);
-    LS_ASSIGN_OR_RETURN(router_, BindRouter("tcp://127.0.0.1:0", &endpoint_));
+    LS_ASSIGN_OR_RETURN(router_, BindRouter(CoordinatorListen(), &endpoint_));
     return Status::Ok();
   }
   // This process plays the coordinator (its socket) and then the workers
   // (the data channels): one key for each, installed in turn.
-  const std::string& dir = BenchKeys();
+  const std::string& dir = BenchKeys(KeyedMode(options_.transport));
   LS_ASSIGN_OR_RETURN(
       RoleKeys coordinator,
       LoadRoleKeys(dir + "/" + KeyFileName(KeyRole::kCoordinator)));
   LS_ASSIGN_OR_RETURN(RoleKeys worker,
                       LoadRoleKeys(dir + "/" + KeyFileName(KeyRole::kWorker)));
   InstallTransportKeys(std::move(coordinator));
-  LS_ASSIGN_OR_RETURN(router_, BindRouter("tcp://127.0.0.1:0", &endpoint_));
+  LS_ASSIGN_OR_RETURN(router_, BindRouter(CoordinatorListen(), &endpoint_));
   InstallTransportKeys(std::move(worker));
   return Status::Ok();
 }
@@ -143,15 +148,17 @@ Status FakeCoordinator::Bind() {
 Status FakeCoordinator::Spawn() {
   const int set = g_next_set++;
   for (uint32_t i = 0; i < options_.servers; ++i) {
-    std::vector<std::string> argv = {options_.server_binary,
-                                     "--coordinator",
-                                     endpoint_,
-                                     "--listen",
-                                     DataEndpoint(options_.transport, set, i),
-                                     "--rank",
-                                     std::to_string(i)};
+    std::vector<std::string> argv = {
+        options_.server_binary,
+        "--coordinator",
+        endpoint_,
+        "--listen",
+        DataEndpoint(options_.transport, options_.server_host, set, i),
+        "--rank",
+        std::to_string(i)};
     if (IsAuthenticated(options_.transport)) {
-      argv.insert(argv.end(), {"--keys", BenchKeys()});
+      argv.insert(argv.end(),
+                  {"--keys", BenchKeys(KeyedMode(options_.transport))});
     } else {
       argv.insert(argv.end(), {"--security", "off"});
     }

@@ -41,6 +41,11 @@ struct ServerSetOptions {
   float init_scale = 0.5f;
   // SGD learning rate. 1 keeps a replayed update bit-exact in float.
   double lr = 1.0;
+  // The address the coordinator socket binds (the servers connect to it)
+  // and the one the servers' tcp data ports listen on: loopback unless the
+  // servers run in another network namespace (bench/security_bench.sh).
+  std::string coordinator_host = "127.0.0.1";
+  std::string server_host = "127.0.0.1";
   // How long servers may take to start and register.
   double start_timeout_s = 20;
 };
@@ -72,6 +77,9 @@ class FakeCoordinator {
   explicit FakeCoordinator(ServerSetOptions options);
 
   Status Bind();
+  std::string CoordinatorListen() const {
+    return "tcp://" + options_.coordinator_host + ":0";
+  }
   Status Spawn();
   // Waits for every server's Register; records routing ids and endpoints.
   Status AwaitRegistrations();

@@ -60,6 +60,8 @@ Status SetRunner::Start() {
   const uint64_t values = spec_.bytes / sizeof(float);
   ServerSetOptions set;
   set.server_binary = options_.server_binary;
+  set.coordinator_host = options_.coordinator_host;
+  set.server_host = options_.server_host;
   set.servers = spec_.servers;
   set.workers =
       *std::max_element(options_.workers.begin(), options_.workers.end());

@@ -40,7 +40,10 @@ struct SweepOptions {
   bool json = false;
   uint64_t seed = 1;
   std::string server_binary;  // default: the build tree's lockstep-server
-  std::string self_binary;    // this executable (for the echo servers)
+  // Addresses of the coordinator socket and the servers' tcp data ports.
+  std::string coordinator_host = "127.0.0.1";
+  std::string server_host = "127.0.0.1";
+  std::string self_binary;  // this executable (for the echo servers)
 };
 
 // Parses `pushpull` flags (argv[0] is the subcommand). --smoke selects a

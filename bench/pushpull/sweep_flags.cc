@@ -104,7 +104,8 @@ po::options_description Flags() {
       "ops in flight per worker K")(
       "transport", po::value<std::string>()->default_value("tcp,ipc,zmq-tcp"),
       "data ports: tcp, ipc (direct transport), zmq-tcp, zmq-ipc (ZeroMQ); "
-      "each with +auth: the servers hold the job's keys (tcp+auth)")(
+      "each with +auth: the servers hold the job's keys (tcp+auth); tcp and "
+      "ipc with +aead: keys of a sealed data plane (tcp+aead)")(
       "mode", po::value<std::string>()->default_value("dense,sparse"),
       "dense and/or sparse")(
       "ops", po::value<std::string>()->default_value("pull,push"),
@@ -123,7 +124,12 @@ po::options_description Flags() {
       "server-binary",
       po::value<std::string>()->default_value(std::string(LOCKSTEP_BIN_DIR) +
                                               "/lockstep-server"),
-      "the lockstep-server to measure")(
+      "the lockstep-server to measure (or a script that runs it, e.g. in "
+      "another network namespace)")(
+      "coordinator-host", po::value<std::string>()->default_value("127.0.0.1"),
+      "address the bench's coordinator socket binds")(
+      "server-host", po::value<std::string>()->default_value("127.0.0.1"),
+      "address the servers' tcp data ports listen on")(
       "smoke", "short sweep for the test suite (< 30 s on 2 cores)");
   return flags;
 }
@@ -169,6 +175,8 @@ Status Fill(const po::variables_map& vm, SweepOptions* o) {
   o->json = vm.count("json") > 0;
   o->seed = vm["seed"].as<uint64_t>();
   o->server_binary = vm["server-binary"].as<std::string>();
+  o->coordinator_host = vm["coordinator-host"].as<std::string>();
+  o->server_host = vm["server-host"].as<std::string>();
   o->self_binary = SelfBinary();
   if (access(o->server_binary.c_str(), X_OK) != 0) {
     return NotFound("no lockstep-server at " + o->server_binary +

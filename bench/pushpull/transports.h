@@ -5,7 +5,9 @@
 //   zmq-tcp, zmq-ipc  the ZeroMQ data port (ROUTER/DEALER) over the same
 //   ...+auth          the same with the job's keys (the servers run with
 //                     --keys: the direct transport's handshake, CurveZMQ);
-//                     without the suffix the servers run --security off
+//                     without a suffix the servers run --security off
+//   tcp+aead,         the direct transport with keys of an aead data
+//   ipc+aead          plane: the handshake, then every record sealed
 // Baselines (raw TCP, raw ZeroMQ, raw streaming) are keyed by the medium,
 // so tcp and zmq-tcp rows are compared with the same measurements.
 // Thread-safety: pure functions.
@@ -19,17 +21,21 @@ namespace lockstep::bench {
 
 inline const std::vector<std::string>& KnownTransports() {
   static const std::vector<std::string> kKnown = {
-      "tcp",      "ipc",      "zmq-tcp",      "zmq-ipc",
-      "tcp+auth", "ipc+auth", "zmq-tcp+auth", "zmq-ipc+auth"};
+      "tcp",      "ipc",          "zmq-tcp",      "zmq-ipc",  "tcp+auth",
+      "ipc+auth", "zmq-tcp+auth", "zmq-ipc+auth", "tcp+aead", "ipc+aead"};
   return kKnown;
 }
 
-// True for the stacks that run with the job's keys ("...+auth").
+// The data-plane mode a stack's keys name ("auth", "aead"), or "" for the
+// stacks without keys.
+inline std::string KeyedMode(const std::string& transport) {
+  const auto plus = transport.rfind('+');
+  return plus == std::string::npos ? "" : transport.substr(plus + 1);
+}
+
+// True for the stacks that run with the job's keys ("...+auth", "+aead").
 inline bool IsAuthenticated(const std::string& transport) {
-  const std::string suffix = "+auth";
-  return transport.size() > suffix.size() &&
-         transport.compare(transport.size() - suffix.size(), suffix.size(),
-                           suffix) == 0;
+  return !KeyedMode(transport).empty();
 }
 
 // True for the ZeroMQ data port ("zmq-tcp", "zmq-ipc").
@@ -41,7 +47,7 @@ inline bool IsZmqTransport(const std::string& transport) {
 inline std::string TransportMedium(const std::string& transport) {
   std::string medium =
       IsZmqTransport(transport) ? transport.substr(4) : transport;
-  if (IsAuthenticated(transport)) medium.resize(medium.size() - 5);
+  if (IsAuthenticated(transport)) medium.resize(medium.rfind('+'));
   return medium;
 }
 

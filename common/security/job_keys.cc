@@ -189,16 +189,15 @@ std::string KeyFileName(KeyRole role) {
   return std::string(KeyRoleName(role)) + ".key";
 }
 
-const char* DataSecurityName(DataSecurity /*mode*/) { return "auth"; }
+const char* DataSecurityName(DataSecurity mode) {
+  return mode == DataSecurity::kAead ? "aead" : "auth";
+}
 
 StatusOr<DataSecurity> ParseDataSecurity(const std::string& name) {
   if (name == "auth") return DataSecurity::kAuth;
-  // Asked for, it must not quietly mean records in the clear.
-  if (name == "aead") {
-    return InvalidArgument(
-        "data-plane aead (sealed records) is not built yet; use auth");
-  }
-  return InvalidArgument("unknown data-plane security '" + name + "' (auth)");
+  if (name == "aead") return DataSecurity::kAead;
+  return InvalidArgument("unknown data-plane security '" + name +
+                         "' (auth or aead)");
 }
 
 std::optional<KeyRole> RoleKeys::RoleOfPublicKey(const std::string& key) const {

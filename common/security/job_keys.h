@@ -36,9 +36,9 @@ inline constexpr int kKeyRoles = 4;
 
 // How the data plane (workers' connections to servers) is protected once
 // both ends proved they hold the job's data secret: `auth` leaves the
-// records in the clear; `aead` (sealing every record) is planned, and
-// refused by ParseDataSecurity until it is built.
-enum class DataSecurity { kAuth };
+// records in the clear; `aead` seals every record (AES-256-GCM under keys
+// of that connection alone, stream/record_cipher.h).
+enum class DataSecurity { kAuth, kAead };
 
 // "coordinator", "server", "worker", "admin"; the file "<name>.key".
 const char* KeyRoleName(KeyRole role);

@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
+#include "common/security/job_keys.h"
 #include "tests/integration/test_cluster.h"
 
 namespace lockstep {
@@ -95,10 +97,14 @@ TEST(LauncherTest, JobRunsToTheEndAndWritesTheRunDirectory) {
   }
 }
 
-// Each data transport the launcher offers trains the same job.
-class LauncherTransportTest : public ::testing::TestWithParam<std::string> {};
+// Each data transport the launcher offers trains the same job, with the
+// data plane authenticated (the default) or sealed (--security aead: the
+// launcher's keys say so and every server seals its records).
+class LauncherTransportTest
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(LauncherTransportTest, TrainsOverEachDataTransport) {
+  const auto& [transport, security] = GetParam();
   const std::string run_dir = MakeTempDir("lockstep-transport") + "/run";
   TestCluster cluster;
   JobConfig job;
@@ -112,7 +118,8 @@ TEST_P(LauncherTransportTest, TrainsOverEachDataTransport) {
   ASSERT_TRUE(
       cluster
           .Start(LaunchCommand(job, {"--run-dir", run_dir, "--timeout-s", "90",
-                                     "--data-transport", GetParam()}),
+                                     "--data-transport", transport,
+                                     "--security", security}),
                  "launch")
           .ok());
   auto exit = cluster.WaitFor("launch", std::chrono::seconds(120));
@@ -121,10 +128,49 @@ TEST_P(LauncherTransportTest, TrainsOverEachDataTransport) {
   EXPECT_EQ(JsonNumber(ReadFile(run_dir + "/summary.json"), "clocks"), 60);
   EXPECT_GT(JsonNumber(ReadFile(run_dir + "/summary.json"), "test_accuracy"),
             0.5);
+  EXPECT_NE(
+      ReadFile(run_dir + "/keys/worker.key").find("data-plane " + security),
+      std::string::npos);
+  for (const char* log : {"/logs/server-0.log", "/logs/server-1.log"}) {
+    const std::string text = ReadFile(run_dir + log);
+    EXPECT_NE(text.find("data plane: " + security + " ("), std::string::npos)
+        << log;
+    // No connection was refused or cut: every record opened.
+    EXPECT_EQ(text.find("closed a data connection"), std::string::npos) << text;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, LauncherTransportTest,
-                         ::testing::Values("tcp", "zmq-tcp", "zmq-ipc"));
+                         ::testing::Values(std::make_tuple("tcp", "auth"),
+                                           std::make_tuple("zmq-tcp", "auth"),
+                                           std::make_tuple("zmq-ipc", "auth"),
+                                           std::make_tuple("ipc", "aead"),
+                                           std::make_tuple("tcp", "aead")));
+
+// A run directory keeps the keys it was made with: a launch that asks for
+// another data plane is refused before any role starts, not run the other
+// way.
+TEST(LauncherTest, RefusesKeysOfAnotherDataPlane) {
+  const std::string run_dir = MakeTempDir("lockstep-keys-mode") + "/run";
+  ASSERT_TRUE(WriteJobKeys(run_dir + "/keys", DataSecurity::kAuth).ok());
+  TestCluster cluster;
+  JobConfig job;
+  job.model = "softmax";
+  job.max_clocks = 10;
+  ASSERT_TRUE(cluster
+                  .Start(LaunchCommand(job, {"--run-dir", run_dir, "--security",
+                                             "aead", "--timeout-s", "30"}),
+                         "launch")
+                  .ok());
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(60));
+  ASSERT_TRUE(exit.ok());
+  EXPECT_FALSE(exit->ok());
+  EXPECT_NE(cluster.Output("launch").find(
+                "holds keys of a auth data plane, not --security aead"),
+            std::string::npos)
+      << cluster.Output("launch");
+  EXPECT_FALSE(std::filesystem::exists(run_dir + "/logs/coordinator.log"));
+}
 
 // Starts lockstep-launch, waits until training is under way, and SIGKILLs
 // worker 1 by its pid. Returns the launcher's children as they were.

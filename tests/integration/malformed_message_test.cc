@@ -9,7 +9,8 @@
 
 #include "common/security/job_keys.h"
 #include "common/transport/data_channel.h"
-#include "common/transport/stream/framing.h"
+#include "common/transport/stream/frame_reader.h"
+#include "common/transport/stream/frame_writer.h"
 #include "common/transport/stream/handshake.h"
 #include "common/transport/stream/socket.h"
 #include "common/transport/transport_keys.h"

@@ -19,8 +19,8 @@ int Main(int argc, char** argv) {
       "folder to write the four key files to (made with mode 0700; never "
       "overwrites keys)")(
       "data-plane", po::value<std::string>()->default_value("auth"),
-      "the data plane's protection: auth (mutual authentication; aead, "
-      "sealed records, is not built yet)");
+      "the data plane's protection: auth (mutual authentication) or aead "
+      "(authentication, then every record sealed with AES-256-GCM)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);

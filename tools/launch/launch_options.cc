@@ -67,8 +67,9 @@ po::options_description LaunchFlags() {
        "given up (a role that ran for a minute counts from 0 again)")  //
       ("security", po::value<std::string>()->default_value("auth"),
        "auth: the launcher makes the job's keys (RUN_DIR/keys) and every "
-       "connection proves it holds one; off: no keys - anyone who reaches "
-       "a port can join, read or stop the job")  //
+       "connection proves it holds one; aead: that, and every data-plane "
+       "record sealed (AES-256-GCM); off: no keys - anyone who reaches a "
+       "port can join, read or stop the job")  //
       ("stop-on-worker-failure", po::bool_switch(),
        "stop the whole job when a worker fails (default: the job goes on "
        "with the other workers)");
@@ -85,9 +86,10 @@ Status CheckLauncherFlags(const LaunchOptions& options) {
       options.host.find_first_of(" \t/") != std::string::npos) {
     return InvalidArgument("--host '" + options.host + "' is not an address");
   }
-  if (options.security != "auth" && options.security != "off") {
+  if (options.security != "auth" && options.security != "aead" &&
+      options.security != "off") {
     return InvalidArgument("--security '" + options.security +
-                           "' is not one of auth, off");
+                           "' is not one of auth, aead, off");
   }
   const std::string& t = options.data_transport;
   if (t != "auto" && t != "ipc" && t != "tcp" && t != "zmq-ipc" &&

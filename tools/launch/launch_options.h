@@ -71,8 +71,9 @@ struct LaunchOptions {
   bool resume = false;
   // --security: "auth" (default): the job's keys are made in
   // RUN_DIR/keys and each role is given its own (CurveZMQ on the control
-  // plane, mutual authentication on the data plane); "off": none, by
-  // explicit choice only (warned about).
+  // plane, mutual authentication on the data plane); "aead": as auth, and
+  // every data-plane record sealed; "off": none, by explicit choice only
+  // (warned about).
   std::string security = "auth";
   // Where the job's keys are (set once the run directory is known).
   std::string keys_dir;

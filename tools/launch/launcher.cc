@@ -140,8 +140,20 @@ Status Launcher::PrepareKeys() {
   // A resumed job, or a run directory used again, keeps its keys.
   const std::string any =
       options_.keys_dir + "/" + KeyFileName(KeyRole::kAdmin);
-  if (std::filesystem::exists(any)) return Status::Ok();
-  return WriteJobKeys(options_.keys_dir, DataSecurity::kAuth);
+  LS_ASSIGN_OR_RETURN(DataSecurity mode, ParseDataSecurity(options_.security));
+  if (!std::filesystem::exists(any))
+    return WriteJobKeys(options_.keys_dir, mode);
+  // The keys name the data plane's mode: one other than asked for would
+  // quietly run the job another way.
+  LS_ASSIGN_OR_RETURN(RoleKeys kept, LoadRoleKeys(any));
+  if (kept.data_plane != mode) {
+    return FailedPrecondition(
+        options_.keys_dir + " holds keys of a " +
+        DataSecurityName(kept.data_plane) + " data plane, not --security " +
+        options_.security + " (launch with --security " +
+        DataSecurityName(kept.data_plane) + ", or use a new run directory)");
+  }
+  return Status::Ok();
 }
 
 RoleCommands Launcher::Commands() const {

@@ -2,7 +2,8 @@
 
 #include <unistd.h>
 
-#include "common/transport/stream/framing.h"
+#include "common/transport/stream/frame_reader.h"
+#include "common/transport/stream/frame_writer.h"
 #include "common/transport/stream/handshake.h"
 #include "common/transport/stream/socket.h"
 #include "common/transport/transport_keys.h"
@@ -36,6 +37,19 @@ class StreamDataChannel : public DataChannel {
     return r == FrameReader::Result::kMessage;
   }
 
+  // The aead data plane: seals what it sends, opens what it receives.
+  Status Seal(const SessionKeys& session) {
+    LS_ASSIGN_OR_RETURN(auto sealer,
+                        RecordCipher::Create(session.client_to_server,
+                                             RecordCipher::Direction::kSeal));
+    LS_ASSIGN_OR_RETURN(auto opener,
+                        RecordCipher::Create(session.server_to_client,
+                                             RecordCipher::Direction::kOpen));
+    writer_.Seal(std::move(sealer));
+    reader_.Open(std::move(opener));
+    return Status::Ok();
+  }
+
   zmq::pollitem_t PollItem() override { return {nullptr, fd_, ZMQ_POLLIN, 0}; }
 
  private:
@@ -51,15 +65,15 @@ class StreamDataChannel : public DataChannel {
 StatusOr<std::unique_ptr<DataChannel>> ConnectStreamChannel(
     const std::string& endpoint, double timeout_s) {
   LS_ASSIGN_OR_RETURN(int fd, ConnectDirect(endpoint, timeout_s));
+  auto channel = std::make_unique<StreamDataChannel>(endpoint, fd, timeout_s);
   if (const RoleKeys* keys = InstalledTransportKeys()) {
-    Status proven = ClientHandshake(fd, *keys, timeout_s);
-    if (!proven.ok()) {
-      close(fd);
-      return proven.WithContext(endpoint);
+    auto session = ClientHandshake(fd, *keys, timeout_s);
+    if (!session.ok()) return session.status().WithContext(endpoint);
+    if (session->mode == DataSecurity::kAead) {
+      LS_RETURN_IF_ERROR(channel->Seal(*session).WithContext(endpoint));
     }
   }
-  return std::unique_ptr<DataChannel>(
-      new StreamDataChannel(endpoint, fd, timeout_s));
+  return std::unique_ptr<DataChannel>(std::move(channel));
 }
 
 }  // namespace lockstep

@@ -13,7 +13,8 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "common/transport/stream/framing.h"
+#include "common/transport/stream/frame_reader.h"
+#include "common/transport/stream/frame_writer.h"
 #include "common/transport/stream/handshake.h"
 #include "common/transport/stream/socket.h"
 #include "common/transport/transport_keys.h"
@@ -181,7 +182,27 @@ class StreamDataPort : public DataPort {
       Drop(it);
       return false;
     }
+    const SessionKeys session = c.handshake->session_keys();
     c.handshake.reset();
+    return session.mode != DataSecurity::kAead || Seal(it, session);
+  }
+
+  // The aead data plane: everything after the handshake is sealed, both
+  // ways. False: the connection is gone.
+  bool Seal(Iter it, const SessionKeys& session) {
+    auto opener = RecordCipher::Create(session.client_to_server,
+                                       RecordCipher::Direction::kOpen);
+    auto sealer = RecordCipher::Create(session.server_to_client,
+                                       RecordCipher::Direction::kSeal);
+    if (!opener.ok() || !sealer.ok()) {
+      LS_LOG(Warning)
+          << "closed a data connection: "
+          << (opener.ok() ? sealer.status() : opener.status()).message();
+      Drop(it);
+      return false;
+    }
+    it->second.reader.Open(std::move(*opener));
+    it->second.writer.Seal(std::move(*sealer));
     return true;
   }
 

@@ -16,6 +16,11 @@ namespace lockstep {
 namespace {
 
 constexpr uint32_t kModeAuth = 1;
+constexpr uint32_t kModeAead = 2;
+
+uint32_t ModeWord(DataSecurity mode) {
+  return mode == DataSecurity::kAead ? kModeAead : kModeAuth;
+}
 
 std::string Mac(const std::string& secret, const char* label,
                 const std::string& hello, const char* client_nonce) {
@@ -38,6 +43,19 @@ std::string Nonce() {
     std::abort();
   }
   return nonce;
+}
+
+SessionKeys KeysFor(DataSecurity mode, const std::string& secret,
+                    const std::string& hello, const char* client_nonce) {
+  SessionKeys keys;
+  keys.mode = mode;
+  if (mode == DataSecurity::kAead) {
+    keys.client_to_server =
+        Mac(secret, "lockstep client to server", hello, client_nonce);
+    keys.server_to_client =
+        Mac(secret, "lockstep server to client", hello, client_nonce);
+  }
+  return keys;
 }
 
 bool SameBytes(const char* a, const char* b, size_t n) {
@@ -77,8 +95,8 @@ Status Exactly(int fd, char* data, size_t size, short event,
 }  // namespace
 
 ServerHandshake::ServerHandshake(const RoleKeys& keys)
-    : secret_(keys.data_secret) {
-  const uint32_t head[2] = {kHandshakeMagic, kModeAuth};
+    : mode_(keys.data_plane), secret_(keys.data_secret) {
+  const uint32_t head[2] = {kHandshakeMagic, ModeWord(mode_)};
   hello_.assign(reinterpret_cast<const char*>(head), sizeof(head));
   hello_ += Nonce();
 }
@@ -98,7 +116,12 @@ StatusOr<std::string> ServerHandshake::Finish() const {
   return Mac(secret_, "lockstep server", hello_, nonce);
 }
 
-Status ClientHandshake(int fd, const RoleKeys& keys, double timeout_s) {
+SessionKeys ServerHandshake::session_keys() const {
+  return KeysFor(mode_, secret_, hello_, reply_.data() + 4);
+}
+
+StatusOr<SessionKeys> ClientHandshake(int fd, const RoleKeys& keys,
+                                      double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::duration<double>(timeout_s));
@@ -116,10 +139,13 @@ Status ClientHandshake(int fd, const RoleKeys& keys, double timeout_s) {
         "the server does not authenticate (is it running with "
         "--security off?)");
   }
-  if (head[1] != kModeAuth) {
-    return FailedPrecondition("the server asks for data-plane mode " +
-                              std::to_string(head[1]) +
-                              ", which this build does not speak");
+  if (head[1] != ModeWord(keys.data_plane)) {
+    // One job's keys name one mode: another is another job (or a build
+    // that speaks a mode this one does not).
+    return FailedPrecondition("the server's data plane is mode " +
+                              std::to_string(head[1]) + ", not this worker's " +
+                              DataSecurityName(keys.data_plane) +
+                              " (are both running with the same job's keys?)");
   }
   const std::string nonce = Nonce();
   std::string proof(reinterpret_cast<const char*>(&kHandshakeMagic), 4);
@@ -136,7 +162,7 @@ Status ClientHandshake(int fd, const RoleKeys& keys, double timeout_s) {
     return FailedPrecondition(
         "the server at the other end does not hold the job's data key");
   }
-  return Status::Ok();
+  return KeysFor(keys.data_plane, keys.data_secret, hello, nonce.data());
 }
 
 }  // namespace lockstep

@@ -2,7 +2,8 @@
 // carries a single Lockstep message, the worker and the server each prove
 // they hold the job's data secret (job_keys.h), without sending it.
 //
-//   server -> client  hello: u32 "LSA1" | u32 mode (1 auth) | 32-byte nonce
+//   server -> client  hello: u32 "LSA1" | u32 mode (1 auth, 2 aead) |
+//                     32-byte nonce
 //   client -> server  u32 "LSA1" | 32-byte nonce | HMAC-SHA256(K, "lockstep
 //                     client" | hello | client nonce)
 //   server -> client  HMAC-SHA256(K, "lockstep server" | hello | client
@@ -11,10 +12,12 @@
 // Fresh nonces on both sides: a proof captured from one connection is
 // worth nothing on another, so a replayed handshake (or a replayed frame
 // on a connection that never authenticated) is refused. The mode is inside
-// both proofs: nobody in between can change it. The client sends nothing
-// of the job before the server has proved itself. `auth` authenticates the
-// connection; it does not seal the records after the handshake (see
-// DataSecurity).
+// both proofs: nobody in between can change it, and a client refuses a
+// mode other than its own keys'. The client sends nothing of the job
+// before the server has proved itself. `auth` authenticates the
+// connection only; `aead` then seals every record (record_cipher.h) under
+// two keys of this connection alone, HMAC-SHA256(K, "lockstep client to
+// server" | hello | client nonce) and the same with "server to client".
 // Thread-safety: a ServerHandshake belongs to its connection's thread.
 #ifndef LOCKSTEP_COMMON_TRANSPORT_STREAM_HANDSHAKE_H_
 #define LOCKSTEP_COMMON_TRANSPORT_STREAM_HANDSHAKE_H_
@@ -27,6 +30,14 @@
 #include "common/status.h"
 
 namespace lockstep {
+
+// What a finished handshake leaves the connection: its mode and, for
+// aead, the record keys of each direction (kRecordKeyBytes each).
+struct SessionKeys {
+  DataSecurity mode = DataSecurity::kAuth;
+  std::string client_to_server;
+  std::string server_to_client;
+};
 
 inline constexpr uint32_t kHandshakeMagic = 0x3141534c;  // "LSA1"
 inline constexpr size_t kHandshakeNonceBytes = 32;
@@ -53,8 +64,11 @@ class ServerHandshake {
   // Checks the client's proof; returns the server's, to send. Errors: not
   // a handshake, or a proof made without the job's data secret.
   StatusOr<std::string> Finish() const;
+  // The connection's keys. REQUIRES: Finish succeeded.
+  SessionKeys session_keys() const;
 
  private:
+  DataSecurity mode_;
   std::string secret_;
   std::string hello_;
   std::array<char, kClientProofBytes> reply_{};
@@ -64,8 +78,10 @@ class ServerHandshake {
 // The client's side on a connected, non-blocking `fd`: waits (at most
 // timeout_s) for the server's hello, proves itself, and checks the
 // server's proof. Errors: the server is not the job's (a wrong proof, a
-// stream that is not a handshake), it closed the connection, or timed out.
-Status ClientHandshake(int fd, const RoleKeys& keys, double timeout_s);
+// stream that is not a handshake), it asks for another mode than `keys`
+// name, it closed the connection, or timed out.
+StatusOr<SessionKeys> ClientHandshake(int fd, const RoleKeys& keys,
+                                      double timeout_s);
 
 }  // namespace lockstep
 

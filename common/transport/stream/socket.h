@@ -1,4 +1,4 @@
-// Sockets for Lockstep's direct data transport (stream/framing.h):
+// Sockets for Lockstep's direct data transport (stream/stream_format.h):
 // parsing endpoints, listening, connecting and accepting.
 // Endpoints: "tcp://host:port" (port 0 picks a free port when binding;
 // host "*" or "0.0.0.0" binds every interface) and "ipc:///path" (a

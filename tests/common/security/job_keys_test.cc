@@ -124,7 +124,13 @@ TEST(JobKeysTest, NamesWhatIsWrongWithAMalformedFile) {
   EXPECT_NE(message(LoadText(bad_key)).find("not a Z85"), std::string::npos);
   std::string sealed = text;
   sealed.replace(sealed.find("data-plane auth"), 15, "data-plane aead");
-  EXPECT_NE(message(LoadText(sealed)).find("not built yet"), std::string::npos);
+  auto aead = LoadText(sealed);
+  ASSERT_TRUE(aead.ok()) << aead.status().message();
+  EXPECT_EQ(aead->data_plane, DataSecurity::kAead);
+  std::string unknown = text;
+  unknown.replace(unknown.find("data-plane auth"), 15, "data-plane rot1");
+  EXPECT_NE(message(LoadText(unknown)).find("unknown data-plane security"),
+            std::string::npos);
   std::string bad_role = text;
   bad_role.replace(bad_role.find("role worker"), 11, "role wizard");
   EXPECT_NE(message(LoadText(bad_role)).find("unknown key role"),

@@ -1,5 +1,3 @@
-#include "common/transport/stream/framing.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include "common/transport/buffer_pool.h"
+#include "common/transport/stream/frame_reader.h"
+#include "common/transport/stream/frame_writer.h"
 #include "tests/test_seed.h"
 
 namespace lockstep {
@@ -114,7 +114,12 @@ TEST_F(DirectTransportTest, RoundTripsFramesOfEverySize) {
   EXPECT_FALSE(reader.mid_message());
 }
 
-TEST_F(DirectTransportTest, ALentFrameCarriesItsBytesAsTheyWereWhenLent) {
+// In the clear and sealed (aead: a record is sealed just ahead of the
+// writes, so reclaiming seals the rest at once).
+class LentFrameTest : public DirectTransportTest,
+                      public ::testing::WithParamInterface<bool> {};
+
+TEST_P(LentFrameTest, ALentFrameCarriesItsBytesAsTheyWereWhenLent) {
   // Two messages lend the same 3 MiB (a pull reply borrowing the weights),
   // between complete frames; the socket takes far less at a time. The
   // lender reclaims after a partial write and then overwrites its memory:
@@ -125,13 +130,22 @@ TEST_F(DirectTransportTest, ALentFrameCarriesItsBytesAsTheyWereWhenLent) {
       static_cast<const uint8_t*>(original.payloads[1].data()),
       static_cast<const uint8_t*>(original.payloads[1].data()) + (3 << 20));
   FrameWriter writer;
+  FrameReader reader;
+  if (GetParam()) {
+    auto cipher = [](RecordCipher::Direction d) {
+      auto made = RecordCipher::Create(std::string(kRecordKeyBytes, 'k'), d);
+      EXPECT_TRUE(made.ok());
+      return std::move(*made);
+    };
+    writer.Seal(cipher(RecordCipher::Direction::kSeal));
+    reader.Open(cipher(RecordCipher::Direction::kOpen));
+  }
   for (int copy = 0; copy < 2; ++copy) {
     Message msg = MakeMessage(sizes, 5);
     msg.payloads[1] =
         zmq::message_t(lent_bytes.data(), lent_bytes.size(), nullptr, nullptr);
     ASSERT_TRUE(writer.EnqueueLent(std::move(msg), 1).ok());
   }
-  FrameReader reader;
   std::vector<Message> got(1);
   auto read_available = [&] {
     while (true) {
@@ -157,6 +171,9 @@ TEST_F(DirectTransportTest, ALentFrameCarriesItsBytesAsTheyWereWhenLent) {
   EXPECT_TRUE(writer.empty());
   EXPECT_FALSE(writer.EnqueueLent(MakeMessage({8, 8}, 1), 1).ok());
 }
+
+INSTANTIATE_TEST_SUITE_P(ClearAndSealed, LentFrameTest,
+                         ::testing::Values(false, true));
 
 TEST_F(DirectTransportTest, ReclaimingBeforeAndAfterALentFrameIsWritten) {
   // Reclaimed before a byte went out (all of it is copied), with an empty

@@ -9,13 +9,17 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+#include <vector>
+
+#include "common/transport/stream/record_cipher.h"
 
 namespace lockstep {
 namespace {
 
-RoleKeys KeysWithSecret(char fill) {
+RoleKeys KeysWithSecret(char fill, DataSecurity mode = DataSecurity::kAuth) {
   RoleKeys keys;
   keys.role = KeyRole::kWorker;
+  keys.data_plane = mode;
   keys.data_secret.assign(kDataSecretBytes, fill);
   return keys;
 }
@@ -35,9 +39,11 @@ struct Pair {
 };
 
 // The server's side as StreamDataPort drives it, blocking here for
-// brevity. Returns the server's verdict; `sent` gets the client's proof.
+// brevity. Returns the server's verdict; `sent` gets the client's proof,
+// `session` (if given) the connection's keys.
 Status ServeHandshake(int fd, const RoleKeys& keys, std::string* sent,
-                      const std::string& replay = "") {
+                      const std::string& replay = "",
+                      SessionKeys* session = nullptr) {
   ServerHandshake server(keys);
   if (send(fd, server.hello().data(), server.hello().size(), 0) !=
       static_cast<ssize_t>(server.hello().size())) {
@@ -58,6 +64,7 @@ Status ServeHandshake(int fd, const RoleKeys& keys, std::string* sent,
   *sent = std::string(server.into() - kClientProofBytes, kClientProofBytes);
   LS_ASSIGN_OR_RETURN(std::string proof, server.Finish());
   (void)send(fd, proof.data(), proof.size(), 0);
+  if (session != nullptr) *session = server.session_keys();
   return Status::Ok();
 }
 
@@ -73,8 +80,8 @@ Verdicts HandshakeBetween(char client_fill, double timeout_s) {
   std::thread t([&] {
     v.server = ServeHandshake(pair.fd[0], KeysWithSecret('k'), &v.sent);
   });
-  v.client =
-      ClientHandshake(pair.fd[1], KeysWithSecret(client_fill), timeout_s);
+  v.client = ClientHandshake(pair.fd[1], KeysWithSecret(client_fill), timeout_s)
+                 .status();
   t.join();
   return v;
 }
@@ -112,7 +119,7 @@ TEST(HandshakeTest, AServerWithAnotherKeyIsNotBelieved) {
     const std::string answer(kHandshakeMacBytes, 'a');
     (void)send(pair.fd[0], answer.data(), answer.size(), 0);
   });
-  Status client = ClientHandshake(pair.fd[1], KeysWithSecret('k'), 5);
+  Status client = ClientHandshake(pair.fd[1], KeysWithSecret('k'), 5).status();
   t.join();
   EXPECT_EQ(client.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(client.message().find("does not hold the job's data key"),
@@ -154,10 +161,65 @@ TEST(HandshakeTest, BytesThatAreNotAHandshakeAreRefused) {
 
 TEST(HandshakeTest, AClientOfAServerThatSaysNothingGivesUpInTime) {
   Pair pair;
-  Status client = ClientHandshake(pair.fd[1], KeysWithSecret('k'), 0.2);
+  Status client =
+      ClientHandshake(pair.fd[1], KeysWithSecret('k'), 0.2).status();
   EXPECT_EQ(client.code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(client.message().find("--security off"), std::string::npos)
       << client.message();
+}
+
+// aead: both ends derive the same two record keys, different for each
+// direction and for each connection; auth derives none.
+TEST(HandshakeTest, AeadGivesBothEndsTheSameKeysOfThisConnectionOnly) {
+  std::vector<SessionKeys> servers, clients;
+  for (int connection = 0; connection < 2; ++connection) {
+    Pair pair;
+    std::string sent;
+    SessionKeys server;
+    Status served;
+    std::thread t([&] {
+      served =
+          ServeHandshake(pair.fd[0], KeysWithSecret('k', DataSecurity::kAead),
+                         &sent, "", &server);
+    });
+    auto client = ClientHandshake(pair.fd[1],
+                                  KeysWithSecret('k', DataSecurity::kAead), 5);
+    t.join();
+    ASSERT_TRUE(served.ok()) << served.message();
+    ASSERT_TRUE(client.ok()) << client.status().message();
+    servers.push_back(server);
+    clients.push_back(*client);
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(clients[i].mode, DataSecurity::kAead);
+    EXPECT_EQ(clients[i].client_to_server.size(), kRecordKeyBytes);
+    EXPECT_EQ(clients[i].client_to_server, servers[i].client_to_server);
+    EXPECT_EQ(clients[i].server_to_client, servers[i].server_to_client);
+    EXPECT_NE(clients[i].client_to_server, clients[i].server_to_client);
+  }
+  EXPECT_NE(clients[0].client_to_server, clients[1].client_to_server);
+  EXPECT_NE(clients[0].server_to_client, clients[1].server_to_client);
+}
+
+// A client refuses a server whose mode is not its keys' (it would send in
+// the clear what it means to seal, or the other way round).
+TEST(HandshakeTest, AClientRefusesAServerOfAnotherMode) {
+  Pair pair;
+  std::string sent;
+  std::thread t([&] {
+    (void)ServeHandshake(pair.fd[0], KeysWithSecret('k', DataSecurity::kAuth),
+                         &sent);
+  });
+  auto client =
+      ClientHandshake(pair.fd[1], KeysWithSecret('k', DataSecurity::kAead), 1);
+  shutdown(pair.fd[1], SHUT_RDWR);
+  t.join();
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.status().message().find("not this worker's aead"),
+            std::string::npos)
+      << client.status().message();
+  // Nothing of the client's proof was sent.
+  EXPECT_TRUE(sent.empty());
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 # (slurm_cluster.sh): an LB-BSP job on Fashion-MNIST, requeued mid-job with
 # `scontrol requeue` (SIGTERM to every task), ends resumable - every task
 # exits 75 after a snapshot round of the newest commit - and the requeued
-# job resumes from that round by itself and trains to the target.
+# job resumes from that round by itself and trains to the target. Its
+# keys seal every data-plane record (LOCKSTEP_DATA_PLANE=aead).
 #   slurm_requeue_test.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
 src="$(realpath "$1")"
@@ -34,7 +35,8 @@ wait_for() {
 
 export SLURM_CONF="$("$src/tests/deploy/slurm/slurm_cluster.sh" up "$work/cluster")"
 cd "$work"
-job="$(LOCKSTEP_BIN="$bin" LOCKSTEP_BIND_HOST=127.0.0.1 sbatch --parsable \
+# The keys the script makes seal every data-plane record (aead).
+job="$(LOCKSTEP_BIN="$bin" LOCKSTEP_BIND_HOST=127.0.0.1 LOCKSTEP_DATA_PLANE=aead sbatch --parsable \
   --ntasks=7 "$src/deploy/slurm/lockstep.sbatch" --sync lbbsp \
   --model mlp:256,128 --data fashion-mnist --batch 32 --optimizer momentum \
   --lr 0.05 --epochs 4 --lr-schedule cosine --eval-every 0)"
@@ -61,6 +63,11 @@ wait_for 240 gone || fail "the requeued job did not finish"
 scontrol show job "$job" | grep -q "JobState=COMPLETED" ||
   fail "job $job ended $(scontrol show job "$job" | grep -o 'JobState=[A-Z_]*')"
 scontrol show job "$job" | grep -q "Restarts=1" || fail "job $job was not restarted once"
+
+grep -q "data-plane aead" "$work/lockstep-$job/keys/worker.key" ||
+  fail "the job's keys do not seal the data plane"
+grep -q "data plane: aead (every record sealed" "$out" ||
+  fail "no server said it seals its data plane"
 
 # The preempted run: a round of the newest commit, every task exits 75.
 round_line="$(grep -m1 -o 'snapshot round [0-9]* (clock [0-9]*) is durable' "$out")" ||
