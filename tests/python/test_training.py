@@ -1,6 +1,6 @@
 """Python workers in whole jobs started by lockstep-launch --worker-cmd:
-a seconds-long two-worker job learns, and the example CNN runs under
-every sync policy."""
+a seconds-long two-worker job learns (over a sealed data plane), and the
+example CNN runs under every sync policy."""
 import json
 import os
 
@@ -17,8 +17,11 @@ def summary(run_dir):
 
 
 def test_two_python_workers_train_the_mlp():
+    # With a sealed data plane: the Python workers' pulls and pushes are
+    # AES-256-GCM records (the C++ channel underneath speaks the keys' mode).
     done, run_dir = launch(
-        ["--workers", "2", "--servers", "1", "--model", "mlp:16",
+        ["--security", "aead",
+         "--workers", "2", "--servers", "1", "--model", "mlp:16",
          "--batch", "32", "--optimizer", "momentum", "--lr", "0.05",
          "--clocks", "60", "--train-limit", "3000", "--test-limit", "1000",
          "--eval-every", "30", "--worker-cmd",
@@ -29,6 +32,10 @@ def test_two_python_workers_train_the_mlp():
     assert s["test_accuracy"] > 0.6, s
     with open(os.path.join(run_dir, "config.json")) as f:
         assert "mlp_worker.py" in f.read()
+    with open(os.path.join(run_dir, "keys", "worker.key")) as f:
+        assert "data-plane aead" in f.read()
+    assert "data plane: aead" in open(
+        os.path.join(run_dir, "logs", "server-0.log")).read()
     # The evaluator (the same script with --evaluator) evaluated, out of
     # band: no training worker did.
     assert "test accuracy" in open(
