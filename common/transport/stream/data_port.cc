@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <iterator>
@@ -13,10 +12,8 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "common/transport/stream/frame_reader.h"
-#include "common/transport/stream/frame_writer.h"
-#include "common/transport/stream/handshake.h"
 #include "common/transport/stream/socket.h"
+#include "common/transport/stream/stream_connection.h"
 #include "common/transport/transport_keys.h"
 
 namespace lockstep {
@@ -34,7 +31,7 @@ class StreamDataPort : public DataPort {
     }
   }
   ~StreamDataPort() override {
-    for (auto& [id, c] : connections_) close(c.fd);
+    connections_.clear();  // closes their sockets
     close(listener_);
     // Only our own socket file: a successor may have bound the path since.
     struct stat st {};
@@ -51,9 +48,9 @@ class StreamDataPort : public DataPort {
     polled_.clear();
     items->push_back({nullptr, listener_, ZMQ_POLLIN, 0});
     for (auto& [id, c] : connections_) {
-      const short events =
-          static_cast<short>(ZMQ_POLLIN | (c.writer.empty() ? 0 : ZMQ_POLLOUT));
-      items->push_back({nullptr, c.fd, events, 0});
+      const short events = static_cast<short>(
+          ZMQ_POLLIN | (c->writer().empty() ? 0 : ZMQ_POLLOUT));
+      items->push_back({nullptr, c->fd(), events, 0});
       polled_.push_back(id);
     }
     return 1 + polled_.size();
@@ -81,10 +78,12 @@ class StreamDataPort : public DataPort {
     if (items[0].revents & ZMQ_POLLIN) {
       for (int fd = AcceptDirect(listener_); fd >= 0;
            fd = AcceptDirect(listener_)) {
-        const uint32_t id = next_id_++;
-        auto it = connections_.emplace(id, Connection()).first;
-        it->second.fd = fd;
-        if (!StartHandshake(it)) continue;
+        auto connection = std::make_unique<StreamConnection>(fd);
+        // With a job key installed, the peer is greeted with the hello.
+        if (!connection->Greet(InstalledTransportKeys(), NowSeconds())) {
+          continue;
+        }
+        auto it = connections_.emplace(next_id_++, std::move(connection)).first;
         // Data may already be waiting.
         ReadAll(it);
       }
@@ -96,14 +95,14 @@ class StreamDataPort : public DataPort {
     if (it == connections_.end()) {
       return Unavailable("the worker connection is closed");
     }
-    LS_RETURN_IF_ERROR(it->second.writer.EnqueueLent(std::move(msg), frame));
+    LS_RETURN_IF_ERROR(it->second->writer().EnqueueLent(std::move(msg), frame));
     Flush(it);
     DropIfUnread(it);
     return Status::Ok();
   }
 
   void ReclaimLent() override {
-    for (auto& [id, c] : connections_) c.writer.CopyLent();
+    for (auto& [id, c] : connections_) c->writer().CopyLent();
   }
 
   bool Backlogged() const override { return !backlog_.empty(); }
@@ -120,90 +119,35 @@ class StreamDataPort : public DataPort {
     if (it == connections_.end()) {
       return Unavailable("the worker connection is closed");
     }
-    LS_RETURN_IF_ERROR(it->second.writer.Enqueue(std::move(msg)));
+    LS_RETURN_IF_ERROR(it->second->writer().Enqueue(std::move(msg)));
     Flush(it);
     DropIfUnread(it);
     return Status::Ok();
   }
 
  private:
-  struct Connection {
-    int fd = -1;
-    // Set until the peer proved it holds the job's data key: nothing it
-    // sends is read as a message before.
-    std::unique_ptr<ServerHandshake> handshake;
-    double handshake_deadline_s = 0;
-    FrameReader reader;
-    FrameWriter writer;
-  };
-  using Iter = std::map<uint32_t, Connection>::iterator;
+  using Iter = std::map<uint32_t, std::unique_ptr<StreamConnection>>::iterator;
 
-  // With a job key installed, greets a new connection (false: it is gone).
-  bool StartHandshake(Iter it) {
-    const RoleKeys* keys = InstalledTransportKeys();
-    if (keys == nullptr) return true;
-    Connection& c = it->second;
-    c.handshake = std::make_unique<ServerHandshake>(*keys);
-    c.handshake_deadline_s = NowSeconds() + kHandshakeDeadlineMs / 1000.0;
-    // A fresh socket's send buffer takes the few bytes at once.
-    const std::string& hello = c.handshake->hello();
-    if (send(c.fd, hello.data(), hello.size(), MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(hello.size())) {
-      Drop(it);
-      return false;
+  // Takes the peer's proof as far as it has come. False: the connection is
+  // not (yet) proven, or is gone.
+  bool Authenticate(Iter it) {
+    std::string reason;
+    switch (it->second->Authenticate(&reason)) {
+      case StreamConnection::Proof::kProven:
+        return true;
+      case StreamConnection::Proof::kPending:
+        return false;
+      case StreamConnection::Proof::kRefused:
+        if (++refused_connections_ <= 10 || refused_connections_ % 1000 == 0) {
+          LS_LOG(Warning) << "refused a data connection ("
+                          << refused_connections_ << " so far): " << reason;
+        }
+        break;
+      case StreamConnection::Proof::kGone:
+        break;
     }
-    return true;
-  }
-
-  // Reads the client's proof; answers once it is whole. False: the
-  // connection is not (yet) authenticated, or is gone.
-  bool ContinueHandshake(Iter it) {
-    Connection& c = it->second;
-    while (c.handshake->wanted() > 0) {
-      const ssize_t n =
-          recv(c.fd, c.handshake->into(), c.handshake->wanted(), 0);
-      if (n > 0) {
-        c.handshake->Received(static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
-      Drop(it);  // closed before proving anything
-      return false;
-    }
-    auto proof = c.handshake->Finish();
-    if (!proof.ok() || send(c.fd, proof->data(), proof->size(), MSG_NOSIGNAL) !=
-                           static_cast<ssize_t>(proof->size())) {
-      if (++refused_connections_ <= 10 || refused_connections_ % 1000 == 0) {
-        LS_LOG(Warning) << "refused a data connection (" << refused_connections_
-                        << " so far): "
-                        << (proof.ok() ? "it left" : proof.status().message());
-      }
-      Drop(it);
-      return false;
-    }
-    const SessionKeys session = c.handshake->session_keys();
-    c.handshake.reset();
-    return session.mode != DataSecurity::kAead || Seal(it, session);
-  }
-
-  // The aead data plane: everything after the handshake is sealed, both
-  // ways. False: the connection is gone.
-  bool Seal(Iter it, const SessionKeys& session) {
-    auto opener = RecordCipher::Create(session.client_to_server,
-                                       RecordCipher::Direction::kOpen);
-    auto sealer = RecordCipher::Create(session.server_to_client,
-                                       RecordCipher::Direction::kSeal);
-    if (!opener.ok() || !sealer.ok()) {
-      LS_LOG(Warning)
-          << "closed a data connection: "
-          << (opener.ok() ? sealer.status() : opener.status()).message();
-      Drop(it);
-      return false;
-    }
-    it->second.reader.Open(std::move(*opener));
-    it->second.writer.Seal(std::move(*sealer));
-    return true;
+    Drop(it);
+    return false;
   }
 
   // Closes connections that have not authenticated within the deadline: an
@@ -213,7 +157,7 @@ class StreamDataPort : public DataPort {
     const double now = NowSeconds();
     for (auto it = connections_.begin(); it != connections_.end();) {
       auto next = std::next(it);
-      if (it->second.handshake && now > it->second.handshake_deadline_s) {
+      if (it->second->late(now)) {
         ++handshake_timeouts_;
         Drop(it);
       }
@@ -225,9 +169,9 @@ class StreamDataPort : public DataPort {
   // of replies unread.
   void DropIfUnread(Iter it) {
     if (it != connections_.end() &&
-        it->second.writer.queued_bytes() > kMaxQueuedReplyBytes) {
+        it->second->writer().queued_bytes() > kMaxQueuedReplyBytes) {
       LS_LOG(Warning) << "closed a data connection that left "
-                      << it->second.writer.queued_bytes()
+                      << it->second->writer().queued_bytes()
                       << " bytes of replies unread";
       Drop(it);
     }
@@ -249,14 +193,14 @@ class StreamDataPort : public DataPort {
   // Takes at most kMaxMessagesPerRead messages from one connection, then
   // notes it as backlogged, so one busy worker cannot starve the others.
   void ReadAll(Iter it) {
-    if (it->second.handshake && !ContinueHandshake(it)) return;
+    if (!it->second->proven() && !Authenticate(it)) return;
     Message msg;
     for (int taken = 0;; ++taken) {
       if (taken == kMaxMessagesPerRead) {
         backlog_.insert(it->first);
         return;
       }
-      auto r = it->second.reader.Read(it->second.fd, &msg);
+      auto r = it->second->reader().Read(it->second->fd(), &msg);
       if (!r.ok()) {
         ++bad_streams_;
         LS_LOG(Warning) << "closed a data connection: " << r.status().message();
@@ -274,7 +218,7 @@ class StreamDataPort : public DataPort {
   }
 
   void Flush(Iter& it) {
-    auto done = it->second.writer.Flush(it->second.fd);
+    auto done = it->second->writer().Flush(it->second->fd());
     if (!done.ok()) {
       Drop(it);
       it = connections_.end();
@@ -282,7 +226,6 @@ class StreamDataPort : public DataPort {
   }
 
   void Drop(Iter it) {
-    close(it->second.fd);
     backlog_.erase(it->first);
     connections_.erase(it);
   }
@@ -292,7 +235,7 @@ class StreamDataPort : public DataPort {
   ino_t ipc_inode_ = 0;
   uint32_t next_id_ = 1;
   std::set<uint32_t> backlog_;  // connections Process must read again
-  std::map<uint32_t, Connection> connections_;
+  std::map<uint32_t, std::unique_ptr<StreamConnection>> connections_;
   std::vector<uint32_t> polled_;
   std::deque<Message> ready_;
 };
