@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/transport/buffer_pool.h"
@@ -26,6 +27,12 @@ FrameReader::FrameReader(Allocator allocate)
               : [](size_t
                        size) { return BufferPool::Process().TryFrame(size); }),
       stage_(new char[kStageBytes]) {}
+
+void FrameReader::Open(std::unique_ptr<RecordCipher> opener) {
+  // Bytes already staged were read as clear ones.
+  if (mid_message()) std::abort();
+  opener_ = std::move(opener);
+}
 
 bool FrameReader::mid_message() const {
   return state_ != State::kPrefix || staged() > 0;

@@ -38,10 +38,9 @@ class FrameReader {
   explicit FrameReader(Allocator allocate = nullptr);
 
   // Reads only sealed messages from now on, opened by `opener` (a kOpen
-  // cipher): the aead data plane, after the handshake.
-  void Open(std::unique_ptr<RecordCipher> opener) {
-    opener_ = std::move(opener);
-  }
+  // cipher): the aead data plane, after the handshake. REQUIRES: nothing
+  // read yet is held (!mid_message()).
+  void Open(std::unique_ptr<RecordCipher> opener);
 
   // Reads until one whole message is available (kMessage: *out holds it,
   // peer untouched, envelope unset — VerifyHeader next), the socket has

@@ -6,11 +6,18 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/transport/buffer_pool.h"
 
 namespace lockstep {
+
+void FrameWriter::Seal(std::unique_ptr<RecordCipher> sealer) {
+  // A message queued in the clear has no sealed layout to continue.
+  if (!queue_.empty()) std::abort();
+  sealer_ = std::move(sealer);
+}
 
 Status FrameWriter::Enqueue(Message&& msg) {
   if (1 + msg.payloads.size() > kMaxDirectFrames) {
@@ -119,7 +126,7 @@ void FrameWriter::CopyLent() {
       // Sealing the rest reads the lent bytes once, as a copy would; the
       // messages before it are sealed first, in order.
       for (size_t before = 0; before <= q; ++before) {
-        SealAhead(queue_[before], SIZE_MAX);
+        if (queue_[before].sealed_mode()) SealAhead(queue_[before], SIZE_MAX);
       }
       continue;
     }

@@ -21,10 +21,9 @@ namespace lockstep {
 class FrameWriter {
  public:
   // Seals every message enqueued from now on with `sealer` (a kSeal
-  // cipher): the aead data plane, after the handshake.
-  void Seal(std::unique_ptr<RecordCipher> sealer) {
-    sealer_ = std::move(sealer);
-  }
+  // cipher): the aead data plane, after the handshake. REQUIRES: nothing
+  // is queued.
+  void Seal(std::unique_ptr<RecordCipher> sealer);
 
   // Queues `msg`; sealing, its frames are sealed record by record ahead
   // of the writes. Errors: more than kMaxDirectFrames frames (nothing is

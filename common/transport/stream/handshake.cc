@@ -24,7 +24,9 @@ uint32_t ModeWord(DataSecurity mode) {
 
 std::string Mac(const std::string& secret, const char* label,
                 const std::string& hello, const char* client_nonce) {
-  std::string input = label;
+  // The label's terminating NUL goes in too: no label is a prefix of
+  // another's input, so a proof and a record key never share one.
+  std::string input(label, std::strlen(label) + 1);
   input += hello;
   input.append(client_nonce, kHandshakeNonceBytes);
   unsigned char out[EVP_MAX_MD_SIZE];
@@ -43,6 +45,10 @@ std::string Nonce() {
     std::abort();
   }
   return nonce;
+}
+
+void Wipe(std::string& secret) {
+  OPENSSL_cleanse(secret.data(), secret.size());
 }
 
 SessionKeys KeysFor(DataSecurity mode, const std::string& secret,
@@ -93,6 +99,13 @@ Status Exactly(int fd, char* data, size_t size, short event,
 }
 
 }  // namespace
+
+SessionKeys::~SessionKeys() {
+  Wipe(client_to_server);
+  Wipe(server_to_client);
+}
+
+ServerHandshake::~ServerHandshake() { Wipe(secret_); }
 
 ServerHandshake::ServerHandshake(const RoleKeys& keys)
     : mode_(keys.data_plane), secret_(keys.data_secret) {

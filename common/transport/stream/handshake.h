@@ -5,8 +5,8 @@
 //   server -> client  hello: u32 "LSA1" | u32 mode (1 auth, 2 aead) |
 //                     32-byte nonce
 //   client -> server  u32 "LSA1" | 32-byte nonce | HMAC-SHA256(K, "lockstep
-//                     client" | hello | client nonce)
-//   server -> client  HMAC-SHA256(K, "lockstep server" | hello | client
+//                     client\0" | hello | client nonce)
+//   server -> client  HMAC-SHA256(K, "lockstep server\0" | hello | client
 //                     nonce)
 //
 // Fresh nonces on both sides: a proof captured from one connection is
@@ -17,7 +17,8 @@
 // before the server has proved itself. `auth` authenticates the
 // connection only; `aead` then seals every record (record_cipher.h) under
 // two keys of this connection alone, HMAC-SHA256(K, "lockstep client to
-// server" | hello | client nonce) and the same with "server to client".
+// server\0" | hello | client nonce) and the same with "server to client".
+// Each label ends in its NUL, so no label is a prefix of another's input.
 // Thread-safety: a ServerHandshake belongs to its connection's thread.
 #ifndef LOCKSTEP_COMMON_TRANSPORT_STREAM_HANDSHAKE_H_
 #define LOCKSTEP_COMMON_TRANSPORT_STREAM_HANDSHAKE_H_
@@ -37,6 +38,14 @@ struct SessionKeys {
   DataSecurity mode = DataSecurity::kAuth;
   std::string client_to_server;
   std::string server_to_client;
+
+  SessionKeys() = default;
+  SessionKeys(const SessionKeys&) = default;
+  SessionKeys& operator=(const SessionKeys&) = default;
+  SessionKeys(SessionKeys&&) = default;
+  SessionKeys& operator=(SessionKeys&&) = default;
+  // Wiped when dropped: the record ciphers hold their own copies.
+  ~SessionKeys();
 };
 
 inline constexpr uint32_t kHandshakeMagic = 0x3141534c;  // "LSA1"
@@ -52,6 +61,12 @@ class ServerHandshake {
  public:
   // REQUIRES: keys.data_secret holds kDataSecretBytes bytes.
   explicit ServerHandshake(const RoleKeys& keys);
+  // Wipes its copy of the data secret.
+  ~ServerHandshake();
+  ServerHandshake(const ServerHandshake&) = delete;
+  ServerHandshake& operator=(const ServerHandshake&) = delete;
+  ServerHandshake(ServerHandshake&&) = delete;
+  ServerHandshake& operator=(ServerHandshake&&) = delete;
 
   // Sent as the connection is accepted.
   const std::string& hello() const { return hello_; }

@@ -157,6 +157,27 @@ TEST_F(SealedStreamTest, RoundTripsFramesOfEverySizeAcrossRecordEdges) {
   EXPECT_LT(reader.staged_copy_bytes(), uint64_t{1} << 20);
 }
 
+// A peer's bytes one at a time: every prefix, size list, record and tag
+// split at every offset (the reader keeps its place between reads).
+TEST_F(SealedStreamTest, ReadsASealedStreamThatArrivesOneByteAtATime) {
+  const std::vector<Shape> shapes = {{{40, 70000, 0, 5}, 1}, {{12}, 2}};
+  const std::string wire = SealedBytes(shapes);
+  FrameReader reader;
+  reader.Open(Key('k', RecordCipher::Direction::kOpen));
+  std::vector<Message> got;
+  for (char byte : wire) {
+    ASSERT_EQ(send(a_, &byte, 1, 0), 1);
+    Message msg;
+    auto r = reader.Read(b_, &msg);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    if (*r == FrameReader::Result::kMessage) got.push_back(std::move(msg));
+  }
+  ASSERT_EQ(got.size(), shapes.size());
+  for (size_t m = 0; m < shapes.size(); ++m) {
+    EXPECT_TRUE(Same(got[m], Sized(shapes[m].sizes, shapes[m].seed))) << m;
+  }
+}
+
 // Every byte of the stream is covered: one flipped bit anywhere (the
 // prefix, the sealed sizes, a tag, the header, a payload) ends the stream
 // instead of yielding a message that differs from the one sent.
