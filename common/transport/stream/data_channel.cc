@@ -39,14 +39,10 @@ class StreamDataChannel : public DataChannel {
 
   // The aead data plane: seals what it sends, opens what it receives.
   Status Seal(const SessionKeys& session) {
-    LS_ASSIGN_OR_RETURN(auto sealer,
-                        RecordCipher::Create(session.client_to_server,
-                                             RecordCipher::Direction::kSeal));
-    LS_ASSIGN_OR_RETURN(auto opener,
-                        RecordCipher::Create(session.server_to_client,
-                                             RecordCipher::Direction::kOpen));
-    writer_.Seal(std::move(sealer));
-    reader_.Open(std::move(opener));
+    LS_ASSIGN_OR_RETURN(RecordCiphers ciphers,
+                        CiphersFor(session, HandshakeSide::kClient));
+    writer_.Seal(std::move(ciphers.seal));
+    reader_.Open(std::move(ciphers.open));
     return Status::Ok();
   }
 

@@ -133,6 +133,21 @@ SessionKeys ServerHandshake::session_keys() const {
   return KeysFor(mode_, secret_, hello_, reply_.data() + 4);
 }
 
+StatusOr<RecordCiphers> CiphersFor(const SessionKeys& session,
+                                   HandshakeSide side) {
+  const bool server = side == HandshakeSide::kServer;
+  RecordCiphers ciphers;
+  LS_ASSIGN_OR_RETURN(ciphers.seal,
+                      RecordCipher::Create(server ? session.server_to_client
+                                                  : session.client_to_server,
+                                           RecordCipher::Direction::kSeal));
+  LS_ASSIGN_OR_RETURN(ciphers.open,
+                      RecordCipher::Create(server ? session.client_to_server
+                                                  : session.server_to_client,
+                                           RecordCipher::Direction::kOpen));
+  return ciphers;
+}
+
 StatusOr<SessionKeys> ClientHandshake(int fd, const RoleKeys& keys,
                                       double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() +

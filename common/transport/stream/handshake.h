@@ -25,10 +25,12 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/security/job_keys.h"
 #include "common/status.h"
+#include "common/transport/stream/record_cipher.h"
 
 namespace lockstep {
 
@@ -89,6 +91,17 @@ class ServerHandshake {
   std::array<char, kClientProofBytes> reply_{};
   size_t received_ = 0;
 };
+
+// One end's record ciphers of an aead connection: what it seals its
+// records with and what it opens its peer's with.
+struct RecordCiphers {
+  std::unique_ptr<RecordCipher> seal;
+  std::unique_ptr<RecordCipher> open;
+};
+enum class HandshakeSide { kServer, kClient };
+// REQUIRES: session.mode is kAead. Errors: a key OpenSSL refuses.
+StatusOr<RecordCiphers> CiphersFor(const SessionKeys& session,
+                                   HandshakeSide side);
 
 // The client's side on a connected, non-blocking `fd`: waits (at most
 // timeout_s) for the server's hello, proves itself, and checks the

@@ -56,14 +56,10 @@ StreamConnection::Proof StreamConnection::Authenticate(std::string* reason) {
 }
 
 Status StreamConnection::Seal(const SessionKeys& session) {
-  LS_ASSIGN_OR_RETURN(auto opener,
-                      RecordCipher::Create(session.client_to_server,
-                                           RecordCipher::Direction::kOpen));
-  LS_ASSIGN_OR_RETURN(auto sealer,
-                      RecordCipher::Create(session.server_to_client,
-                                           RecordCipher::Direction::kSeal));
-  reader_.Open(std::move(opener));
-  writer_.Seal(std::move(sealer));
+  LS_ASSIGN_OR_RETURN(RecordCiphers ciphers,
+                      CiphersFor(session, HandshakeSide::kServer));
+  reader_.Open(std::move(ciphers.open));
+  writer_.Seal(std::move(ciphers.seal));
   return Status::Ok();
 }
 

@@ -14,6 +14,7 @@
 #include "common/transport/buffer_pool.h"
 #include "common/transport/stream/frame_reader.h"
 #include "common/transport/stream/frame_writer.h"
+#include "tests/support/socket_pair.h"
 #include "tests/test_seed.h"
 
 namespace lockstep {
@@ -54,19 +55,8 @@ void ExpectSame(const Message& got, const std::vector<size_t>& sizes,
   }
 }
 
-// A connected pair of non-blocking stream sockets.
-class DirectTransportTest : public ::testing::Test {
+class DirectTransportTest : public SocketPairTest {
  protected:
-  void SetUp() override {
-    int fds[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-    a_ = fds[0];
-    b_ = fds[1];
-  }
-  void TearDown() override {
-    if (a_ >= 0) close(a_);
-    if (b_ >= 0) close(b_);
-  }
   // Writes raw bytes to a_, all of them.
   void WriteRaw(const std::string& bytes) {
     ASSERT_EQ(write(a_, bytes.data(), bytes.size()),
@@ -76,7 +66,6 @@ class DirectTransportTest : public ::testing::Test {
   StatusOr<FrameReader::Result> ReadOne(FrameReader& reader, Message* out) {
     return reader.Read(b_, out);
   }
-  int a_ = -1, b_ = -1;
 };
 
 TEST_F(DirectTransportTest, RoundTripsFramesOfEverySize) {

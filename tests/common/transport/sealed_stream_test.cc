@@ -17,6 +17,7 @@
 #include "common/transport/stream/socket.h"
 #include "common/transport/transport_keys.h"
 #include "tests/support/echo_server.h"
+#include "tests/support/socket_pair.h"
 
 namespace lockstep {
 namespace {
@@ -69,19 +70,8 @@ bool Same(const Message& a, const Message& b) {
   return true;
 }
 
-class SealedStreamTest : public ::testing::Test {
+class SealedStreamTest : public SocketPairTest {
  protected:
-  void SetUp() override {
-    int fds[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-    a_ = fds[0];
-    b_ = fds[1];
-  }
-  void TearDown() override {
-    close(a_);
-    close(b_);
-  }
-
   // The bytes a sealing writer (key 'k') puts on the wire for messages
   // of these shapes.
   std::string SealedBytes(const std::vector<Shape>& shapes) {
@@ -121,8 +111,6 @@ class SealedStreamTest : public ::testing::Test {
       }
     }
   }
-
-  int a_ = -1, b_ = -1;
 };
 
 TEST_F(SealedStreamTest, RoundTripsFramesOfEverySizeAcrossRecordEdges) {
