@@ -4,6 +4,15 @@
 #include "coordinator/run_recorder.h"
 
 namespace lockstep {
+namespace {
+
+// The key a peer of `role` holds: servers the server key, workers and the
+// evaluator the worker key.
+const char* KeyOf(wire::Role role) {
+  return role == wire::Role::Server ? "server" : "worker";
+}
+
+}  // namespace
 
 Status AccessControl::Check(const std::string& key_role, const char* needed,
                             const std::string& what) {
@@ -40,15 +49,13 @@ Status AccessControl::CheckAuthenticated(const std::string& key_role) {
 
 Status AccessControl::CheckRegister(const std::string& key_role,
                                     wire::Role role) {
-  const char* needed = role == wire::Role::Server ? "server" : "worker";
-  return Check(key_role, needed,
+  return Check(key_role, KeyOf(role),
                std::string("registering as ") + RoleName(role));
 }
 
 Status AccessControl::CheckSideHeartbeat(const std::string& key_role,
                                          wire::Role role) {
-  const char* needed = role == wire::Role::Server ? "server" : "worker";
-  return Check(key_role, needed,
+  return Check(key_role, KeyOf(role),
                std::string("a heartbeat for a ") + RoleName(role));
 }
 

@@ -12,7 +12,7 @@
 // The file is text, one "name value" pair a line (a line starting with
 // '#' is a comment):
 //   role worker
-//   data-plane auth            (the only mode built)
+//   data-plane auth            (auth or aead)
 //   secret <40 Z85 chars>      (this role's CurveZMQ secret key)
 //   public-coordinator <Z85>   (and public-server, -worker, -admin)
 //   data-secret <64 hex>       (servers and workers only)
