@@ -9,6 +9,7 @@
 #include "common/prefaulted.h"
 #include "common/security/key_flags.h"
 #include "common/termination.h"
+#include "common/transport/endpoint.h"
 #include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "server/server_shard.h"
@@ -88,11 +89,14 @@ int Main(int argc, char** argv) {
   lockstep::InstallTransportKeys(std::move(*keys));
   if (const lockstep::RoleKeys* installed =
           lockstep::InstalledTransportKeys()) {
-    const bool sealed = installed->data_plane == lockstep::DataSecurity::kAead;
+    // The ZeroMQ data port is CurveZMQ, sealed whatever the keys' mode.
+    const char* how = lockstep::IsZmqDataEndpoint(opts->listen)
+                          ? " (CurveZMQ: every message sealed)"
+                      : installed->data_plane == lockstep::DataSecurity::kAead
+                          ? " (every record sealed with AES-256-GCM)"
+                          : " (peers authenticated, records in the clear)";
     LS_LOG(Info) << "data plane: "
-                 << lockstep::DataSecurityName(installed->data_plane)
-                 << (sealed ? " (every record sealed with AES-256-GCM)"
-                            : " (peers authenticated, records in the clear)");
+                 << lockstep::DataSecurityName(installed->data_plane) << how;
   }
   auto server = lockstep::ServerShard::Create(*opts);
   if (!server.ok()) {
