@@ -115,6 +115,8 @@ Status ValidateJobConfig(const JobConfig& c) {
   }
   if (c.snapshot_keep < 1)
     return InvalidArgument("--snapshot-keep must be >= 1");
+  if (c.snapshot_full_every < 1)
+    return InvalidArgument("--snapshot-full-every must be >= 1 (1: all full)");
   if (!(c.max_grad_norm >= 0) || !std::isfinite(c.max_grad_norm)) {
     return InvalidArgument("--max-grad-norm must be >= 0 (0: no bound)");
   }

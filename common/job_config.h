@@ -74,6 +74,10 @@ struct JobConfig {
   double snapshot_every_s = 0;
   std::string snapshot_dir;
   uint32_t snapshot_keep = 3;
+  // A shard writes a full round at least every snapshot_full_every rounds;
+  // the ones between hold only what changed since the round before
+  // (dense chunks whose bytes changed, sparse rows touched). 1: all full.
+  uint32_t snapshot_full_every = 8;
   // Poisoned pushes (server/push_guard.h): a shard refuses a push whose
   // values are not all finite, or whose gradient's L2 norm over the
   // shard's keys is above max_grad_norm (0 = no bound); with

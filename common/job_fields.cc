@@ -97,6 +97,11 @@ std::vector<JobField> SnapshotAndResolvedFields() {
             "manifest.json"),
       Field("snapshot_keep", "snapshot-keep", &C::snapshot_keep,
             "keep the newest R complete rounds, delete older ones"),
+      Field("snapshot_full_every", "snapshot-full-every",
+            &C::snapshot_full_every,
+            "a full round at least every K rounds; the rounds between "
+            "store only what changed since the round before (1 = all "
+            "full)"),
       Field("max_grad_norm", "max-grad-norm", &C::max_grad_norm,
             "refuse (or clip) a push whose gradient's L2 norm over one "
             "shard's keys is above this (0 = no bound; pushes with values "

@@ -196,7 +196,7 @@ Status ServerShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
                  << " shard stores: " << restored->bytes_read / 1e6 << " MB in "
                  << NowSeconds() - start << " s";
   }
-  rounds_.Open(job_.snapshot_dir, shard_);
+  rounds_.Open(job_.snapshot_dir, shard_, job_.snapshot_full_every);
   // A rollback's welcome (epoch > 0) is answered once this shard holds the
   // round: the coordinator resumes the workers only when every shard has
   // said so, and it drops data requests of other epochs meanwhile.
@@ -237,7 +237,11 @@ void ServerShard::SendSnapshotDone(const ShardRounds::Report& report) {
   } else {
     LS_LOG(Debug) << "snapshot round " << report.round
                   << " durable: " << report.bytes << " bytes in "
-                  << report.write_s << " s";
+                  << report.write_s << " s"
+                  << (report.parent == 0
+                          ? std::string(" (full)")
+                          : " (changes since round " +
+                                std::to_string(report.parent) + ")");
   }
   flatbuffers::FlatBufferBuilder fbb(256);
   std::vector<flatbuffers::Offset<wire::PushCutEntry>> cut;

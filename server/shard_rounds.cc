@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "server/snapshot/round_chain.h"
 #include "server/store/rocksdb_store.h"
 
 namespace lockstep {
@@ -25,7 +27,9 @@ std::string ShardStorePath(const std::string& dir, uint32_t shard) {
 
 ShardRounds::~ShardRounds() { JoinWriter(); }
 
-void ShardRounds::Open(const std::string& dir, uint32_t shard) {
+void ShardRounds::Open(const std::string& dir, uint32_t shard,
+                       uint32_t full_every) {
+  full_every_ = std::max<uint32_t>(full_every, 1);
   round_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (const char* delay = std::getenv("LOCKSTEP_FAULT_ROUND_DELAY_MS")) {
     fault_delay_ms_ = std::atoi(delay);
@@ -53,6 +57,7 @@ void ShardRounds::Drop(ShardModel* model) {
   Unwatch(model);
   capture_.reset();
   store_.reset();
+  basis_round_ = 0;  // the model is rolled back: the next round is full
 }
 
 StatusOr<RestoredShard> ShardRounds::Restore(const std::string& dir,
@@ -106,6 +111,10 @@ std::optional<ShardRounds::Report> ShardRounds::Start(ShardRoundMeta meta,
   if (model->sparse() != nullptr) {
     model->sparse()->WatchCapture(capture_.get(), dense_arrays);
   }
+  // Changes since the last durable round, while the chain is short enough.
+  const bool incremental = basis_round_ != 0 && basis_round_ < meta.round &&
+                           chain_ + 1 < full_every_;
+  meta.parent = incremental ? basis_round_ : 0;
   report_ = Report();
   report_.round = meta.round;
   report_.clock = meta.clock;
@@ -131,11 +140,24 @@ Status ShardRounds::WriteInBackground(const ShardRoundMeta& meta,
   // A round number the coordinator never recorded (its manifest was not
   // updated before a restart) may exist from an earlier life: replace it.
   LS_RETURN_IF_ERROR(store_->DeleteRound(meta.round));
-  LS_RETURN_IF_ERROR(WriteShardRound(*store_, meta, *capture_));
+  ShardRoundMeta written;
+  LS_RETURN_IF_ERROR(WriteShardRound(*store_, meta, *capture_, &written));
+  report_.parent = written.parent;
   LS_ASSIGN_OR_RETURN(report_.bytes, store_->RoundBytes(meta.round));
+  return Prune(keep_from);
+}
+
+Status ShardRounds::Prune(uint64_t keep_from) {
   LS_ASSIGN_OR_RETURN(const std::vector<uint64_t> rounds, store_->ListRounds());
+  uint64_t needed = keep_from;
   for (uint64_t r : rounds) {
-    if (r < keep_from) LS_RETURN_IF_ERROR(store_->DeleteRound(r));
+    if (r < keep_from) continue;
+    LS_ASSIGN_OR_RETURN(const std::vector<ShardRoundMeta> chain,
+                        ReadRoundChain(*store_, r));
+    needed = std::min(needed, chain.front().round);
+  }
+  for (uint64_t r : rounds) {
+    if (r < needed) LS_RETURN_IF_ERROR(store_->DeleteRound(r));
   }
   return Status::Ok();
 }
@@ -149,6 +171,12 @@ std::optional<ShardRounds::Report> ShardRounds::Finish(ShardModel* model) {
   Unwatch(model);
   report_.copied_on_apply = capture_->chunks_copied_by_mutator();
   spare_capture_ = std::move(capture_);
+  if (report_.status.ok()) {
+    chain_ = report_.parent == 0 ? 0 : chain_ + 1;
+    basis_round_ = report_.round;
+  } else {
+    basis_round_ = 0;  // its image is not in the store
+  }
   return report_;
 }
 

@@ -3,7 +3,10 @@
 // start-up. The shard's thread freezes a round (Start: a capture over the
 // model's arrays, O(chunks)); a thread of this class copies and writes it
 // and then makes fd() readable; Finish, on the shard's thread, joins it and
-// hands back the report the coordinator gets (SnapshotDone).
+// hands back the report the coordinator gets (SnapshotDone). A round is
+// incremental (server/snapshot/shard_round.h) when the last one was
+// durable in this life of the shard and the chain since the last full
+// round is shorter than the job's snapshot_full_every.
 // Thread-safety: every method on the shard's thread; the writer thread
 // touches only the capture, the store and the report until fd() signals.
 #ifndef LOCKSTEP_SERVER_SHARD_ROUNDS_H_
@@ -36,6 +39,7 @@ class ShardRounds {
     double freeze_ms = 0;
     double write_s = 0;
     uint64_t copied_on_apply = 0;
+    uint64_t parent = 0;  // the round this one holds the changes since
     std::map<uint32_t, int64_t> contained;
   };
 
@@ -44,16 +48,18 @@ class ShardRounds {
   ShardRounds(const ShardRounds&) = delete;
   ShardRounds& operator=(const ShardRounds&) = delete;
 
-  // Opens shard `shard`'s store under `dir` ("": the job takes no rounds).
-  // A store that cannot be opened is logged, and every round then fails
-  // saying why.
-  void Open(const std::string& dir, uint32_t shard);
+  // Opens shard `shard`'s store under `dir` ("": the job takes no rounds),
+  // writing a full round at least every `full_every` rounds (1: every
+  // round is full). A store that cannot be opened is logged, and every
+  // round then fails saying why.
+  void Open(const std::string& dir, uint32_t shard, uint32_t full_every);
   // Welcomed again (a rollback): the round in flight is abandoned (its
   // writer joined, its capture dropped, `model` no longer watched) and the
   // store closed. `model` may be unbuilt.
   void Drop(ShardModel* model);
   // Freezes round `meta.round` of `model` and starts writing it; rounds
-  // older than `keep_from` are deleted once it is durable. A round that
+  // older than `keep_from` are deleted once it is durable, unless a round
+  // from keep_from on is built on them (incremental). A round that
   // cannot start (one still being written, no store) is reported failed
   // at once: the report is returned for the coordinator.
   std::optional<Report> Start(ShardRoundMeta meta, uint64_t keep_from,
@@ -75,6 +81,9 @@ class ShardRounds {
 
  private:
   Status WriteInBackground(const ShardRoundMeta& meta, uint64_t keep_from);
+  // Deletes the rounds older than `keep_from` and than every chain of a
+  // round from keep_from on.
+  Status Prune(uint64_t keep_from);
   void JoinWriter();
   static void Unwatch(ShardModel* model);
 
@@ -85,6 +94,12 @@ class ShardRounds {
   // The last finished capture, kept for its image buffers (a shard with
   // snapshots holds a second copy of its arrays, as any double buffer).
   std::unique_ptr<SnapshotCapture> spare_capture_;
+  // The durable round whose content spare_capture_'s image holds (0: none
+  // this life, or the state was rolled back), and how many incremental
+  // rounds lead to it from the last full one.
+  uint64_t basis_round_ = 0;
+  uint32_t chain_ = 0;
+  uint32_t full_every_ = 1;
   // Written by writer_ until it signals round_fd_, then read by Finish.
   Report report_;
   int round_fd_ = -1;

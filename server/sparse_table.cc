@@ -142,11 +142,15 @@ void SparseTable::ApplyChunk(size_t first, size_t count, const float* grads,
 
 std::vector<CaptureArray> SparseTable::SnapshotArrays() const {
   std::vector<CaptureArray> arrays;
-  arrays.push_back({"sparse_ids", std::as_bytes(std::span(ids_))});
-  arrays.push_back({"sparse_weights", std::as_bytes(std::span(weights_))});
+  // Changes are recorded per row: an incremental round stores the rows
+  // that changed.
+  const size_t row = dim_ * sizeof(float);
+  arrays.push_back(
+      {"sparse_ids", std::as_bytes(std::span(ids_)), sizeof(uint64_t)});
+  arrays.push_back({"sparse_weights", std::as_bytes(std::span(weights_)), row});
   for (int s = 0; s < state_slots_; ++s) {
     arrays.push_back({"sparse_state_" + std::to_string(s),
-                      std::as_bytes(std::span(state_[s]))});
+                      std::as_bytes(std::span(state_[s])), row});
   }
   return arrays;
 }

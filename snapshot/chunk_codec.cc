@@ -124,7 +124,7 @@ Status ChunkOrder::Next(std::string_view array, uint32_t index) {
   LS_RETURN_IF_ERROR(CheckArrayName(array));
   const bool same = index_ >= 0 && array == array_;
   const bool next_array = index_ < 0 || array > array_;
-  if ((same && index == index_ + 1) || (!same && next_array && index == 0)) {
+  if ((same && index > index_) || (!same && next_array)) {
     array_ = array;
     index_ = index;
     return Status::Ok();

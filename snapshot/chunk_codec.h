@@ -45,7 +45,7 @@ StatusOr<std::string_view> VerifyChunk(std::string_view value,
                                        const std::string& what);
 
 // Checks that chunks arrive in the order RoundWriter::AddChunk requires:
-// arrays by name ascending, each from chunk 0 without gaps.
+// arrays by name ascending, each's chunks by index ascending.
 class ChunkOrder {
  public:
   Status Next(std::string_view array, uint32_t index);

@@ -14,8 +14,10 @@ flatbuffers::Offset<wire::ShardRoundMeta> BuildMeta(
     flatbuffers::FlatBufferBuilder& fbb, const ShardRoundMeta& meta) {
   std::vector<flatbuffers::Offset<wire::SnapshotArray>> arrays;
   for (const ShardRoundMeta::Array& a : meta.arrays) {
-    arrays.push_back(wire::CreateSnapshotArray(fbb, fbb.CreateString(a.name),
-                                               a.bytes, a.chunks));
+    const auto name = fbb.CreateString(a.name);
+    const auto stored = a.partial ? fbb.CreateVector(a.stored) : 0;
+    arrays.push_back(wire::CreateSnapshotArray(fbb, name, a.bytes, a.chunks,
+                                               stored, a.partial));
   }
   std::vector<flatbuffers::Offset<wire::PushCut>> contained;
   for (const auto& [worker, clock] : meta.contained) {
@@ -30,7 +32,19 @@ flatbuffers::Offset<wire::ShardRoundMeta> BuildMeta(
       fbb, kShardRoundFormat, meta.round, meta.clock, meta.shard, layout, job,
       optimizer, meta.state_slots, meta.step, meta.sparse_rows,
       meta.chunk_bytes, arrays_offset, contained_offset, meta.unix_time,
-      meta.time);
+      meta.time, meta.parent);
+}
+
+// A partial array's stored chunks must be ascending indices of it.
+Status CheckStoredChunks(const ShardRoundMeta::Array& a) {
+  for (size_t i = 0; i < a.stored.size(); ++i) {
+    if (a.stored[i] >= a.chunks || (i > 0 && a.stored[i] <= a.stored[i - 1])) {
+      return Corruption("snapshot meta: array " + a.name +
+                        " lists its stored chunks out of order or past its " +
+                        std::to_string(a.chunks) + " chunks");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -56,9 +70,11 @@ StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes) {
     return Corruption("snapshot meta does not verify");
   }
   const auto* m = wire::GetShardRoundMeta(bytes.data());
-  if (m->format() != kShardRoundFormat) {
+  if (m->format() < kOldestShardRoundFormat ||
+      m->format() > kShardRoundFormat) {
     return Corruption("snapshot meta has format " +
                       std::to_string(m->format()) + ", this build reads " +
+                      std::to_string(kOldestShardRoundFormat) + " to " +
                       std::to_string(kShardRoundFormat));
   }
   ShardRoundMeta meta;
@@ -75,9 +91,26 @@ StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes) {
   meta.chunk_bytes = m->chunk_bytes();
   if (m->arrays() != nullptr) {
     for (const auto* a : *m->arrays()) {
-      meta.arrays.push_back(
-          {a->name() ? a->name()->str() : "", a->bytes(), a->chunks()});
+      ShardRoundMeta::Array array{a->name() ? a->name()->str() : "",
+                                  a->bytes(),
+                                  a->chunks(),
+                                  a->partial(),
+                                  {}};
+      if (a->stored() != nullptr) {
+        if (!ElementsAligned(a->stored())) {
+          return Corruption("snapshot meta has a misaligned chunk list");
+        }
+        array.stored.assign(a->stored()->begin(), a->stored()->end());
+      }
+      LS_RETURN_IF_ERROR(CheckStoredChunks(array));
+      meta.arrays.push_back(std::move(array));
     }
+  }
+  meta.parent = m->parent();
+  if (meta.parent >= meta.round && meta.parent != 0) {
+    return Corruption("snapshot meta of round " + std::to_string(meta.round) +
+                      " names a later parent round " +
+                      std::to_string(meta.parent));
   }
   if (!ElementsAligned(m->contained())) {
     return Corruption("snapshot meta has a misaligned cut");

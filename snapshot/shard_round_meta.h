@@ -19,7 +19,17 @@
 namespace lockstep {
 
 // Version of the stored meta; a round of another format is refused.
-inline constexpr uint32_t kShardRoundFormat = 1;
+// Format 2 added incremental rounds (parent, partial arrays); a format 1
+// round reads as a full one.
+inline constexpr uint32_t kShardRoundFormat = 2;
+inline constexpr uint32_t kOldestShardRoundFormat = 1;
+
+// An incremental round's sparse arrays hold only the rows this array lists
+// (uint64 row indices, ascending).
+inline constexpr char kSparseChangedArray[] = "sparse_changed";
+// A sparse table's ids; an incremental round holds the new rows' only (a
+// row's id never changes), rows parent's sparse_rows to sparse_rows.
+inline constexpr char kSparseIdsArray[] = "sparse_ids";
 
 struct ShardRoundMeta {
   uint64_t round = 0;
@@ -35,10 +45,18 @@ struct ShardRoundMeta {
   uint64_t chunk_bytes = 0;
   struct Array {
     std::string name;
-    uint64_t bytes = 0;
-    uint32_t chunks = 0;
+    uint64_t bytes = 0;   // the whole array's
+    uint32_t chunks = 0;  // the whole array's
+    // An incremental round's dense array stores only chunks `stored`
+    // (ascending); the others are as in the parent round.
+    bool partial = false;
+    std::vector<uint32_t> stored;
   };
   std::vector<Array> arrays;  // by name, as stored
+  // The round this one holds the changes since, in the same store; 0 for a
+  // full round. Sparse arrays of an incremental round hold the rows listed
+  // in kSparseChangedArray; sparse_rows is the table's size after it.
+  uint64_t parent = 0;
   // Apply-on-arrival policies: per worker, the newest clock whose push the
   // state contains.
   std::map<uint32_t, int64_t> contained;

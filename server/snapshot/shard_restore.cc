@@ -5,6 +5,7 @@
 #include <string>
 
 #include "server/optimizers/optimizer.h"
+#include "server/snapshot/round_chain.h"
 #include "snapshot/chunk_codec.h"
 
 namespace lockstep {
@@ -161,20 +162,55 @@ Status ListedChunkStatus(Status status) {
   return status;
 }
 
-// Chunk `index` of `array` in `meta`'s round.
-StatusOr<std::string> ReadListedChunk(const SnapshotStore& store,
-                                      const ShardRoundMeta& meta,
-                                      const std::string& array,
-                                      uint32_t index) {
-  auto chunk = store.ReadChunk(meta.round, array, index);
-  if (!chunk.ok()) return ListedChunkStatus(chunk.status());
-  return chunk;
+const ShardRoundMeta::Array* FindArray(const ShardRoundMeta& meta,
+                                       const std::string& name) {
+  const auto it = std::find_if(
+      meta.arrays.begin(), meta.arrays.end(),
+      [&](const ShardRoundMeta::Array& a) { return a.name == name; });
+  return it == meta.arrays.end() ? nullptr : &*it;
+}
+
+// Loads the chunks first..last of dense array `a` (DenseStore's array
+// `array`: 0 the weights, 1 + s state slot s) that `meta`'s round stores,
+// each run of consecutive ones in one batch, straight from the store's
+// read buffer into `dense`.
+Status LoadDenseArray(const SnapshotStore& store, const ShardRoundMeta& meta,
+                      const ShardRoundMeta::Array& a, int array, uint32_t first,
+                      uint32_t last, DenseStore* dense, uint64_t* bytes_read) {
+  const KeySpan from = meta.layout.shards()[meta.shard].dense;
+  const uint64_t per_chunk = meta.chunk_bytes / sizeof(float);
+  const auto load = [&](uint32_t c, std::span<const std::byte> bytes) {
+    const KeySpan keys{
+        from.begin + c * per_chunk,
+        std::min(from.end, from.begin + (uint64_t{c} + 1) * per_chunk)};
+    if (bytes.size() != keys.size() * sizeof(float)) {
+      return Corruption(ChunkName(meta.round, a.name, c) + " has " +
+                        std::to_string(bytes.size()) + " bytes, not " +
+                        std::to_string(keys.size() * sizeof(float)));
+    }
+    *bytes_read += bytes.size();
+    return dense->LoadArrayOverlap(keys, array, bytes);
+  };
+  const std::vector<uint32_t> stored = StoredChunks(a);
+  auto it = std::lower_bound(stored.begin(), stored.end(), first);
+  while (it != stored.end() && *it <= last) {
+    auto run_end = it + 1;
+    while (run_end != stored.end() && *run_end == *(run_end - 1) + 1 &&
+           *run_end <= last) {
+      ++run_end;
+    }
+    LS_RETURN_IF_ERROR(ListedChunkStatus(
+        store.VisitChunks(meta.round, a.name, *it, *(run_end - 1), load)));
+    it = run_end;
+  }
+  return Status::Ok();
 }
 
 // Reads only the chunks of the source's dense arrays that hold keys of
-// `own`, array by array in batches (SnapshotStore::VisitChunks), each chunk
-// straight into `dense`: no buffer of a whole array, and a re-sharded
-// restore reads no key twice.
+// `own` (and that `meta`'s round stores: an incremental round holds the
+// changed ones), array by array in batches (SnapshotStore::VisitChunks),
+// each chunk straight into `dense`: no buffer of a whole array, and a
+// re-sharded restore reads no key twice.
 Status LoadDenseChunks(const SnapshotStore& store, const ShardRoundMeta& meta,
                        KeySpan own, DenseStore* dense, uint64_t* bytes_read) {
   const KeySpan from = meta.layout.shards()[meta.shard].dense;
@@ -189,10 +225,8 @@ Status LoadDenseChunks(const SnapshotStore& store, const ShardRoundMeta& meta,
     names.push_back("dense_state_" + std::to_string(s));
   }
   for (const std::string& name : names) {
-    const auto it = std::find_if(
-        meta.arrays.begin(), meta.arrays.end(),
-        [&](const ShardRoundMeta::Array& a) { return a.name == name; });
-    if (it == meta.arrays.end() || it->bytes != from.size() * sizeof(float)) {
+    const ShardRoundMeta::Array* array = FindArray(meta, name);
+    if (array == nullptr || array->bytes != from.size() * sizeof(float)) {
       std::string why = where;
       why += ": array " + name + " is missing or not ";
       why += std::to_string(from.size()) + " floats";
@@ -205,44 +239,22 @@ Status LoadDenseChunks(const SnapshotStore& store, const ShardRoundMeta& meta,
   const auto first = static_cast<uint32_t>((begin - from.begin) / per_chunk);
   const auto last = static_cast<uint32_t>((end - 1 - from.begin) / per_chunk);
   for (size_t i = 0; i < names.size(); ++i) {
-    // Straight from the store's read buffer into the array, one array's
-    // chunks in storage order.
-    Status loaded = store.VisitChunks(
-        meta.round, names[i], first, last,
-        [&](uint32_t c, std::span<const std::byte> bytes) {
-          const KeySpan keys{
-              from.begin + c * per_chunk,
-              std::min(from.end, from.begin + (uint64_t{c} + 1) * per_chunk)};
-          if (bytes.size() != keys.size() * sizeof(float)) {
-            return Corruption(ChunkName(meta.round, names[i], c) + " has " +
-                              std::to_string(bytes.size()) + " bytes, not " +
-                              std::to_string(keys.size() * sizeof(float)));
-          }
-          *bytes_read += bytes.size();
-          return dense->LoadArrayOverlap(keys, static_cast<int>(i), bytes);
-        });
-    LS_RETURN_IF_ERROR(ListedChunkStatus(std::move(loaded)));
+    LS_RETURN_IF_ERROR(LoadDenseArray(store, meta, *FindArray(meta, names[i]),
+                                      static_cast<int>(i), first, last, dense,
+                                      bytes_read));
   }
   return Status::Ok();
 }
 
-// The source's sparse arrays, whole (every shard may own any row).
+// The source's sparse arrays, whole (every shard may own any row), as of
+// the last round of `chain`.
 StatusOr<ShardRound> ReadSparseArrays(const SnapshotStore& store,
-                                      const ShardRoundMeta& meta,
+                                      const std::vector<ShardRoundMeta>& chain,
                                       uint64_t* bytes_read) {
   ShardRound round;
-  round.meta = meta;
-  for (const ShardRoundMeta::Array& a : meta.arrays) {
-    if (a.name.rfind("sparse_", 0) != 0) continue;
-    std::string& bytes = round.arrays[a.name];
-    bytes.reserve(a.bytes);
-    for (uint32_t c = 0; c < a.chunks; ++c) {
-      LS_ASSIGN_OR_RETURN(const std::string chunk,
-                          ReadListedChunk(store, meta, a.name, c));
-      bytes += chunk;
-    }
-    *bytes_read += bytes.size();
-  }
+  round.meta = chain.back();
+  LS_ASSIGN_OR_RETURN(round.arrays, ResolveArrays(store, chain, IsSparseArray));
+  for (const auto& [name, bytes] : round.arrays) *bytes_read += bytes.size();
   return round;
 }
 
@@ -282,15 +294,20 @@ StatusOr<RestoredShard> RestoreShard(
       cuts.push_back(meta.contained);
     }
     first = false;
+    // An incremental round: its full base, then each round's changes.
+    LS_ASSIGN_OR_RETURN(const std::vector<ShardRoundMeta> chain,
+                        ReadRoundChain(*store, round));
     if (overlaps) {
-      LS_RETURN_IF_ERROR(
-          LoadDenseChunks(*store, meta, own.dense, dense, &out.bytes_read));
+      for (const ShardRoundMeta& link : chain) {
+        LS_RETURN_IF_ERROR(
+            LoadDenseChunks(*store, link, own.dense, dense, &out.bytes_read));
+      }
       // A store kept for a rollback still holds its own C and P.
       dense->ZeroSlotsFrom(meta.state_slots, from);
     }
     if (sparse != nullptr) {
       LS_ASSIGN_OR_RETURN(const ShardRound rows,
-                          ReadSparseArrays(*store, meta, &out.bytes_read));
+                          ReadSparseArrays(*store, chain, &out.bytes_read));
       LS_RETURN_IF_ERROR(LoadSparse(rows, own, sparse));
     }
   }

@@ -8,23 +8,28 @@ namespace lockstep {
 SnapshotCapture::SnapshotCapture(std::vector<CaptureArray> arrays,
                                  size_t chunk_bytes, SnapshotCapture* recycle)
     : chunk_bytes_(std::max<size_t>(chunk_bytes, 1)), remaining_(0) {
+  // Only a finished capture's image is a basis to compare with.
+  const bool compare = recycle != nullptr && recycle->Done();
   arrays_.reserve(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     CaptureArray& a = arrays[i];
     Array array;
     array.name = std::move(a.name);
     array.live = a.bytes;
-    const size_t need = std::max<size_t>(a.bytes.size(), 1);
-    if (recycle != nullptr && i < recycle->arrays_.size() &&
-        recycle->arrays_[i].capacity >= need) {
-      array.image = std::move(recycle->arrays_[i].image);
-      array.capacity = recycle->arrays_[i].capacity;
-      recycle->arrays_[i].capacity = 0;
-    } else {
+    array.unit = a.unit == 0 ? chunk_bytes_ : a.unit;
+    if (recycle != nullptr && i < recycle->arrays_.size()) {
+      Recycle(recycle->arrays_[i], compare, &array);
+    }
+    if (array.image == nullptr) {
       // new T[n] without "()" leaves the bytes uninitialised: no page is
-      // touched until a chunk is copied into it.
-      array.image.reset(new std::byte[need]);
-      array.capacity = need;
+      // touched until a chunk is copied into it. An array that grew (a
+      // sparse table) gets room to grow on.
+      const size_t need = std::max<size_t>(a.bytes.size(), 1);
+      array.capacity = array.previous != nullptr ? need + need / 4 : need;
+      array.image.reset(new std::byte[array.capacity]);
+    }
+    if (array.compared) {
+      array.changed.reset(new std::atomic<uint8_t>[UnitsOf(array)]());
     }
     array.first_chunk = states_size_;
     states_size_ += (a.bytes.size() + chunk_bytes_ - 1) / chunk_bytes_;
@@ -35,6 +40,55 @@ SnapshotCapture::SnapshotCapture(std::vector<CaptureArray> arrays,
   remaining_.store(states_size_, std::memory_order_release);
 }
 
+void SnapshotCapture::Recycle(Array& old, bool compare, Array* array) const {
+  array->compared = compare && old.name == array->name && old.image != nullptr;
+  array->basis_bytes = array->compared ? old.live.size() : 0;
+  const size_t need = std::max<size_t>(array->live.size(), 1);
+  if (old.capacity >= need) {
+    array->image = std::move(old.image);
+    array->capacity = old.capacity;
+  } else if (array->compared) {
+    array->previous = std::move(old.image);
+  }
+  old.capacity = 0;
+  old.image.reset();
+}
+
+size_t SnapshotCapture::units(size_t array) const {
+  return UnitsOf(arrays_[array]);
+}
+
+size_t SnapshotCapture::UnitsOf(const Array& a) {
+  return (a.live.size() + a.unit - 1) / a.unit;
+}
+
+bool SnapshotCapture::changed(size_t array, size_t u) const {
+  const Array& a = arrays_[array];
+  return !a.compared || a.changed[u].load(std::memory_order_relaxed) != 0;
+}
+
+void SnapshotCapture::CompareAndCopy(Array& a, size_t offset, size_t size) {
+  const std::byte* live = a.live.data();
+  std::byte* image = a.image.get();
+  const std::byte* basis = a.previous != nullptr ? a.previous.get() : image;
+  const bool in_place = basis == image;
+  const size_t end = offset + size;
+  // Most chunks of a sparse table's rows are untouched between rounds: one
+  // comparison settles them.
+  if (in_place && end <= a.basis_bytes &&
+      std::memcmp(basis + offset, live + offset, size) == 0) {
+    return;
+  }
+  for (size_t u = offset / a.unit; u * a.unit < end; ++u) {
+    const size_t b = std::max(offset, u * a.unit);
+    const size_t e = std::min(end, (u + 1) * a.unit);
+    const bool differs =
+        e > a.basis_bytes || std::memcmp(basis + b, live + b, e - b) != 0;
+    if (differs) a.changed[u].store(1, std::memory_order_relaxed);
+    if (differs || !in_place) std::memcpy(image + b, live + b, e - b);
+  }
+}
+
 bool SnapshotCapture::CopyChunk(size_t array, size_t chunk) {
   Array& a = arrays_[array];
   std::atomic<uint8_t>& state = states_[a.first_chunk + chunk];
@@ -43,7 +97,11 @@ bool SnapshotCapture::CopyChunk(size_t array, size_t chunk) {
                                     std::memory_order_acquire)) {
     const size_t offset = chunk * chunk_bytes_;
     const size_t size = std::min(chunk_bytes_, a.live.size() - offset);
-    std::memcpy(a.image.get() + offset, a.live.data() + offset, size);
+    if (a.compared) {
+      CompareAndCopy(a, offset, size);
+    } else {
+      std::memcpy(a.image.get() + offset, a.live.data() + offset, size);
+    }
     state.store(kCopied, std::memory_order_release);
     state.notify_all();
     ChunkDone();

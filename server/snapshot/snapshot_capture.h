@@ -6,6 +6,9 @@
 // chunks it is about to change that the background thread has not reached.
 // Either way each chunk is copied exactly once, and the image is the
 // arrays' content at the freeze, byte for byte.
+// A capture that takes over an earlier one's image (recycle) compares each
+// unit of bytes with what that image held before overwriting it, and
+// records which units changed: what an incremental round stores.
 // Thread-safety: Run on one thread; BeforeWrite, CaptureAll on the one
 // mutating thread; Done and Wait from any thread. The arrays must not be
 // written by anyone but the caller of BeforeWrite, and must not move
@@ -23,10 +26,12 @@
 
 namespace lockstep {
 
-// One array to capture: its name (as stored) and its bytes.
+// One array to capture: its name (as stored), its bytes, and the unit its
+// changes are recorded in (0: a chunk; a sparse table's row otherwise).
 struct CaptureArray {
   std::string name;
   std::span<const std::byte> bytes;
+  size_t unit = 0;
 };
 
 class SnapshotCapture {
@@ -38,6 +43,9 @@ class SnapshotCapture {
   // whose image buffers this one takes over where they are large enough:
   // a round after the first then neither maps nor faults in fresh pages,
   // and no old image is unmapped here. `recycle` holds no image after.
+  // When `recycle` is Done, an array of the same name and position is
+  // compared with its image (the basis; one too small is kept aside until
+  // this capture is destroyed) and changed() says what differs.
   SnapshotCapture(std::vector<CaptureArray> arrays, size_t chunk_bytes,
                   SnapshotCapture* recycle = nullptr);
   ~SnapshotCapture() = default;
@@ -70,6 +78,17 @@ class SnapshotCapture {
   }
   uint64_t chunks() const { return states_size_; }
 
+  // Whether `array` was compared with a basis; without one every unit
+  // counts as changed.
+  bool compared(size_t array) const { return arrays_[array].compared; }
+  // The unit of `array`'s changes in bytes, and how many units it has (the
+  // last may be shorter).
+  size_t unit(size_t array) const { return arrays_[array].unit; }
+  size_t units(size_t array) const;
+  // Whether unit `u` of `array` differs from the basis (or lies past its
+  // end, or there is none). REQUIRES: Done().
+  bool changed(size_t array, size_t u) const;
+
  private:
   enum State : uint8_t { kPending = 0, kCopying = 1, kCopied = 2 };
   struct Array {
@@ -78,11 +97,24 @@ class SnapshotCapture {
     std::unique_ptr<std::byte[]> image;
     size_t capacity = 0;     // bytes the image buffer holds
     size_t first_chunk = 0;  // index of its chunk 0 in states_
+    size_t unit = 0;
+    // The basis: the recycled image's bytes before this capture, in image
+    // itself (in place) or in `previous` when the image had to grow.
+    bool compared = false;
+    size_t basis_bytes = 0;
+    std::unique_ptr<std::byte[]> previous;
+    std::unique_ptr<std::atomic<uint8_t>[]> changed;  // one flag per unit
   };
 
+  static size_t UnitsOf(const Array& a);
+  // Takes over `old`'s image (or keeps it as the basis) for `array`.
+  void Recycle(Array& old, bool compare, Array* array) const;
   // Copies chunk `chunk` of `array` unless someone else did or does (then
   // waits for it). Returns true when this call copied it.
   bool CopyChunk(size_t array, size_t chunk);
+  // Copies bytes [offset, offset + size) of `a` into its image, recording
+  // which units differ from the basis.
+  static void CompareAndCopy(Array& a, size_t offset, size_t size);
   void ChunkDone();
 
   std::vector<Array> arrays_;

@@ -30,7 +30,8 @@ class RoundWriter {
   virtual ~RoundWriter() = default;
 
   // Adds chunk `index` of `array`. Chunks come in order: arrays by name
-  // (byte-wise ascending), within an array by index ascending from 0.
+  // (byte-wise ascending), within an array by index ascending (an
+  // incremental round skips the chunks that did not change).
   // InvalidArgument for an out-of-order chunk or an array name that is
   // empty or holds anything but [0-9A-Za-z_]; IOError when the storage
   // fails (a full disk).

@@ -97,6 +97,34 @@ TEST(ShardRoundTest, WritesACaptureAndReadsItBackExactly) {
   EXPECT_EQ(round->meta.clock, 340);
 }
 
+TEST(ShardRoundTest, AnIncrementalRoundsMetaKeepsItsParentAndChunks) {
+  ShardRoundMeta meta = SampleMeta();
+  meta.parent = 11;
+  meta.arrays = {{"dense_weights", 4096, 4, true, {1, 3}},
+                 {"dense_state_0", 4096, 4, true, {}},
+                 {"sparse_changed", 16, 1, false, {}}};
+  const auto back = DecodeShardRoundMeta(EncodeShardRoundMeta(meta));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->parent, 11u);
+  ASSERT_EQ(back->arrays.size(), 3u);
+  EXPECT_TRUE(back->arrays[0].partial);
+  EXPECT_EQ(back->arrays[0].stored, (std::vector<uint32_t>{1, 3}));
+  EXPECT_TRUE(back->arrays[1].partial);  // nothing of it changed
+  EXPECT_TRUE(back->arrays[1].stored.empty());
+  EXPECT_FALSE(back->arrays[2].partial);
+  // Chunks out of order or past the array, or a parent after the round.
+  meta.arrays[0].stored = {3, 1};
+  EXPECT_EQ(DecodeShardRoundMeta(EncodeShardRoundMeta(meta)).status().code(),
+            StatusCode::kCorruption);
+  meta.arrays[0].stored = {4};
+  EXPECT_EQ(DecodeShardRoundMeta(EncodeShardRoundMeta(meta)).status().code(),
+            StatusCode::kCorruption);
+  meta.arrays[0].stored = {0};
+  meta.parent = 12;
+  EXPECT_EQ(DecodeShardRoundMeta(EncodeShardRoundMeta(meta)).status().code(),
+            StatusCode::kCorruption);
+}
+
 TEST(ShardRoundTest, AFlippedByteFailsTheReadNamingTheChunk) {
   std::vector<float> w = Values(1000, 1);
   SnapshotCapture capture({{"w", std::as_bytes(std::span(w))}}, 1000);

@@ -54,6 +54,66 @@ TEST(SnapshotCaptureTest, BeforeWriteCopiesOnlyTheChunksItTouches) {
   EXPECT_EQ(capture.chunks_copied_by_mutator(), 2u);
 }
 
+// Which units changed since the recycled capture: what an incremental
+// round stores.
+std::vector<size_t> ChangedUnits(const SnapshotCapture& capture, size_t a) {
+  std::vector<size_t> changed;
+  for (size_t u = 0; u < capture.units(a); ++u) {
+    if (capture.changed(a, u)) changed.push_back(u);
+  }
+  return changed;
+}
+
+TEST(SnapshotCaptureTest, ARecycledCaptureRecordsWhatChangedSinceIt) {
+  std::vector<float> w = Ramp(100, 0);  // chunks of 64 bytes: 16 floats
+  std::vector<uint64_t> ids = {5, 6, 7, 8};
+  const auto arrays = [&] {
+    return std::vector<CaptureArray>{
+        {"w", std::as_bytes(std::span(w))},
+        {"ids", std::as_bytes(std::span(ids)), sizeof(uint64_t)}};
+  };
+  SnapshotCapture first(arrays(), 64);
+  first.Run();
+  EXPECT_FALSE(first.compared(0));
+  EXPECT_EQ(ChangedUnits(first, 0).size(), 7u);  // no basis: all changed
+  w[20] = -1;                                    // chunk 1
+  w[99] = -2;                                    // chunk 6 (the short last one)
+  ids[2] = 70;                                   // row 2
+  SnapshotCapture second(arrays(), 64, &first);
+  // A write the mutator announces before the background copy: compared
+  // and copied there.
+  second.BeforeWrite(0, 0, sizeof(float));
+  w[0] = 42;
+  second.Run();
+  EXPECT_TRUE(second.compared(0));
+  EXPECT_EQ(ChangedUnits(second, 0), (std::vector<size_t>{1, 6}));
+  EXPECT_EQ(ChangedUnits(second, 1), (std::vector<size_t>{2}));
+  std::vector<float> frozen = w;
+  frozen[0] = 0;
+  EXPECT_EQ(ImageOf(second, 0), frozen);
+  // The array grows past the recycled buffer: the old image is kept aside
+  // as the basis, the new rows are changed, the old ones compared.
+  ids.insert(ids.end(), {9, 10, 11, 12, 13, 14});
+  ids[0] = 50;
+  SnapshotCapture third(arrays(), 64, &second);
+  third.Run();
+  EXPECT_EQ(ChangedUnits(third, 0), (std::vector<size_t>{0}));
+  EXPECT_EQ(ChangedUnits(third, 1), (std::vector<size_t>{0, 4, 5, 6, 7, 8, 9}));
+  std::vector<uint64_t> image(ids.size());
+  std::memcpy(image.data(), third.image(1).data(), third.image(1).size());
+  EXPECT_EQ(image, ids);
+}
+
+TEST(SnapshotCaptureTest, AnUnfinishedRecycledCaptureIsNoBasis) {
+  std::vector<float> w = Ramp(100, 0);
+  SnapshotCapture first({{"w", std::as_bytes(std::span(w))}}, 64);
+  SnapshotCapture second({{"w", std::as_bytes(std::span(w))}}, 64, &first);
+  second.Run();
+  EXPECT_FALSE(second.compared(0));
+  EXPECT_EQ(ChangedUnits(second, 0).size(), 7u);
+  EXPECT_EQ(ImageOf(second, 0), w);
+}
+
 TEST(SnapshotCaptureTest, CaptureAllAloneTakesTheWholeImage) {
   std::vector<float> w = Ramp(77, 3);  // not a multiple of the chunk
   const std::vector<float> frozen = w;
