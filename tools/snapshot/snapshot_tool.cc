@@ -149,7 +149,11 @@ Status InspectSnapshot(const std::string& dir, uint64_t round,
     }
     const KeySpan keys = m.layout.shards()[m.shard].dense;
     out << "shard " << m.shard << ": keys [" << keys.begin << ", " << keys.end
-        << "), " << m.sparse_rows << " sparse rows\n";
+        << "), " << m.sparse_rows << " sparse rows"
+        << (m.parent == 0 ? std::string(", a full round")
+                          : ", stored as the changes since round " +
+                                std::to_string(m.parent))
+        << "\n";
     for (const ShardRoundMeta::Array& a : m.arrays) {
       const std::string& bytes = shard->arrays.at(a.name);
       char crc[16];

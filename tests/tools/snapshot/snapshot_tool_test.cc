@@ -65,17 +65,22 @@ class SnapshotToolTest : public ::testing::Test {
 
   // Shard k's part of `round`: initial weights plus the round number,
   // momentum = -weight, sparse rows for the even ids it owns of 0..9.
-  void WriteShard(uint64_t round, uint32_t k) {
+  // With `parent`, the round is stored as its changes since that round
+  // (the shard's last one): the weights of `parent`, but for key 0 of
+  // the shard (+100), and one more sparse row (id 10, shard 0's).
+  void WriteShard(uint64_t round, uint32_t k, uint64_t parent = 0) {
     const ShardInfo& own = layout_.shards()[k];
     auto dense = DenseStore::Create(own.dense, layout_.tensors(), 3, 1);
     ASSERT_TRUE(dense.ok());
     for (size_t i = 0; i < (*dense)->range().size(); ++i) {
-      (*dense)->mutable_weights()[i] += static_cast<float>(round);
+      (*dense)->mutable_weights()[i] +=
+          static_cast<float>(parent == 0 ? round : parent) +
+          (parent != 0 && i == 0 ? 100.0f : 0.0f);
       (*dense)->state()[i] = -(*dense)->weights()[i];
     }
     dense_.push_back(std::move(dense).value());
     SparseTable sparse(2, 1);
-    for (uint64_t id = 0; id < 10; id += 2) {
+    for (uint64_t id = 0; id < (parent == 0 ? 10u : 11u); id += 2) {
       if (!own.OwnsSparse(id)) continue;
       const float w[2] = {static_cast<float>(id), 0.5f};
       const float m[2] = {1, 1};
@@ -84,9 +89,11 @@ class SnapshotToolTest : public ::testing::Test {
     }
     std::vector<CaptureArray> arrays = dense_.back()->SnapshotArrays();
     for (auto& a : sparse.SnapshotArrays()) arrays.push_back(a);
-    SnapshotCapture capture(arrays, 16);
-    capture.Run();
+    auto capture = std::make_unique<SnapshotCapture>(
+        arrays, 16, parent == 0 ? nullptr : captures_[k].get());
+    capture->Run();
     ShardRoundMeta meta;
+    meta.parent = parent;
     meta.round = round;
     meta.clock = static_cast<int64_t>(round) * 10 - 1;
     meta.shard = k;
@@ -98,13 +105,18 @@ class SnapshotToolTest : public ::testing::Test {
     meta.sparse_rows = sparse.rows();
     auto store = RocksDbStore::Open(ShardStoreDir(dir_.path(), k));
     ASSERT_TRUE(store.ok()) << store.status().ToString();
-    ASSERT_TRUE(WriteShardRound(**store, meta, capture).ok());
+    ShardRoundMeta written;
+    ASSERT_TRUE(WriteShardRound(**store, meta, *capture, &written).ok());
+    written_parent_[k] = written.parent;
+    captures_[k] = std::move(capture);
   }
 
   TempDir dir_{"snapshot-tool"};
   KeyLayout layout_;
   JobConfig job_;
   std::vector<std::unique_ptr<DenseStore>> dense_;  // round 1 then 2
+  std::map<uint32_t, std::unique_ptr<SnapshotCapture>> captures_;  // last
+  std::map<uint32_t, uint64_t> written_parent_;  // of the last round
 };
 
 TEST_F(SnapshotToolTest, ListShowsCompleteAndCutShortRounds) {
@@ -196,6 +208,50 @@ TEST_F(SnapshotToolTest, VerifyNamesAFlippedByte) {
   EXPECT_THAT(out.str(), HasSubstr("round 2 " + shard + ": ok"));
   EXPECT_EQ(LoadWholeRound(dir_.path(), 1).status().code(),
             StatusCode::kCorruption);
+}
+
+TEST_F(SnapshotToolTest,
+       AnIncrementalRoundIsInspectedVerifiedAndExportedWhole) {
+  for (uint32_t k = 0; k < 2; ++k) WriteShard(3, k, /*parent=*/2);
+  ASSERT_TRUE(SaveManifestOf(3, 29).ok());
+  // Shard 1 (5 keys) changed more than half of its bytes: written full.
+  EXPECT_EQ(written_parent_[0], 2u);
+  EXPECT_EQ(written_parent_[1], 0u);
+  std::ostringstream inspect;
+  ASSERT_TRUE(InspectSnapshot(dir_.path(), 3, inspect).ok());
+  EXPECT_THAT(inspect.str(),
+              HasSubstr("6 sparse rows, stored as the changes since round 2"));
+  std::ostringstream verify;
+  ASSERT_TRUE(VerifySnapshots(dir_.path(), 3, verify).ok()) << verify.str();
+  // Round 3 resolved through round 2: round 2's weights but key 0 of each
+  // shard, round 2's rows and the new ones.
+  const auto two = LoadWholeRound(dir_.path(), 2);
+  const auto three = LoadWholeRound(dir_.path(), 3);
+  ASSERT_TRUE(two.ok() && three.ok()) << three.status().ToString();
+  std::vector<float> expected = two->weights;
+  expected[0] += 100;
+  expected[layout_.shards()[1].dense.begin] += 100;
+  EXPECT_EQ(three->weights, expected);
+  EXPECT_EQ(three->sparse.size(), two->sparse.size() + 1);
+  EXPECT_EQ(three->sparse.count(10), 1u);
+  const std::string out_dir = dir_.path() + "/export3";
+  std::ostringstream exported;
+  ASSERT_TRUE(ExportSnapshot(dir_.path(), 3, out_dir, exported).ok());
+  const std::string raw = ReadAll(out_dir + "/model.f32");
+  ASSERT_EQ(raw.size(), expected.size() * sizeof(float));
+  EXPECT_EQ(std::memcmp(raw.data(), expected.data(), raw.size()), 0);
+  // Without its parent the round cannot be read, and verify says why.
+  {
+    auto store = RocksDbStore::Open(ShardStoreDir(dir_.path(), 0));
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->DeleteRound(2).ok());
+  }
+  std::ostringstream broken;
+  const Status bad = VerifySnapshots(dir_.path(), 3, broken);
+  EXPECT_EQ(bad.code(), StatusCode::kCorruption);
+  EXPECT_THAT(broken.str(),
+              HasSubstr("round 3 shard 0: BAD: round 3 holds the changes "
+                        "since round 2, which the store lacks"));
 }
 
 }  // namespace
