@@ -23,8 +23,15 @@ StatusOr<ShardRoundMeta> ReadMetaOf(const SnapshotStore& store,
   return meta;
 }
 
-// A parent must be the same shard of the same layout, cut the same way.
+// A parent must be the same shard of the same layout, cut the same way,
+// and frozen before the child (not a round of that number written later,
+// after a restart).
 Status CheckParent(const ShardRoundMeta& child, const ShardRoundMeta& parent) {
+  if (parent.unix_time > child.unix_time) {
+    return Corruption(RoundName(child.round) + " is built on " +
+                      RoundName(parent.round) +
+                      ", but the stored round of that number is newer");
+  }
   const bool same_shard =
       parent.shard == child.shard &&
       parent.layout.num_shards() == child.layout.num_shards() &&

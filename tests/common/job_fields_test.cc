@@ -83,6 +83,7 @@ JobConfig Distinct() {
   c.snapshot_every_s = 12.5;
   c.snapshot_dir = "/tmp/snapshots";
   c.snapshot_keep = 4;
+  c.snapshot_full_every = 3;
   c.max_grad_norm = 2.5;
   c.grad_norm_action = "clip";
   c.aggregate = "trimmed-mean:0.25";

@@ -120,8 +120,12 @@ TEST_F(PoisonedWorkerTest, PoisonIsRefusedAndItsWorkerRemovedUnderEveryPolicy) {
     EXPECT_EQ(JsonNumber(summary, "poisoning_workers_removed"), 1) << summary;
     // 3 in a row from the shard that removed it; the other shard's
     // refusals of those clocks too (the last may come after the removal).
+    // Under ASP nothing holds the worker back: one more clock's pushes may
+    // be on their way to both shards before it hears of its removal.
+    const bool unbounded = std::string(sync) == "asp";
     EXPECT_GE(JsonNumber(summary, "rejected_pushes"), 5) << summary;
-    EXPECT_LE(JsonNumber(summary, "rejected_pushes"), 6) << summary;
+    EXPECT_LE(JsonNumber(summary, "rejected_pushes"), unbounded ? 8 : 6)
+        << summary;
     // What the removed worker had in flight (a ClockDone, an Admit, its
     // heartbeat thread's beat) is dropped quietly: not a bad message.
     EXPECT_EQ(JsonNumber(summary, "bad_messages"), 0) << summary;

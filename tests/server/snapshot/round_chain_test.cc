@@ -228,6 +228,27 @@ TEST_F(RoundChainTest, AMissingParentIsCorruptionNamingIt) {
             StatusCode::kCorruption);
 }
 
+TEST_F(RoundChainTest, AParentRewrittenAfterItsChildIsRefused) {
+  Update(0, kChainKeys, {1, 2, 3});
+  TakeRound(1);
+  Update(0, 10, {2});
+  TakeRound(2);
+  Update(0, 10, {3});
+  ASSERT_EQ(TakeRound(3).parent, 2u);
+  // A restarted shard wrote its own round 2 later (a number the
+  // coordinator never recorded comes up again).
+  ASSERT_TRUE(incremental_.DeleteRound(2).ok());
+  SnapshotCapture capture(Arrays(), kChainChunk);
+  capture.Run();
+  ShardRoundMeta later = Meta(2);
+  later.unix_time = 1e9;
+  ASSERT_TRUE(WriteShardRound(incremental_, later, capture).ok());
+  const auto round = ReadShardRound(incremental_, 3);
+  EXPECT_EQ(round.status().code(), StatusCode::kCorruption);
+  EXPECT_THAT(round.status().message(),
+              HasSubstr("the stored round of that number is newer"));
+}
+
 TEST_F(RoundChainTest, AFlippedByteInAChangedChunkFailsTheRestore) {
   Update(0, kChainKeys, {1, 2, 3});
   TakeRound(1);
