@@ -47,6 +47,30 @@ Status CheckStoredChunks(const ShardRoundMeta::Array& a) {
   return Status::Ok();
 }
 
+// The stored arrays a meta lists, each's stored chunks checked.
+StatusOr<std::vector<ShardRoundMeta::Array>> ArraysFromWire(
+    const flatbuffers::Vector<flatbuffers::Offset<wire::SnapshotArray>>*
+        arrays) {
+  std::vector<ShardRoundMeta::Array> out;
+  if (arrays == nullptr) return out;
+  for (const auto* a : *arrays) {
+    ShardRoundMeta::Array array{a->name() ? a->name()->str() : "",
+                                a->bytes(),
+                                a->chunks(),
+                                a->partial(),
+                                {}};
+    if (a->stored() != nullptr) {
+      if (!ElementsAligned(a->stored())) {
+        return Corruption("snapshot meta has a misaligned chunk list");
+      }
+      array.stored.assign(a->stored()->begin(), a->stored()->end());
+    }
+    LS_RETURN_IF_ERROR(CheckStoredChunks(array));
+    out.push_back(std::move(array));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string EncodeShardRoundMeta(const ShardRoundMeta& meta) {
@@ -89,23 +113,7 @@ StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes) {
   meta.time = m->time() > 0 ? m->time() : static_cast<double>(meta.step);
   meta.sparse_rows = m->sparse_rows();
   meta.chunk_bytes = m->chunk_bytes();
-  if (m->arrays() != nullptr) {
-    for (const auto* a : *m->arrays()) {
-      ShardRoundMeta::Array array{a->name() ? a->name()->str() : "",
-                                  a->bytes(),
-                                  a->chunks(),
-                                  a->partial(),
-                                  {}};
-      if (a->stored() != nullptr) {
-        if (!ElementsAligned(a->stored())) {
-          return Corruption("snapshot meta has a misaligned chunk list");
-        }
-        array.stored.assign(a->stored()->begin(), a->stored()->end());
-      }
-      LS_RETURN_IF_ERROR(CheckStoredChunks(array));
-      meta.arrays.push_back(std::move(array));
-    }
-  }
+  LS_ASSIGN_OR_RETURN(meta.arrays, ArraysFromWire(m->arrays()));
   meta.parent = m->parent();
   if (meta.parent >= meta.round && meta.parent != 0) {
     return Corruption("snapshot meta of round " + std::to_string(meta.round) +
