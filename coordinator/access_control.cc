@@ -73,4 +73,23 @@ void AccessControl::AppendMetrics(std::string* text) const {
                    static_cast<double>(RefusedConnections()));
 }
 
+bool AccessControl::MemberMessage(wire::Body body) {
+  switch (body) {
+    case wire::Body::Heartbeat:
+    case wire::Body::Admit:
+    case wire::Body::ClockDone:
+    case wire::Body::Committed:
+    case wire::Body::Evaluation:
+    case wire::Body::SnapshotDone:
+    case wire::Body::Error:
+    case wire::Body::Describe:
+    case wire::Body::Restored:
+    case wire::Body::Leave:
+    case wire::Body::PushRefused:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace lockstep

@@ -42,6 +42,11 @@ class AccessControl {
   Status CheckSideHeartbeat(const std::string& key_role, wire::Role role);
   // May it ask for a snapshot round? Errors (counted): it may not.
   Status CheckRoundRequest(const std::string& key_role);
+  // Whether a registered server, worker or evaluator sends the
+  // coordinator messages of this kind: from a peer that is not (or no
+  // longer) a member, such a message is answered NotMember (a role of an
+  // earlier coordinator process registers again); any other is bad.
+  static bool MemberMessage(wire::Body body);
 
   // lockstep_unauthorized_requests_total and
   // lockstep_refused_connections_total{plane="control"} (the ZAP handler's

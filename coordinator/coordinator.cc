@@ -223,9 +223,7 @@ void Coordinator::Impl::HandleMessage(Message& msg) {
     return;
   }
   if (peer == nullptr) {
-    RejectBadMessage(
-        msg.peer, FailedPrecondition(std::string(BodyName(env->body_type())) +
-                                     " from a peer that has not registered"));
+    HandleNonMember(msg.peer, *env);
     return;
   }
   peer->last_seen_ms = NowMillis();
@@ -240,6 +238,28 @@ void Coordinator::Impl::HandleMessage(Message& msg) {
     return;
   }
   HandlePeerMessage(msg.peer, *peer, *env);
+}
+
+void Coordinator::Impl::HandleNonMember(const std::string& id,
+                                        const wire::Envelope& env) {
+  if (!AccessControl::MemberMessage(env.body_type())) {
+    RejectBadMessage(id,
+                     FailedPrecondition(std::string(BodyName(env.body_type())) +
+                                        " is not for the coordinator"));
+    return;
+  }
+  // Authenticated, so not an attack: most likely a role that outlived an
+  // earlier coordinator process, which registers again when told.
+  if (not_member_log_budget_-- > 0) {
+    LS_LOG(Info) << BodyName(env.body_type()) << " from a "
+                 << RoleName(env.sender_role()) << " (rank "
+                 << env.sender_rank()
+                 << ") that has not registered: told to register";
+  }
+  Send(id, MakeErrorHeader(wire::ErrorCode::NotMember,
+                           std::string(BodyName(env.body_type())) +
+                               " from a peer that has not registered",
+                           0, wire::Role::Coordinator, 0));
 }
 
 void Coordinator::Impl::HandleRegister(const std::string& id,

@@ -65,6 +65,9 @@ class Coordinator::Impl : public Outbox, public JobHost {
   // Why the job ends now (every peer told), or nullopt while it goes on.
   std::optional<Status> EndNow(int64_t start_ms);
   void HandleMessage(Message& msg);
+  // A message from a peer that is not a member: NotMember for what a
+  // member would send (it registers again), a bad message otherwise.
+  void HandleNonMember(const std::string& id, const wire::Envelope& env);
   void HandleRegister(const std::string& id, const wire::Register& reg);
   // Dispatches a verified message from a registered peer.
   void HandlePeerMessage(const std::string& id, Peer& peer,
@@ -99,6 +102,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
   ComponentLinks links_;  // how the components hear of each other
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
+  int64_t not_member_log_budget_ = 20;
   Status abort_status_;
   bool preempted_ = false;
 };

@@ -31,7 +31,11 @@ po::options_description Options() {
       "host name workers use when --listen is a wildcard")(
       "rank", po::value<int>()->default_value(-1),
       "preferred shard number (default: assigned by the coordinator)")(
-      "verbose,v", "log debug lines");
+      "reattach-s", po::value<double>()->default_value(-1),
+      "when the coordinator is lost, keep serving and register again for "
+      "this long (s) so a restarted coordinator takes the server back "
+      "(default: $LOCKSTEP_REATTACH_S, else 0: exit)")("verbose,v",
+                                                       "log debug lines");
   lockstep::AddSecurityFlags(&options);
   return options;
 }
@@ -56,6 +60,7 @@ lockstep::StatusOr<lockstep::ServerOptions> ServerOptionsFrom(
       placed.listen.empty() ? vm["listen"].as<std::string>() : placed.listen;
   opts.advertise = placed.advertise;
   opts.rank_hint = placed.rank;
+  opts.reattach_s = vm["reattach-s"].as<double>();
   return opts;
 }
 

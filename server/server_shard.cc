@@ -27,7 +27,8 @@ std::string HostName() {
 void ServerShard::RequestStop() { g_stop_requested = true; }
 
 ServerShard::ServerShard(ServerOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)),
+      watch_(options_.coordinator, options_.reattach_s) {}
 
 ServerShard::~ServerShard() = default;
 
@@ -48,14 +49,17 @@ StatusOr<std::unique_ptr<ServerShard>> ServerShard::Create(
   return s;
 }
 
-Status ServerShard::Run() {
+void ServerShard::SendRegister(int rank) {
   flatbuffers::FlatBufferBuilder fbb(256);
   auto body = wire::CreateRegister(
       fbb, wire::Role::Server, fbb.CreateString(HostName()),
-      static_cast<uint32_t>(getpid()), fbb.CreateString(endpoint_),
-      options_.rank_hint);
+      static_cast<uint32_t>(getpid()), fbb.CreateString(endpoint_), rank);
   SendToCoordinator(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
-                                   wire::Role::Server, options_.rank_hint));
+                                   wire::Role::Server, rank));
+}
+
+Status ServerShard::Run() {
+  SendRegister(options_.rank_hint);
   LS_RETURN_IF_ERROR(AwaitWelcome());
   Status served = Serve();
   if (data_ && data_->refused_connections() + data_->handshake_timeouts() > 0) {
@@ -276,10 +280,9 @@ Status ServerShard::Commit(const wire::Commit& commit) {
 
 Status ServerShard::Serve() {
   int64_t next_heartbeat = 0;
-  int64_t last_heard = NowMillis();
   // The coordinator's own rule for declaring a peer dead.
-  const int64_t silent_limit_ms =
-      10 * static_cast<int64_t>(std::max<uint32_t>(job_.heartbeat_ms, 100));
+  watch_.set_heartbeat_ms(job_.heartbeat_ms);
+  watch_.Welcomed(NowMillis());
   Message msg;
   std::vector<zmq::pollitem_t> items;
   while (!g_stop_requested) {
@@ -301,7 +304,7 @@ Status ServerShard::Serve() {
     while (true) {
       auto got = ReceiveMessage(coordinator_, false, &msg);
       if (!got.ok() || !*got) break;
-      last_heard = NowMillis();
+      watch_.Heard(NowMillis());
       bool stop = false;
       LS_RETURN_IF_ERROR(HandleCoordinatorMessage(msg, &stop));
       if (stop) return Status::Ok();
@@ -315,11 +318,10 @@ Status ServerShard::Serve() {
       if (!*got) break;
       data_path_->Handle(msg);
     }
-    if (NowMillis() - last_heard > silent_limit_ms) {
-      return Unavailable("the coordinator at " + options_.coordinator +
-                         " has been silent for " +
-                         std::to_string(NowMillis() - last_heard) + " ms");
-    }
+    // A lost coordinator ends the server, or (with a re-attach window)
+    // the server serves on and registers again for its shard.
+    LS_RETURN_IF_ERROR(watch_.Check(NowMillis()));
+    if (watch_.RegisterDue(NowMillis())) SendRegister(static_cast<int>(shard_));
     if (NowMillis() >= next_heartbeat) {
       data_path_->WaitForApply();  // reads the applied clock
       flatbuffers::FlatBufferBuilder fbb(64);
@@ -353,7 +355,9 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
       StartRound(*msg.envelope->body_as_SnapshotStart());
       return Status::Ok();
     case wire::Body::Welcome: {
+      // A rollback's, or a restarted coordinator's after re-attaching.
       const auto* welcome = msg.envelope->body_as_Welcome();
+      watch_.Welcomed(NowMillis());
       LS_LOG(Warning) << "rolling back to snapshot round "
                       << welcome->restore_round() << " (recovery epoch "
                       << welcome->epoch() << ")";
@@ -366,11 +370,20 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
       return Status::Ok();
     case wire::Body::Heartbeat:
       return Status::Ok();
-    case wire::Body::Error:
+    case wire::Body::Error: {
+      const auto* error = msg.envelope->body_as_Error();
+      if (error->code() == wire::ErrorCode::NotMember) {
+        // A new coordinator process (or one that gave this server up):
+        // register again, or end, so that a supervisor starts it again.
+        watch_.Forgotten(NowMillis());
+        if (watch_.reattaching()) return Status::Ok();
+        return Unavailable("the coordinator at " + options_.coordinator +
+                           " no longer knows this server");
+      }
       LS_LOG(Warning) << "coordinator error: "
-                      << flatbuffers::GetString(
-                             msg.envelope->body_as_Error()->message());
+                      << flatbuffers::GetString(error->message());
       return Status::Ok();
+    }
     default:
       ++bad_messages_;
       LS_LOG(Warning) << "ignored unexpected "

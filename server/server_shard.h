@@ -18,6 +18,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "common/coordinator_watch.h"
 #include "common/job_config.h"
 #include "common/layout.h"
 #include "common/status.h"
@@ -44,6 +45,9 @@ struct ServerOptions {
   std::string advertise;
   int rank_hint = -1;
   double welcome_timeout_s = 300;
+  // How long to wait for a lost coordinator to take this server back
+  // (common/coordinator_watch.h); < 0: $LOCKSTEP_REATTACH_S or 0.
+  double reattach_s = -1;
 };
 
 class ServerShard {
@@ -74,6 +78,8 @@ class ServerShard {
  private:
   explicit ServerShard(ServerOptions options);
 
+  // Registers as `rank` (-1: any) with this server's data endpoint.
+  void SendRegister(int rank);
   Status AwaitWelcome();
   // A welcome, or a rollback's: the job, the layout, the model's arrays,
   // and the round to restore.
@@ -106,6 +112,7 @@ class ServerShard {
   // Recovery epoch (wire::Restored); data requests of another are dropped.
   uint32_t epoch_ = 0;
   uint64_t bad_messages_ = 0;
+  CoordinatorWatch watch_;
   TerminationWait termination_;  // after SIGTERM
   wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
   ShardClock clock_;

@@ -1,5 +1,7 @@
 #include "worker/coordinator_link.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -22,8 +24,9 @@ const std::atomic<bool>* CoordinatorLink::stop_flag() {
 }
 
 StatusOr<std::unique_ptr<CoordinatorLink>> CoordinatorLink::Connect(
-    const std::string& endpoint, wire::Role role) {
-  std::unique_ptr<CoordinatorLink> link(new CoordinatorLink(endpoint, role));
+    const std::string& endpoint, wire::Role role, double reattach_s) {
+  std::unique_ptr<CoordinatorLink> link(
+      new CoordinatorLink(endpoint, role, reattach_s));
   LS_ASSIGN_OR_RETURN(link->socket_, ConnectDealer(endpoint, ""));
   return link;
 }
@@ -34,11 +37,28 @@ Status CoordinatorLink::Welcomed(uint32_t rank, uint32_t heartbeat_ms) {
   LS_ASSIGN_OR_RETURN(heartbeats_, HeartbeatThread::Start(endpoint_, role_,
                                                           rank, heartbeat_ms));
   welcomed_ms_ = NowMillis();
+  watch_.set_heartbeat_ms(heartbeat_ms);
+  watch_.Welcomed(welcomed_ms_);
   return Status::Ok();
 }
 
 void CoordinatorLink::Send(zmq::message_t header) {
   SendHeaderOrWarn(socket_, std::move(header), "coordinator");
+}
+
+void CoordinatorLink::SendRegister(int rank_hint) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto body =
+      wire::CreateRegister(fbb, role_, fbb.CreateString(host),
+                           static_cast<uint32_t>(getpid()), 0, rank_hint);
+  Send(FinishEnvelope(fbb, wire::Body::Register, body.Union(), role_,
+                      rank_hint));
+}
+
+void CoordinatorLink::RememberDescribe(const zmq::message_t& header) {
+  describe_.emplace(header.data(), header.size());
 }
 
 StatusOr<bool> CoordinatorLink::AwaitBody(wire::Body type, int64_t deadline_ms,
@@ -68,13 +88,17 @@ StatusOr<bool> CoordinatorLink::Receive(Message* msg) {
   while (true) {
     LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(socket_, false, msg));
     if (!got) return false;
-    last_heard_ms_ = NowMillis();
+    watch_.Heard(NowMillis());
     Status ok = VerifyHeader(msg);
     if (!ok.ok()) {
       ++bad_messages_;
       LS_LOG(Warning) << "dropped a bad message from the coordinator ("
                       << bad_messages_ << " so far): " << ok.message();
       continue;
+    }
+    if (watch_.reattaching()) {
+      LS_ASSIGN_OR_RETURN(const bool taken, HandleReattach(*msg));
+      if (taken) continue;
     }
     const auto type = msg->envelope->body_type();
     if (type == wire::Body::Heartbeat) continue;
@@ -84,13 +108,25 @@ StatusOr<bool> CoordinatorLink::Receive(Message* msg) {
       return Unavailable("coordinator shut the job down: " +
                          flatbuffers::GetString(shutdown->reason()));
     }
+    if (type == wire::Body::Error && training_ &&
+        msg->envelope->body_as_Error()->code() == wire::ErrorCode::NotMember) {
+      // A new coordinator process: register again (or end, without a
+      // re-attach window).
+      watch_.Forgotten(NowMillis());
+      if (watch_.reattaching()) continue;
+    }
     if (type == wire::Body::Error) {
       return FailedPrecondition(
           "coordinator refused this worker: " +
           flatbuffers::GetString(msg->envelope->body_as_Error()->message()));
     }
     if (type == wire::Body::Start && training_) {
-      // A rollback: whatever this worker waits for is abandoned.
+      // A rollback: whatever this worker waits for is abandoned. After a
+      // re-attach, the restarted coordinator's start.
+      if (watch_.reattaching()) {
+        welcomed_ms_ = NowMillis();
+        watch_.Welcomed(welcomed_ms_);
+      }
       rollback_ = std::move(*msg);
       return Unavailable("the job was rolled back");
     }
@@ -141,14 +177,49 @@ Status CoordinatorLink::AwaitShutdown() {
   }
 }
 
-Status CoordinatorLink::CheckAlive() const {
+Status CoordinatorLink::CheckAlive() {
   // Only once welcomed: before that the registration deadline applies.
   if (heartbeats_ == nullptr) return Status::Ok();
-  const int64_t heard = std::max(last_heard_ms_, heartbeats_->last_reply_ms());
-  const int64_t silent = NowMillis() - std::max(heard, welcomed_ms_);
-  if (silent <= TimeoutMs()) return Status::Ok();
-  return Unavailable("the coordinator at " + endpoint_ +
-                     " has been silent for " + std::to_string(silent) + " ms");
+  const int64_t now = NowMillis();
+  watch_.Heard(heartbeats_->last_reply_ms());
+  // A NotMember answer to a heartbeat since the last welcome: a new
+  // coordinator process.
+  if (training_ && heartbeats_->not_member_ms() > welcomed_ms_) {
+    watch_.Forgotten(now);
+  }
+  LS_RETURN_IF_ERROR(watch_.Check(now));
+  if (!watch_.reattaching()) return Status::Ok();
+  if (!training_) {
+    return Unavailable("lost the coordinator at " + endpoint_ +
+                       " before training started");
+  }
+  if (watch_.RegisterDue(now)) SendRegister(static_cast<int>(rank_));
+  return Status::Ok();
+}
+
+StatusOr<bool> CoordinatorLink::HandleReattach(const Message& msg) {
+  switch (msg.envelope->body_type()) {
+    case wire::Body::Welcome: {
+      const uint32_t rank = msg.envelope->body_as_Welcome()->rank();
+      if (rank != rank_) {
+        return FailedPrecondition(
+            "the restarted coordinator welcomed this worker as rank " +
+            std::to_string(rank) + ", not " + std::to_string(rank_));
+      }
+      // Then its Start, once every worker described itself again.
+      if (describe_.has_value()) {
+        Send(zmq::message_t(describe_->data(), describe_->size()));
+      }
+      return true;
+    }
+    case wire::Body::Start:
+    case wire::Body::Shutdown:
+      return false;  // handled as always
+    default:
+      // Answers to what was sent to the old coordinator (NotMember
+      // errors), heartbeats, and anything else before the Start.
+      return true;
+  }
 }
 
 void CoordinatorLink::SendHeartbeat() {
@@ -159,10 +230,6 @@ void CoordinatorLink::SendHeartbeat() {
   Send(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(), role_,
                       static_cast<int>(rank_)));
   next_heartbeat_ms_ = NowMillis() + std::max<uint32_t>(heartbeat_ms_, 100);
-}
-
-int64_t CoordinatorLink::TimeoutMs() const {
-  return 10 * static_cast<int64_t>(std::max<uint32_t>(heartbeat_ms_, 100));
 }
 
 }  // namespace lockstep

@@ -16,6 +16,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "common/coordinator_watch.h"
 #include "common/status.h"
 #include "common/termination.h"
 #include "common/wire/message.h"
@@ -25,9 +26,11 @@ namespace lockstep {
 
 class CoordinatorLink {
  public:
-  // Connects to `endpoint` (nothing is sent) to speak as `role`.
+  // Connects to `endpoint` (nothing is sent) to speak as `role`; once
+  // training runs, a lost coordinator is waited for `reattach_s` seconds
+  // (common/coordinator_watch.h; < 0: $LOCKSTEP_REATTACH_S or 0).
   static StatusOr<std::unique_ptr<CoordinatorLink>> Connect(
-      const std::string& endpoint, wire::Role role);
+      const std::string& endpoint, wire::Role role, double reattach_s = -1);
 
   // Stops every wait of every link with Unavailable("interrupted by a
   // signal"). Async-signal-safe.
@@ -47,6 +50,12 @@ class CoordinatorLink {
   void set_training(bool training) { training_ = training; }
 
   void Send(zmq::message_t header);
+  // Registers as `rank_hint` (-1: any rank).
+  void SendRegister(int rank_hint);
+  // The Describe this worker sent, sent again when it re-attaches to a
+  // restarted coordinator (whose Start then rolls the worker back to the
+  // round the coordinator resumed from).
+  void RememberDescribe(const zmq::message_t& header);
   // Waits (heartbeating) for the next message until `deadline_ms`
   // (NowMillis); false at the deadline. Unavailable on a stop request, a
   // silent coordinator, a Shutdown or a rollback; FailedPrecondition on
@@ -84,20 +93,26 @@ class CoordinatorLink {
   StatusOr<Message> TakeRollback();
 
  private:
-  CoordinatorLink(std::string endpoint, wire::Role role)
-      : endpoint_(std::move(endpoint)), role_(role) {}
+  CoordinatorLink(std::string endpoint, wire::Role role, double reattach_s)
+      : endpoint_(std::move(endpoint)),
+        role_(role),
+        watch_(endpoint_, reattach_s) {}
   // One message if one is queued (Heartbeats and bad messages skipped);
   // errors on Shutdown, Error and rollbacks as Await.
   StatusOr<bool> Receive(Message* msg);
-  // Unavailable once the coordinator has been silent too long.
-  Status CheckAlive() const;
+  // Unavailable once the coordinator has been silent too long (and did
+  // not take this worker back within the re-attach window); registers
+  // again while it waits.
+  Status CheckAlive();
+  // While re-attaching: what the coordinator says (a welcome, an error
+  // about an earlier message) on the way to its Start. True when `msg`
+  // was taken here.
+  StatusOr<bool> HandleReattach(const Message& msg);
   // After SIGTERM: tells the coordinator once (Leave); Unavailable once it
   // has not ended this worker's part within kTerminateGraceMs.
   Status CheckTerminated();
   // Before the welcome: a heartbeat by hand, at most every interval.
   void SendHeartbeat();
-  // Matches the coordinator's own rule for declaring a peer dead.
-  int64_t TimeoutMs() const;
 
   std::string endpoint_;
   wire::Role role_;
@@ -107,7 +122,8 @@ class CoordinatorLink {
   bool training_ = false;
   int64_t next_heartbeat_ms_ = 0;
   std::unique_ptr<HeartbeatThread> heartbeats_;  // from the Welcome on
-  int64_t last_heard_ms_ = 0;
+  CoordinatorWatch watch_;
+  std::optional<zmq::message_t> describe_;  // for a re-attach
   int64_t welcomed_ms_ = 0;
   uint64_t bad_messages_ = 0;
   wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;

@@ -53,9 +53,13 @@ void HeartbeatThread::Loop() {
     while (true) {
       auto got = ReceiveMessage(*socket, false, &msg);
       if (!got.ok() || !*got) break;
-      if (VerifyHeader(&msg).ok() &&
-          msg.envelope->body_type() == wire::Body::Heartbeat) {
+      if (!VerifyHeader(&msg).ok()) continue;
+      if (msg.envelope->body_type() == wire::Body::Heartbeat) {
         last_reply_ms_ = NowMillis();
+      } else if (msg.envelope->body_type() == wire::Body::Error &&
+                 msg.envelope->body_as_Error()->code() ==
+                     wire::ErrorCode::NotMember) {
+        not_member_ms_ = NowMillis();
       }
     }
   }

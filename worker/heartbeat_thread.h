@@ -32,6 +32,9 @@ class HeartbeatThread {
 
   // Monotonic milliseconds (NowMillis) of the last reply; 0 before any.
   int64_t last_reply_ms() const { return last_reply_ms_; }
+  // ... of the last NotMember answer: a coordinator that does not know
+  // this worker (a new process); 0 before any.
+  int64_t not_member_ms() const { return not_member_ms_; }
 
  private:
   HeartbeatThread(std::string coordinator, wire::Role role, uint32_t rank,
@@ -44,6 +47,7 @@ class HeartbeatThread {
   uint32_t interval_ms_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> last_reply_ms_{0};
+  std::atomic<int64_t> not_member_ms_{0};
   std::thread thread_;
 };
 

@@ -29,6 +29,11 @@ po::options_description Options() {
       "preferred worker rank (default: assigned by the coordinator)")(
       "request-timeout-s", po::value<double>()->default_value(300),
       "longest wait for one admission, pull or push reply")(
+      "reattach-s", po::value<double>()->default_value(-1),
+      "when the coordinator is lost during training, keep the data and "
+      "model and register again for this long (s), so a restarted "
+      "coordinator takes the worker back (default: $LOCKSTEP_REATTACH_S, "
+      "else 0: exit)")(
       "dump-model", po::value<std::string>()->default_value(""),
       "the process running the final evaluation writes the final dense "
       "model to this file")(
@@ -55,6 +60,7 @@ lockstep::WorkerOptions WorkerOptionsFrom(const po::variables_map& vm,
   opts.coordinator = placed.coordinator;
   opts.rank_hint = placed.rank;
   opts.request_timeout_s = vm["request-timeout-s"].as<double>();
+  opts.reattach_s = vm["reattach-s"].as<double>();
   opts.dump_model = vm["dump-model"].as<std::string>();
   opts.hetero = vm["hetero"].as<std::string>();
   opts.real_link = vm["real-link"].as<std::string>();

@@ -53,7 +53,8 @@ StatusOr<std::unique_ptr<WorkerSession>> WorkerSession::Create(
       WorkerEmulation::Create(s->options_.hetero, s->options_.real_link,
                               CoordinatorLink::stop_flag()));
   LS_ASSIGN_OR_RETURN(s->coordinator_, CoordinatorLink::Connect(
-                                           s->options_.coordinator, s->role()));
+                                           s->options_.coordinator, s->role(),
+                                           s->options_.reattach_s));
   return s;
 }
 
@@ -66,14 +67,7 @@ void WorkerSession::Send(wire::Body type, flatbuffers::FlatBufferBuilder& fbb,
 // Joining: Register, Welcome, Describe, Start.
 
 Status WorkerSession::Register() {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  flatbuffers::FlatBufferBuilder fbb(256);
-  auto body = wire::CreateRegister(fbb, role(), fbb.CreateString(host),
-                                   static_cast<uint32_t>(getpid()), 0,
-                                   options_.rank_hint);
-  coordinator_->Send(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
-                                    role(), options_.rank_hint));
+  coordinator_->SendRegister(options_.rank_hint);
   LS_ASSIGN_OR_RETURN(Message msg,
                       AwaitCoordinator(wire::Body::Welcome, "welcome"));
   Status ready = Setup(*msg.envelope->body_as_Welcome());
@@ -125,7 +119,10 @@ Status WorkerSession::Describe(const JobShape& shape, uint32_t max_batch) {
   }
   flatbuffers::FlatBufferBuilder fbb(1024);
   auto body = JobShapeToWire(fbb, shape, caps);
-  Send(wire::Body::Describe, fbb, body.Union());
+  zmq::message_t header = FinishEnvelope(
+      fbb, wire::Body::Describe, body.Union(), role(), static_cast<int>(rank_));
+  coordinator_->RememberDescribe(header);
+  coordinator_->Send(std::move(header));
   // Every worker of the job describes itself before any gets its Start.
   LS_ASSIGN_OR_RETURN(Message msg,
                       AwaitCoordinator(wire::Body::Start, "start"));

@@ -45,6 +45,9 @@ struct WorkerOptions {
   int rank_hint = -1;
   // Longest wait for any single reply (admission, pull, push).
   double request_timeout_s = 300;
+  // How long a lost coordinator is waited for once training runs
+  // (common/coordinator_watch.h); < 0: $LOCKSTEP_REATTACH_S or 0.
+  double reattach_s = -1;
   // The worker that runs the final evaluation writes the final dense model
   // here (see WriteModelFile).
   std::string dump_model;

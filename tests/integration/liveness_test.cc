@@ -73,5 +73,42 @@ TEST(LivenessTest, DeadCoordinatorEndsEveryRole) {
   }
 }
 
+// With a re-attach window the roles outlive the coordinator, register
+// again, and end only when no coordinator took them back within it.
+TEST(LivenessTest, RolesWaitTheirReattachWindowForADeadCoordinator) {
+  const std::string dir = MakeTempDir("lockstep-nocoord-window");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(Job(1000000), {"--run-dir", dir}).ok());
+  const std::vector<std::string> window = {"--reattach-s", "3"};
+  ASSERT_TRUE(cluster.StartServer(0, window).ok());
+  ASSERT_TRUE(cluster.StartWorker(0, window).ok());
+  ASSERT_TRUE(cluster.StartWorker(1, window).ok());
+  for (int i = 0; i < 200 && ReadLines(dir + "/metrics.jsonl").size() < 50;
+       ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  pid_t coordinator = 0;
+  for (pid_t pid : cluster.group().running_pids()) {
+    if (ReadFile("/proc/" + std::to_string(pid) + "/cmdline")
+            .find("lockstep-coordinator") != std::string::npos) {
+      coordinator = pid;
+    }
+  }
+  ASSERT_NE(coordinator, 0);
+  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(40)))
+      << "roles kept waiting past their window";
+  for (const std::string name : {"server 0", "worker 0", "worker 1"}) {
+    EXPECT_FALSE(cluster.ExitOf(name).ok()) << name;
+    const std::string out = cluster.Output(name);
+    EXPECT_NE(out.find("registering again, waiting up to 3 s"),
+              std::string::npos)
+        << name << ": " << out;
+    EXPECT_NE(out.find("did not take this role back within 3 s"),
+              std::string::npos)
+        << name << ": " << out;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep

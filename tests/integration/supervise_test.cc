@@ -2,8 +2,8 @@
 // server killed mid-training is started again by the launcher, every shard
 // rolls back to the newest complete snapshot round and the job still
 // learns; a worker killed afterwards is started again and rejoins. A killed
-// coordinator makes the launcher resume the whole job from its newest
-// round.
+// coordinator is started again alone: the live roles re-attach to it and
+// the job resumes from its newest round.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -72,19 +72,32 @@ TEST_P(SuperviseTest, KilledServerAndWorkerAreRestartedAndTheJobLearns) {
   EXPECT_EQ(out.find("restart 2 of"), std::string::npos) << out;
 }
 
-// The coordinator SIGKILLed under --supervise: the launcher stops the
-// other roles and starts the job again from its newest complete round.
-TEST(SuperviseCoordinatorTest, AKilledCoordinatorResumesTheJob) {
+// The coordinator SIGKILLed under --supervise: the launcher starts it
+// again at the same endpoint, and the servers and workers, which stayed up,
+// register again; the new coordinator resumes the job from its newest
+// complete round with them. No other process restarts.
+class SuperviseCoordinatorTest : public ::testing::TestWithParam<std::string> {
+};
+
+TEST_P(SuperviseCoordinatorTest, AKilledCoordinatorTakesTheLiveRolesBack) {
   const std::string dir = MakeTempDir("lockstep-supervise-c") + "/run";
   TestCluster cluster;
   JobConfig job = SupervisedJobConfig();
   job.workers = 2;
   job.max_clocks = 400;
+  job.sync = GetParam();
   const std::vector<std::string> argv = SupervisedJob(dir, job);
   ASSERT_TRUE(cluster.Start(argv, "launch").ok());
   const std::optional<uint64_t> round =
       PumpUntilARoundCompletes(cluster, dir, 60);
   ASSERT_TRUE(round.has_value()) << cluster.Output("launch");
+  const std::vector<std::string> others = {"server 0", "server 1", "worker 0",
+                                           "worker 1", "evaluator"};
+  std::vector<pid_t> pids;
+  for (const std::string& role : others) {
+    pids.push_back(StartedPid(cluster, role));
+    ASSERT_GT(pids.back(), 0) << role << "\n" << cluster.Output("launch");
+  }
   const pid_t coordinator = StartedPid(cluster, "coordinator");
   ASSERT_GT(coordinator, 0);
   ASSERT_EQ(kill(coordinator, SIGKILL), 0);
@@ -93,17 +106,33 @@ TEST(SuperviseCoordinatorTest, AKilledCoordinatorResumesTheJob) {
   ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("launch");
   EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
   const std::string out = cluster.Output("launch");
-  EXPECT_NE(out.find("stopping every role and resuming the job from "
-                     "snapshot round"),
+  EXPECT_NE(out.find("restarting the coordinator, which takes the other "
+                     "roles back and resumes the job from snapshot round"),
             std::string::npos)
       << out;
+  EXPECT_EQ(out.find("stopping every role"), std::string::npos) << out;
+  EXPECT_NE(StartedPid(cluster, "coordinator"), coordinator) << out;
+  for (size_t i = 0; i < others.size(); ++i) {
+    EXPECT_EQ(StartedPid(cluster, others[i]), pids[i])
+        << others[i] << " was started again\n"
+        << out;
+  }
   const std::string log = ReadFile(dir + "/logs/coordinator.log");
   EXPECT_NE(log.find("resuming from snapshot round"), std::string::npos) << log;
+  EXPECT_NE(ReadFile(dir + "/logs/server-1.log").find("re-attached"),
+            std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/logs/worker-0.log").find("re-attached"),
+            std::string::npos);
   const std::string summary = ReadFile(dir + "/summary.json");
   EXPECT_EQ(JsonNumber(summary, "clocks"), 400) << summary;
   EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0.6) << summary;
   EXPECT_GE(*round, 1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Policies, SuperviseCoordinatorTest,
+                         ::testing::Values("bsp", "ssp:2", "asp", "backup:1",
+                                           "lbbsp"),
+                         PolicyParamName());
 
 INSTANTIATE_TEST_SUITE_P(Policies, SuperviseTest,
                          ::testing::Values("bsp", "ssp:2", "asp", "backup:1",

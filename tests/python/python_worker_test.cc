@@ -208,6 +208,39 @@ TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
   EXPECT_EQ(JsonNumber(ReadFile(dir + "/summary.json"), "clocks"), 300);
 }
 
+TEST_F(PythonWorkerTest, PythonWorkersOutliveAKilledCoordinator) {
+  const std::string dir = MakeTempDir("lockstep-python-coordinator") + "/run";
+  TestCluster cluster;
+  JobConfig job = SupervisedJobConfig();
+  job.workers = 2;
+  job.max_clocks = 300;
+  const std::vector<std::string> argv = SupervisedJob(
+      dir, job,
+      {"--worker-cmd", "/usr/bin/python3 " + Script("mlp_worker.py")});
+  ASSERT_TRUE(cluster.Start(argv, "launch").ok());
+  ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60))
+      << cluster.Output("launch");
+  const pid_t worker = StartedPid(cluster, "worker 1");
+  const pid_t coordinator = StartedPid(cluster, "coordinator");
+  ASSERT_GT(worker, 0) << cluster.Output("launch");
+  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(170));
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("launch");
+  // The same Python processes registered again and followed the resumed
+  // job back to its round.
+  EXPECT_EQ(StartedPid(cluster, "worker 1"), worker)
+      << cluster.Output("launch");
+  for (const char* log : {"/logs/worker-0.log", "/logs/worker-1.log"}) {
+    const std::string text = ReadFile(dir + log);
+    EXPECT_NE(text.find("re-attached to the coordinator"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("the job was rolled back to a snapshot round"),
+              std::string::npos)
+        << text;
+  }
+  EXPECT_EQ(JsonNumber(ReadFile(dir + "/summary.json"), "clocks"), 300);
+}
+
 TEST_F(PythonWorkerTest, AnExceptionInUserCodeReachesTheLauncherReport) {
   const std::string dir = MakeTempDir("lockstep-python-raise") + "/run";
   TestCluster cluster;

@@ -113,7 +113,7 @@ void JobMonitor::HandleExit(RoleProcess& role, const ChildExit& exit) {
       break;
     case ExitVerdict::kRestartJob:
       Apply(supervisor_->RestartJob(role, what, options_.job.snapshot_dir, now,
-                                    &resume_job_),
+                                    &resume_job_, RolesReattach()),
             role);
       break;
     case ExitVerdict::kRestartRole:

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "common/coordinator_watch.h"
 #include "common/json.h"
 #include "common/security/job_keys.h"
 #include "common/transport/data_channel.h"
@@ -64,6 +65,9 @@ int Launcher::Run() {
     console_->Message(status.message());
     return 1;
   }
+  // Supervised roles outlive their coordinator: a restarted one takes
+  // them back (common/coordinator_watch.h). The user's setting stands.
+  if (options_.supervise) setenv(kReattachEnv, "60", 0);
   JobOutcome outcome = StartAll();
   while (true) {
     if (outcome == JobOutcome::kRunning) outcome = RunUntilCoordinatorDone();
@@ -244,7 +248,10 @@ void Launcher::StartDueRestarts() {
 }
 
 JobOutcome Launcher::RestartJob() {
-  StopAll();
+  // With a re-attach window the other roles wait for the new coordinator
+  // at the old endpoint; without, every role starts again with the job.
+  const bool roles_stay = RolesReattach();
+  if (!roles_stay) StopAll();
   monitor_.set_judging_exits(true);  // the new job's exits count again
   options_.job = monitor_.TakeResumeJob();
   options_.resume = true;
@@ -254,6 +261,16 @@ JobOutcome Launcher::RestartJob() {
   // timeout still ends the job.
   while (std::chrono::steady_clock::now() < until) {
     if (JobOutcome o = Step(); o != JobOutcome::kRunning) return o;
+  }
+  if (roles_stay) {
+    if (Status s =
+            roles_.Start(run_dir_, "coordinator", 0,
+                         Commands().Coordinator(run_dir_, monitor_.endpoint()));
+        !s.ok()) {
+      monitor_.Fail(s.message(), nullptr);
+      return JobOutcome::kFailed;
+    }
+    return JobOutcome::kRunning;
   }
   // Every role starts again with the job: the roles' own pending restarts
   // and the old coordinator's endpoint are void.

@@ -30,8 +30,9 @@ RoleCommands::RoleCommands(const LaunchOptions& options,
       launcher_pid_(launcher_pid) {}
 
 std::vector<std::string> RoleCommands::Coordinator(
-    const std::string& run_dir) const {
-  const std::string listen = "tcp://" + options_.host + ":0";
+    const std::string& run_dir, const std::string& endpoint) const {
+  const std::string listen =
+      endpoint.empty() ? "tcp://" + options_.host + ":0" : endpoint;
   std::vector<std::string> argv = {binaries_.coordinator};
   for (std::string& flag : JobConfigToFlags(options_.job)) {
     argv.push_back(std::move(flag));

@@ -36,7 +36,9 @@ class RoleCommands {
   // The coordinator, listening on a free port of the host, writing into
   // `run_dir`. Each role gets its own key file from options.keys_dir (or
   // --security off).
-  std::vector<std::string> Coordinator(const std::string& run_dir) const;
+  // `listen`: the endpoint to bind (empty: a free port on the host).
+  std::vector<std::string> Coordinator(const std::string& run_dir,
+                                       const std::string& listen = "") const;
 
   // A server, worker or evaluator (`role`) of rank `rank`, connecting to
   // the coordinator at `endpoint`. The evaluator runs worker 0's program

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/coordinator_watch.h"
 #include "snapshot/snapshot_manifest.h"
 
 namespace lockstep {
@@ -59,10 +60,12 @@ Supervisor::Decision Supervisor::RestartRole(const RoleProcess& role,
   return decision;
 }
 
+bool RolesReattach() { return CoordinatorWatch("", -1).reattach_s() > 0; }
+
 Supervisor::Decision Supervisor::RestartJob(
     const RoleProcess& role, const std::string& what,
     const std::string& snapshot_dir, Clock::time_point now,
-    std::optional<JobConfig>* resume_job) {
+    std::optional<JobConfig>* resume_job, bool roles_reattach) {
   Decision decision;
   const ManifestRound* round = nullptr;
   StatusOr<SnapshotManifest> manifest = NotFound("no snapshots");
@@ -86,9 +89,14 @@ Supervisor::Decision Supervisor::RestartJob(
   if (!when) return decision;
   *resume_job = manifest->job();
   decision.restart = true;
-  decision.message = what + "; stopping every role and resuming the job from " +
-                     "snapshot round " + std::to_string(round->round) +
-                     " (clock " + std::to_string(round->clock) + ")" + *when;
+  decision.message =
+      what +
+      (roles_reattach
+           ? "; restarting the coordinator, which takes the other roles back "
+             "and resumes the job from "
+           : "; stopping every role and resuming the job from ") +
+      "snapshot round " + std::to_string(round->round) + " (clock " +
+      std::to_string(round->clock) + ")" + *when;
   return decision;
 }
 

@@ -32,6 +32,11 @@
 
 namespace lockstep {
 
+// Whether the roles a launcher starts wait for a restarted coordinator
+// ($LOCKSTEP_REATTACH_S > 0, which --supervise sets): then a failed
+// coordinator is restarted alone.
+bool RolesReattach();
+
 class Supervisor {
  public:
   using Clock = std::chrono::steady_clock;
@@ -68,10 +73,13 @@ class Supervisor {
 
   // The coordinator `role` failed at `now`. On a restart, `*resume_job` is
   // the job recorded in the manifest of `snapshot_dir` (empty: the job
-  // takes no snapshots), to start again with --resume.
+  // takes no snapshots), to start again with --resume: with
+  // `roles_reattach` only the coordinator, at its endpoint (the other
+  // roles wait for it, common/coordinator_watch.h); else every role.
   Decision RestartJob(const RoleProcess& role, const std::string& what,
                       const std::string& snapshot_dir, Clock::time_point now,
-                      std::optional<JobConfig>* resume_job);
+                      std::optional<JobConfig>* resume_job,
+                      bool roles_reattach = false);
 
   // Removes and returns the pending restarts due at `now`, oldest first.
   std::vector<PendingRestart> TakeDue(Clock::time_point now);

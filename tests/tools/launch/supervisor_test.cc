@@ -219,6 +219,19 @@ TEST_F(SupervisorJobTest, AJobResumesFromItsNewestCompleteRound) {
   EXPECT_EQ(supervisor.pending(), 0u);
 }
 
+TEST_F(SupervisorJobTest, RolesThatReattachSeeOnlyTheCoordinatorRestarted) {
+  SaveManifest(5, {true, true, false});
+  Supervisor supervisor(3);
+  const Supervisor::Decision decision = supervisor.RestartJob(
+      coordinator_, "c", dir_, t0_, &resume_, /*roles_reattach=*/true);
+  EXPECT_TRUE(decision.restart);
+  EXPECT_EQ(decision.message,
+            "c; restarting the coordinator, which takes the other roles back "
+            "and resumes the job from snapshot round 2 (clock 20) in 0.5 s "
+            "(restart 1 of at most 3)");
+  ASSERT_TRUE(resume_.has_value());
+}
+
 TEST_F(SupervisorJobTest, AJobThatCannotBeResumedUsesUpNoRestart) {
   Supervisor supervisor(1);
   EXPECT_FALSE(
