@@ -18,7 +18,14 @@ sequential read() of the restored shard's store files, as the restore found
 them (not dropping the page cache: the round was just written). The target
 is kill-to-commit under 2 s plus that read time.
 
+With --kill coordinator: the coordinator is SIGKILLed instead; the
+launcher restarts it alone and the live roles re-attach to it. Timed:
+kill -> the new coordinator listening, and listening -> the job resumed
+(every role back, the Starts sent), whether it adopted the servers' newest
+commit, and whether the server processes are the same ones.
+
 Usage: bench/recovery_bench.py [--params N,N] [--kills K] [--out FILE]
+       [--kill server|coordinator]
 """
 import argparse
 import datetime
@@ -63,19 +70,13 @@ def lines_after(path, since):
 
 def child_server(launcher_pid, rank):
     """The pid of the launcher's lockstep-server child of `rank`, or None."""
-    for stat in glob.glob("/proc/[0-9]*/stat"):
+    for pid in child_role(launcher_pid, b"lockstep-server", True):
         try:
-            with open(stat) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[1]) != launcher_pid:
-                continue
-            pid = int(stat.split("/")[2])
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 argv = f.read().split(b"\0")
-        except (OSError, IndexError, ValueError):
+        except OSError:
             continue
-        if (argv and argv[0].endswith(b"lockstep-server") and
-                b"--rank" in argv and
+        if (b"--rank" in argv and
                 argv[argv.index(b"--rank") + 1] == str(rank).encode()):
             return pid
     return None
@@ -191,25 +192,121 @@ def one_kill(argv, run_dir):
     }
 
 
+def coordinator_marks(logs, since):
+    """Times of the new coordinator's lines after `since`: it listens, and
+    it resumes (every role re-attached; Starts sent), and how."""
+    marks = {}
+    for t, line in lines_after(os.path.join(logs, "coordinator.log"), since):
+        if "listening on" in line:
+            marks.setdefault("listening", t)
+        elif "resuming from" in line:
+            marks.setdefault("resumed", t)
+            marks["adopted"] = "the servers' commit" in line
+    return marks if "resumed" in marks else None
+
+
+def kill_coordinator(argv, run_dir):
+    """Runs the job until a round is complete and a moment more, SIGKILLs
+    the coordinator, waits until the new one resumed the job with the live
+    roles, stops the job. Returns the timings."""
+    os.makedirs(run_dir)
+    with open(os.path.join(run_dir, "launch.out"), "w") as out:
+        launcher = subprocess.Popen(argv, stdout=out, stderr=out)
+    try:
+        snapshots = os.path.join(run_dir, "snapshots")
+        wait_for("a complete round", lambda: complete_rounds(snapshots), 600,
+                 launcher)
+        pid = wait_for("the coordinator",
+                       lambda: child_role(launcher.pid, b"lockstep-coordinator"),
+                       30, launcher)
+        servers = sorted(child_role(launcher.pid, b"lockstep-server", True))
+        time.sleep(0.3)
+        t_kill = time.time()
+        os.kill(pid, signal.SIGKILL)
+        marks = wait_for("the resumed job",
+                         lambda: coordinator_marks(
+                             os.path.join(run_dir, "logs"), t_kill),
+                         600, launcher)
+        same = sorted(child_role(launcher.pid, b"lockstep-server", True))
+    finally:
+        launcher.send_signal(signal.SIGINT)
+        try:
+            launcher.wait(60)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            launcher.wait()
+    return {
+        "restart_s": marks["listening"] - t_kill,
+        "resume_s": marks["resumed"] - marks["listening"],
+        "adopted": marks["adopted"],
+        "servers_kept": servers == same,
+    }
+
+
+def child_role(launcher_pid, binary, every=False):
+    """The pid of the launcher's child running `binary` (all, with every)."""
+    pids = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) != launcher_pid:
+                continue
+            pid = int(stat.split("/")[2])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if argv and argv[0].endswith(binary):
+            pids.append(pid)
+    return pids if every else (pids[0] if pids else None)
+
+
+def job_argv(params, run_dir):
+    dim, classes = 10000, 10
+    hidden = max(1, params // dim)
+    argv = [LAUNCH, "--supervise", "--servers", "2", "--workers", "2",
+            "--model", f"mlp:{hidden}", "--data",
+            f"synthetic:samples=256:test=32:dim={dim}:classes={classes}",
+            "--batch", "4", "--optimizer", "adam", "--clocks", "1000000",
+            "--eval-every", "0", "--snapshot-every-clocks", "4",
+            "--snapshot-keep", "1", "--run-dir", run_dir]
+    return argv, dim * hidden + hidden + hidden * classes + classes
+
+
+def run_coordinator_kills(params, kills, workdir):
+    """Kills the coordinator of a fresh job `kills` times."""
+    results = []
+    for k in range(kills):
+        run_dir = os.path.join(workdir, f"coordinator-{params}-{k}")
+        argv, n = job_argv(params, run_dir)
+        results.append(kill_coordinator(argv, run_dir))
+    rows = [f"# coordinator SIGKILLed, {n} params: kill->new coordinator "
+            "listening (the launcher's 0.5 s backoff, its start) and "
+            "listening->job resumed (every role re-attached, Starts sent)",
+            "# job | kill->listening s | listening->resumed s | adopted the "
+            "servers' commit | servers kept"]
+    for k, r in enumerate(results):
+        rows.append(f"{k:>5} | {r['restart_s']:17.2f} | {r['resume_s']:20.2f}"
+                    f" | {'yes' if r['adopted'] else 'no':>29} | "
+                    f"{'yes' if r['servers_kept'] else 'NO'}")
+    med = statistics.median(r["resume_s"] for r in results)
+    rows.append(f"# median listening->resumed {med:.2f} s (target <= 2 s: "
+                f"{'met' if med <= 2 else 'NOT met'})")
+    return rows
+
+
 def run_size(params, kills, workdir):
     """Kills server 1 of a fresh job `kills` times (each sees the first
     restart's backoff, 0.5 s); returns the parameter count, the timings and
     the plain read of the last job's shard-1 store."""
-    dim, classes = 10000, 10
-    hidden = max(1, params // dim)
     results = []
     for k in range(kills):
         run_dir = os.path.join(workdir, f"run-{params}-{k}")
-        argv = [LAUNCH, "--supervise", "--servers", "2", "--workers", "2",
-                "--model", f"mlp:{hidden}", "--data",
-                f"synthetic:samples=256:test=32:dim={dim}:classes={classes}",
-                "--batch", "4", "--optimizer", "adam", "--clocks", "1000000",
-                "--eval-every", "0", "--snapshot-every-clocks", "4",
-                "--snapshot-keep", "1", "--run-dir", run_dir]
+        argv, n = job_argv(params, run_dir)
         results.append(one_kill(argv, run_dir))
     read_s, read_bytes = raw_read_s(os.path.join(run_dir, "snapshots",
                                                  "shard-1"))
-    n = dim * hidden + hidden + hidden * classes + classes
     return n, results, read_s, read_bytes
 
 
@@ -221,11 +318,19 @@ def main():
     parser.add_argument("--out", help="also write the table here")
     parser.add_argument("--keep", action="store_true",
                         help="keep the run directories")
+    parser.add_argument("--kill", choices=("server", "coordinator"),
+                        default="server", help="which role to SIGKILL")
     args = parser.parse_args()
     if not os.access(LAUNCH, os.X_OK):
         sys.exit(f"{LAUNCH} is missing: build first (cmake --preset release "
                  "&& ninja -C build)")
     workdir = tempfile.mkdtemp(prefix="lockstep-bench-recovery-")
+    if args.kill == "coordinator":
+        rows = []
+        for params in [int(p) for p in args.params.split(",")]:
+            rows += run_coordinator_kills(params, args.kills, workdir)
+        finish(rows, args, workdir)
+        return
     rows = [
         "# recovery bench: MLP 10000-H-10, Adam, BSP, 2 servers, 2 "
         "workers, lockstep-launch --supervise; server 1 SIGKILLed once in "
@@ -255,6 +360,10 @@ def main():
             ", ".join(f"{r['total_s']:.2f}" for r in results) +
             f"; a shard's part of the round {shard_bytes / 1e6:.0f} MB; plain"
             f" read {read_bytes / 1e6 / read_s:.0f} MB/s")
+    finish(rows, args, workdir)
+
+
+def finish(rows, args, workdir):
     text = "\n".join(rows) + "\n"
     print(text, end="")
     if args.out:

@@ -53,6 +53,7 @@ void Enrollment::RegisterPeer(const std::string& id,
   peer.rank_hint = reg.rank_hint();
   peer.endpoint = flatbuffers::GetString(reg.endpoint());
   peer.host = flatbuffers::GetString(reg.host());
+  peer.applied_clock = is_server ? reg.applied_clock() : -1;
   TightenWorkerCaps(reg.capabilities(), &peer.caps);
   members_.Add(id, peer);
   LS_LOG(Info) << RoleName(reg.role()) << " registered from "
@@ -246,9 +247,24 @@ Status Enrollment::StartTraining() {
   }
   recorder_.SetJob(job_);
   if (const auto& restore = rounds_.restore()) {
-    clock_.ResumeAt(*restore);
-    LS_LOG(Info) << "resuming from snapshot round " << restore->round
-                 << " at clock " << restore->clock + 1;
+    adopt_clock_ = AdoptableClock(*restore);
+    ManifestRound resume = *restore;
+    if (adopt_clock_ >= 0) {
+      // The servers' newer commits stand: the policy's state is the
+      // round's, at the servers' clock (a commit policy's processed
+      // samples are X a clock).
+      resume.clock = adopt_clock_;
+      resume.policy_state.erase(kProcessedSamplesKey);
+      LS_LOG(Info) << "adopting the live servers' state at clock "
+                   << adopt_clock_ << " (snapshot round " << restore->round
+                   << " is of clock " << restore->clock << ")";
+    }
+    clock_.ResumeAt(resume);
+    LS_LOG(Info) << "resuming from "
+                 << (adopt_clock_ >= 0
+                         ? std::string("the servers' commit")
+                         : "snapshot round " + std::to_string(restore->round))
+                 << " at clock " << resume.clock + 1;
   }
   for (const auto& id : members_.server_ids()) {
     SendWelcome(id, members_.at(id));
@@ -270,6 +286,18 @@ Status Enrollment::StartTraining() {
   return Status::Ok();
 }
 
+int64_t Enrollment::AdoptableClock(const ManifestRound& restore) const {
+  // Only commit policies: on arrival a shard's state is a cut of its own.
+  if (clock_.policy().apply_mode() != ApplyMode::kOnCommit) return -1;
+  int64_t clock = -1;
+  for (const auto& id : members_.server_ids()) {
+    const int64_t c = members_.at(id).applied_clock;
+    if (c < restore.clock || (clock >= 0 && c != clock)) return -1;
+    clock = c;
+  }
+  return clock;
+}
+
 void Enrollment::JoinRunningJob(const std::string& id, Peer& peer) {
   const int64_t clock = clock_.JoinRunning(peer);
   LS_LOG(Warning) << "worker " << peer.rank << " on " << peer.host
@@ -288,17 +316,22 @@ void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
   flatbuffers::Offset<wire::Layout> layout;
   if (server) layout = LayoutToWire(fbb, layout_);
   const StalenessRule rule = clock_.policy().staleness_rule();
+  // Adopted servers keep their state; a replacement server (its clock
+  // unknown) cannot be part of an adoption, which is decided once.
+  const bool adopted = server && adopt_clock_ >= 0 && !training_;
+  const bool restoring = server && restore && !adopted;
   auto body = wire::CreateWelcome(
       fbb, static_cast<uint32_t>(peer.rank), job, layout,
       WireApplyMode(clock_.policy().apply_mode()), rule.scale_lr,
-      rule.max_staleness, server && restore ? restore->round : 0,
-      server && restore ? restore->shards : 0, recovery_.epoch());
+      rule.max_staleness, restoring ? restore->round : 0,
+      restoring ? restore->shards : 0, recovery_.epoch(),
+      adopted ? adopt_clock_ : -1);
   outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                                   wire::Role::Coordinator, 0));
   peer.welcomed = true;
   // A server loading a round is silent for a while: the longer limit of a
   // restore applies until it speaks (Membership::FindSilent).
-  peer.restoring = server && restore.has_value();
+  peer.restoring = restoring;
   peer.last_seen_ms = NowMillis();  // liveness counts from the welcome
 }
 

@@ -92,6 +92,11 @@ class Enrollment {
   // workers. Errors end the job.
   void StartTrainingIfReady();
   Status StartTraining();
+  // A resumed job whose servers all outlived the coordinator and hold the
+  // same commit, at or after `restore`'s clock, under a commit policy:
+  // that clock, which the job continues from instead of the round (no
+  // rollback). -1 otherwise.
+  int64_t AdoptableClock(const ManifestRound& restore) const;
   // A worker whose description matches, welcomed after the others started:
   // joins the policy at its current clock and gets its Start.
   void JoinRunningJob(const std::string& id, Peer& peer);
@@ -107,6 +112,7 @@ class Enrollment {
   KeyLayout layout_;
   ShapeAgreement shapes_;
   bool training_ = false;
+  int64_t adopt_clock_ = -1;  // see AdoptableClock
   uint64_t dead_workers_ = 0;
 };
 

@@ -31,6 +31,9 @@ struct Peer {
   int rank = -1;
   int rank_hint = -1;
   std::string endpoint;  // servers: data endpoint
+  // Servers that registered again after losing a coordinator: the clock
+  // their state is committed up to (-1: none offered).
+  int64_t applied_clock = -1;
   std::string host;
   WorkerCaps caps;
   int64_t last_seen_ms = 0;

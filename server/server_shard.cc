@@ -12,23 +12,11 @@
 #include "common/wire/layout_codec.h"
 
 namespace lockstep {
-namespace {
 
-std::atomic<bool> g_stop_requested{false};
-
-std::string HostName() {
-  char name[256] = {0};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
-}
-
-}  // namespace
-
-void ServerShard::RequestStop() { g_stop_requested = true; }
+void ServerShard::RequestStop() { ServerLink::RequestStop(); }
 
 ServerShard::ServerShard(ServerOptions options)
-    : options_(std::move(options)),
-      watch_(options_.coordinator, options_.reattach_s) {}
+    : options_(std::move(options)) {}
 
 ServerShard::~ServerShard() = default;
 
@@ -44,23 +32,18 @@ StatusOr<std::unique_ptr<ServerShard>> ServerShard::Create(
   s->data_path_ = std::make_unique<ShardDataPath>(
       s->data_.get(), &s->model_, &s->clock_, &s->eval_images_, &s->updater_,
       [shard](zmq::message_t h) { shard->SendToCoordinator(std::move(h)); });
-  LS_ASSIGN_OR_RETURN(s->coordinator_,
-                      ConnectDealer(s->options_.coordinator, ""));
+  LS_ASSIGN_OR_RETURN(s->link_,
+                      ServerLink::Connect(s->options_.coordinator, s->endpoint_,
+                                          s->options_.reattach_s));
   return s;
 }
 
-void ServerShard::SendRegister(int rank) {
-  flatbuffers::FlatBufferBuilder fbb(256);
-  auto body = wire::CreateRegister(
-      fbb, wire::Role::Server, fbb.CreateString(HostName()),
-      static_cast<uint32_t>(getpid()), fbb.CreateString(endpoint_), rank);
-  SendToCoordinator(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
-                                   wire::Role::Server, rank));
-}
-
 Status ServerShard::Run() {
-  SendRegister(options_.rank_hint);
-  LS_RETURN_IF_ERROR(AwaitWelcome());
+  link_->Register(options_.rank_hint);
+  LS_ASSIGN_OR_RETURN(
+      const Message welcome,
+      link_->AwaitWelcome(options_.rank_hint, options_.welcome_timeout_s));
+  LS_RETURN_IF_ERROR(Setup(*welcome.envelope->body_as_Welcome()));
   Status served = Serve();
   if (data_ && data_->refused_connections() + data_->handshake_timeouts() > 0) {
     LS_LOG(Warning) << "data port: refused " << data_->refused_connections()
@@ -71,71 +54,13 @@ Status ServerShard::Run() {
   return served;
 }
 
-Status ServerShard::AwaitWelcome() {
-  const int64_t deadline =
-      NowMillis() + static_cast<int64_t>(options_.welcome_timeout_s * 1000);
-  // Heartbeats while waiting (the job's interval comes with the welcome):
-  // the coordinator answers every registered peer, so a coordinator that
-  // stays silent is gone, e.g. it ended the job before this server's
-  // registration reached it, and no shutdown will come. Until it first
-  // answered it may still be starting: that silence may last longer.
-  constexpr int64_t kBeatMs = 1000;
-  int64_t next_beat = NowMillis() + kBeatMs;
-  int64_t last_heard = NowMillis();
-  bool heard = false;
-  Message msg;
-  while (NowMillis() < deadline) {
-    if (g_stop_requested) return Unavailable("interrupted by a signal");
-    LS_RETURN_IF_ERROR(CheckTerminated(options_.rank_hint));
-    if (NowMillis() - last_heard > (heard ? 10 : 30) * kBeatMs) {
-      return Unavailable("the coordinator at " + options_.coordinator +
-                         " went silent before welcoming this server");
-    }
-    if (NowMillis() >= next_beat) {
-      flatbuffers::FlatBufferBuilder fbb(64);
-      auto body = wire::CreateHeartbeat(fbb, -1);
-      SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                                       wire::Role::Server, options_.rank_hint));
-      next_beat = NowMillis() + kBeatMs;
-    }
-    zmq::pollitem_t item{static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0};
-    PollSockets(&item, 1, std::chrono::milliseconds(100));
-    auto got = ReceiveMessage(coordinator_, false, &msg);
-    if (!got.ok() || !*got) continue;
-    last_heard = NowMillis();
-    heard = true;
-    Status ok = VerifyHeader(&msg);
-    if (!ok.ok()) {
-      ++bad_messages_;
-      LS_LOG(Warning) << "dropped a bad message from the coordinator: "
-                      << ok.message();
-      continue;
-    }
-    const auto type = msg.envelope->body_type();
-    if (type == wire::Body::Welcome) {
-      return Setup(*msg.envelope->body_as_Welcome());
-    }
-    if (type == wire::Body::Shutdown) {
-      return FailedPrecondition(
-          "the coordinator ended the job before welcoming this server: " +
-          TakeShutdown(*msg.envelope->body_as_Shutdown()));
-    }
-    if (type == wire::Body::Error) {
-      return FailedPrecondition(
-          "coordinator refused this server: " +
-          flatbuffers::GetString(msg.envelope->body_as_Error()->message()));
-    }
-  }
-  return DeadlineExceeded("no welcome from the coordinator at " +
-                          options_.coordinator);
-}
-
 // Runs for the first welcome and again for each rollback's. The order
 // matters: a round still being written watches the old stores, so it is
 // dropped before the model is rebuilt; the model is built (empty when a
 // round will overwrite it) before the restore fills it; and the updater
 // starts its evaluation schedule from the progress the restore set.
 Status ServerShard::Setup(const wire::Welcome& welcome) {
+  if (welcome.adopt_clock() >= 0) return Adopt(welcome);
   rounds_.Drop(&model_);
   epoch_ = welcome.epoch();
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
@@ -155,14 +80,7 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
       LrSchedule schedule,
       LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   updater_.Reset(job_, on_arrival, schedule);
-  data_path_->Configure(
-      {shard_,
-       job_.MaxWorkers(),
-       epoch_,
-       layout_.sparse_dim(),
-       on_arrival,
-       ShardKeys(layout_, shard_),
-       {job_.max_grad_norm, job_.grad_norm_action == "clip"}});
+  ConfigureDataPath(on_arrival);
   LS_RETURN_IF_ERROR(model_.Build(job_, layout_, shard_, on_arrival,
                                   /*restoring=*/welcome.restore_round() > 0));
   LS_RETURN_IF_ERROR(
@@ -172,6 +90,41 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
                << own.dense.begin << ", " << own.dense.end << ") on "
                << endpoint_ << " with " << job_.optimizer;
+  return Status::Ok();
+}
+
+void ServerShard::ConfigureDataPath(bool on_arrival) {
+  data_path_->Configure(
+      {shard_,
+       job_.MaxWorkers(),
+       epoch_,
+       layout_.sparse_dim(),
+       on_arrival,
+       ShardKeys(layout_, shard_),
+       {job_.max_grad_norm, job_.grad_norm_action == "clip"}});
+}
+
+Status ServerShard::Adopt(const wire::Welcome& welcome) {
+  if (welcome.adopt_clock() != clock_.applied() || welcome.rank() != shard_) {
+    return FailedPrecondition(
+        "asked to keep shard " + std::to_string(welcome.rank()) + " at clock " +
+        std::to_string(welcome.adopt_clock()) +
+        ", but this server holds shard " + std::to_string(shard_) +
+        " at clock " + std::to_string(clock_.applied()));
+  }
+  LS_ASSIGN_OR_RETURN(KeyLayout layout, LayoutFromWire(welcome.layout()));
+  if (!(layout.shards()[shard_].dense == layout_.shards()[shard_].dense)) {
+    return FailedPrecondition("asked to keep a shard of another layout");
+  }
+  rounds_.Drop(&model_);
+  layout_ = std::move(layout);
+  epoch_ = welcome.epoch();
+  LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
+  clock_.DropPending();
+  ConfigureDataPath(clock_.on_arrival());
+  rounds_.Open(job_.snapshot_dir, shard_, job_.snapshot_full_every);
+  LS_LOG(Warning) << "kept this shard's state at clock " << clock_.applied()
+                  << ": the resumed coordinator adopted it";
   return Status::Ok();
 }
 
@@ -279,15 +232,12 @@ Status ServerShard::Commit(const wire::Commit& commit) {
 }
 
 Status ServerShard::Serve() {
-  int64_t next_heartbeat = 0;
-  // The coordinator's own rule for declaring a peer dead.
-  watch_.set_heartbeat_ms(job_.heartbeat_ms);
-  watch_.Welcomed(NowMillis());
+  link_->Serving(static_cast<int>(shard_), job_.heartbeat_ms);
   Message msg;
   std::vector<zmq::pollitem_t> items;
-  while (!g_stop_requested) {
-    LS_RETURN_IF_ERROR(CheckTerminated(static_cast<int>(shard_)));
-    items.assign(1, {static_cast<void*>(coordinator_), 0, ZMQ_POLLIN, 0});
+  while (!ServerLink::StopRequested()) {
+    LS_RETURN_IF_ERROR(link_->CheckTerminated(static_cast<int>(shard_)));
+    items.assign(1, link_->PollItem());
     data_->AddPollItems(&items);
     items.push_back({nullptr, rounds_.fd(), ZMQ_POLLIN, 0});
     // Messages left waiting by Process's per-connection cap go first.
@@ -302,9 +252,8 @@ Status ServerShard::Serve() {
       if (auto report = rounds_.Finish(&model_)) SendSnapshotDone(*report);
     }
     while (true) {
-      auto got = ReceiveMessage(coordinator_, false, &msg);
-      if (!got.ok() || !*got) break;
-      watch_.Heard(NowMillis());
+      LS_ASSIGN_OR_RETURN(const bool got, link_->Receive(&msg));
+      if (!got) break;
       bool stop = false;
       LS_RETURN_IF_ERROR(HandleCoordinatorMessage(msg, &stop));
       if (stop) return Status::Ok();
@@ -318,32 +267,20 @@ Status ServerShard::Serve() {
       if (!*got) break;
       data_path_->Handle(msg);
     }
-    // A lost coordinator ends the server, or (with a re-attach window)
-    // the server serves on and registers again for its shard.
-    LS_RETURN_IF_ERROR(watch_.Check(NowMillis()));
-    if (watch_.RegisterDue(NowMillis())) SendRegister(static_cast<int>(shard_));
-    if (NowMillis() >= next_heartbeat) {
-      data_path_->WaitForApply();  // reads the applied clock
-      flatbuffers::FlatBufferBuilder fbb(64);
-      auto body = wire::CreateHeartbeat(fbb, clock_.applied());
-      SendToCoordinator(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                                       wire::Role::Server,
-                                       static_cast<int>(shard_)));
-      next_heartbeat = NowMillis() + job_.heartbeat_ms;
-    }
+    // Heartbeats carry the applied clock; a lost coordinator is waited
+    // for (offered the state at it under a commit policy) or ends this.
+    LS_RETURN_IF_ERROR(link_->Tick(
+        [this] {
+          data_path_->WaitForApply();  // reads the applied clock
+          return clock_.applied();
+        },
+        !clock_.on_arrival()));
   }
   return Unavailable("interrupted by a signal");
 }
 
 Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
   data_path_->WaitForApply();
-  Status ok = VerifyHeader(&msg);
-  if (!ok.ok()) {
-    ++bad_messages_;
-    LS_LOG(Warning) << "dropped a bad message from the coordinator: "
-                    << ok.message();
-    return Status::Ok();
-  }
   switch (msg.envelope->body_type()) {
     case wire::Body::Commit: {
       Status applied = Commit(*msg.envelope->body_as_Commit());
@@ -357,33 +294,19 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
     case wire::Body::Welcome: {
       // A rollback's, or a restarted coordinator's after re-attaching.
       const auto* welcome = msg.envelope->body_as_Welcome();
-      watch_.Welcomed(NowMillis());
-      LS_LOG(Warning) << "rolling back to snapshot round "
-                      << welcome->restore_round() << " (recovery epoch "
-                      << welcome->epoch() << ")";
+      link_->Welcomed();
+      if (welcome->adopt_clock() < 0) {
+        LS_LOG(Warning) << "rolling back to snapshot round "
+                        << welcome->restore_round() << " (recovery epoch "
+                        << welcome->epoch() << ")";
+      }
       return Setup(*welcome).WithContext("rollback failed");
     }
     case wire::Body::Shutdown:
       LS_LOG(Info) << "shutdown: "
-                   << TakeShutdown(*msg.envelope->body_as_Shutdown());
+                   << link_->TakeShutdown(*msg.envelope->body_as_Shutdown());
       *stop = true;
       return Status::Ok();
-    case wire::Body::Heartbeat:
-      return Status::Ok();
-    case wire::Body::Error: {
-      const auto* error = msg.envelope->body_as_Error();
-      if (error->code() == wire::ErrorCode::NotMember) {
-        // A new coordinator process (or one that gave this server up):
-        // register again, or end, so that a supervisor starts it again.
-        watch_.Forgotten(NowMillis());
-        if (watch_.reattaching()) return Status::Ok();
-        return Unavailable("the coordinator at " + options_.coordinator +
-                           " no longer knows this server");
-      }
-      LS_LOG(Warning) << "coordinator error: "
-                      << flatbuffers::GetString(error->message());
-      return Status::Ok();
-    }
     default:
       ++bad_messages_;
       LS_LOG(Warning) << "ignored unexpected "
@@ -393,24 +316,8 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
   }
 }
 
-Status ServerShard::CheckTerminated(int rank) {
-  if (termination_.TellNow()) {
-    // The shard stays: a preemption round of the job needs its part.
-    LS_LOG(Warning) << "terminated (SIGTERM); serving until the coordinator "
-                       "ends the job";
-    SendToCoordinator(
-        MakeLeaveHeader("terminated (SIGTERM)", wire::Role::Server, rank));
-  }
-  return termination_.CheckExpired("the job");
-}
-
-std::string ServerShard::TakeShutdown(const wire::Shutdown& shutdown) {
-  shutdown_kind_ = shutdown.kind();
-  return flatbuffers::GetString(shutdown.reason());
-}
-
 void ServerShard::SendToCoordinator(zmq::message_t header) {
-  SendHeaderOrWarn(coordinator_, std::move(header), "coordinator");
+  link_->Send(std::move(header));
 }
 
 }  // namespace lockstep

@@ -18,7 +18,6 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "common/coordinator_watch.h"
 #include "common/job_config.h"
 #include "common/layout.h"
 #include "common/status.h"
@@ -26,6 +25,7 @@
 #include "common/transport/data_port.h"
 #include "common/wire/message.h"
 #include "server/eval_images.h"
+#include "server/server_link.h"
 #include "server/shard_clock.h"
 #include "server/shard_data_path.h"
 #include "server/shard_model.h"
@@ -65,25 +65,26 @@ class ServerShard {
   static void RequestStop();
   // Whether the coordinator ended the job as preempted: resumable from
   // its snapshot rounds (common/termination.h).
-  bool preempted() const {
-    return shutdown_kind_ == wire::ShutdownKind::Preempted;
-  }
+  bool preempted() const { return link_ != nullptr && link_->preempted(); }
 
   // Counters, for tests and logs.
   uint64_t bad_messages() const {
-    return bad_messages_ + (data_path_ ? data_path_->bad_messages() : 0) +
+    return bad_messages_ + (link_ ? link_->bad_messages() : 0) +
+           (data_path_ ? data_path_->bad_messages() : 0) +
            (data_ ? data_->bad_streams() : 0);
   }
 
  private:
   explicit ServerShard(ServerOptions options);
 
-  // Registers as `rank` (-1: any) with this server's data endpoint.
-  void SendRegister(int rank);
-  Status AwaitWelcome();
   // A welcome, or a rollback's: the job, the layout, the model's arrays,
   // and the round to restore.
   Status Setup(const wire::Welcome& welcome);
+  // A resumed coordinator's welcome that adopts this shard's state at its
+  // commit: the model stays, what was pending for later clocks goes.
+  Status Adopt(const wire::Welcome& welcome);
+  // The data path's settings for the job, layout and shard of now.
+  void ConfigureDataPath(bool on_arrival);
   Status Serve();
   Status HandleCoordinatorMessage(Message& msg, bool* stop);
   // Applies a commit and tells the coordinator (Committed).
@@ -95,14 +96,9 @@ class ServerShard {
   void StartRound(const wire::SnapshotStart& start);
   void SendSnapshotDone(const ShardRounds::Report& report);
   void SendToCoordinator(zmq::message_t header);
-  // After SIGTERM: tells the coordinator once (Leave, as `rank`) and
-  // serves on until its Shutdown, for kTerminateGraceMs at most.
-  Status CheckTerminated(int rank);
-  // Records how the coordinator ended the job; returns its reason.
-  std::string TakeShutdown(const wire::Shutdown& shutdown);
 
   ServerOptions options_;
-  zmq::socket_t coordinator_;
+  std::unique_ptr<ServerLink> link_;
   std::unique_ptr<DataPort> data_;
   std::string endpoint_;
 
@@ -112,9 +108,6 @@ class ServerShard {
   // Recovery epoch (wire::Restored); data requests of another are dropped.
   uint32_t epoch_ = 0;
   uint64_t bad_messages_ = 0;
-  CoordinatorWatch watch_;
-  TerminationWait termination_;  // after SIGTERM
-  wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
   ShardClock clock_;
   // The evaluator's reads (eval_images.h): images of the model at
   // evaluation points, and its pulls of points not reached yet.

@@ -51,6 +51,15 @@ class ShardClock {
 
   // The last clock applied; -1 before any.
   int64_t applied() const { return applied_; }
+  bool on_arrival() const { return rules_.on_arrival; }
+  // Kept by a resumed coordinator at the applied clock: forgets the
+  // pushes buffered (and refusals noted) for later clocks, and the pulls
+  // deferred until them; their workers send them again.
+  void DropPending() {
+    buffered_.clear();
+    refused_.clear();
+    deferred_.clear();
+  }
   // Pushes dropped so far: late (their clock was committed without them,
   // before or after they came), too stale, or failed to apply.
   uint64_t dropped() const { return dropped_; }

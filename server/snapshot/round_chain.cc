@@ -44,13 +44,6 @@ Status CheckParent(const ShardRoundMeta& child, const ShardRoundMeta& parent) {
   return Status::Ok();
 }
 
-Status ListedChunkStatus(Status status) {
-  if (status.code() == StatusCode::kNotFound) {
-    return Corruption(status.message() + " although the round's meta lists it");
-  }
-  return status;
-}
-
 // Array `a` of `meta`'s round as stored, whole (every chunk of it).
 StatusOr<std::string> ReadStoredArray(const SnapshotStore& store,
                                       const ShardRoundMeta& meta,
@@ -187,6 +180,13 @@ Status ApplySparse(const SnapshotStore& store, const ShardRoundMeta& meta,
 }
 
 }  // namespace
+
+Status ListedChunkStatus(Status status) {
+  if (status.code() == StatusCode::kNotFound) {
+    return Corruption(status.message() + " although the round's meta lists it");
+  }
+  return status;
+}
 
 bool IsSparseArray(const std::string& name) {
   return name.rfind("sparse_", 0) == 0;

@@ -37,6 +37,10 @@ StatusOr<std::map<std::string, std::string>> ResolveArrays(
 // The chunks of `a` that `meta`'s round stores, ascending.
 std::vector<uint32_t> StoredChunks(const ShardRoundMeta::Array& a);
 
+// A chunk a round's meta lists but its store lacks (NotFound) is a
+// Corruption; any other status stays as it is.
+Status ListedChunkStatus(Status status);
+
 // Whether `name` is one of a sparse table's arrays (stored by row).
 bool IsSparseArray(const std::string& name);
 

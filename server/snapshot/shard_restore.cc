@@ -154,14 +154,6 @@ std::map<uint32_t, int64_t> MergeCuts(
   return merged;
 }
 
-// A chunk the meta lists but the store lacks is a Corruption.
-Status ListedChunkStatus(Status status) {
-  if (status.code() == StatusCode::kNotFound) {
-    return Corruption(status.message() + " although the round's meta lists it");
-  }
-  return status;
-}
-
 const ShardRoundMeta::Array* FindArray(const ShardRoundMeta& meta,
                                        const std::string& name) {
   const auto it = std::find_if(

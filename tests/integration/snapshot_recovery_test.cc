@@ -6,15 +6,18 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
+#include "common/coordinator_watch.h"
 #include "server/store/rocksdb_store.h"
 #include "snapshot/snapshot_manifest.h"
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/support/launch_args.h"
 #include "tests/support/sst_flip.h"
 #include "worker/worker_runtime.h"
 
@@ -79,6 +82,57 @@ TEST_P(KilledJobTest, EveryProcessKilledThenResumedEndsWithTheSameModel) {
 
 INSTANTIATE_TEST_SUITE_P(DataOrders, KilledJobTest,
                          ::testing::Values("global", "partition"));
+
+// Roles with a re-attach window outlive their coordinator: a new one
+// started by hand at the same endpoint with --resume adopts the servers'
+// newest commit (BSP), so nothing is computed again, and the job ends with
+// the same model, byte for byte, as one that was never interrupted.
+TEST(CoordinatorFailoverTest, AdoptedCommitsEndWithTheUninterruptedModel) {
+  const std::vector<float> expected = UninterruptedModel("global");
+  ASSERT_FALSE(expected.empty());
+  const std::string dir = MakeTempDir("lockstep-failover");
+  // Every role this test starts inherits it (the launcher sets the same).
+  setenv(kReattachEnv, "60", 1);
+  TestCluster cluster;
+  const JobConfig job = RecoveryJob(dir, "global");
+  ASSERT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
+  const std::string endpoint = cluster.endpoint();
+  StartRoles(cluster, dir);
+  ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60));
+  cluster.Pump(std::chrono::milliseconds(150));  // commits past the round
+  pid_t coordinator = 0;
+  for (pid_t pid : cluster.group().running_pids()) {
+    if (ReadFile("/proc/" + std::to_string(pid) + "/cmdline")
+            .find("lockstep-coordinator") != std::string::npos) {
+      coordinator = pid;
+    }
+  }
+  ASSERT_GT(coordinator, 0);
+  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
+  cluster.Pump(std::chrono::milliseconds(300));
+  std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
+                                   "--listen", endpoint};
+  for (std::string& flag : LaunchArgs(job, {"--run-dir", dir, "--resume"})) {
+    argv.push_back(std::move(flag));
+  }
+  ASSERT_TRUE(cluster.Start(argv, "coordinator again").ok());
+  auto exit = cluster.WaitFor("coordinator again", std::chrono::seconds(120));
+  unsetenv(kReattachEnv);
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator again");
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(30)));
+  for (const std::string role : {"server 0", "server 1", "worker 0"}) {
+    EXPECT_TRUE(cluster.ExitOf(role).ok()) << cluster.Output(role);
+    EXPECT_TRUE(cluster.Printed(role, "re-attached to the coordinator"))
+        << cluster.Output(role);
+  }
+  EXPECT_TRUE(cluster.Printed("coordinator again",
+                              "adopting the live servers' state at clock"))
+      << cluster.Output("coordinator again");
+  EXPECT_FALSE(cluster.Printed("server 0", "rolling back"));
+  auto got = ReadModelFile(dir + "/model.bin");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ExpectSameModel(*got, expected);
+}
 
 // Flips one byte of shard 0's weights in the newest complete round, found
 // by their bytes in the store's SST files.
