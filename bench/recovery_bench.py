@@ -120,6 +120,16 @@ def raw_read_s(store_dir):
     return time.perf_counter() - start, total
 
 
+def stop(launcher):
+    """Stops the launcher (and so its job) as Ctrl-C would."""
+    launcher.send_signal(signal.SIGINT)
+    try:
+        launcher.wait(60)
+    except subprocess.TimeoutExpired:
+        launcher.kill()
+        launcher.wait()
+
+
 def coordinator_times(logs, since):
     """Times of the coordinator's recovery lines after `since`: the loss
     noticed, the recovery done, the first commit after it."""
@@ -175,12 +185,7 @@ def one_kill(argv, run_dir):
             raise RuntimeError("no size for the restored round in "
                                + snapshots)
     finally:
-        launcher.send_signal(signal.SIGINT)
-        try:
-            launcher.wait(60)
-        except subprocess.TimeoutExpired:
-            launcher.kill()
-            launcher.wait()
+        stop(launcher)
     return {
         "total_s": marks["commit"] - t_kill,
         "noticed_s": marks.get("noticed", t_kill) - t_kill,
@@ -229,12 +234,7 @@ def kill_coordinator(argv, run_dir):
                          600, launcher)
         same = sorted(child_role(launcher.pid, b"lockstep-server", True))
     finally:
-        launcher.send_signal(signal.SIGINT)
-        try:
-            launcher.wait(60)
-        except subprocess.TimeoutExpired:
-            launcher.kill()
-            launcher.wait()
+        stop(launcher)
     return {
         "restart_s": marks["listening"] - t_kill,
         "resume_s": marks["resumed"] - marks["listening"],

@@ -43,26 +43,28 @@ TEST(LivenessTest, WorkerBusyForManyHeartbeatIntervalsIsNotDeclaredDead) {
   EXPECT_TRUE(cluster.ExitOf("worker 1").ok()) << cluster.Output("worker 1");
 }
 
-TEST(LivenessTest, DeadCoordinatorEndsEveryRole) {
-  const std::string dir = MakeTempDir("lockstep-nocoord");
-  TestCluster cluster;
+// Starts a long job (a server, two workers, each role given `flags`),
+// lets it run 50 clocks and SIGKILLs its coordinator.
+void KillTheCoordinatorOfARunningJob(TestCluster& cluster,
+                                     const std::string& dir,
+                                     const std::vector<std::string>& flags) {
   ASSERT_TRUE(cluster.StartCoordinator(Job(1000000), {"--run-dir", dir}).ok());
-  ASSERT_TRUE(cluster.StartServer(0).ok());
-  ASSERT_TRUE(cluster.StartWorker(0).ok());
-  ASSERT_TRUE(cluster.StartWorker(1).ok());
+  ASSERT_TRUE(cluster.StartServer(0, flags).ok());
+  ASSERT_TRUE(cluster.StartWorker(0, flags).ok());
+  ASSERT_TRUE(cluster.StartWorker(1, flags).ok());
   for (int i = 0; i < 200 && ReadLines(dir + "/metrics.jsonl").size() < 50;
        ++i) {
     cluster.Pump(std::chrono::milliseconds(50));
   }
-  pid_t coordinator = 0;
-  for (pid_t pid : cluster.group().running_pids()) {
-    if (ReadFile("/proc/" + std::to_string(pid) + "/cmdline")
-            .find("lockstep-coordinator") != std::string::npos) {
-      coordinator = pid;
-    }
-  }
+  const pid_t coordinator = RunningPidOf(cluster, "lockstep-coordinator");
   ASSERT_NE(coordinator, 0);
   ASSERT_EQ(kill(coordinator, SIGKILL), 0);
+}
+
+TEST(LivenessTest, DeadCoordinatorEndsEveryRole) {
+  const std::string dir = MakeTempDir("lockstep-nocoord");
+  TestCluster cluster;
+  KillTheCoordinatorOfARunningJob(cluster, dir, {});
   // 10 intervals of 100 ms, plus slack for a loaded machine.
   ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(30)))
       << "roles kept waiting for a dead coordinator";
@@ -78,24 +80,7 @@ TEST(LivenessTest, DeadCoordinatorEndsEveryRole) {
 TEST(LivenessTest, RolesWaitTheirReattachWindowForADeadCoordinator) {
   const std::string dir = MakeTempDir("lockstep-nocoord-window");
   TestCluster cluster;
-  ASSERT_TRUE(cluster.StartCoordinator(Job(1000000), {"--run-dir", dir}).ok());
-  const std::vector<std::string> window = {"--reattach-s", "3"};
-  ASSERT_TRUE(cluster.StartServer(0, window).ok());
-  ASSERT_TRUE(cluster.StartWorker(0, window).ok());
-  ASSERT_TRUE(cluster.StartWorker(1, window).ok());
-  for (int i = 0; i < 200 && ReadLines(dir + "/metrics.jsonl").size() < 50;
-       ++i) {
-    cluster.Pump(std::chrono::milliseconds(50));
-  }
-  pid_t coordinator = 0;
-  for (pid_t pid : cluster.group().running_pids()) {
-    if (ReadFile("/proc/" + std::to_string(pid) + "/cmdline")
-            .find("lockstep-coordinator") != std::string::npos) {
-      coordinator = pid;
-    }
-  }
-  ASSERT_NE(coordinator, 0);
-  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
+  KillTheCoordinatorOfARunningJob(cluster, dir, {"--reattach-s", "3"});
   ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(40)))
       << "roles kept waiting past their window";
   for (const std::string name : {"server 0", "worker 0", "worker 1"}) {

@@ -100,13 +100,7 @@ TEST(CoordinatorFailoverTest, AdoptedCommitsEndWithTheUninterruptedModel) {
   StartRoles(cluster, dir);
   ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60));
   cluster.Pump(std::chrono::milliseconds(150));  // commits past the round
-  pid_t coordinator = 0;
-  for (pid_t pid : cluster.group().running_pids()) {
-    if (ReadFile("/proc/" + std::to_string(pid) + "/cmdline")
-            .find("lockstep-coordinator") != std::string::npos) {
-      coordinator = pid;
-    }
-  }
+  const pid_t coordinator = RunningPidOf(cluster, "lockstep-coordinator");
   ASSERT_GT(coordinator, 0);
   ASSERT_EQ(kill(coordinator, SIGKILL), 0);
   cluster.Pump(std::chrono::milliseconds(300));

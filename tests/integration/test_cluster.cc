@@ -43,6 +43,16 @@ std::vector<std::string> ReadLines(const std::string& path) {
   return lines;
 }
 
+pid_t RunningPidOf(TestCluster& cluster, const std::string& binary) {
+  for (pid_t pid : cluster.group().running_pids()) {
+    if (ReadFile("/proc/" + std::to_string(pid) + "/cmdline").find(binary) !=
+        std::string::npos) {
+      return pid;
+    }
+  }
+  return 0;
+}
+
 pid_t StartedPid(TestCluster& cluster, const std::string& role) {
   const std::regex started("started " + role + R"( \(pid ([0-9]+)\))");
   pid_t pid = 0;

@@ -36,6 +36,9 @@ class TestCluster;
 // The pid of the newest "started ROLE (pid N)" line that the process named
 // "launch" (lockstep-launch -v) printed; 0 when there is none.
 pid_t StartedPid(TestCluster& cluster, const std::string& role);
+// The pid of a process `cluster` started that runs `binary` (its command
+// line holds the name); 0 when none runs.
+pid_t RunningPidOf(TestCluster& cluster, const std::string& binary);
 
 class TestCluster {
  public:

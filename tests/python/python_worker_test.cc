@@ -177,9 +177,9 @@ TEST_F(PythonWorkerTest, AKilledPythonWorkerIsRemovedAndRejoins) {
   EXPECT_TRUE(cluster.ExitOf("worker 0").ok()) << cluster.Output("worker 0");
 }
 
-TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
-  const std::string dir = MakeTempDir("lockstep-python-rollback") + "/run";
-  TestCluster cluster;
+// Starts a supervised job of two Python workers, 300 clocks, in `dir`
+// and pumps until a snapshot round is complete.
+void StartSupervisedPythonJob(TestCluster& cluster, const std::string& dir) {
   JobConfig job = SupervisedJobConfig();
   job.workers = 2;
   job.max_clocks = 300;
@@ -187,9 +187,15 @@ TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
       dir, job,
       {"--worker-cmd", "/usr/bin/python3 " + Script("mlp_worker.py")});
   ASSERT_TRUE(cluster.Start(argv, "launch").ok());
-  const std::string log = dir + "/logs/coordinator.log";
   ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60))
       << cluster.Output("launch");
+}
+
+TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
+  const std::string dir = MakeTempDir("lockstep-python-rollback") + "/run";
+  TestCluster cluster;
+  StartSupervisedPythonJob(cluster, dir);
+  const std::string log = dir + "/logs/coordinator.log";
   const pid_t server = StartedPid(cluster, "server 1");
   ASSERT_GT(server, 0) << cluster.Output("launch");
   ASSERT_EQ(kill(server, SIGKILL), 0);
@@ -211,15 +217,7 @@ TEST_F(PythonWorkerTest, PythonWorkersFollowARollbackAfterAServerCrash) {
 TEST_F(PythonWorkerTest, PythonWorkersOutliveAKilledCoordinator) {
   const std::string dir = MakeTempDir("lockstep-python-coordinator") + "/run";
   TestCluster cluster;
-  JobConfig job = SupervisedJobConfig();
-  job.workers = 2;
-  job.max_clocks = 300;
-  const std::vector<std::string> argv = SupervisedJob(
-      dir, job,
-      {"--worker-cmd", "/usr/bin/python3 " + Script("mlp_worker.py")});
-  ASSERT_TRUE(cluster.Start(argv, "launch").ok());
-  ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60))
-      << cluster.Output("launch");
+  StartSupervisedPythonJob(cluster, dir);
   const pid_t worker = StartedPid(cluster, "worker 1");
   const pid_t coordinator = StartedPid(cluster, "coordinator");
   ASSERT_GT(worker, 0) << cluster.Output("launch");
