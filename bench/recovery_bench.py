@@ -156,17 +156,28 @@ def restore_figure(logs, since, until):
     return seconds, round_number
 
 
+def start_until_a_round(argv, run_dir):
+    """Starts the job; returns the launcher and the snapshot folder once a
+    round is complete (the job stopped on an error)."""
+    os.makedirs(run_dir)
+    with open(os.path.join(run_dir, "launch.out"), "w") as out:
+        launcher = subprocess.Popen(argv, stdout=out, stderr=out)
+    snapshots = os.path.join(run_dir, "snapshots")
+    try:
+        wait_for("a complete round", lambda: complete_rounds(snapshots), 600,
+                 launcher)
+    except Exception:
+        stop(launcher)
+        raise
+    return launcher, snapshots
+
+
 def one_kill(argv, run_dir):
     """Runs the job until a round is complete and a moment more, SIGKILLs
     server 1, waits for the first commit after the recovery, stops the
     job. Returns the timings."""
-    os.makedirs(run_dir)
-    with open(os.path.join(run_dir, "launch.out"), "w") as out:
-        launcher = subprocess.Popen(argv, stdout=out, stderr=out)
+    launcher, snapshots = start_until_a_round(argv, run_dir)
     try:
-        snapshots = os.path.join(run_dir, "snapshots")
-        wait_for("a complete round", lambda: complete_rounds(snapshots), 600,
-                 launcher)
         pid = wait_for("server 1", lambda: child_server(launcher.pid, 1), 30,
                        launcher)
         # The round a recovery restores; the manifest may prune it later.
@@ -214,13 +225,8 @@ def kill_coordinator(argv, run_dir):
     """Runs the job until a round is complete and a moment more, SIGKILLs
     the coordinator, waits until the new one resumed the job with the live
     roles, stops the job. Returns the timings."""
-    os.makedirs(run_dir)
-    with open(os.path.join(run_dir, "launch.out"), "w") as out:
-        launcher = subprocess.Popen(argv, stdout=out, stderr=out)
+    launcher, snapshots = start_until_a_round(argv, run_dir)
     try:
-        snapshots = os.path.join(run_dir, "snapshots")
-        wait_for("a complete round", lambda: complete_rounds(snapshots), 600,
-                 launcher)
         pid = wait_for("the coordinator",
                        lambda: child_role(launcher.pid, b"lockstep-coordinator"),
                        30, launcher)
