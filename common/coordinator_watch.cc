@@ -30,9 +30,21 @@ void CoordinatorWatch::Heard(int64_t now_ms) {
   last_heard_ms_ = std::max(last_heard_ms_, now_ms);
 }
 
-void CoordinatorWatch::Forgotten(int64_t now_ms) {
+bool CoordinatorWatch::Forgotten(int64_t now_ms) {
+  if (window_ms_ <= 0) return false;
   Heard(now_ms);
-  if (window_ms_ > 0) Open(now_ms);
+  Open(now_ms);
+  return true;
+}
+
+void CoordinatorWatch::StillKnown(int64_t now_ms) {
+  if (reattaching()) {
+    LS_LOG(Warning) << "the coordinator at " << endpoint_
+                    << " still knows this role: it was silent, not gone ("
+                    << (now_ms - opened_ms_) << " ms)";
+  }
+  last_heard_ms_ = now_ms;
+  opened_ms_ = -1;
 }
 
 void CoordinatorWatch::Welcomed(int64_t now_ms) {

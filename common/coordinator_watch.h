@@ -35,10 +35,16 @@ class CoordinatorWatch {
 
   // Heard from the coordinator at `now_ms` (any message).
   void Heard(int64_t now_ms);
-  // Told by a coordinator that this role is not its member.
-  void Forgotten(int64_t now_ms);
+  // Told by a coordinator that this role is not its member. True when the
+  // role waits to be taken back (the window opens); false without a
+  // window: the role should end, a supervisor or engine starts it again.
+  bool Forgotten(int64_t now_ms);
   // Welcomed (again): the window closes.
   void Welcomed(int64_t now_ms);
+  // The coordinator sent what it sends only to its members (an admission,
+  // a commit): it still knows this role, which was only silent (paused,
+  // slow); the window closes.
+  void StillKnown(int64_t now_ms);
 
   // Whether the role waits for a coordinator to take it back.
   bool reattaching() const { return opened_ms_ >= 0; }

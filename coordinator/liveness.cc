@@ -1,6 +1,7 @@
 #include "coordinator/liveness.h"
 
 #include "common/clock.h"
+#include "common/logging.h"
 
 namespace lockstep {
 
@@ -22,8 +23,16 @@ bool Liveness::HandleSideHeartbeat(const std::string& id,
 }
 
 Status Liveness::Check(Enrollment& enrollment, Recovery& recovery) {
+  const int64_t now = NowMillis();
+  if (last_check_ms_ > 0 && now - last_check_ms_ > dead_after_ms_ / 2) {
+    LS_LOG(Warning) << "the coordinator did not run for "
+                    << now - last_check_ms_
+                    << " ms: every peer's silence counts from now";
+    members_.HeardFromAll(now);
+  }
+  last_check_ms_ = now;
   const SilentPeers silent =
-      members_.FindSilent(NowMillis(), dead_after_ms_, register_timeout_ms_);
+      members_.FindSilent(now, dead_after_ms_, register_timeout_ms_);
   if (!silent.evaluator.empty()) {
     enrollment.RemoveEvaluator(std::string(members_.evaluator_id()),
                                silent.evaluator);

@@ -40,7 +40,10 @@ class Liveness {
   bool HandleSideHeartbeat(const std::string& id, const wire::Envelope& env);
 
   // Removes every peer silent past its limit; an error when a recovery
-  // outlived the registration timeout (the job ends).
+  // outlived the registration timeout (the job ends). When the coordinator
+  // itself did not run for half the limit (paused, swapped out: its peers'
+  // messages may still be on their way in), every peer's silence counts
+  // from now instead.
   Status Check(Enrollment& enrollment, Recovery& recovery);
 
  private:
@@ -49,6 +52,7 @@ class Liveness {
   Outbox& outbox_;
   Membership& members_;
   const RunRecorder& recorder_;
+  int64_t last_check_ms_ = 0;
 };
 
 }  // namespace lockstep

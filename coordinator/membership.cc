@@ -168,6 +168,12 @@ bool Membership::AllWorkersFinished() const {
                      [&](const auto& id) { return peers_.at(id).finished; });
 }
 
+void Membership::HeardFromAll(int64_t now_ms) {
+  for (auto& [id, peer] : peers_) {
+    peer.last_seen_ms = std::max(peer.last_seen_ms, now_ms);
+  }
+}
+
 SilentPeers Membership::FindSilent(int64_t now_ms, int64_t limit_ms,
                                    double restore_limit_ms) const {
   SilentPeers silent;

@@ -84,6 +84,9 @@ class Membership {
   bool workers_welcomed() const { return workers_welcomed_; }
 
   // Adds a server or worker that registered (`peer.role` says which).
+  // Every peer counts as heard from at `now_ms` (the coordinator itself
+  // was not running).
+  void HeardFromAll(int64_t now_ms);
   void Add(const std::string& id, const Peer& peer);
   // Adds the evaluator. REQUIRES: none is registered.
   void AddEvaluator(const std::string& id, const Peer& peer);

@@ -134,7 +134,15 @@ StatusOr<bool> ServerLink::Receive(Message* msg) {
     }
     const auto type = msg->envelope->body_type();
     if (type == wire::Body::Heartbeat) continue;
-    if (type != wire::Body::Error) return true;
+    if (type != wire::Body::Error) {
+      // A commit or a round's start comes only from a coordinator that
+      // knows this server: it was silent, not gone. (A new one's Welcome
+      // closes the window through Welcomed.)
+      if (watch_.reattaching() && type != wire::Body::Welcome) {
+        watch_.StillKnown(NowMillis());
+      }
+      return true;
+    }
     const auto* error = msg->envelope->body_as_Error();
     if (error->code() != wire::ErrorCode::NotMember) {
       LS_LOG(Warning) << "coordinator error: "
@@ -143,8 +151,7 @@ StatusOr<bool> ServerLink::Receive(Message* msg) {
     }
     // A new coordinator process (or one that gave this server up):
     // register again, or end, so that a supervisor starts it again.
-    watch_.Forgotten(NowMillis());
-    if (!watch_.reattaching()) {
+    if (!watch_.Forgotten(NowMillis())) {
       return Unavailable("the coordinator at " + coordinator_ +
                          " no longer knows this server");
     }

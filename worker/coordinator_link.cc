@@ -112,8 +112,9 @@ StatusOr<bool> CoordinatorLink::Receive(Message* msg) {
         msg->envelope->body_as_Error()->code() == wire::ErrorCode::NotMember) {
       // A new coordinator process: register again (or end, without a
       // re-attach window).
-      watch_.Forgotten(NowMillis());
-      if (watch_.reattaching()) continue;
+      if (watch_.Forgotten(NowMillis())) continue;
+      return Unavailable("the coordinator at " + endpoint_ +
+                         " no longer knows this worker");
     }
     if (type == wire::Body::Error) {
       return FailedPrecondition(
@@ -184,8 +185,10 @@ Status CoordinatorLink::CheckAlive() {
   watch_.Heard(heartbeats_->last_reply_ms());
   // A NotMember answer to a heartbeat since the last welcome: a new
   // coordinator process.
-  if (training_ && heartbeats_->not_member_ms() > welcomed_ms_) {
-    watch_.Forgotten(now);
+  if (training_ && heartbeats_->not_member_ms() > welcomed_ms_ &&
+      !watch_.Forgotten(now)) {
+    return Unavailable("the coordinator at " + endpoint_ +
+                       " no longer knows this worker");
   }
   LS_RETURN_IF_ERROR(watch_.Check(now));
   if (!watch_.reattaching()) return Status::Ok();
@@ -215,10 +218,17 @@ StatusOr<bool> CoordinatorLink::HandleReattach(const Message& msg) {
     case wire::Body::Start:
     case wire::Body::Shutdown:
       return false;  // handled as always
-    default:
+    case wire::Body::Heartbeat:
+    case wire::Body::Error:
       // Answers to what was sent to the old coordinator (NotMember
-      // errors), heartbeats, and anything else before the Start.
+      // errors) and heartbeats: a new coordinator's Start is awaited.
       return true;
+    default:
+      // What a coordinator sends only to its members (an admission): it
+      // still knows this worker, which only heard nothing for a while.
+      welcomed_ms_ = NowMillis();
+      watch_.StillKnown(welcomed_ms_);
+      return false;
   }
 }
 

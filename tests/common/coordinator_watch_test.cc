@@ -19,10 +19,27 @@ TEST(CoordinatorWatchTest, WithoutAWindowSilenceEndsTheRole) {
   EXPECT_THAT(
       gone.message(),
       HasSubstr("coordinator at tcp://c:1 has been silent for 1001 ms"));
-  // Told it is not a member: no window, so nothing to wait for.
+  // Told it is not a member: no window, so nothing to wait for, and the
+  // answer does not count as the coordinator being alive.
   CoordinatorWatch told("tcp://c:1", 0);
-  told.Forgotten(5000);
+  told.set_heartbeat_ms(100);
+  told.Welcomed(1000);
+  EXPECT_FALSE(told.Forgotten(1900));
   EXPECT_FALSE(told.reattaching());
+  EXPECT_FALSE(told.Check(2001).ok());
+}
+
+TEST(CoordinatorWatchTest, ACoordinatorThatWasOnlySilentClosesTheWindow) {
+  CoordinatorWatch watch("tcp://c:1", 5);
+  watch.set_heartbeat_ms(100);
+  watch.Welcomed(1000);
+  EXPECT_TRUE(watch.Check(2001).ok());
+  ASSERT_TRUE(watch.reattaching());
+  watch.StillKnown(3000);  // e.g. an admission: it knows this role
+  EXPECT_FALSE(watch.reattaching());
+  EXPECT_TRUE(watch.Check(3500).ok());
+  EXPECT_TRUE(watch.Check(9000).ok());  // silent again: a new window
+  EXPECT_TRUE(watch.reattaching());
 }
 
 TEST(CoordinatorWatchTest, AWindowRegistersAgainEverySecondUntilWelcomed) {
@@ -44,7 +61,7 @@ TEST(CoordinatorWatchTest, AWindowRegistersAgainEverySecondUntilWelcomed) {
 TEST(CoordinatorWatchTest, TheWindowPassingWithoutAWelcomeEndsTheRole) {
   CoordinatorWatch watch("tcp://c:1", 5);
   watch.Welcomed(0);
-  watch.Forgotten(100);  // NotMember: opens at once, not after silence
+  EXPECT_TRUE(watch.Forgotten(100));  // NotMember: opens at once
   EXPECT_TRUE(watch.reattaching());
   EXPECT_TRUE(watch.Check(5100).ok());
   const Status gone = watch.Check(5101);

@@ -95,5 +95,47 @@ TEST(LivenessTest, RolesWaitTheirReattachWindowForADeadCoordinator) {
   }
 }
 
+// A coordinator paused (SIGSTOP) past the silence limit is not lost: the
+// roles open their window, hear from the same coordinator again when it
+// continues, and the job finishes with every role it had.
+TEST(LivenessTest, APausedCoordinatorKeepsItsRolesWithAWindow) {
+  const std::string dir = MakeTempDir("lockstep-paused-coord");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(Job(20000), {"--run-dir", dir}).ok());
+  const std::vector<std::string> window = {"--reattach-s", "30"};
+  ASSERT_TRUE(cluster.StartServer(0, window).ok());
+  ASSERT_TRUE(cluster.StartWorker(0, window).ok());
+  ASSERT_TRUE(cluster.StartWorker(1, window).ok());
+  for (int i = 0; i < 200 && !cluster.Printed("server 0", "serves dense keys");
+       ++i) {
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  cluster.Pump(std::chrono::milliseconds(500));  // training
+  const pid_t coordinator = RunningPidOf(cluster, "lockstep-coordinator");
+  ASSERT_NE(coordinator, 0);
+  ASSERT_EQ(kill(coordinator, SIGSTOP), 0);
+  // 2.5 s: 25 heartbeat intervals, far past the limit of 10.
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+  while (std::chrono::steady_clock::now() < until) {
+    cluster.Pump(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(kill(coordinator, SIGCONT), 0);
+  auto exit = cluster.WaitFor("coordinator", std::chrono::seconds(120));
+  ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  for (const std::string name : {"server 0", "worker 0", "worker 1"}) {
+    EXPECT_TRUE(cluster.ExitOf(name).ok()) << name << cluster.Output(name);
+    EXPECT_TRUE(cluster.Printed(name, "registering again"))
+        << name << ": " << cluster.Output(name);
+    EXPECT_TRUE(cluster.Printed(name, "still knows this role"))
+        << name << ": " << cluster.Output(name);
+  }
+  const std::string summary = ReadFile(dir + "/summary.json");
+  EXPECT_EQ(JsonNumber(summary, "clocks"), 20000) << summary;
+  EXPECT_EQ(JsonNumber(summary, "dead_workers"), 0) << summary;
+  EXPECT_EQ(JsonNumber(summary, "recoveries"), 0) << summary;
+}
+
 }  // namespace
 }  // namespace lockstep
