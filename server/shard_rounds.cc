@@ -152,9 +152,16 @@ Status ShardRounds::Prune(uint64_t keep_from) {
   uint64_t needed = keep_from;
   for (uint64_t r : rounds) {
     if (r < keep_from) continue;
-    LS_ASSIGN_OR_RETURN(const std::vector<ShardRoundMeta> chain,
-                        ReadRoundChain(*store_, r));
-    needed = std::min(needed, chain.front().round);
+    auto chain = ReadRoundChain(*store_, r);
+    if (!chain.ok()) {
+      // A round that cannot be read whole (one of an earlier life built on
+      // a number since reused) holds nothing to keep; it is not restored,
+      // and its number is replaced when it comes up again.
+      LS_LOG(Warning) << "round " << r << " is not kept for pruning: "
+                      << chain.status().message();
+      continue;
+    }
+    needed = std::min(needed, chain->front().round);
   }
   for (uint64_t r : rounds) {
     if (r < needed) LS_RETURN_IF_ERROR(store_->DeleteRound(r));

@@ -155,7 +155,7 @@ Status ApplySparse(const SnapshotStore& store, const ShardRoundMeta& meta,
     return Corruption(RoundName(meta.round) + ": a partial row list");
   }
   std::vector<uint64_t> rows(list.size() / sizeof(uint64_t));
-  std::memcpy(rows.data(), list.data(), list.size());
+  if (!rows.empty()) std::memcpy(rows.data(), list.data(), list.size());
   if (!std::is_sorted(rows.begin(), rows.end()) ||
       std::adjacent_find(rows.begin(), rows.end()) != rows.end()) {
     return Corruption(RoundName(meta.round) + ": changed rows out of order");

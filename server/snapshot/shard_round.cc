@@ -114,7 +114,9 @@ std::optional<std::vector<PlannedArray>> PlanIncremental(
   // New rows changed in every array; the union covers them.
   const std::vector<uint64_t> rows = ChangedRows(capture, sparse);
   packed->emplace_back(rows.size() * sizeof(uint64_t));
-  std::memcpy(packed->back().data(), rows.data(), packed->back().size());
+  if (!rows.empty()) {  // an empty vector's data() may be null
+    std::memcpy(packed->back().data(), rows.data(), packed->back().size());
+  }
   plan.push_back({kSparseChangedArray, packed->back(), false, {}});
   for (size_t a : sparse) {
     plan.push_back(
