@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <iostream>
+
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/param_names.h"
@@ -121,21 +123,28 @@ TEST_P(SuperviseCoordinatorTest, AKilledCoordinatorTakesTheLiveRolesBack) {
   const std::string log = ReadFile(dir + "/logs/coordinator.log");
   const std::string server = ReadFile(dir + "/logs/server-1.log");
   EXPECT_NE(server.find("re-attached"), std::string::npos) << server;
-  if (GetParam() == "ssp:2" || GetParam() == "asp") {
-    // On arrival a shard's state is a cut of its own: back to the round.
-    EXPECT_NE(log.find("resuming from snapshot round"), std::string::npos)
-        << log;
-    EXPECT_NE(server.find("rolling back to snapshot round"), std::string::npos)
-        << server;
-  } else {
-    // The shards hold the newest commit: kept, nothing computed again.
-    EXPECT_NE(log.find("adopting the live servers' state at clock"),
-              std::string::npos)
-        << log;
+  const bool on_arrival = GetParam() == "ssp:2" || GetParam() == "asp";
+  // Under commit policies the shards hold the newest commit, which is
+  // kept (nothing computed again), unless the kill fell between the
+  // shards' commits of one clock; on arrival a shard's state is a cut of
+  // its own. Either way a path that holds together.
+  const bool adopted = log.find("adopting the live servers' state at clock") !=
+                       std::string::npos;
+  EXPECT_FALSE(on_arrival && adopted) << log;
+  std::cout << GetParam() << ": "
+            << (adopted ? "adopted the servers' commit"
+                        : "resumed from the round")
+            << "\n";
+  if (adopted) {
     EXPECT_NE(server.find("kept this shard's state at clock"),
               std::string::npos)
         << server;
     EXPECT_EQ(server.find("rolling back"), std::string::npos) << server;
+  } else {
+    EXPECT_NE(log.find("resuming from snapshot round"), std::string::npos)
+        << log;
+    EXPECT_NE(server.find("rolling back to snapshot round"), std::string::npos)
+        << server;
   }
   EXPECT_NE(ReadFile(dir + "/logs/worker-0.log").find("re-attached"),
             std::string::npos);
