@@ -79,6 +79,11 @@ Status Coordinator::Impl::SetUp() {
       options_.register_timeout_s * 1000, *this, members_, *recorder_);
   links_.Connect(enrollment_.get(), clock_.get(), rounds_.get(),
                  recovery_.get());
+  router_ = std::make_unique<MessageRouter>(
+      MessageRouter::Components{members_, access_, *enrollment_, *recovery_,
+                                *rounds_, *clock_, *liveness_, *termination_,
+                                *refusals_},
+      *this, *this);
   std::string bound;
   LS_ASSIGN_OR_RETURN(socket_, BindRouter(options_.listen, &bound));
   endpoint_ = AdvertisedEndpoint(bound, options_.advertise);
@@ -139,7 +144,7 @@ void Coordinator::Impl::HandleQueuedMessages() {
       continue;
     }
     if (!*got) return;
-    HandleMessage(msg);
+    router_->Handle(msg);
   }
 }
 
@@ -188,190 +193,6 @@ void Coordinator::Impl::PublishMetrics(bool force) {
   if (!force && now - metrics_published_s_ < 0.5) return;
   metrics_published_s_ = now;
   metrics_->Publish(metrics_text_->PrometheusText(bad_messages_));
-}
-
-void Coordinator::Impl::HandleMessage(Message& msg) {
-  Status verified = VerifyHeader(&msg);
-  if (!verified.ok()) {
-    RejectBadMessage(msg.peer, verified);
-    return;
-  }
-  const wire::Envelope* env = msg.envelope;
-  Peer* peer = members_.Find(msg.peer);
-  if (Status allowed = access_.CheckMessage(msg.role, *env, peer != nullptr);
-      !allowed.ok()) {
-    return RejectBadMessage(msg.peer, allowed);
-  }
-  // A Register and a tool's request for a snapshot round come from peers
-  // that are not members (yet, or ever: lockstep-snapshot now talks to the
-  // live job without joining it).
-  if (env->body_type() == wire::Body::Register) {
-    HandleRegister(msg.peer, *env->body_as_Register());
-    return;
-  }
-  if (env->body_type() == wire::Body::SnapshotStart &&
-      env->sender_role() == wire::Role::Tool) {
-    rounds_->HandleRoundRequest(msg.peer);
-    return;
-  }
-  if (peer == nullptr && liveness_->HandleSideHeartbeat(msg.peer, *env)) {
-    return;
-  }
-  // What a removed worker had in flight when it was removed: not an attack.
-  if (peer == nullptr && members_.RecentlyRemoved(msg.peer, env->sender_role(),
-                                                  env->sender_rank())) {
-    return;
-  }
-  if (peer == nullptr) {
-    HandleNonMember(msg.peer, *env);
-    return;
-  }
-  peer->last_seen_ms = NowMillis();
-  // A restoring server that speaks again is alive: from now on the normal
-  // liveness limit applies to it, not the longer one of a restore.
-  peer->restoring = false;
-  // A preempted job admits and commits nothing more: its preemption round,
-  // of the newest commit, holds every committed clock.
-  if (termination_->preempting() &&
-      (env->body_type() == wire::Body::Admit ||
-       env->body_type() == wire::Body::ClockDone)) {
-    return;
-  }
-  HandlePeerMessage(msg.peer, *peer, *env);
-}
-
-void Coordinator::Impl::HandleNonMember(const std::string& id,
-                                        const wire::Envelope& env) {
-  if (!AccessControl::MemberMessage(env.body_type())) {
-    RejectBadMessage(id,
-                     FailedPrecondition(std::string(BodyName(env.body_type())) +
-                                        " is not for the coordinator"));
-    return;
-  }
-  // Authenticated, so not an attack: most likely a role that outlived an
-  // earlier coordinator process, which registers again when told.
-  if (not_member_log_budget_-- > 0) {
-    LS_LOG(Info) << BodyName(env.body_type()) << " from a "
-                 << RoleName(env.sender_role()) << " (rank "
-                 << env.sender_rank()
-                 << ") that has not registered: told to register";
-  }
-  Send(id, MakeErrorHeader(wire::ErrorCode::NotMember,
-                           std::string(BodyName(env.body_type())) +
-                               " from a peer that has not registered",
-                           0, wire::Role::Coordinator, 0));
-}
-
-void Coordinator::Impl::HandleRegister(const std::string& id,
-                                       const wire::Register& reg) {
-  if (members_.Find(id) != nullptr) return;  // a duplicate: already welcomed
-  if (reg.role() == wire::Role::Evaluator) {
-    enrollment_->RegisterEvaluator(id, reg);
-    return;
-  }
-  const bool is_server = reg.role() == wire::Role::Server;
-  if (!is_server && reg.role() != wire::Role::Worker) {
-    RejectBadMessage(
-        id, InvalidArgument("only servers, workers and an evaluator register"));
-    return;
-  }
-  // Once training runs, a server registering can only take a lost (or
-  // replaced) shard's place; the layout's shard count is fixed.
-  if (is_server && enrollment_->training() &&
-      !flatbuffers::GetString(reg.endpoint()).empty() &&
-      recovery_->AcceptReturningServer(id, reg, *enrollment_)) {
-    return;
-  }
-  enrollment_->RegisterPeer(id, reg);
-}
-
-void Coordinator::Impl::HandlePeerMessage(const std::string& id, Peer& peer,
-                                          const wire::Envelope& env) {
-  const bool evaluator = peer.role == wire::Role::Evaluator;
-  const bool worker = peer.role == wire::Role::Worker;
-  const bool server = peer.role == wire::Role::Server;
-  // Each body is taken only from the roles that may send it; anything else
-  // falls out of the switch and is refused. An Admit, ClockDone or
-  // Evaluation of an older recovery epoch (or sent during a recovery) is
-  // dropped without an Error: the recovery's end sends its sender a new
-  // Start, and it carries on in the new epoch.
-  switch (env.body_type()) {
-    case wire::Body::Heartbeat:
-      return liveness_->ReplyHeartbeat(id);
-    case wire::Body::Describe:
-      if (!worker && !evaluator) break;
-      return enrollment_->HandleDescribe(id, peer, *env.body_as_Describe());
-    case wire::Body::Admit:
-      if (!worker && !evaluator) break;
-      if (!recovery_->CurrentEpoch(peer, env.body_as_Admit()->epoch())) return;
-      return HandleAdmit(id, peer, env.body_as_Admit()->clock());
-    case wire::Body::ClockDone:
-      if (!worker) break;
-      if (!recovery_->CurrentEpoch(peer, env.body_as_ClockDone()->epoch())) {
-        return;
-      }
-      return clock_->HandleClockDone(peer, *env.body_as_ClockDone());
-    case wire::Body::Committed:
-      if (!server) break;
-      // A survivor's acks of clocks past the round it is rolling back to.
-      if (recovery_->recovering()) return;
-      return clock_->HandleCommitted(*env.body_as_Committed());
-    case wire::Body::SnapshotDone:
-      if (!server) break;
-      if (recovery_->recovering()) return;  // its round was abandoned
-      return rounds_->HandleSnapshotDone(*env.body_as_SnapshotDone());
-    case wire::Body::Restored:
-      if (!server) break;
-      return recovery_->HandleRestored(peer, *env.body_as_Restored(),
-                                       *enrollment_);
-    case wire::Body::Evaluation:
-      if (!worker && !evaluator) break;
-      if (!recovery_->CurrentEpoch(peer, env.body_as_Evaluation()->epoch())) {
-        return;
-      }
-      return clock_->HandleEvaluation(id, *env.body_as_Evaluation());
-    case wire::Body::PushRefused:
-      if (!server) break;
-      return refusals_->Handle(peer.rank, *env.body_as_PushRefused());
-    case wire::Body::Error:
-      return HandleError(id, peer, *env.body_as_Error());
-    case wire::Body::Leave:
-      return termination_->HandleLeave(
-          id, peer, flatbuffers::GetString(env.body_as_Leave()->reason()));
-    default:
-      break;
-  }
-  RejectBadMessage(id, InvalidArgument(std::string("unexpected ") +
-                                       BodyName(env.body_type()) + " from " +
-                                       RoleName(peer.role)));
-}
-
-void Coordinator::Impl::HandleAdmit(const std::string& id, Peer& peer,
-                                    int64_t clock) {
-  if (!enrollment_->training() || clock < 0) {
-    RejectBadMessage(id, FailedPrecondition("admission before training"));
-    return;
-  }
-  clock_->HandleAdmit(id, peer, clock);
-}
-
-void Coordinator::Impl::HandleError(const std::string& id, Peer& peer,
-                                    const wire::Error& err) {
-  const std::string text = flatbuffers::GetString(err.message());
-  const bool worker = peer.role == wire::Role::Worker;
-  if ((worker || peer.role == wire::Role::Evaluator) && !peer.started) {
-    return enrollment_->HandleWorkerError(id, peer, text);
-  }
-  // A server that cannot restore its round exits after saying so; the
-  // round is marked failed and an older one is tried, or the job ends.
-  if (!worker && err.code() == wire::ErrorCode::RestoreFailed) {
-    return recovery_->HandleRestoreFailed(peer.rank, err.request_id(), text,
-                                          *enrollment_);
-  }
-  // Any other error of a running peer changes nothing by itself: if the
-  // peer cannot go on, its silence is what liveness acts on.
-  LS_LOG(Warning) << RoleName(peer.role) << " " << peer.rank
-                  << " reported an error: " << text;
 }
 
 void Coordinator::Impl::Send(const std::string& id, zmq::message_t header) {

@@ -23,6 +23,7 @@
 #include "coordinator/job_metrics.h"
 #include "coordinator/liveness.h"
 #include "coordinator/membership.h"
+#include "coordinator/message_router.h"
 #include "coordinator/metrics_http.h"
 #include "coordinator/outbox.h"
 #include "coordinator/push_refusals.h"
@@ -33,10 +34,10 @@
 
 namespace lockstep {
 
-// Owns the socket and the components, and dispatches each message to the
-// one it is for. It is the components' Outbox (the ROUTER socket) and their
-// JobHost; they hear of each other through ComponentLinks, so none of them
-// reaches into another.
+// Owns the socket and the components, runs the job's loop (messages to
+// the router, liveness, the end) and tells every peer how the job ended. It is
+// the components' Outbox (the ROUTER socket) and their JobHost; they hear of
+// each other through ComponentLinks, so none of them reaches into another.
 class Coordinator::Impl : public Outbox, public JobHost {
  public:
   explicit Impl(CoordinatorOptions options)
@@ -64,16 +65,6 @@ class Coordinator::Impl : public Outbox, public JobHost {
   void HandleQueuedMessages();
   // Why the job ends now (every peer told), or nullopt while it goes on.
   std::optional<Status> EndNow(int64_t start_ms);
-  void HandleMessage(Message& msg);
-  // A message from a peer that is not a member: NotMember for what a
-  // member would send (it registers again), a bad message otherwise.
-  void HandleNonMember(const std::string& id, const wire::Envelope& env);
-  void HandleRegister(const std::string& id, const wire::Register& reg);
-  // Dispatches a verified message from a registered peer.
-  void HandlePeerMessage(const std::string& id, Peer& peer,
-                         const wire::Envelope& env);
-  void HandleAdmit(const std::string& id, Peer& peer, int64_t clock);
-  void HandleError(const std::string& id, Peer& peer, const wire::Error& err);
   bool TrainingDone() const {
     return enrollment_->training() && clock_->final_eval_received();
   }
@@ -96,13 +87,13 @@ class Coordinator::Impl : public Outbox, public JobHost {
   std::unique_ptr<Termination> termination_;
   std::unique_ptr<Liveness> liveness_;
   std::unique_ptr<PushRefusals> refusals_;
+  std::unique_ptr<MessageRouter> router_;  // built last: uses all above
   AccessControl access_;  // who may register, and ask for rounds
   std::unique_ptr<JobMetrics>
       metrics_text_;      // what /metrics and the summary say
   ComponentLinks links_;  // how the components hear of each other
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
-  int64_t not_member_log_budget_ = 20;
   Status abort_status_;
   bool preempted_ = false;
 };

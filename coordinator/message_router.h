@@ -1,0 +1,69 @@
+// Where each message on the coordinator's socket goes: verified and
+// checked against the sender's key first (access_control.h); then a
+// Register to enrollment (or recovery, for a returning server), a tool's
+// round request to the snapshot rounds, a worker's side heartbeat to
+// liveness; from a peer that is not a member, NotMember for what a member
+// would send (a role of an earlier coordinator process registers again),
+// a rejection otherwise; and each member's message to the component that
+// takes it from the member's role.
+// Thread-safety: the coordinator's thread only.
+#ifndef LOCKSTEP_COORDINATOR_MESSAGE_ROUTER_H_
+#define LOCKSTEP_COORDINATOR_MESSAGE_ROUTER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "common/wire/message.h"
+#include "coordinator/access_control.h"
+#include "coordinator/clock_driver.h"
+#include "coordinator/enrollment.h"
+#include "coordinator/job_host.h"
+#include "coordinator/liveness.h"
+#include "coordinator/membership.h"
+#include "coordinator/outbox.h"
+#include "coordinator/push_refusals.h"
+#include "coordinator/recovery.h"
+#include "coordinator/snapshot_rounds.h"
+#include "coordinator/termination.h"
+
+namespace lockstep {
+
+class MessageRouter {
+ public:
+  // The components a message may be for, all outliving the router.
+  struct Components {
+    Membership& members;
+    AccessControl& access;
+    Enrollment& enrollment;
+    Recovery& recovery;
+    SnapshotRounds& rounds;
+    ClockDriver& clock;
+    Liveness& liveness;
+    Termination& termination;
+    PushRefusals& refusals;
+  };
+
+  MessageRouter(Components c, Outbox& outbox, JobHost& host)
+      : c_(c), outbox_(outbox), host_(host) {}
+
+  // Hands `msg` to the component it is for, or refuses it (JobHost).
+  void Handle(Message& msg);
+
+ private:
+  void HandleNonMember(const std::string& id, const wire::Envelope& env);
+  void HandleRegister(const std::string& id, const wire::Register& reg);
+  // Dispatches a verified message from a registered peer.
+  void HandlePeerMessage(const std::string& id, Peer& peer,
+                         const wire::Envelope& env);
+  void HandleAdmit(const std::string& id, Peer& peer, int64_t clock);
+  void HandleError(const std::string& id, Peer& peer, const wire::Error& err);
+
+  Components c_;
+  Outbox& outbox_;
+  JobHost& host_;
+  int64_t not_member_log_budget_ = 20;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COORDINATOR_MESSAGE_ROUTER_H_
