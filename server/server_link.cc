@@ -1,7 +1,5 @@
 #include "server/server_link.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 
@@ -13,12 +11,6 @@ namespace lockstep {
 namespace {
 
 std::atomic<bool> g_server_stop{false};
-
-std::string HostName() {
-  char name[256] = {0};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
-}
 
 }  // namespace
 
@@ -45,13 +37,8 @@ void ServerLink::Send(zmq::message_t header) {
 }
 
 void ServerLink::Register(int rank, int64_t applied_clock) {
-  flatbuffers::FlatBufferBuilder fbb(256);
-  auto body = wire::CreateRegister(
-      fbb, wire::Role::Server, fbb.CreateString(HostName()),
-      static_cast<uint32_t>(getpid()), fbb.CreateString(data_endpoint_), rank,
-      0, applied_clock);
-  Send(FinishEnvelope(fbb, wire::Body::Register, body.Union(),
-                      wire::Role::Server, rank));
+  Send(MakeRegisterHeader(wire::Role::Server, rank, data_endpoint_,
+                          applied_clock));
 }
 
 StatusOr<Message> ServerLink::AwaitWelcome(int rank_hint, double timeout_s) {

@@ -1,7 +1,5 @@
 #include "worker/coordinator_link.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -47,14 +45,7 @@ void CoordinatorLink::Send(zmq::message_t header) {
 }
 
 void CoordinatorLink::SendRegister(int rank_hint) {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  flatbuffers::FlatBufferBuilder fbb(256);
-  auto body =
-      wire::CreateRegister(fbb, role_, fbb.CreateString(host),
-                           static_cast<uint32_t>(getpid()), 0, rank_hint);
-  Send(FinishEnvelope(fbb, wire::Body::Register, body.Union(), role_,
-                      rank_hint));
+  Send(MakeRegisterHeader(role_, rank_hint));
 }
 
 void CoordinatorLink::RememberDescribe(const zmq::message_t& header) {

@@ -1,5 +1,9 @@
 #include "common/wire/message.h"
 
+#include <unistd.h>
+
+#include <cstring>
+
 namespace lockstep {
 
 Status VerifyHeader(Message* msg) {
@@ -82,6 +86,20 @@ zmq::message_t MakeLeaveHeader(const std::string& reason,
   auto body = wire::CreateLeave(fbb, fbb.CreateString(reason));
   return FinishEnvelope(fbb, wire::Body::Leave, body.Union(), sender_role,
                         sender_rank);
+}
+
+zmq::message_t MakeRegisterHeader(wire::Role role, int rank_hint,
+                                  const std::string& endpoint,
+                                  int64_t applied_clock) {
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "unknown");
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto body = wire::CreateRegister(
+      fbb, role, fbb.CreateString(host), static_cast<uint32_t>(getpid()),
+      endpoint.empty() ? 0 : fbb.CreateString(endpoint), rank_hint, 0,
+      applied_clock);
+  return FinishEnvelope(fbb, wire::Body::Register, body.Union(), role,
+                        rank_hint);
 }
 
 wire::ErrorCode ErrorCodeFor(const Status& why) {

@@ -72,6 +72,13 @@ zmq::message_t MakeShutdownHeader(wire::ShutdownKind kind,
                                   const std::string& reason);
 zmq::message_t MakeLeaveHeader(const std::string& reason,
                                wire::Role sender_role, int sender_rank);
+// Builds a Register of this process (its host name and pid) as `role`,
+// asking for rank `rank_hint` (-1: any); a server gives its data endpoint
+// and, registering again with a restarted coordinator, the clock its state
+// is committed up to (-1: none).
+zmq::message_t MakeRegisterHeader(wire::Role role, int rank_hint,
+                                  const std::string& endpoint = "",
+                                  int64_t applied_clock = -1);
 
 // Wraps a vector's storage as a frame without copying; the frame owns it.
 template <typename T>

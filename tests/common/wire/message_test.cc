@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -59,6 +60,25 @@ class MessageTest : public ::testing::Test {
     return zmq::message_t(fbb.GetBufferPointer(), fbb.GetSize());
   }
 };
+
+TEST_F(MessageTest, ARoleRegistersAsThisProcessWithWhatItOffers) {
+  Message msg;
+  msg.header = MakeRegisterHeader(wire::Role::Server, 1, "tcp://h:7001", 41);
+  ASSERT_TRUE(VerifyHeader(&msg).ok());
+  EXPECT_EQ(msg.envelope->sender_rank(), 1);
+  const auto* r = msg.envelope->body_as_Register();
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->role(), wire::Role::Server);
+  EXPECT_EQ(r->pid(), static_cast<uint32_t>(getpid()));
+  EXPECT_FALSE(r->host()->str().empty());
+  EXPECT_EQ(r->endpoint()->str(), "tcp://h:7001");
+  EXPECT_EQ(r->rank_hint(), 1);
+  EXPECT_EQ(r->applied_clock(), 41);
+  msg.header = MakeRegisterHeader(wire::Role::Worker, -1);
+  ASSERT_TRUE(VerifyHeader(&msg).ok());
+  EXPECT_EQ(msg.envelope->body_as_Register()->endpoint(), nullptr);
+  EXPECT_EQ(msg.envelope->body_as_Register()->applied_clock(), -1);
+}
 
 TEST_F(MessageTest, RegisterRoundTripsThroughVerifyHeader) {
   Message msg;
