@@ -136,7 +136,7 @@ TEST_P(SuperviseCoordinatorTest, AKilledCoordinatorTakesTheLiveRolesBack) {
                         : "resumed from the round")
             << "\n";
   if (adopted) {
-    EXPECT_NE(server.find("kept this shard's state at clock"),
+    EXPECT_NE(server.find("the resumed coordinator adopted it"),
               std::string::npos)
         << server;
     EXPECT_EQ(server.find("rolling back"), std::string::npos) << server;

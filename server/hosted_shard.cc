@@ -1,0 +1,186 @@
+#include "server/hosted_shard.h"
+
+#include "common/clock.h"
+#include "common/logging.h"
+
+namespace lockstep {
+
+HostedShard::HostedShard(uint32_t shard, DataPort* port, Tell tell_coordinator)
+    : shard_(shard),
+      tell_coordinator_(std::move(tell_coordinator)),
+      data_path_(port, &model_, &clock_, &eval_images_, &updater_,
+                 tell_coordinator_) {}
+
+// Runs for the first welcome and again for each rollback's. The order
+// matters: a round still being written watches the old stores, so it is
+// dropped before the model is rebuilt; the model is built (empty when a
+// round will overwrite it) before the restore fills it; and the updater
+// starts its evaluation schedule from the progress the restore set.
+Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline) {
+  data_path_.WaitForApply();
+  rounds_.Drop(&model_);
+  now_ = std::move(timeline);
+  const JobConfig& job = now_.job;
+  const bool on_arrival = welcome.apply_mode() == wire::ApplyMode::OnArrival;
+  clock_ = ShardClock(
+      {on_arrival, welcome.max_staleness(), welcome.scale_lr_by_staleness()});
+  LS_ASSIGN_OR_RETURN(
+      LrSchedule schedule,
+      LrSchedule::Parse(job.lr_schedule, job.lr, job.max_clocks));
+  updater_.Reset(job, on_arrival, schedule);
+  ConfigureDataPath(on_arrival);
+  LS_RETURN_IF_ERROR(model_.Build(job, now_.layout, shard_, on_arrival,
+                                  /*restoring=*/welcome.restore_round() > 0));
+  LS_RETURN_IF_ERROR(
+      RestoreFromWelcome(welcome.restore_round(), welcome.restore_shards()));
+  updater_.Start(job.eval_every);
+  return Status::Ok();
+}
+
+void HostedShard::ConfigureDataPath(bool on_arrival) {
+  const JobConfig& job = now_.job;
+  data_path_.Configure({shard_,
+                        job.MaxWorkers(),
+                        now_.epoch,
+                        now_.layout.sparse_dim(),
+                        on_arrival,
+                        ShardKeys(now_.layout, shard_),
+                        {job.max_grad_norm, job.grad_norm_action == "clip"}});
+}
+
+Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
+  data_path_.WaitForApply();
+  if (welcome.adopt_clock() != clock_.applied()) {
+    return FailedPrecondition("asked to keep shard " + std::to_string(shard_) +
+                              " at clock " +
+                              std::to_string(welcome.adopt_clock()) +
+                              ", but this server holds it at clock " +
+                              std::to_string(clock_.applied()));
+  }
+  if (!(timeline.layout.shards()[shard_].dense ==
+        now_.layout.shards()[shard_].dense)) {
+    return FailedPrecondition("asked to keep a shard of another layout");
+  }
+  rounds_.Drop(&model_);
+  now_ = std::move(timeline);
+  clock_.DropPending();
+  ConfigureDataPath(clock_.on_arrival());
+  rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
+  LS_LOG(Warning) << "kept shard " << shard_ << "'s state at clock "
+                  << clock_.applied() << ": the resumed coordinator adopted it";
+  return Status::Ok();
+}
+
+Status HostedShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
+  const JobConfig& job = now_.job;
+  if (round > 0) {
+    if (job.snapshot_dir.empty()) {
+      return InvalidArgument("welcome asks to restore without a snapshot_dir");
+    }
+    const double start = NowSeconds();
+    auto restored =
+        ShardRounds::Restore(job.snapshot_dir, round, shards, now_.layout,
+                             shard_, job.optimizer, &model_);
+    if (!restored.ok()) {
+      Status failed = restored.status().WithContext("restoring round " +
+                                                    std::to_string(round));
+      // The coordinator marks the round failed, so the next resume takes
+      // the complete round before it.
+      tell_coordinator_(
+          MakeErrorHeader(wire::ErrorCode::RestoreFailed, failed.message(),
+                          round, wire::Role::Server, static_cast<int>(shard_)));
+      return failed;
+    }
+    updater_.Restored(*restored);
+    LS_LOG(Info) << "restored round " << round << " (clock " << restored->clock
+                 << ", step " << restored->step << ") from " << shards
+                 << " shard stores: " << restored->bytes_read / 1e6 << " MB in "
+                 << NowSeconds() - start << " s";
+  }
+  rounds_.Open(job.snapshot_dir, shard_, job.snapshot_full_every);
+  // A rollback's welcome (epoch > 0) is answered once this shard holds the
+  // round: the coordinator resumes the workers only when every shard has
+  // said so, and it drops data requests of other epochs meanwhile.
+  if (now_.epoch > 0) {
+    flatbuffers::FlatBufferBuilder fbb(64);
+    auto body = wire::CreateRestored(fbb, now_.epoch, round, clock_.applied());
+    tell_coordinator_(FinishEnvelope(fbb, wire::Body::Restored, body.Union(),
+                                     wire::Role::Server,
+                                     static_cast<int>(shard_)));
+  }
+  return Status::Ok();
+}
+
+void HostedShard::StartRound(const wire::SnapshotStart& start) {
+  data_path_.WaitForApply();
+  ShardRoundMeta meta;
+  meta.round = start.round();
+  meta.clock = start.clock();
+  meta.shard = shard_;
+  meta.layout = now_.layout;
+  meta.job = now_.job;
+  meta.optimizer = now_.job.optimizer;
+  meta.state_slots = model_.optimizer().state_slots();
+  meta.step = model_.dense().step();
+  meta.time = model_.dense().time();
+  meta.sparse_rows = model_.sparse() ? model_.sparse()->rows() : 0;
+  meta.contained = updater_.contained();
+  meta.unix_time = UnixSeconds();
+  if (auto failed =
+          rounds_.Start(std::move(meta), start.keep_from(), &model_)) {
+    SendSnapshotDone(*failed);
+  }
+}
+
+void HostedShard::FinishRound() {
+  data_path_.WaitForApply();  // Finish un-watches the stores
+  if (auto report = rounds_.Finish(&model_)) SendSnapshotDone(*report);
+}
+
+void HostedShard::SendSnapshotDone(const ShardRounds::Report& report) {
+  if (!report.status.ok()) {
+    LS_LOG(Error) << "snapshot round " << report.round
+                  << " failed: " << report.status.message();
+  } else {
+    LS_LOG(Debug) << "snapshot round " << report.round
+                  << " durable: " << report.bytes << " bytes in "
+                  << report.write_s << " s"
+                  << (report.parent == 0
+                          ? std::string(" (full)")
+                          : " (changes since round " +
+                                std::to_string(report.parent) + ")");
+  }
+  flatbuffers::FlatBufferBuilder fbb(256);
+  std::vector<flatbuffers::Offset<wire::PushCutEntry>> cut;
+  for (const auto& [worker, clock] : report.contained) {
+    cut.push_back(wire::CreatePushCutEntry(fbb, worker, clock));
+  }
+  auto body = wire::CreateSnapshotDone(
+      fbb, report.round, shard_, report.clock,
+      report.status.ok() ? report.bytes : 0, report.status.ok(),
+      fbb.CreateString(report.status.message()), report.freeze_ms,
+      report.write_s, report.copied_on_apply, fbb.CreateVector(cut));
+  tell_coordinator_(FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
+                                   wire::Role::Server,
+                                   static_cast<int>(shard_)));
+}
+
+// Committed goes out only after the update is applied, so a clock the
+// coordinator counts as committed by every shard is one each of them holds.
+// A commit this shard already applied (sent again) changes nothing and is
+// not answered twice.
+Status HostedShard::Commit(const wire::Commit& commit) {
+  data_path_.WaitForApply();
+  LS_ASSIGN_OR_RETURN(const std::optional<uint32_t> pushes,
+                      updater_.ApplyCommit(commit));
+  if (!pushes) return Status::Ok();  // a repeated commit
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateCommitted(fbb, commit.clock(), shard_, *pushes);
+  tell_coordinator_(FinishEnvelope(fbb, wire::Body::Committed, body.Union(),
+                                   wire::Role::Server,
+                                   static_cast<int>(shard_)));
+  data_path_.ServeDeferredPulls();
+  return Status::Ok();
+}
+
+}  // namespace lockstep

@@ -1,0 +1,99 @@
+// One key range a server process holds: its model and optimizer state
+// (ShardModel), the commit path (ShardClock, ShardUpdater), the evaluator's
+// images (EvalImages), snapshot rounds (ShardRounds) and the workers' data
+// path (ShardDataPath). Built from a Welcome (fresh, restored from a round,
+// or adopted at its commit by a resumed coordinator), then driven by the
+// server process (ServerShard): commits, rounds, data messages.
+// Thread-safety: the server's thread only (its data path may apply a push
+// on a background thread; WaitForApply before reading the state).
+#ifndef LOCKSTEP_SERVER_HOSTED_SHARD_H_
+#define LOCKSTEP_SERVER_HOSTED_SHARD_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/job_config.h"
+#include "common/layout.h"
+#include "common/status.h"
+#include "common/transport/data_port.h"
+#include "common/wire/message.h"
+#include "server/eval_images.h"
+#include "server/shard_clock.h"
+#include "server/shard_data_path.h"
+#include "server/shard_model.h"
+#include "server/shard_rounds.h"
+#include "server/shard_updater.h"
+
+namespace lockstep {
+
+class HostedShard {
+ public:
+  // What a Welcome gives every key range a server holds.
+  struct Timeline {
+    JobConfig job;
+    KeyLayout layout;
+    uint32_t epoch = 0;  // recovery epoch; data requests of another drop
+  };
+  using Tell = std::function<void(zmq::message_t)>;
+
+  // Replies go out on `port`; `tell_coordinator` sends a header to the
+  // coordinator. Both outlive this.
+  HostedShard(uint32_t shard, DataPort* port, Tell tell_coordinator);
+  HostedShard(const HostedShard&) = delete;
+  HostedShard& operator=(const HostedShard&) = delete;
+
+  uint32_t shard() const { return shard_; }
+  // The last clock applied (a background apply finished first).
+  int64_t applied() {
+    data_path_.WaitForApply();
+    return clock_.applied();
+  }
+  bool on_arrival() const { return clock_.on_arrival(); }
+  uint64_t bad_messages() const { return data_path_.bad_messages(); }
+
+  // A first or a rollback's Welcome: builds the model, restores its
+  // restore_round when not 0 (a failure is also told to the coordinator),
+  // and answers Restored in a recovery epoch.
+  Status Setup(const wire::Welcome& welcome, Timeline timeline);
+  // A resumed coordinator's Welcome that keeps this state at its
+  // adopt_clock: what was pending for later clocks goes.
+  Status Adopt(const wire::Welcome& welcome, Timeline timeline);
+
+  // Applies a commit and tells the coordinator (Committed); then answers
+  // the pulls it made ready.
+  Status Commit(const wire::Commit& commit);
+  void StartRound(const wire::SnapshotStart& start);
+  // Readable once a round in flight is written (-1: none opened).
+  int rounds_fd() const { return rounds_.fd(); }
+  // After rounds_fd() was readable: reports the finished round.
+  void FinishRound();
+
+  // Serves one worker's (or the evaluator's) message.
+  void HandleData(Message& msg) { data_path_.Handle(msg); }
+  void WaitForApply() { data_path_.WaitForApply(); }
+
+ private:
+  // The data path's settings for the timeline of now.
+  void ConfigureDataPath(bool on_arrival);
+  Status RestoreFromWelcome(uint64_t round, uint32_t shards);
+  void SendSnapshotDone(const ShardRounds::Report& report);
+
+  const uint32_t shard_;
+  Tell tell_coordinator_;
+  Timeline now_;
+  ShardClock clock_;
+  EvalImages eval_images_;
+  // Declared in the order they are built on: each is destroyed before
+  // what it uses (the rounds' writer reads the model's arrays; the data
+  // path's background apply writes them).
+  ShardModel model_;
+  ShardUpdater updater_{&model_, &clock_, &eval_images_};
+  ShardRounds rounds_;
+  ShardDataPath data_path_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_HOSTED_SHARD_H_
