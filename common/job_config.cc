@@ -56,6 +56,11 @@ Status ValidateCounts(const JobConfig& c) {
   if (c.servers < 1 || c.servers > 1024) {
     return InvalidArgument("--servers must be in [1, 1024]");
   }
+  if (c.replicas >= c.servers) {
+    return InvalidArgument("--replicas must be below --servers (" +
+                           std::to_string(c.servers) +
+                           "): each backup lives on another server");
+  }
   if (c.workers < 1 || c.workers > 4096) {
     return InvalidArgument("--workers must be in [1, 4096]");
   }

@@ -127,6 +127,10 @@ std::vector<JobField> SizeFields() {
   using C = JobConfig;
   return {
       Field("servers", "servers", &C::servers, "server shards S"),
+      Field("replicas", "replicas", &C::replicas,
+            "backups per shard, each on another server, kept bit-identical "
+            "to the primary; a lost primary's backup takes over with no "
+            "rollback (< --servers)"),
       Field("workers", "workers", &C::workers, "workers W"),
       Field("max_workers", "max-workers", &C::max_workers,
             "the most workers the running job takes (0: --workers); more "

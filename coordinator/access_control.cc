@@ -86,6 +86,7 @@ bool AccessControl::MemberMessage(wire::Body body) {
     case wire::Body::Restored:
     case wire::Body::Leave:
     case wire::Body::PushRefused:
+    case wire::Body::Promoted:
       return true;
     default:
       return false;

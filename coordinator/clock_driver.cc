@@ -257,6 +257,10 @@ void ClockDriver::IssueCommits(const std::vector<CommitDecision>& commits) {
     auto body = wire::CreateCommit(fbb, commit.clock, workers, lr);
     zmq::message_t header = FinishEnvelope(
         fbb, wire::Body::Commit, body.Union(), wire::Role::Coordinator, 0);
+    // Kept until every shard applied it: a promoted backup may need it
+    // (ResendCommits).
+    unapplied_commits_[commit.clock].assign(
+        static_cast<const char*>(header.data()), header.size());
     outbox_.SendToEach(members_.server_ids(), header);
     const CommitLedger::Committed totals =
         ledger_.Commit(commit.clock, commit.workers);
@@ -285,6 +289,16 @@ void ClockDriver::AnswerPendingAdmissions() {
 
 void ClockDriver::HandleCommitted(const wire::Committed& committed) {
   ledger_.Ack(committed.clock());
+  std::erase_if(unapplied_commits_, [&](const auto& c) {
+    return c.first <= ledger_.fully_applied();
+  });
+}
+
+void ClockDriver::ResendCommits(const std::string& server, int64_t after) {
+  for (const auto& [clock, bytes] : unapplied_commits_) {
+    if (clock > after)
+      outbox_.Send(server, zmq::message_t(bytes.data(), bytes.size()));
+  }
 }
 
 void ClockDriver::HandleEvaluation(const std::string& id,

@@ -8,6 +8,7 @@
 #define LOCKSTEP_COORDINATOR_CLOCK_DRIVER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,10 @@ class ClockDriver {
   void HandleAdmit(const std::string& id, Peer& peer, int64_t clock);
   void HandleClockDone(const Peer& peer, const wire::ClockDone& done);
   void HandleCommitted(const wire::Committed& committed);
+  // Sends server `server` again every commit after clock `after` that not
+  // every shard has applied (a promoted backup's primary may have died
+  // before passing them on).
+  void ResendCommits(const std::string& server, int64_t after);
   void HandleEvaluation(const std::string& id, const wire::Evaluation& eval);
   // Answers the evaluator's pending Admit: the next due point, or the
   // final evaluation once training is over and no point is left.
@@ -138,6 +143,7 @@ class ClockDriver {
   RunRecorder& recorder_;
   ClockListener& listener_;
   LrSchedule schedule_;
+  std::map<int64_t, std::string> unapplied_commits_;  // Commit envelopes
   CommitLedger ledger_;
   SampleBudget budget_;
   EvaluationSchedule evaluations_;  // the evaluator's points due

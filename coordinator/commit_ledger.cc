@@ -32,6 +32,8 @@ CommitLedger::Committed CommitLedger::Commit(
 }
 
 bool CommitLedger::Ack(int64_t clock) {
+  // A promoted backup may apply (and ack) a clock its lost primary had.
+  if (clock <= fully_applied_) return false;
   if (++acks_[clock] < shards_) return false;
   acks_.erase(clock);
   fully_applied_ = std::max(fully_applied_, clock);

@@ -62,8 +62,9 @@ Status Coordinator::Impl::SetUp() {
                                           rounds_->restore().has_value()));
   clock_ = std::make_unique<ClockDriver>(job, std::move(policy), *this,
                                          members_, *recorder_, links_);
-  recovery_ = std::make_unique<Recovery>(job, options_.register_timeout_s,
-                                         *this, members_, *rounds_, *clock_);
+  recovery_ =
+      std::make_unique<Recovery>(job, options_.register_timeout_s, *this, *this,
+                                 members_, *rounds_, *clock_);
   enrollment_ =
       std::make_unique<Enrollment>(options_.job, *this, *this, members_,
                                    *clock_, *rounds_, *recorder_, *recovery_);

@@ -146,6 +146,10 @@ void MessageRouter::HandlePeerMessage(const std::string& id, Peer& peer,
         return;
       }
       return c_.clock.HandleEvaluation(id, *env.body_as_Evaluation());
+    case wire::Body::Promoted:
+      if (!server) break;
+      return c_.recovery.failover().HandlePromoted(id, *env.body_as_Promoted(),
+                                                   c_.enrollment.layout());
     case wire::Body::PushRefused:
       if (!server) break;
       return c_.refusals.Handle(peer.rank, *env.body_as_PushRefused());
@@ -183,6 +187,11 @@ void MessageRouter::HandleError(const std::string& id, Peer& peer,
   if (!worker && err.code() == wire::ErrorCode::RestoreFailed) {
     return c_.recovery.HandleRestoreFailed(peer.rank, err.request_id(), text,
                                            c_.enrollment);
+  }
+  if (peer.role == wire::Role::Server &&
+      err.code() == wire::ErrorCode::PrimaryLost) {
+    return c_.recovery.HandlePrimaryLost(
+        static_cast<uint32_t>(err.request_id()), text, c_.enrollment);
   }
   // Any other error of a running peer changes nothing by itself: if the
   // peer cannot go on, its silence is what liveness acts on.

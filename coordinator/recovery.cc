@@ -44,6 +44,14 @@ void Recovery::LoseServer(const std::string& id, const std::string& why,
   const std::string what =
       "server " + std::to_string(gone.rank) + " on " + gone.host + " " + why;
   const bool training = enrollment.training();
+  if (training && job_.replicas > 0 && !recovering_ && gone.rank >= 0 &&
+      failover_.Promote(static_cast<uint32_t>(gone.rank), what,
+                        enrollment.layout())) {
+    // Fenced: should it still run (a broken connection, not a death), it
+    // stops instead of serving a shard that is served elsewhere.
+    failover_.Fence(id, what);
+    return;
+  }
   const bool snapshots = !job_.snapshot_dir.empty();
   const ManifestRound* latest =
       training && snapshots ? rounds_.LatestComplete() : nullptr;
@@ -70,6 +78,18 @@ void Recovery::LoseServer(const std::string& id, const std::string& why,
   BeginRollback(round, what, enrollment);
 }
 
+void Recovery::HandlePrimaryLost(uint32_t shard, const std::string& why,
+                                 Enrollment& enrollment) {
+  if (job_.replicas == 0 || !enrollment.training() || recovering_ ||
+      clock_.training_over() || shard >= members_.server_ids().size()) {
+    return;
+  }
+  const uint32_t slot = failover_.placement().PrimarySlot(shard);
+  const std::string id = members_.server_ids()[slot];
+  if (id.empty()) return;  // lost already
+  LoseServer(id, "is gone for its backup (" + why + ")", enrollment);
+}
+
 void Recovery::BeginRollback(const ManifestRound& round, const std::string& why,
                              Enrollment& enrollment) {
   // Every shard rolls back, not only the lost one: its part can only come
@@ -78,6 +98,14 @@ void Recovery::BeginRollback(const ManifestRound& round, const std::string& why,
   // earlier rollback (HandleRestored) and the old timeline's reports never
   // count.
   rounds_.BeginRollback(round);
+  // Every shard back on its own slot (a promoted backup's range goes back
+  // to its slot's server, a replacement's once it registers).
+  failover_.Reset();
+  for (size_t k = 0; k < members_.server_ids().size(); ++k) {
+    const std::string& id = members_.server_ids()[k];
+    if (!id.empty())
+      enrollment.layout().set_endpoint(k, members_.at(id).endpoint);
+  }
   ++epoch_;
   recovering_ = true;
   restored_.clear();
@@ -118,6 +146,18 @@ bool Recovery::AcceptReturningServer(const std::string& id,
                "was replaced by a new server process", enrollment);
     if (host_.aborted()) return true;
   }
+  if (failover_.Moved() && !recovering_) {
+    // Its slot's shard is served by a promoted backup now.
+    LS_LOG(Warning) << "refused a server registering from "
+                    << flatbuffers::GetString(reg.host()) << ": shard " << slot
+                    << " is served by its promoted backup";
+    host_.RejectBadMessage(
+        id, FailedPrecondition(
+                "shard " + std::to_string(slot) +
+                " is served by its promoted backup; a new server cannot "
+                "take it back or rebuild a backup yet"));
+    return true;
+  }
   Peer peer;
   peer.role = wire::Role::Server;
   peer.rank = slot;
@@ -131,6 +171,8 @@ bool Recovery::AcceptReturningServer(const std::string& id,
   LS_LOG(Warning) << "server " << slot << " is back from " << peer.host
                   << " pid " << reg.pid() << " at " << peer.endpoint;
   enrollment.SendWelcome(id, members_.at(id));
+  // The primaries of the shards it holds backups of stream to it too.
+  failover_.TellPrimariesOfBackupsOn(static_cast<uint32_t>(slot));
   return true;
 }
 

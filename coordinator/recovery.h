@@ -19,6 +19,9 @@
 //
 // No complete round, no snapshots, or no replacement within the
 // registration timeout: the job ends, saying which and why.
+//
+// Under --replicas a lost server costs no rollback while every shard it
+// served has a live backup: ReplicaFailover promotes them instead.
 // Thread-safety: not thread-safe; the coordinator's thread owns it.
 #ifndef LOCKSTEP_COORDINATOR_RECOVERY_H_
 #define LOCKSTEP_COORDINATOR_RECOVERY_H_
@@ -33,6 +36,8 @@
 #include "coordinator/enrollment.h"
 #include "coordinator/job_host.h"
 #include "coordinator/membership.h"
+#include "coordinator/outbox.h"
+#include "coordinator/replica_failover.h"
 #include "coordinator/snapshot_rounds.h"
 #include "snapshot/snapshot_manifest.h"
 
@@ -43,13 +48,18 @@ class Recovery {
   // A recovery that does not finish within `deadline_s` ends the job.
   // Every reference must outlive the recovery.
   Recovery(const JobConfig& job, double deadline_s, JobHost& host,
-           Membership& members, SnapshotRounds& rounds, ClockDriver& clock)
+           Outbox& outbox, Membership& members, SnapshotRounds& rounds,
+           ClockDriver& clock)
       : job_(job),
         deadline_s_(deadline_s),
         host_(host),
         members_(members),
         rounds_(rounds),
-        clock_(clock) {}
+        clock_(clock),
+        failover_(job, outbox, members, rounds, clock) {}
+
+  ReplicaFailover& failover() { return failover_; }
+  const ReplicaFailover& failover() const { return failover_; }
 
   // The epoch every message of the job's current timeline carries.
   uint32_t epoch() const { return epoch_; }
@@ -67,6 +77,10 @@ class Recovery {
   // complete round, or the job ends when none can be restored.
   void LoseServer(const std::string& id, const std::string& why,
                   Enrollment& enrollment);
+  // Under --replicas, a backup's feed from shard `shard`'s primary closed
+  // (`why`): that server is lost now, not once the liveness limit passed.
+  void HandlePrimaryLost(uint32_t shard, const std::string& why,
+                         Enrollment& enrollment);
   // A server registering while the job trains takes a lost (or replaced)
   // shard's rank. False when there is no shard for it.
   bool AcceptReturningServer(const std::string& id, const wire::Register& reg,
@@ -102,6 +116,7 @@ class Recovery {
   bool first_commit_pending_ = false;
   std::set<int> restored_;  // the shards that restored this epoch's round
   uint64_t recoveries_ = 0;
+  ReplicaFailover failover_;
 };
 
 }  // namespace lockstep

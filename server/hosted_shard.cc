@@ -7,6 +7,7 @@ namespace lockstep {
 
 HostedShard::HostedShard(uint32_t shard, DataPort* port, Tell tell_coordinator)
     : shard_(shard),
+      port_(port),
       tell_coordinator_(std::move(tell_coordinator)),
       data_path_(port, &model_, &clock_, &eval_images_, &updater_,
                  tell_coordinator_) {}
@@ -16,9 +17,17 @@ HostedShard::HostedShard(uint32_t shard, DataPort* port, Tell tell_coordinator)
 // dropped before the model is rebuilt; the model is built (empty when a
 // round will overwrite it) before the restore fills it; and the updater
 // starts its evaluation schedule from the progress the restore set.
-Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline) {
+Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
+                          bool primary) {
   data_path_.WaitForApply();
   rounds_.Drop(&model_);
+  // A new timeline: the stream and the feed of the old one end.
+  data_path_.set_replicas(nullptr);
+  stream_.reset();
+  feed_.reset();
+  steps_applied_ = 0;
+  data_path_.ledger().Clear();
+  primary_ = primary;
   now_ = std::move(timeline);
   const JobConfig& job = now_.job;
   const bool on_arrival = welcome.apply_mode() == wire::ApplyMode::OnArrival;
@@ -48,7 +57,8 @@ void HostedShard::ConfigureDataPath(bool on_arrival) {
                         {job.max_grad_norm, job.grad_norm_action == "clip"}});
 }
 
-Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
+Status HostedShard::Adopt(const Message& msg, Timeline timeline) {
+  const wire::Welcome& welcome = *msg.envelope->body_as_Welcome();
   data_path_.WaitForApply();
   if (welcome.adopt_clock() != clock_.applied()) {
     return FailedPrecondition("asked to keep shard " + std::to_string(shard_) +
@@ -64,6 +74,8 @@ Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
   rounds_.Drop(&model_);
   now_ = std::move(timeline);
   clock_.DropPending();
+  data_path_.ledger().Clear();
+  if (stream_ != nullptr) stream_->Record(wire::ReplicaStep::Adopt, msg);
   ConfigureDataPath(clock_.on_arrival());
   rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
   LS_LOG(Warning) << "kept shard " << shard_ << "'s state at clock "
@@ -86,7 +98,7 @@ Status HostedShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
                                                     std::to_string(round));
       // The coordinator marks the round failed, so the next resume takes
       // the complete round before it.
-      tell_coordinator_(
+      TellCoordinator(
           MakeErrorHeader(wire::ErrorCode::RestoreFailed, failed.message(),
                           round, wire::Role::Server, static_cast<int>(shard_)));
       return failed;
@@ -97,16 +109,18 @@ Status HostedShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
                  << " shard stores: " << restored->bytes_read / 1e6 << " MB in "
                  << NowSeconds() - start << " s";
   }
-  rounds_.Open(job.snapshot_dir, shard_, job.snapshot_full_every);
+  // A backup writes no rounds: its primary does (and, once promoted, so
+  // does it).
+  if (primary_) rounds_.Open(job.snapshot_dir, shard_, job.snapshot_full_every);
   // A rollback's welcome (epoch > 0) is answered once this shard holds the
   // round: the coordinator resumes the workers only when every shard has
   // said so, and it drops data requests of other epochs meanwhile.
   if (now_.epoch > 0) {
     flatbuffers::FlatBufferBuilder fbb(64);
     auto body = wire::CreateRestored(fbb, now_.epoch, round, clock_.applied());
-    tell_coordinator_(FinishEnvelope(fbb, wire::Body::Restored, body.Union(),
-                                     wire::Role::Server,
-                                     static_cast<int>(shard_)));
+    TellCoordinator(FinishEnvelope(fbb, wire::Body::Restored, body.Union(),
+                                   wire::Role::Server,
+                                   static_cast<int>(shard_)));
   }
   return Status::Ok();
 }
@@ -160,26 +174,159 @@ void HostedShard::SendSnapshotDone(const ShardRounds::Report& report) {
       report.status.ok() ? report.bytes : 0, report.status.ok(),
       fbb.CreateString(report.status.message()), report.freeze_ms,
       report.write_s, report.copied_on_apply, fbb.CreateVector(cut));
-  tell_coordinator_(FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
-                                   wire::Role::Server,
-                                   static_cast<int>(shard_)));
+  TellCoordinator(FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
+                                 wire::Role::Server, static_cast<int>(shard_)));
 }
 
 // Committed goes out only after the update is applied, so a clock the
 // coordinator counts as committed by every shard is one each of them holds.
 // A commit this shard already applied (sent again) changes nothing and is
 // not answered twice.
-Status HostedShard::Commit(const wire::Commit& commit) {
+Status HostedShard::Commit(const Message& msg) {
+  const wire::Commit& commit = *msg.envelope->body_as_Commit();
   data_path_.WaitForApply();
   LS_ASSIGN_OR_RETURN(const std::optional<uint32_t> pushes,
                       updater_.ApplyCommit(commit));
   if (!pushes) return Status::Ok();  // a repeated commit
+  if (stream_ != nullptr) stream_->Record(wire::ReplicaStep::Commit, msg);
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateCommitted(fbb, commit.clock(), shard_, *pushes);
-  tell_coordinator_(FinishEnvelope(fbb, wire::Body::Committed, body.Union(),
-                                   wire::Role::Server,
-                                   static_cast<int>(shard_)));
+  TellCoordinator(FinishEnvelope(fbb, wire::Body::Committed, body.Union(),
+                                 wire::Role::Server, static_cast<int>(shard_)));
   data_path_.ServeDeferredPulls();
+  return Status::Ok();
+}
+
+void HostedShard::ServeReplicas(std::vector<std::string> backups) {
+  if (backups.empty() && stream_ == nullptr) return;
+  if (stream_ == nullptr) {
+    stream_ = std::make_unique<ReplicaStream>(shard_, port_);
+    data_path_.set_replicas(stream_.get());
+  }
+  stream_->Expect(std::move(backups));
+}
+
+void HostedShard::Follow(const std::string& primary, const std::string& own,
+                         double timeout_s) {
+  feed_ = std::make_unique<ReplicaFeed>(shard_, primary, own, timeout_s);
+}
+
+Status HostedShard::Promote(std::vector<std::string> backups) {
+  data_path_.WaitForApply();
+  if (!primary_) {
+    primary_ = true;
+    const uint64_t steps = steps_applied_;
+    feed_.reset();
+    rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
+    LS_LOG(Warning) << "promoted: this server serves shard " << shard_
+                    << " from its backup (" << steps
+                    << " steps of its primary applied, clock "
+                    << clock_.applied() << ")";
+  }
+  ServeReplicas(std::move(backups));
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreatePromoted(fbb, shard_, clock_.applied());
+  TellCoordinator(FinishEnvelope(fbb, wire::Body::Promoted, body.Union(),
+                                 wire::Role::Server, static_cast<int>(shard_)));
+  return Status::Ok();
+}
+
+Status HostedShard::HandleReplicaAck(const std::string& peer,
+                                     const wire::ReplicaAck& ack) {
+  if (!primary_ || stream_ == nullptr) {
+    return FailedPrecondition("shard " + std::to_string(shard_) +
+                              " has no backups here to acknowledge");
+  }
+  return stream_->HandleAck(peer, ack);
+}
+
+Status HostedShard::TakeSteps() {
+  if (feed_ == nullptr) return Status::Ok();
+  auto ready = feed_->Ready();
+  Status feeding = ready.status();
+  Message step, original;
+  while (feeding.ok() && *ready) {
+    auto got = feed_->Next(&step, &original);
+    if (!got.ok()) {
+      feeding = got.status();
+      break;
+    }
+    if (!*got) {
+      feeding = feed_->AckApplied();
+      break;
+    }
+    LS_RETURN_IF_ERROR(
+        ApplyStep(*step.envelope->body_as_Replicate(), original)
+            .WithContext("backup of shard " + std::to_string(shard_)));
+    ++steps_applied_;
+  }
+  if (!feeding.ok()) {
+    // The primary is gone (or its stream broke): this state stays as the
+    // last step left it until the coordinator promotes it or rolls back.
+    const std::string why = "backup of shard " + std::to_string(shard_) +
+                            " lost its primary's feed after step " +
+                            std::to_string(feed_->applied()) + ": " +
+                            feeding.message();
+    LS_LOG(Warning) << why;
+    feed_.reset();
+    // The coordinator need not wait out the liveness limit to promote.
+    tell_coordinator_(MakeErrorHeader(wire::ErrorCode::PrimaryLost, why, shard_,
+                                      wire::Role::Server,
+                                      static_cast<int>(shard_)));
+  }
+  return Status::Ok();
+}
+
+Status HostedShard::ApplyStep(const wire::Replicate& step, Message& original) {
+  switch (step.step()) {
+    case wire::ReplicaStep::Push:
+      return ApplyPushStep(step, original);
+    case wire::ReplicaStep::Refuse: {
+      const auto* push = original.envelope->body_as_Push();
+      if (push == nullptr) return InvalidArgument("a refusal without its push");
+      if (!clock_.on_arrival()) clock_.Refuse(step.clock(), step.worker());
+      data_path_.ledger().Remember(
+          step.worker(),
+          {push->request_id(), step.clock(), wire::PushStatus::Refused, 0});
+      return Status::Ok();
+    }
+    case wire::ReplicaStep::Commit: {
+      const auto* commit = original.envelope->body_as_Commit();
+      if (commit == nullptr) return InvalidArgument("a commit step without it");
+      return updater_.ApplyCommit(*commit).status();
+    }
+    case wire::ReplicaStep::Adopt:
+      clock_.DropPending();
+      data_path_.ledger().Clear();
+      return Status::Ok();
+  }
+  return InvalidArgument("unknown replica step");
+}
+
+// The primary's path for the same push (ShardDataPath::HandlePush), with
+// its answer taken from the step: buffered for its commit, or, on
+// arrival, skipped when a restored round holds it, applied at the
+// primary's staleness, or counted as dropped.
+Status HostedShard::ApplyPushStep(const wire::Replicate& step,
+                                  Message& original) {
+  const auto* push = original.envelope->body_as_Push();
+  if (push == nullptr) return InvalidArgument("a push step without its push");
+  BufferedPush record;
+  LS_RETURN_IF_ERROR(data_path_.CheckPush(original, &record));
+  const auto worker = static_cast<uint32_t>(original.envelope->sender_rank());
+  PushLedger::Answer answer{push->request_id(), push->clock(), step.status(),
+                            step.staleness()};
+  record.msg = std::move(original);
+  if (!clock_.on_arrival()) {
+    answer.status = clock_.Buffer(answer.clock, worker, std::move(record));
+  } else if (!updater_.AlreadyContained(worker, answer.clock)) {
+    if (answer.status == wire::PushStatus::Applied) {
+      updater_.ApplyOnArrival(record, answer.clock, answer.staleness);
+    } else {
+      clock_.CountDrop();
+    }
+  }
+  data_path_.ledger().Remember(worker, answer);
   return Status::Ok();
 }
 

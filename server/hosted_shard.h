@@ -4,6 +4,11 @@
 // path (ShardDataPath). Built from a Welcome (fresh, restored from a round,
 // or adopted at its commit by a resumed coordinator), then driven by the
 // server process (ServerShard): commits, rounds, data messages.
+// Under --replicas a range is held as its primary, which serves workers,
+// writes rounds and streams every step to the range's backups
+// (ReplicaStream), or as a backup, which applies its primary's steps
+// (ReplicaFeed) in the primary's order and so holds the same bytes, and
+// which the coordinator promotes when the primary is lost.
 // Thread-safety: the server's thread only (its data path may apply a push
 // on a background thread; WaitForApply before reading the state).
 #ifndef LOCKSTEP_SERVER_HOSTED_SHARD_H_
@@ -11,7 +16,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "common/job_config.h"
@@ -20,6 +27,8 @@
 #include "common/transport/data_port.h"
 #include "common/wire/message.h"
 #include "server/eval_images.h"
+#include "server/replica_feed.h"
+#include "server/replica_stream.h"
 #include "server/shard_clock.h"
 #include "server/shard_data_path.h"
 #include "server/shard_model.h"
@@ -51,19 +60,38 @@ class HostedShard {
     return clock_.applied();
   }
   bool on_arrival() const { return clock_.on_arrival(); }
+  bool primary() const { return primary_; }
   uint64_t bad_messages() const { return data_path_.bad_messages(); }
 
   // A first or a rollback's Welcome: builds the model, restores its
   // restore_round when not 0 (a failure is also told to the coordinator),
-  // and answers Restored in a recovery epoch.
-  Status Setup(const wire::Welcome& welcome, Timeline timeline);
-  // A resumed coordinator's Welcome that keeps this state at its
-  // adopt_clock: what was pending for later clocks goes.
-  Status Adopt(const wire::Welcome& welcome, Timeline timeline);
+  // and, as a primary, answers Restored in a recovery epoch.
+  Status Setup(const wire::Welcome& welcome, Timeline timeline, bool primary);
+  // A resumed coordinator's Welcome (`welcome`) that keeps this state at
+  // its adopt_clock: what was pending for later clocks goes, on the
+  // backups too.
+  Status Adopt(const Message& welcome, Timeline timeline);
 
-  // Applies a commit and tells the coordinator (Committed); then answers
-  // the pulls it made ready.
-  Status Commit(const wire::Commit& commit);
+  // A primary: its backups are on the servers at `backups` now.
+  void ServeReplicas(std::vector<std::string> backups);
+  // A backup: follows the primary at `primary`, as the server at `own`.
+  void Follow(const std::string& primary, const std::string& own,
+              double timeout_s);
+  // A backup whose primary is lost serves the range from now on, with the
+  // backups at `backups`; tells the coordinator (Promoted).
+  Status Promote(std::vector<std::string> backups);
+  // A backup's feed, to poll once connected (null: none).
+  ReplicaFeed* feed() { return feed_.get(); }
+  // A backup: applies the steps its feed has, acknowledges them. A lost
+  // primary ends the feed (the coordinator promotes or rolls back).
+  Status TakeSteps();
+  // A primary: a backup's acknowledgement or subscription from `peer`.
+  Status HandleReplicaAck(const std::string& peer, const wire::ReplicaAck& ack);
+
+  // Applies a commit (`commit`, a Commit message), streams it to the
+  // backups and tells the coordinator (Committed); then answers the pulls
+  // it made ready.
+  Status Commit(const Message& commit);
   void StartRound(const wire::SnapshotStart& start);
   // Readable once a round in flight is written (-1: none opened).
   int rounds_fd() const { return rounds_.fd(); }
@@ -79,9 +107,18 @@ class HostedShard {
   void ConfigureDataPath(bool on_arrival);
   Status RestoreFromWelcome(uint64_t round, uint32_t shards);
   void SendSnapshotDone(const ShardRounds::Report& report);
+  // Only a primary speaks for its range.
+  void TellCoordinator(zmq::message_t header) {
+    if (primary_) tell_coordinator_(std::move(header));
+  }
+  // A backup applies one of its primary's steps as the primary did.
+  Status ApplyStep(const wire::Replicate& step, Message& original);
+  Status ApplyPushStep(const wire::Replicate& step, Message& original);
 
   const uint32_t shard_;
+  DataPort* port_;
   Tell tell_coordinator_;
+  bool primary_ = true;
   Timeline now_;
   ShardClock clock_;
   EvalImages eval_images_;
@@ -92,6 +129,9 @@ class HostedShard {
   ShardUpdater updater_{&model_, &clock_, &eval_images_};
   ShardRounds rounds_;
   ShardDataPath data_path_;
+  std::unique_ptr<ReplicaStream> stream_;  // a primary with backups
+  std::unique_ptr<ReplicaFeed> feed_;      // a backup, until promoted
+  uint64_t steps_applied_ = 0;             // of this timeline's feeds
 };
 
 }  // namespace lockstep

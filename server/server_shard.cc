@@ -39,7 +39,7 @@ Status ServerShard::Run() {
   LS_ASSIGN_OR_RETURN(
       const Message welcome,
       link_->AwaitWelcome(options_.rank_hint, options_.welcome_timeout_s));
-  LS_RETURN_IF_ERROR(Setup(*welcome.envelope->body_as_Welcome()));
+  LS_RETURN_IF_ERROR(Setup(welcome));
   Status served = Serve();
   if (data_ && data_->refused_connections() + data_->handshake_timeouts() > 0) {
     LS_LOG(Warning) << "data port: refused " << data_->refused_connections()
@@ -50,7 +50,8 @@ Status ServerShard::Run() {
   return served;
 }
 
-Status ServerShard::Setup(const wire::Welcome& welcome) {
+Status ServerShard::Setup(const Message& msg) {
+  const wire::Welcome& welcome = *msg.envelope->body_as_Welcome();
   HostedShard::Timeline timeline;
   LS_ASSIGN_OR_RETURN(timeline.job, JobConfigFromWire(welcome.job()));
   LS_ASSIGN_OR_RETURN(timeline.layout, LayoutFromWire(welcome.layout()));
@@ -64,52 +65,115 @@ Status ServerShard::Setup(const wire::Welcome& welcome) {
                            " of " +
                            std::to_string(timeline.layout.num_shards()));
   }
+  heartbeat_ms_ = timeline.job.heartbeat_ms;
   if (welcome.adopt_clock() >= 0) {
-    if (hosted_ == nullptr || shard != shard_) {
-      return FailedPrecondition(
-          "asked to keep shard " + std::to_string(shard) +
-          (hosted_ == nullptr
-               ? ", but this server holds none"
-               : ", but this server holds shard " + std::to_string(shard_)));
+    // The backups held here stay as they are: their primaries stream the
+    // adoption to them.
+    HostedShard* own = ServedRange(static_cast<int>(shard));
+    if (own == nullptr || shard != shard_) {
+      return FailedPrecondition("asked to keep shard " + std::to_string(shard) +
+                                ", which this server does not serve");
     }
-    heartbeat_ms_ = timeline.job.heartbeat_ms;
-    return hosted_->Adopt(welcome, std::move(timeline));
-  }
-  if (hosted_ == nullptr || shard != shard_) {
-    hosted_.reset();  // its round in flight and background apply end first
-    hosted_ = std::make_unique<HostedShard>(
-        shard, data_.get(),
-        [this](zmq::message_t h) { SendToCoordinator(std::move(h)); });
+    return own->Adopt(msg, std::move(timeline));
   }
   shard_ = shard;
   SetLogRank(static_cast<int>(shard_));
-  heartbeat_ms_ = timeline.job.heartbeat_ms;
-  const ShardInfo own = timeline.layout.shards()[shard_];
-  const std::string optimizer = timeline.job.optimizer;
-  LS_RETURN_IF_ERROR(hosted_->Setup(welcome, std::move(timeline)));
+  LS_RETURN_IF_ERROR(PlaceRanges(welcome, timeline));
+  const ShardInfo& own = timeline.layout.shards()[shard_];
   LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
                << own.dense.begin << ", " << own.dense.end << ") on "
-               << endpoint_ << " with " << optimizer;
+               << endpoint_ << " with " << timeline.job.optimizer
+               << (hosted_.size() > 1
+                       ? " (and holds " + std::to_string(hosted_.size() - 1) +
+                             " backups)"
+                       : std::string());
   return Status::Ok();
+}
+
+Status ServerShard::PlaceRanges(const wire::Welcome& welcome,
+                                const HostedShard::Timeline& timeline) {
+  std::map<uint32_t, bool> ranges = {{shard_, true}};  // shard -> primary
+  if (welcome.backups() != nullptr) {
+    for (uint32_t k : *welcome.backups()) {
+      if (k >= timeline.layout.num_shards() || k == shard_) {
+        return InvalidArgument("welcome assigns a backup of shard " +
+                               std::to_string(k));
+      }
+      ranges[k] = false;
+    }
+  }
+  // Ranges no longer held go first (their rounds and applies end).
+  std::erase_if(hosted_, [&](const auto& h) { return !ranges.count(h.first); });
+  std::vector<std::string> backups_at;
+  if (welcome.backups_at() != nullptr) {
+    for (const auto* place : *welcome.backups_at()) {
+      backups_at.push_back(flatbuffers::GetString(place->endpoint()));
+    }
+  }
+  for (const auto& [k, primary] : ranges) {
+    auto& range = hosted_[k];
+    if (range == nullptr) {
+      range = std::make_unique<HostedShard>(
+          k, data_.get(),
+          [this](zmq::message_t h) { SendToCoordinator(std::move(h)); });
+    }
+    LS_RETURN_IF_ERROR(range->Setup(welcome, timeline, primary));
+    if (primary) {
+      range->ServeReplicas(backups_at);
+    } else {
+      range->Follow(timeline.layout.shards()[k].endpoint, endpoint_,
+                    options_.welcome_timeout_s);
+    }
+  }
+  return Status::Ok();
+}
+
+HostedShard* ServerShard::ServedRange(int shard) {
+  auto it = hosted_.find(shard < 0 ? shard_ : static_cast<uint32_t>(shard));
+  if (it == hosted_.end() || !it->second->primary()) return nullptr;
+  return it->second.get();
+}
+
+uint64_t ServerShard::HostedBadMessages() const {
+  uint64_t bad = 0;
+  for (const auto& [k, range] : hosted_) bad += range->bad_messages();
+  return bad;
 }
 
 Status ServerShard::Serve() {
   link_->Serving(static_cast<int>(shard_), heartbeat_ms_);
   Message msg;
   std::vector<zmq::pollitem_t> items;
+  std::vector<HostedShard*> writing;  // the ranges whose rounds fd is polled
   while (!ServerLink::StopRequested()) {
     LS_RETURN_IF_ERROR(link_->CheckTerminated(static_cast<int>(shard_)));
     items.assign(1, link_->PollItem());
-    data_->AddPollItems(&items);
-    items.push_back({nullptr, hosted_->rounds_fd(), ZMQ_POLLIN, 0});
-    // Messages left waiting by Process's per-connection cap go first.
+    const size_t port_items = data_->AddPollItems(&items);
+    writing.clear();
+    for (auto& [k, range] : hosted_) {
+      if (range->rounds_fd() >= 0) {
+        items.push_back({nullptr, range->rounds_fd(), ZMQ_POLLIN, 0});
+        writing.push_back(range.get());
+      }
+      ReplicaFeed* feed = range->feed();
+      if (feed == nullptr) continue;
+      auto ready = feed->Ready();  // a failure is TakeSteps's to report
+      if (ready.ok() && *ready) items.push_back(feed->PollItem());
+    }
+    // Messages left waiting by Process's per-connection cap go first; a
+    // backup still connecting to its primary is looked at again soon.
     PollSockets(
         items.data(), items.size(),
         std::chrono::milliseconds(data_->Backlogged() ? 0 : heartbeat_ms_ / 2));
     // Transport first: it only moves bytes (a background apply may still
     // run); every message it yields is handled after that apply is done.
     data_->Process(items.data() + 1);
-    if (items.back().revents & ZMQ_POLLIN) hosted_->FinishRound();
+    for (size_t i = 0; i < writing.size(); ++i) {
+      if (items[1 + port_items + i].revents & ZMQ_POLLIN) {
+        writing[i]->FinishRound();
+      }
+    }
+    for (auto& [k, range] : hosted_) LS_RETURN_IF_ERROR(range->TakeSteps());
     while (true) {
       LS_ASSIGN_OR_RETURN(const bool got, link_->Receive(&msg));
       if (!got) break;
@@ -117,32 +181,97 @@ Status ServerShard::Serve() {
       LS_RETURN_IF_ERROR(HandleCoordinatorMessage(msg, &stop));
       if (stop) return Status::Ok();
     }
-    while (true) {
-      auto got = data_->Receive(&msg);
-      if (!got.ok()) {
-        ++bad_messages_;
-        continue;
-      }
-      if (!*got) break;
-      hosted_->HandleData(msg);
-    }
+    RouteData();
     // Heartbeats carry the applied clock; a lost coordinator is waited
     // for (offered the state at it under a commit policy) or ends this.
-    LS_RETURN_IF_ERROR(link_->Tick([this] { return hosted_->applied(); },
-                                   !hosted_->on_arrival()));
+    HostedShard* own = ServedRange(-1);
+    LS_RETURN_IF_ERROR(
+        link_->Tick([own] { return own->applied(); }, !own->on_arrival()));
   }
   return Unavailable("interrupted by a signal");
 }
 
+void ServerShard::RouteData() {
+  Message msg;
+  while (true) {
+    auto got = data_->Receive(&msg);
+    if (!got.ok()) {
+      ++bad_messages_;
+      continue;
+    }
+    if (!*got) return;
+    int shard = -1;
+    if (VerifyHeader(&msg).ok()) {
+      const auto type = msg.envelope->body_type();
+      if (type == wire::Body::ReplicaAck) {
+        const auto* ack = msg.envelope->body_as_ReplicaAck();
+        HostedShard* range = ServedRange(static_cast<int>(ack->shard()));
+        Status taken =
+            msg.role != "" && msg.role != "server"
+                ? FailedPrecondition(
+                      "a replica subscription needs the server key")
+            : range == nullptr
+                ? FailedPrecondition("shard " + std::to_string(ack->shard()) +
+                                     " is not served here")
+                : range->HandleReplicaAck(msg.peer, *ack);
+        if (!taken.ok()) {
+          ++bad_messages_;
+          LS_LOG(Warning) << "refused a backup: " << taken.message();
+          Message refusal;
+          refusal.peer = msg.peer;
+          refusal.header =
+              MakeErrorHeader(ErrorCodeFor(taken), taken.message(), 0,
+                              wire::Role::Server, static_cast<int>(shard_));
+          (void)data_->Send(std::move(refusal));
+        }
+        continue;
+      }
+      if (type == wire::Body::Pull)
+        shard = msg.envelope->body_as_Pull()->shard();
+      if (type == wire::Body::Push)
+        shard = msg.envelope->body_as_Push()->shard();
+    }
+    // A range not served here: its own range's data path refuses the
+    // request (its keys are not this shard's).
+    HostedShard* range = ServedRange(shard);
+    (range != nullptr ? range : ServedRange(-1))->HandleData(msg);
+  }
+}
+
+Status ServerShard::HandlePromote(const wire::Promote& promote) {
+  auto it = hosted_.find(promote.shard());
+  if (it == hosted_.end()) {
+    return FailedPrecondition("asked to serve shard " +
+                              std::to_string(promote.shard()) +
+                              ", of which this server holds no backup");
+  }
+  std::vector<std::string> backups;
+  if (promote.backups_at() != nullptr) {
+    for (const auto* place : *promote.backups_at()) {
+      backups.push_back(flatbuffers::GetString(place->endpoint()));
+    }
+  }
+  return it->second->Promote(std::move(backups));
+}
+
 Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
-  hosted_->WaitForApply();
+  for (auto& [k, range] : hosted_) range->WaitForApply();
   switch (msg.envelope->body_type()) {
     case wire::Body::Commit:
-      return hosted_->Commit(*msg.envelope->body_as_Commit())
-          .WithContext("commit failed");
-    case wire::Body::SnapshotStart:
-      hosted_->StartRound(*msg.envelope->body_as_SnapshotStart());
+      for (auto& [k, range] : hosted_) {
+        if (!range->primary()) continue;
+        LS_RETURN_IF_ERROR(range->Commit(msg).WithContext("commit failed"));
+      }
       return Status::Ok();
+    case wire::Body::SnapshotStart:
+      for (auto& [k, range] : hosted_) {
+        if (range->primary()) {
+          range->StartRound(*msg.envelope->body_as_SnapshotStart());
+        }
+      }
+      return Status::Ok();
+    case wire::Body::Promote:
+      return HandlePromote(*msg.envelope->body_as_Promote());
     case wire::Body::Welcome: {
       // A rollback's, or a restarted coordinator's after re-attaching.
       const auto* welcome = msg.envelope->body_as_Welcome();
@@ -152,7 +281,7 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
                         << welcome->restore_round() << " (recovery epoch "
                         << welcome->epoch() << ")";
       }
-      return Setup(*welcome).WithContext("rollback failed");
+      return Setup(msg).WithContext("rollback failed");
     }
     case wire::Body::Shutdown:
       LS_LOG(Info) << "shutdown: "

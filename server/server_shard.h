@@ -1,15 +1,17 @@
 // A server process: registers with the coordinator (ServerLink), binds
-// the data port workers connect to, and hosts the key range the
-// coordinator's Welcome assigns it (HostedShard: its model, commit path,
-// rounds and data path). It runs the loop that serves both sockets, hands
-// each data message to the shard it is for, and follows the coordinator's
-// messages: commits, snapshot rounds, a rollback's or a resumed
-// coordinator's Welcome, Shutdown.
+// the data port workers connect to, and hosts the key ranges the
+// coordinator's Welcome assigns it (HostedShard: each one's model, commit
+// path, rounds and data path): its own shard, the backups it holds of
+// others (--replicas), and backups promoted since. It runs the loop that
+// serves every socket, hands each data message to the range it is for,
+// and follows the coordinator's messages: commits, snapshot rounds, a
+// rollback's or a resumed coordinator's Welcome, Promote, Shutdown.
 // Thread-safety: Run() owns both sockets and all state; one thread only.
 #ifndef LOCKSTEP_SERVER_SERVER_SHARD_H_
 #define LOCKSTEP_SERVER_SERVER_SHARD_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <zmq.hpp>
@@ -61,8 +63,7 @@ class ServerShard {
   // Counters, for tests and logs.
   uint64_t bad_messages() const {
     return bad_messages_ + (link_ ? link_->bad_messages() : 0) +
-           (hosted_ ? hosted_->bad_messages() : 0) +
-           (data_ ? data_->bad_streams() : 0);
+           HostedBadMessages() + (data_ ? data_->bad_streams() : 0);
   }
 
  private:
@@ -70,8 +71,18 @@ class ServerShard {
 
   // A welcome, or a rollback's: the job, the layout, the shard to host
   // and the round to restore, or the state to keep (Welcome.adopt_clock).
-  Status Setup(const wire::Welcome& welcome);
+  Status Setup(const Message& welcome);
+  // The ranges a (non-adopting) Welcome assigns: its own, and the backups.
+  Status PlaceRanges(const wire::Welcome& welcome,
+                     const HostedShard::Timeline& timeline);
   Status Serve();
+  // One turn of the data port: each message to the range it is for.
+  void RouteData();
+  Status HandlePromote(const wire::Promote& promote);
+  // The range `shard` when this server serves it (its own or a promoted
+  // backup); null otherwise.
+  HostedShard* ServedRange(int shard);
+  uint64_t HostedBadMessages() const;
   Status HandleCoordinatorMessage(Message& msg, bool* stop);
   void SendToCoordinator(zmq::message_t header);
 
@@ -83,8 +94,8 @@ class ServerShard {
   uint32_t shard_ = 0;
   uint32_t heartbeat_ms_ = 1000;
   uint64_t bad_messages_ = 0;
-  // Made at the first Welcome, once the shard is known.
-  std::unique_ptr<HostedShard> hosted_;
+  // Every range this server holds, by shard: made at the first Welcome.
+  std::map<uint32_t, std::unique_ptr<HostedShard>> hosted_;
 };
 
 }  // namespace lockstep

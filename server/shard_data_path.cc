@@ -238,41 +238,64 @@ Status ShardDataPath::CheckPush(const Message& msg,
 void ShardDataPath::HandlePush(Message& msg) {
   BufferedPush record;
   const Status ok = CheckPush(msg, &record);
-  // Every header field is read before the message moves into the record.
   const wire::Push* push = msg.envelope->body_as_Push();
-  const uint64_t id = push->request_id();
-  const int64_t clock = push->clock();
-  const int64_t clock_read = push->clock_read();
-  const wire::PushVerdict verdict = push->verdict();
-  const int64_t decided_staleness = push->staleness();
   const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
-  const std::string peer = msg.peer;
   if (!ok.ok()) {
-    RejectBadMessage(peer, ok, id);
+    RejectBadMessage(msg.peer, ok, push->request_id());
     return;
+  }
+  if (push->resent()) {
+    // Its worker never heard this shard's lost primary answer it: when
+    // the primary's step reached this backup, it is answered as before.
+    if (auto answer =
+            ledger_.Repeat(worker, push->request_id(), push->clock())) {
+      SendPushAck(msg.peer, answer->request_id, answer->clock, answer->status,
+                  answer->staleness);
+      return;
+    }
   }
   if (!GuardPush(msg)) return;
+  if (job_.on_arrival) return AdmitAndApply(msg, std::move(record));
+  const std::string peer = msg.peer;
+  PushLedger::Answer answer{push->request_id(), push->clock(),
+                            wire::PushStatus::Buffered, 0};
+  // Streamed (the frames shared) before the record takes them; a backup
+  // buffers it as this shard does.
+  const uint64_t step = Stream(wire::ReplicaStep::Push, msg, worker, answer);
   record.msg = std::move(msg);
-  if (!job_.on_arrival) {
-    SendPushAck(peer, id, clock,
-                clock_->Buffer(clock, worker, std::move(record)), 0);
-    return;
+  answer.status = clock_->Buffer(answer.clock, worker, std::move(record));
+  ledger_.Remember(worker, answer);
+  SendPushAck(peer, answer.request_id, answer.clock, answer.status, 0, "",
+              step);
+}
+
+void ShardDataPath::AdmitAndApply(Message& msg, BufferedPush record) {
+  const wire::Push* push = msg.envelope->body_as_Push();
+  const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
+  const int64_t clock = push->clock();
+  PushLedger::Answer answer{push->request_id(), clock,
+                            wire::PushStatus::Applied, 0};
+  // A push a restored round holds is answered and skipped; the others are
+  // admitted (or dropped as too stale). Answered before anything is
+  // applied, so the worker's next step overlaps the apply. Nothing
+  // observes the difference: this one thread applies (or waits for the
+  // background apply) before it serves any later request.
+  const bool contained = updater_->AlreadyContained(worker, clock);
+  if (!contained) {
+    answer.staleness = push->staleness();
+    answer.status =
+        push->verdict() == wire::PushVerdict::Measure
+            ? clock_->Admit(updater_->Progress(), push->clock_read(),
+                            &answer.staleness)
+            : clock_->Decided(push->verdict() == wire::PushVerdict::Apply);
   }
-  if (updater_->AlreadyContained(worker, clock)) {
-    SendPushAck(peer, id, clock, wire::PushStatus::Applied, 0);
-    return;
-  }
-  // Admitted and acked before anything is applied, so the worker's next
-  // step overlaps the apply. Nothing observes the difference: this one
-  // thread applies (or waits for the background apply) before it serves
-  // any later request.
-  int64_t staleness = decided_staleness;
-  const wire::PushStatus status =
-      verdict == wire::PushVerdict::Measure
-          ? clock_->Admit(updater_->Progress(), clock_read, &staleness)
-          : clock_->Decided(verdict == wire::PushVerdict::Apply);
-  SendPushAck(peer, id, clock, status, staleness);
-  if (status != wire::PushStatus::Applied) return;
+  const uint64_t step = Stream(wire::ReplicaStep::Push, msg, worker, answer);
+  ledger_.Remember(worker, answer);
+  SendPushAck(msg.peer, answer.request_id, clock, answer.status,
+              answer.staleness, "", step);
+  if (contained || answer.status != wire::PushStatus::Applied) return;
+  record.msg = std::move(msg);
+  const int64_t staleness = answer.staleness;
   if (model_->dense().range().size() * sizeof(float) < kBackgroundApplyBytes) {
     updater_->ApplyOnArrival(record, clock, staleness);
     return;
@@ -285,6 +308,14 @@ void ShardDataPath::HandlePush(Message& msg) {
   background_.Start([this, clock, staleness] {
     updater_->ApplyOnArrival(background_push_, clock, staleness);
   });
+}
+
+uint64_t ShardDataPath::Stream(wire::ReplicaStep step, const Message& msg,
+                               uint32_t worker,
+                               const PushLedger::Answer& answer) {
+  if (stream_ == nullptr) return 0;
+  return stream_->Record(step, msg, answer.status, answer.staleness, worker,
+                         answer.clock);
 }
 
 bool ShardDataPath::GuardPush(Message& msg) {
@@ -302,8 +333,13 @@ bool ShardDataPath::GuardPush(Message& msg) {
                     << " in a row): " << refusal->text;
   }
   if (!job_.on_arrival) clock_->Refuse(clock, worker);
+  // The backups note the refusal too: a commit goes on without it.
+  const PushLedger::Answer answer{push->request_id(), clock,
+                                  wire::PushStatus::Refused, 0};
+  const uint64_t step = Stream(wire::ReplicaStep::Refuse, msg, worker, answer);
+  ledger_.Remember(worker, answer);
   SendPushAck(msg.peer, push->request_id(), clock, wire::PushStatus::Refused, 0,
-              refusal->text);
+              refusal->text, step);
   tell_coordinator_(MakePushRefusedHeader(worker, clock, *refusal,
                                           static_cast<int>(job_.shard)));
   return false;
@@ -311,14 +347,23 @@ bool ShardDataPath::GuardPush(Message& msg) {
 
 void ShardDataPath::SendPushAck(const std::string& peer, uint64_t id,
                                 int64_t clock, wire::PushStatus status,
-                                int64_t staleness, const std::string& reason) {
+                                int64_t staleness, const std::string& reason,
+                                uint64_t after_step) {
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body =
       wire::CreatePushAck(fbb, id, clock, status, staleness,
                           reason.empty() ? 0 : fbb.CreateString(reason));
-  SendToWorker(
-      peer, FinishEnvelope(fbb, wire::Body::PushAck, body.Union(),
-                           wire::Role::Server, static_cast<int>(job_.shard)));
+  zmq::message_t header =
+      FinishEnvelope(fbb, wire::Body::PushAck, body.Union(), wire::Role::Server,
+                     static_cast<int>(job_.shard));
+  if (after_step == 0 || stream_ == nullptr) {
+    SendToWorker(peer, std::move(header));
+    return;
+  }
+  Message out;
+  out.peer = peer;
+  out.header = std::move(header);
+  stream_->SendWhenHeld(after_step, std::move(out));
 }
 
 void ShardDataPath::SendToWorker(const std::string& peer, zmq::message_t header,

@@ -23,6 +23,8 @@
 #include "server/background_apply.h"
 #include "server/eval_images.h"
 #include "server/push_guard.h"
+#include "server/push_ledger.h"
+#include "server/replica_stream.h"
 #include "server/shard_clock.h"
 #include "server/shard_keys.h"
 #include "server/shard_model.h"
@@ -69,6 +71,16 @@ class ShardDataPath {
   void WaitForApply() { background_.Wait(); }
   uint64_t bad_messages() const { return bad_messages_; }
   const PushGuard& guard() const { return guard_; }
+  // A primary with backups streams every push it takes and every refusal
+  // to `stream` and answers a push once its backups hold it (null: no
+  // backups). Outlives its use.
+  void set_replicas(ReplicaStream* stream) { stream_ = stream; }
+  // The answer to each worker's last push (a backup keeps it from the
+  // steps it applies).
+  PushLedger& ledger() { return ledger_; }
+  // Checks a push's ranges and frames against this shard and its header
+  // and fills *record (all but its message).
+  Status CheckPush(const Message& msg, BufferedPush* record) const;
 
  private:
   void HandlePull(Message& msg);
@@ -88,15 +100,19 @@ class ShardDataPath {
   // from its image, then released.
   void ServeEvalPull(Message& msg);
   void HandlePush(Message& msg);
-  // Checks a push's ranges and frames against this shard and its header
-  // and fills *record (all but its message).
-  Status CheckPush(const Message& msg, BufferedPush* record) const;
+  // On arrival: admits (or skips, or drops) a checked push and applies it.
+  void AdmitAndApply(Message& msg, BufferedPush record);
+  // Streams `step` carrying `msg` (worker's push, with `answer`) to the
+  // backups; its number (0: no backups).
+  uint64_t Stream(wire::ReplicaStep step, const Message& msg, uint32_t worker,
+                  const PushLedger::Answer& answer);
   // Checks the push's values (PushGuard); a refused one is answered,
   // reported and, on commit, marked for its clock. True when accepted.
   bool GuardPush(Message& msg);
+  // `after_step`: sent once the backups hold that replica step (0: now).
   void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
                    wire::PushStatus status, int64_t staleness,
-                   const std::string& reason = "");
+                   const std::string& reason = "", uint64_t after_step = 0);
   // `lends_first`: the first payload borrows the weights
   // (DataPort::SendLending).
   void SendToWorker(const std::string& peer, zmq::message_t header,
@@ -113,6 +129,8 @@ class ShardDataPath {
   std::function<void(zmq::message_t)> tell_coordinator_;
   Job job_;
   PushGuard guard_;
+  PushLedger ledger_;
+  ReplicaStream* stream_ = nullptr;
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
   uint64_t stale_dropped_ = 0;

@@ -93,6 +93,13 @@ StatusOr<bool> CoordinatorLink::Receive(Message* msg) {
     }
     const auto type = msg->envelope->body_type();
     if (type == wire::Body::Heartbeat) continue;
+    if (type == wire::Body::Reroute) {
+      // Taken by the data plane's next wait (PsClient).
+      const auto* reroute = msg->envelope->body_as_Reroute();
+      reroutes_.emplace_back(reroute->shard(),
+                             flatbuffers::GetString(reroute->endpoint()));
+      continue;
+    }
     if (type == wire::Body::Shutdown) {
       const auto* shutdown = msg->envelope->body_as_Shutdown();
       shutdown_kind_ = shutdown->kind();

@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 #include <zmq.hpp>
 
 #include "common/coordinator_watch.h"
@@ -87,6 +89,11 @@ class CoordinatorLink {
   // Shutdown (always an error: Unavailable with its reason, or after
   // kTerminateGraceMs without one).
   Status AwaitShutdown();
+  // Shards served elsewhere now (wire::Reroute: a backup was promoted),
+  // in the order they came; taken once.
+  std::vector<std::pair<uint32_t, std::string>> TakeReroutes() {
+    return std::exchange(reroutes_, {});
+  }
   bool rollback_pending() const { return rollback_.has_value(); }
   // The pending rollback's Start, verified again (a move may relocate the
   // header's bytes). REQUIRES: rollback_pending().
@@ -129,6 +136,7 @@ class CoordinatorLink {
   wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
   TerminationWait termination_;      // after SIGTERM
   std::optional<Message> rollback_;  // a Start that came while training
+  std::vector<std::pair<uint32_t, std::string>> reroutes_;
 };
 
 }  // namespace lockstep

@@ -17,6 +17,7 @@ struct PushHeader {
   uint32_t epoch;
   wire::PushVerdict verdict;
   int64_t decided_staleness;
+  bool resent;  // sent again to a rerouted shard
 };
 
 // Copies shard `s`'s pull reply `msg` into the caller's buffers: its dense
@@ -54,7 +55,8 @@ Message PushFrame(const PushHeader& h, const ShardInfo& s, KeySpan own_ids,
   if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
   auto body = wire::CreatePush(
       fbb, h.request_id, h.clock, h.batch, fbb.CreateVectorOfStructs(ranges),
-      own_ids.size(), h.clock_read, h.epoch, h.verdict, h.decided_staleness);
+      own_ids.size(), h.clock_read, h.epoch, h.verdict, h.decided_staleness,
+      static_cast<int32_t>(s.shard), h.resent);
   Message msg;
   msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
                               wire::Role::Worker, rank);
@@ -94,29 +96,51 @@ StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
     client->channels_.push_back(std::move(channel));
   }
   client->clocks_read_.assign(layout.num_shards(), 0);
+  client->lost_.assign(layout.num_shards(), false);
   return client;
 }
 
 Status PsClient::Send(uint32_t shard, Message&& msg) {
+  if (lost_[shard]) return Status::Ok();  // sent once it is rerouted
   Status sent = channels_[shard]->Send(std::move(msg));
   if (sent.ok()) return sent;
-  return WaitOutLostServer(
+  const Status lost =
       sent.WithContext("server " + std::to_string(shard) + " at " +
-                       layout_.shards()[shard].endpoint),
-      NowMillis() + static_cast<int64_t>(timeout_s_ * 1000));
+                       layout_.shards()[shard].endpoint);
+  if (!interrupt_) return lost;
+  // Only the coordinator knows what comes: a reroute to the shard's
+  // promoted backup, or a rollback (the interrupt's error).
+  LS_LOG(Warning) << lost.message() << "; waiting for the coordinator";
+  lost_[shard] = true;
+  return Status::Ok();
 }
 
-Status PsClient::WaitOutLostServer(const Status& lost, int64_t deadline_ms) {
-  if (!interrupt_) return lost;
-  while (NowMillis() < deadline_ms) {
-    zmq::pollitem_t item = interrupt_item_;
-    PollSockets(&item, 1, std::chrono::milliseconds(100));
-    // Checked on every wake: a message may have been read off the socket
-    // before this wait began.
-    Status go_on = interrupt_();
-    if (!go_on.ok()) return go_on;
+StatusOr<std::vector<uint32_t>> PsClient::ApplyReroutes() {
+  std::vector<uint32_t> moved;
+  if (!reroutes_) return moved;
+  for (auto& [shard, endpoint] : reroutes_()) {
+    if (shard >= channels_.size()) {
+      return InvalidArgument("the coordinator rerouted shard " +
+                             std::to_string(shard) + " of " +
+                             std::to_string(channels_.size()));
+    }
+    channels_[shard].reset();
+    auto channel = DataChannel::Connect(endpoint, timeout_s_);
+    if (!channel.ok()) {
+      // Waited out like a lost server: a rollback or another reroute.
+      LS_LOG(Warning) << "shard " << shard << "'s new server at " << endpoint
+                      << " is unreachable: " << channel.status().message();
+      lost_[shard] = true;
+      continue;
+    }
+    channels_[shard] = std::move(*channel);
+    layout_.set_endpoint(shard, endpoint);
+    lost_[shard] = false;
+    LS_LOG(Warning) << "shard " << shard << " is served at " << endpoint
+                    << " now (its backup was promoted)";
+    moved.push_back(shard);
   }
-  return lost.WithContext("no recovery within the request timeout");
+  return moved;
 }
 
 StatusOr<bool> PsClient::CheckReply(uint32_t shard, uint64_t request_id,
@@ -137,7 +161,15 @@ StatusOr<bool> PsClient::CheckReply(uint32_t shard, uint64_t request_id,
 
 namespace {
 
-Status NoReply(const ShardInfo& s, const char* what, double timeout_s) {
+Status NoReply(const ShardInfo& s, const char* what, double timeout_s,
+               bool lost) {
+  if (lost) {
+    return Unavailable("server " + std::to_string(s.shard) + " at " +
+                       s.endpoint +
+                       " is gone, and the coordinator neither "
+                       "rerouted its shard nor rolled back within " +
+                       std::to_string(timeout_s) + " s");
+  }
   return DeadlineExceeded("no " + std::string(what) + " reply from server " +
                           std::to_string(s.shard) + " at " + s.endpoint +
                           " within " + std::to_string(timeout_s) + " s");
@@ -146,48 +178,71 @@ Status NoReply(const ShardInfo& s, const char* what, double timeout_s) {
 }  // namespace
 
 template <typename OnReply>
-Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
-                              uint64_t request_id, const char* what,
-                              OnReply on_reply) {
+Status PsClient::Exchange(const std::vector<uint32_t>& shards,
+                          uint64_t request_id, const char* what,
+                          const std::function<Message(uint32_t, bool)>& make,
+                          OnReply on_reply) {
+  // Reroutes heard since the last request first: nothing goes to a server
+  // known to be gone.
+  LS_RETURN_IF_ERROR(ApplyReroutes().status());
+  for (uint32_t s : shards) LS_RETURN_IF_ERROR(Send(s, make(s, false)));
   // One deadline for the whole request: it is as late as its slowest shard.
   std::vector<uint32_t> waiting = shards;
   const int64_t deadline =
       NowMillis() + static_cast<int64_t>(timeout_s_ * 1000);
   Message msg;
+  std::vector<zmq::pollitem_t> items;
+  std::vector<uint32_t> polled;  // items[i] is shard polled[i]
   while (!waiting.empty()) {
     const int64_t left = deadline - NowMillis();
     if (left <= 0) {
-      return NoReply(layout_.shards()[waiting.front()], what, timeout_s_);
+      const uint32_t late = waiting.front();
+      return NoReply(layout_.shards()[late], what, timeout_s_, lost_[late]);
     }
-    std::vector<zmq::pollitem_t> items;
-    items.reserve(waiting.size() + 1);
+    items.clear();
+    polled.clear();
     for (uint32_t s : waiting) {
+      if (lost_[s]) continue;  // its channel is closed: not polled
       items.push_back(channels_[s]->PollItem());
+      polled.push_back(s);
     }
-    // The coordinator's socket wakes the poll too: a rollback, a shutdown or
-    // a signal ends a request that waits on a dead server (only the
-    // coordinator knows it is dead); a silent one is noticed within 1 s.
+    // The coordinator's socket wakes the poll too: a rollback, a reroute,
+    // a shutdown or a signal ends or moves a request that waits on a dead
+    // server (only the coordinator knows it is dead); a silent one is
+    // noticed within 1 s.
     if (interrupt_) items.push_back(interrupt_item_);
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
     if (interrupt_) {
       LS_RETURN_IF_ERROR(interrupt_());
-      items.pop_back();  // items[i] is waiting[i] again
+      items.pop_back();
+      LS_ASSIGN_OR_RETURN(const std::vector<uint32_t> moved, ApplyReroutes());
+      bool resent = false;
+      for (uint32_t s : moved) {
+        if (std::find(waiting.begin(), waiting.end(), s) == waiting.end()) {
+          continue;
+        }
+        LS_RETURN_IF_ERROR(Send(s, make(s, true)));
+        resent = true;
+      }
+      if (resent) continue;  // the channels changed: poll them again
     }
     for (size_t i = 0; i < items.size(); ++i) {
       if (!(items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) continue;
-      const uint32_t shard = waiting[i];
+      const uint32_t shard = polled[i];
       // Take everything queued: a direct channel may hold several staged
       // messages that will not wake the next poll.
       while (true) {
         auto got = channels_[shard]->Receive(&msg);
         if (!got.ok()) {
-          // The server died or was replaced: wait for the rollback.
-          return WaitOutLostServer(
-              got.status().WithContext("server " + std::to_string(shard) +
-                                       " at " +
-                                       layout_.shards()[shard].endpoint),
-              deadline);
+          const Status lost = got.status().WithContext(
+              "server " + std::to_string(shard) + " at " +
+              layout_.shards()[shard].endpoint);
+          if (!interrupt_) return lost;
+          // The server died or was replaced: wait for the coordinator.
+          LS_LOG(Warning) << lost.message() << "; waiting for the coordinator";
+          lost_[shard] = true;
+          break;
         }
         if (!*got) break;
         // Errors about an earlier request are dropped, about this one end
@@ -199,12 +254,11 @@ Status PsClient::AwaitReplies(const std::vector<uint32_t>& shards,
         if (mine) {
           // This shard is done; a close right after its reply (shutdown)
           // is not this request's failure.
-          waiting[i] = UINT32_MAX;
+          std::erase(waiting, shard);
           break;
         }
       }
     }
-    std::erase(waiting, UINT32_MAX);  // only now: items[i] is waiting[i]
   }
   return Status::Ok();
 }
@@ -222,14 +276,19 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
   }
   std::vector<uint32_t> shards;
   for (const ShardInfo& s : layout_.shards()) {
-    const KeySpan& ids = id_pieces[s.shard];
-    if (s.dense.size() == 0 && ids.size() == 0) continue;
+    if (s.dense.size() > 0 || id_pieces[s.shard].size() > 0) {
+      shards.push_back(s.shard);
+    }
+  }
+  const auto make = [&](uint32_t shard, bool /*resent*/) {
+    const ShardInfo& s = layout_.shards()[shard];
+    const KeySpan& ids = id_pieces[shard];
     flatbuffers::FlatBufferBuilder fbb(128);
     std::vector<wire::KeyRange> ranges;
     if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
-    auto body = wire::CreatePull(fbb, request_id, clock,
-                                 fbb.CreateVectorOfStructs(ranges), ids.size(),
-                                 epoch_, eval_point);
+    auto body = wire::CreatePull(
+        fbb, request_id, clock, fbb.CreateVectorOfStructs(ranges), ids.size(),
+        epoch_, eval_point, static_cast<int32_t>(shard));
     Message msg;
     msg.header = FinishEnvelope(fbb, wire::Body::Pull, body.Union(), role_,
                                 static_cast<int>(rank_));
@@ -237,28 +296,28 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
       msg.payloads.emplace_back(sparse_ids.data() + ids.begin,
                                 ids.size() * sizeof(uint64_t));
     }
-    LS_RETURN_IF_ERROR(Send(s.shard, std::move(msg)));
-    shards.push_back(s.shard);
-  }
+    return msg;
+  };
   std::vector<float> scratch;
-  return AwaitReplies(
-      shards, request_id, "pull",
-      [&](uint32_t shard, Message& msg) -> StatusOr<bool> {
-        if (msg.envelope->body_type() != wire::Body::PullReply) return false;
-        const auto* reply = msg.envelope->body_as_PullReply();
-        if (reply->request_id() != request_id) return false;
-        clocks_read_[shard] = reply->logical_clock();
-        if (eval != nullptr) {
-          const int64_t at = reply->eval_point();
-          eval->served_min =
-              eval->served_min < 0 ? at : std::min(eval->served_min, at);
-          eval->served_max = std::max(eval->served_max, at);
-        }
-        LS_RETURN_IF_ERROR(CopyPullReply(msg, layout_.shards()[shard],
-                                         id_pieces[shard], dim, dense_out,
-                                         sparse_out, &scratch));
-        return true;
-      });
+  return Exchange(shards, request_id, "pull", make,
+                  [&](uint32_t shard, Message& msg) -> StatusOr<bool> {
+                    if (msg.envelope->body_type() != wire::Body::PullReply)
+                      return false;
+                    const auto* reply = msg.envelope->body_as_PullReply();
+                    if (reply->request_id() != request_id) return false;
+                    clocks_read_[shard] = reply->logical_clock();
+                    if (eval != nullptr) {
+                      const int64_t at = reply->eval_point();
+                      eval->served_min = eval->served_min < 0
+                                             ? at
+                                             : std::min(eval->served_min, at);
+                      eval->served_max = std::max(eval->served_max, at);
+                    }
+                    LS_RETURN_IF_ERROR(CopyPullReply(
+                        msg, layout_.shards()[shard], id_pieces[shard], dim,
+                        dense_out, sparse_out, &scratch));
+                    return true;
+                  });
 }
 
 namespace {
@@ -310,23 +369,22 @@ StatusOr<PsClient::PushResult> PsClient::Push(
   // Sends the push to `shards` and waits for their acks.
   const auto push_to = [&](const std::vector<uint32_t>& shards) -> Status {
     const uint64_t request_id = next_request_++;
-    for (uint32_t shard : shards) {
+    const auto make = [&](uint32_t shard, bool resent) {
       const PushHeader header{request_id,          clock,  batch,
                               clocks_read_[shard], epoch_, decided.verdict,
-                              decided.staleness};
-      LS_RETURN_IF_ERROR(Send(
-          shard, PushFrame(header, layout_.shards()[shard], id_pieces[shard],
-                           dim, static_cast<int>(rank_), dense, ids, sparse)));
-    }
-    return AwaitReplies(shards, request_id, "push",
-                        [&](uint32_t shard, Message& msg) -> StatusOr<bool> {
-                          if (msg.envelope->body_type() != wire::Body::PushAck)
-                            return false;
-                          const auto* ack = msg.envelope->body_as_PushAck();
-                          if (ack->request_id() != request_id) return false;
-                          TakeAck(*ack, shard, &result, &decided);
-                          return true;
-                        });
+                              decided.staleness,   resent};
+      return PushFrame(header, layout_.shards()[shard], id_pieces[shard], dim,
+                       static_cast<int>(rank_), dense, ids, sparse);
+    };
+    return Exchange(shards, request_id, "push", make,
+                    [&](uint32_t shard, Message& msg) -> StatusOr<bool> {
+                      if (msg.envelope->body_type() != wire::Body::PushAck)
+                        return false;
+                      const auto* ack = msg.envelope->body_as_PushAck();
+                      if (ack->request_id() != request_id) return false;
+                      TakeAck(*ack, shard, &result, &decided);
+                      return true;
+                    });
   };
   std::vector<uint32_t> shards;
   for (const ShardInfo& s : layout_.shards()) shards.push_back(s.shard);

@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 #include <zmq.hpp>
 
@@ -46,10 +47,18 @@ class PsClient {
   void set_single_verdict(bool on) { single_verdict_ = on; }
 
   // While a request waits, `item` is polled too; when it is readable,
-  // `check` runs, and a non-OK status ends the request with it.
-  void SetInterrupt(zmq::pollitem_t item, std::function<Status()> check) {
+  // `check` runs, and a non-OK status ends the request with it. After each
+  // check, and before each request, `reroutes` says which shards are
+  // served at a new endpoint (a promoted backup, --replicas): their
+  // channels connect there, and what a request still waits for from such
+  // a shard is sent there again (a push marked resent).
+  using Reroutes =
+      std::function<std::vector<std::pair<uint32_t, std::string>>()>;
+  void SetInterrupt(zmq::pollitem_t item, std::function<Status()> check,
+                    Reroutes reroutes = nullptr) {
     interrupt_item_ = item;
     interrupt_ = std::move(check);
+    reroutes_ = std::move(reroutes);
   }
 
   // Pulls the whole dense model into `dense_out` (layout.dense_keys()
@@ -89,21 +98,24 @@ class PsClient {
   PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
            uint32_t epoch, wire::Role role);
 
-  // Sends `msg` to `shard`.
+  // Sends `msg` to `shard`. A lost server (with an interrupt set) is not
+  // an error here: the request waits for its shard's reroute.
   Status Send(uint32_t shard, Message&& msg);
-  // `lost` says a server is unreachable: without an interrupt that is the
-  // answer; with one, waits for the interrupt (a rollback) until
-  // `deadline_ms`, then gives up with `lost`.
-  Status WaitOutLostServer(const Status& lost, int64_t deadline_ms);
+  // Connects the shards rerouted since the last call; returns them.
+  StatusOr<std::vector<uint32_t>> ApplyReroutes();
   // Verifies a reply from `shard`: true to hand it on, false to skip it (an
   // error about an older request), an error for a bad frame or a refusal.
   StatusOr<bool> CheckReply(uint32_t shard, uint64_t request_id,
                             const char* what, Message* msg) const;
-  // Waits until every shard in `shards` answered request `request_id`;
-  // calls on_reply(shard, msg) for each reply.
+  // Sends request `request_id`'s piece for each of `shards` (made by
+  // `make(shard, resent)`) and waits until every one answered; calls
+  // on_reply(shard, msg) for each reply. A piece whose shard is rerouted
+  // meanwhile is made again (resent) and sent to the new endpoint.
   template <typename OnReply>
-  Status AwaitReplies(const std::vector<uint32_t>& shards, uint64_t request_id,
-                      const char* what, OnReply on_reply);
+  Status Exchange(const std::vector<uint32_t>& shards, uint64_t request_id,
+                  const char* what,
+                  const std::function<Message(uint32_t, bool)>& make,
+                  OnReply on_reply);
 
   KeyLayout layout_;
   uint32_t rank_;
@@ -112,7 +124,9 @@ class PsClient {
   wire::Role role_;
   zmq::pollitem_t interrupt_item_{};
   std::function<Status()> interrupt_;
+  Reroutes reroutes_;
   std::vector<std::unique_ptr<DataChannel>> channels_;
+  std::vector<bool> lost_;  // per shard: its server is gone, not rerouted
   uint64_t next_request_ = 1;
   std::vector<int64_t> clocks_read_;  // per shard, from the last pull
   bool single_verdict_ = false;

@@ -156,8 +156,12 @@ Status WorkerSession::Start(const wire::Start& start) {
       ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
                             role()));
   ps_->set_single_verdict(single_verdict_);
-  ps_->SetInterrupt(coordinator_->PollItem(),
-                    [this] { return coordinator_->CheckDuringRequest(); });
+  // A reroute heard before this Start is of the layout it replaces.
+  (void)coordinator_->TakeReroutes();
+  ps_->SetInterrupt(
+      coordinator_->PollItem(),
+      [this] { return coordinator_->CheckDuringRequest(); },
+      [this] { return coordinator_->TakeReroutes(); });
   // From now on a Start from the coordinator is a rollback.
   coordinator_->set_training(true);
   return Status::Ok();

@@ -57,6 +57,7 @@ JobConfig Distinct() {
   c.test_data = "/tmp/test.svm";
   c.sync = "ssp:2";
   c.servers = 3;
+  c.replicas = 1;
   c.workers = 2;
   c.max_workers = 5;
   c.batches = {24, 40};
@@ -157,6 +158,8 @@ TEST(JobFieldsTest, BadValuesNameTheFlagAndTheText) {
       {{"--workers", "abc"}, "--workers"},
       {{"--servers", "0"}, "--servers"},
       {{"--servers", "4294967296"}, "--servers"},
+      {{"--servers", "2", "--replicas", "2"},
+       "--replicas must be below --servers"},
       {{"--lr", "0.1x"}, "--lr"},
       {{"--lr", "inf"}, "--lr"},
       {{"--seed", "-1"}, "--seed"},

@@ -37,8 +37,8 @@ class ComponentHarness : public JobHost {
     recorder = std::move(RunRecorder::Create("", job, "bsp")).value();
     driver = std::make_unique<ClockDriver>(job, std::move(policy).value(),
                                            outbox, members, *recorder, links);
-    recovery =
-        std::make_unique<Recovery>(job, 300, *this, members, *rounds, *driver);
+    recovery = std::make_unique<Recovery>(job, 300, *this, outbox, members,
+                                          *rounds, *driver);
     enrollment = std::make_unique<Enrollment>(
         job, outbox, *this, members, *driver, *rounds, *recorder, *recovery);
     links.Connect(enrollment.get(), driver.get(), rounds.get(), recovery.get());

@@ -1,0 +1,107 @@
+// The loss of a server under --replicas: instead of rolling every shard
+// back to a snapshot round, each shard the lost server served is promoted
+// to a backup on a live server (ReplicaPlacement), which holds every
+// commit and every push its primary acknowledged.
+//
+//  1. A server is lost (Recovery::LoseServer): each of its shards' new
+//     server is told Promote (with the shard's remaining backups), each
+//     shard that lost a backup there has its primary told the backups it
+//     has left, the layout names the new endpoints, and the round in
+//     flight is abandoned (the lost server never finishes its part).
+//  2. The new server answers Promoted with the clock its copy holds: the
+//     commits issued since are sent to it again (a repeat is a no-op), and
+//     every worker and the evaluator are told Reroute: they send what
+//     waited on the lost server to the new one.
+//
+// A shard with no live copy needs the rollback (the caller's). A server
+// registering for a shard served elsewhere is refused: rebuilding a
+// backup on a new server is not built yet.
+// Thread-safety: not thread-safe; the coordinator's thread.
+#ifndef LOCKSTEP_COORDINATOR_REPLICA_FAILOVER_H_
+#define LOCKSTEP_COORDINATOR_REPLICA_FAILOVER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/job_config.h"
+#include "common/layout.h"
+#include "common/wire/message.h"
+#include "coordinator/clock_driver.h"
+#include "coordinator/membership.h"
+#include "coordinator/outbox.h"
+#include "coordinator/replica_placement.h"
+#include "coordinator/snapshot_rounds.h"
+
+namespace lockstep {
+
+class ReplicaFailover {
+ public:
+  // Every reference must outlive this.
+  ReplicaFailover(const JobConfig& job, Outbox& outbox, Membership& members,
+                  SnapshotRounds& rounds, ClockDriver& clock)
+      : job_(job),
+        outbox_(outbox),
+        members_(members),
+        rounds_(rounds),
+        clock_(clock),
+        placement_(job.servers, job.replicas) {}
+
+  const ReplicaPlacement& placement() const { return placement_; }
+  // Server slot `slot`'s Welcome fields: the shards it holds backups of,
+  // and where the backups of the shard it serves are.
+  std::vector<uint32_t> BackupsHeldBy(uint32_t slot) const {
+    return placement_.BackupsHeldBy(slot);
+  }
+  std::vector<std::string> BackupEndpoints(uint32_t shard) const;
+
+  // Server slot `gone` (`what`: who and why) is lost: promotes its shards'
+  // backups. False when a shard has no live copy (nothing was sent: the
+  // caller rolls back, which re-places every shard on the ring).
+  bool Promote(uint32_t gone, const std::string& what, KeyLayout& layout);
+  // Tells the lost server `id` (if it still runs) to stop.
+  void Fence(const std::string& id, const std::string& what) {
+    outbox_.Send(id, MakeShutdownHeader(
+                         wire::ShutdownKind::Aborted,
+                         "this server was declared lost (" + what +
+                             ") and its shards are served by their backups"));
+  }
+  // A promoted server's answer: sends it the commits since its clock and
+  // reroutes the workers and the evaluator.
+  void HandlePromoted(const std::string& id, const wire::Promoted& promoted,
+                      const KeyLayout& layout);
+  // A server came back to slot `slot`: the primaries of the shards it
+  // holds backups of learn where it is.
+  void TellPrimariesOfBackupsOn(uint32_t slot) {
+    for (uint32_t shard : placement_.BackupsHeldBy(slot)) {
+      const uint32_t primary = placement_.PrimarySlot(shard);
+      if (!members_.server_ids()[primary].empty()) SendPromote(shard, primary);
+    }
+  }
+  // A rollback re-places every shard on the ring.
+  void Reset() {
+    placement_.Reset();
+    pending_.clear();
+  }
+  // Whether a shard is served away from its own slot (a server registering
+  // for the slot cannot take it back).
+  bool Moved() const { return !placement_.OnRing(); }
+  uint64_t promotions() const { return promotions_; }
+
+ private:
+  void SendPromote(uint32_t shard, uint32_t slot);
+
+  const JobConfig& job_;
+  Outbox& outbox_;
+  Membership& members_;
+  SnapshotRounds& rounds_;
+  ClockDriver& clock_;
+  ReplicaPlacement placement_;
+  std::map<uint32_t, double> pending_;  // shard -> when it was promoted
+  uint64_t promotions_ = 0;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COORDINATOR_REPLICA_FAILOVER_H_

@@ -1,0 +1,60 @@
+#include "coordinator/replica_placement.h"
+
+#include <algorithm>
+
+namespace lockstep {
+
+ReplicaPlacement::ReplicaPlacement(uint32_t servers, uint32_t replicas)
+    : servers_(servers), replicas_(std::min(replicas, servers - 1)) {
+  Reset();
+}
+
+void ReplicaPlacement::Reset() {
+  primary_.assign(servers_, 0);
+  backups_.assign(servers_, {});
+  for (uint32_t k = 0; k < servers_; ++k) {
+    primary_[k] = k;
+    for (uint32_t r = 1; r <= replicas_; ++r) {
+      backups_[k].push_back((k + r) % servers_);
+    }
+  }
+}
+
+std::vector<uint32_t> ReplicaPlacement::BackupsHeldBy(uint32_t slot) const {
+  std::vector<uint32_t> shards;
+  for (uint32_t k = 0; k < servers_; ++k) {
+    if (std::count(backups_[k].begin(), backups_[k].end(), slot) > 0) {
+      shards.push_back(k);
+    }
+  }
+  return shards;
+}
+
+bool ReplicaPlacement::OnRing() const {
+  for (uint32_t k = 0; k < servers_; ++k) {
+    if (primary_[k] != k) return false;
+  }
+  return true;
+}
+
+ReplicaPlacement::Loss ReplicaPlacement::LoseSlot(uint32_t slot) {
+  Loss loss;
+  for (uint32_t k = 0; k < servers_; ++k) {
+    std::vector<uint32_t>& backups = backups_[k];
+    const bool held = std::erase(backups, slot) > 0;
+    if (primary_[k] != slot) {
+      if (held) loss.shrunk.push_back(k);
+      continue;
+    }
+    if (backups.empty()) {
+      loss.lost.push_back(k);
+      continue;
+    }
+    primary_[k] = backups.front();
+    backups.erase(backups.begin());
+    loss.promoted.emplace_back(k, primary_[k]);
+  }
+  return loss;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,101 @@
+#include "server/replica_feed.h"
+
+#include <chrono>
+
+#include "common/logging.h"
+
+namespace lockstep {
+namespace {
+
+Message AckMessage(uint32_t shard, uint64_t seq, const std::string& own) {
+  flatbuffers::FlatBufferBuilder fbb(96);
+  auto body = wire::CreateReplicaAck(fbb, shard, seq,
+                                     seq == 0 ? fbb.CreateString(own) : 0);
+  Message msg;
+  msg.header = FinishEnvelope(fbb, wire::Body::ReplicaAck, body.Union(),
+                              wire::Role::Server, static_cast<int>(shard));
+  return msg;
+}
+
+}  // namespace
+
+ReplicaFeed::ReplicaFeed(uint32_t shard, std::string primary, std::string own,
+                         double timeout_s)
+    : shard_(shard), primary_(std::move(primary)), own_(std::move(own)) {
+  connecting_ = std::async(std::launch::async, [this, timeout_s] {
+    return DataChannel::Connect(primary_, timeout_s);
+  });
+}
+
+ReplicaFeed::~ReplicaFeed() {
+  if (connecting_.valid()) connecting_.wait();
+}
+
+StatusOr<bool> ReplicaFeed::Ready() {
+  if (channel_ != nullptr) return true;
+  if (!failed_.ok()) return failed_;
+  if (connecting_.wait_for(std::chrono::seconds(0)) !=
+      std::future_status::ready) {
+    return false;
+  }
+  auto connected = connecting_.get();
+  if (!connected.ok()) {
+    failed_ = connected.status().WithContext(
+        "backup of shard " + std::to_string(shard_) +
+        " cannot reach its primary at " + primary_);
+    return failed_;
+  }
+  channel_ = std::move(*connected);
+  // The ack's endpoint field carries this server's endpoint, so the
+  // primary knows which backup subscribed.
+  LS_RETURN_IF_ERROR(channel_->Send(AckMessage(shard_, 0, own_)));
+  LS_LOG(Info) << "backup of shard " << shard_ << " subscribed to " << primary_;
+  return true;
+}
+
+StatusOr<bool> ReplicaFeed::Next(Message* step, Message* original) {
+  while (true) {
+    LS_ASSIGN_OR_RETURN(const bool got, channel_->Receive(step));
+    if (!got) return false;
+    LS_RETURN_IF_ERROR(VerifyHeader(step));
+    if (step->envelope->body_type() != wire::Body::Replicate) {
+      if (step->envelope->body_type() == wire::Body::Error) {
+        return FailedPrecondition(
+            "the primary of shard " + std::to_string(shard_) +
+            " refused this backup: " +
+            flatbuffers::GetString(step->envelope->body_as_Error()->message()));
+      }
+      return InvalidArgument(
+          "the primary sent a " +
+          std::string(BodyName(step->envelope->body_type())) +
+          " on the replica feed");
+    }
+    const auto* replicate = step->envelope->body_as_Replicate();
+    if (replicate->shard() != shard_ || step->payloads.empty()) {
+      return InvalidArgument("malformed replica step");
+    }
+    if (replicate->seq() <= applied_) continue;  // sent again: held
+    if (replicate->seq() != applied_ + 1) {
+      return FailedPrecondition(
+          "replica step " + std::to_string(replicate->seq()) + " of shard " +
+          std::to_string(shard_) + " after step " + std::to_string(applied_));
+    }
+    original->peer.clear();
+    original->header = std::move(step->payloads.front());
+    original->payloads.clear();
+    for (size_t i = 1; i < step->payloads.size(); ++i) {
+      original->payloads.push_back(std::move(step->payloads[i]));
+    }
+    LS_RETURN_IF_ERROR(VerifyHeader(original));
+    applied_ = replicate->seq();
+    return true;
+  }
+}
+
+Status ReplicaFeed::AckApplied() {
+  if (acked_ == applied_) return Status::Ok();
+  acked_ = applied_;
+  return channel_->Send(AckMessage(shard_, applied_, own_));
+}
+
+}  // namespace lockstep

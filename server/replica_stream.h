@@ -1,0 +1,83 @@
+// A primary's stream of its shard's steps to its backups (--replicas):
+// every push it takes (with its answer), every refusal and every commit it
+// applies, in the order it applies them, numbered 1, 2, ... A backup
+// subscribes over the primary's data port (ReplicaAck with seq 0, naming
+// its server's endpoint) and acknowledges the steps it has applied. The
+// stream keeps each step until every backup the shard has holds it, and
+// holds the answer to a push until then: a push whose worker heard it
+// answered is on every backup, so a promoted backup loses none. A backup
+// not subscribed yet gets every kept step once it does.
+// Replies go out through the port, which never blocks: two servers that
+// back each other up cannot wait on each other.
+// Thread-safety: not thread-safe; the server's thread.
+#ifndef LOCKSTEP_SERVER_REPLICA_STREAM_H_
+#define LOCKSTEP_SERVER_REPLICA_STREAM_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "common/transport/data_port.h"
+#include "common/wire/message.h"
+
+namespace lockstep {
+
+class ReplicaStream {
+ public:
+  // The stream of shard `shard`, sent on `port` (outlives this).
+  ReplicaStream(uint32_t shard, DataPort* port) : shard_(shard), port_(port) {}
+
+  // The data endpoints of the servers holding the shard's backups now
+  // (Welcome, Promote): a backup no longer listed is not waited for.
+  void Expect(std::vector<std::string> backups);
+  size_t backups() const { return expected_.size(); }
+
+  // Records one step carrying `original` (its frames are shared, not
+  // copied) and sends it to every subscribed backup. Returns its number.
+  uint64_t Record(wire::ReplicaStep step, const Message& original,
+                  wire::PushStatus status = wire::PushStatus::Buffered,
+                  int64_t staleness = 0, uint32_t worker = 0,
+                  int64_t clock = 0);
+  // Sends `reply` (to its peer) once every backup holds step `seq`: now,
+  // when they do.
+  void SendWhenHeld(uint64_t seq, Message reply);
+  // A backup's ReplicaAck from `peer`. Errors: an endpoint that holds no
+  // backup of this shard, or a backup acknowledging a step never sent.
+  Status HandleAck(const std::string& peer, const wire::ReplicaAck& ack);
+
+  // Steps kept for a backup that does not hold them yet.
+  size_t kept() const { return kept_.size(); }
+
+ private:
+  struct Backup {
+    std::string peer;  // empty until it subscribes
+    uint64_t held = 0;
+  };
+  struct Step {
+    uint64_t seq = 0;
+    zmq::message_t header;  // the Replicate envelope
+    Message original;
+  };
+
+  // The newest step every expected backup holds.
+  uint64_t HeldByAll() const;
+  // Forgets the steps every backup holds; sends the replies waiting on
+  // them.
+  void Release();
+  void Send(const std::string& peer, Step& step);
+
+  const uint32_t shard_;
+  DataPort* port_;
+  uint64_t next_seq_ = 1;
+  std::map<std::string, Backup> expected_;  // by data endpoint
+  std::deque<Step> kept_;
+  std::deque<std::pair<uint64_t, Message>> replies_;  // by seq
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_REPLICA_STREAM_H_
