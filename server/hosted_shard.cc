@@ -197,6 +197,15 @@ Status HostedShard::Commit(const Message& msg) {
   return Status::Ok();
 }
 
+std::string HostedShard::Totals() {
+  data_path_.WaitForApply();
+  return "shard " + std::to_string(shard_) + " holds " +
+         std::to_string(model_.dense().step()) + " optimizer steps (" +
+         (clock_.on_arrival() ? "one per push applied" : "one per commit") +
+         "), clock " + std::to_string(clock_.applied()) + ", " +
+         std::to_string(clock_.dropped()) + " pushes dropped";
+}
+
 void HostedShard::ServeReplicas(std::vector<std::string> backups) {
   if (backups.empty() && stream_ == nullptr) return;
   if (stream_ == nullptr) {

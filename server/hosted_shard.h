@@ -98,6 +98,10 @@ class HostedShard {
   // After rounds_fd() was readable: reports the finished round.
   void FinishRound();
 
+  // What the state holds, for the log at the end: the optimizer's steps
+  // (on arrival: one per push applied), the clock, the pushes dropped.
+  std::string Totals();
+
   // Serves one worker's (or the evaluator's) message.
   void HandleData(Message& msg) { data_path_.Handle(msg); }
   void WaitForApply() { data_path_.WaitForApply(); }

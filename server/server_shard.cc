@@ -286,6 +286,9 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
     case wire::Body::Shutdown:
       LS_LOG(Info) << "shutdown: "
                    << link_->TakeShutdown(*msg.envelope->body_as_Shutdown());
+      for (auto& [k, range] : hosted_) {
+        if (range->primary()) LS_LOG(Info) << range->Totals();
+      }
       *stop = true;
       return Status::Ok();
     default:

@@ -1,13 +1,21 @@
-// --replicas 1 with a real SIGKILL, under every policy: the killed
+// --replicas 1 with a real SIGKILL at a random moment: the killed
 // server's shard is served by its backup on the other server, promoted
 // with no rollback; the workers reroute and the job runs to its end with
-// the same surviving processes.
+// the same surviving processes, under every policy. Under BSP the final
+// model is the uninterrupted (unreplicated) job's, byte for byte; on
+// arrival every push is applied exactly once on every shard.
 #include <gtest/gtest.h>
 #include <signal.h>
+
+#include <iostream>
+#include <map>
+#include <random>
+#include <regex>
 
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/param_names.h"
+#include "worker/worker_runtime.h"
 
 namespace lockstep {
 namespace {
@@ -46,6 +54,78 @@ TEST_P(ReplicaFailoverTest, AKilledServersShardIsServedByItsBackup) {
   EXPECT_EQ(JsonNumber(summary, "recoveries"), 0) << summary;
   EXPECT_EQ(JsonNumber(summary, "clocks"), 600) << summary;
   EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0.6) << summary;
+}
+
+// Runs RecoveryJob (`sync`, one backup per shard) in `dir` and SIGKILLs
+// server 1 at a random moment after its first snapshot round; returns the
+// final model (empty on a failure).
+std::vector<float> KillAPrimary(TestCluster& cluster, const std::string& dir,
+                                const std::string& sync) {
+  JobConfig job = RecoveryJob(dir, "global");
+  job.sync = sync;
+  job.replicas = 1;
+  EXPECT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
+  StartRoles(cluster, dir);
+  EXPECT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60))
+      << cluster.Output("coordinator");
+  const int delay_ms = std::uniform_int_distribution<int>(
+      0, 400)(*std::make_unique<std::random_device>());
+  std::cout << "killing server 1 " << delay_ms << " ms after a round\n";
+  cluster.Pump(std::chrono::milliseconds(delay_ms));
+  EXPECT_EQ(kill(cluster.Pid("server 1"), SIGKILL), 0);
+  auto model = RunToTheEnd(cluster, dir);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  const std::string log = cluster.Output("coordinator");
+  EXPECT_NE(log.find("promoting shard 1's backup on server 0"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("rolling every shard back"), std::string::npos) << log;
+  return model.ok() ? *model : std::vector<float>();
+}
+
+TEST(ReplicaFailoverBitsTest, BspEndsWithTheUninterruptedModel) {
+  const std::vector<float> expected = UninterruptedModel("global");
+  ASSERT_FALSE(expected.empty());
+  TestCluster cluster;
+  const std::vector<float> got =
+      KillAPrimary(cluster, MakeTempDir("lockstep-replica-bsp"), "bsp");
+  ExpectSameModel(got, expected);
+}
+
+// The optimizer's step count of each shard a server's log names at the
+// end (HostedShard::Totals), by shard.
+std::map<int, int64_t> ShardSteps(const std::string& log) {
+  std::map<int, int64_t> steps;
+  const std::regex line(R"(shard (\d+) holds (\d+) optimizer steps)");
+  for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end;
+       ++it) {
+    steps[std::stoi((*it)[1])] = std::stoll((*it)[2]);
+  }
+  return steps;
+}
+
+// On arrival each push is one optimizer step of each shard: with a push
+// lost the shards would hold fewer steps than the workers pushed, with a
+// push applied twice more.
+TEST(ReplicaFailoverBitsTest, AspAppliesEveryPushExactlyOnce) {
+  const std::string dir = MakeTempDir("lockstep-replica-asp");
+  TestCluster cluster;
+  ASSERT_FALSE(KillAPrimary(cluster, dir, "asp").empty());
+  const std::string summary = ReadFile(dir + "/summary.json");
+  ASSERT_EQ(JsonNumber(summary, "dropped_pushes"), 0) << summary;
+  int64_t pushed = 0;
+  for (int w = 0; w < 3; ++w) {
+    const double clocks =
+        JsonNumber(summary, "lockstep_worker_clock{worker=\\\"" +
+                                std::to_string(w) + "\\\"}");
+    ASSERT_GT(clocks, 0) << summary;
+    pushed += static_cast<int64_t>(clocks);
+  }
+  const std::map<int, int64_t> steps = ShardSteps(cluster.Output("server 0"));
+  ASSERT_EQ(steps.size(), 2u) << cluster.Output("server 0");
+  EXPECT_EQ(steps.at(0), pushed);
+  EXPECT_EQ(steps.at(1), pushed) << "the promoted backup's shard";
+  std::cout << pushed << " pushes, each applied once on both shards\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ReplicaFailoverTest,
