@@ -17,6 +17,7 @@ bool Recovery::CurrentEpoch(const Peer& peer, uint32_t epoch) const {
 }
 
 void Recovery::LogFirstCommitAfterRecovery(int64_t clock) {
+  failover_.LogFirstCommit(clock);
   if (!first_commit_pending_) return;
   first_commit_pending_ = false;
   LS_LOG(Warning) << "first commit after the recovery: clock " << clock << ", "

@@ -39,6 +39,8 @@ bool ReplicaFailover::Promote(uint32_t gone, const std::string& what,
   }
   placement_ = after;
   rounds_.AbandonForLoss(what);
+  lost_at_s_ = NowSeconds();
+  first_commit_pending_ = false;
   for (const auto& [shard, slot] : loss.promoted) {
     const Peer& server = members_.at(members_.server_ids()[slot]);
     layout.set_endpoint(shard, server.endpoint);
@@ -76,10 +78,19 @@ void ReplicaFailover::HandlePromoted(const std::string& id,
   if (!members_.evaluator_id().empty()) {
     outbox_.SendToEach({members_.evaluator_id()}, header);
   }
+  first_commit_pending_ = pending_.empty();
   LS_LOG(Warning) << "shard " << shard << " is served at " << endpoint
                   << " from clock " << promoted.applied_clock()
                   << ", promoted in " << took
                   << " s; workers rerouted, nothing rolled back";
+}
+
+void ReplicaFailover::LogFirstCommit(int64_t clock) {
+  if (!first_commit_pending_) return;
+  first_commit_pending_ = false;
+  LS_LOG(Warning) << "first commit after the promotion: clock " << clock << ", "
+                  << NowSeconds() - lost_at_s_
+                  << " s after the server was lost";
 }
 
 }  // namespace lockstep

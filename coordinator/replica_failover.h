@@ -88,6 +88,9 @@ class ReplicaFailover {
   // for the slot cannot take it back).
   bool Moved() const { return !placement_.OnRing(); }
   uint64_t promotions() const { return promotions_; }
+  // Logs the first commit (on arrival: the first clock) after every
+  // promoted shard answered, once, with the time since the loss.
+  void LogFirstCommit(int64_t clock);
 
  private:
   void SendPromote(uint32_t shard, uint32_t slot);
@@ -100,6 +103,8 @@ class ReplicaFailover {
   ReplicaPlacement placement_;
   std::map<uint32_t, double> pending_;  // shard -> when it was promoted
   uint64_t promotions_ = 0;
+  double lost_at_s_ = 0;  // the last loss
+  bool first_commit_pending_ = false;
 };
 
 }  // namespace lockstep

@@ -25,7 +25,10 @@ Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
   data_path_.set_replicas(nullptr);
   stream_.reset();
   feed_.reset();
+  model_.set_keep_gradient(false);
   steps_applied_ = 0;
+  awaiting_repush_ = false;
+  deferred_commit_.reset();
   data_path_.ledger().Clear();
   primary_ = primary;
   now_ = std::move(timeline);
@@ -185,16 +188,87 @@ void HostedShard::SendSnapshotDone(const ShardRounds::Report& report) {
 Status HostedShard::Commit(const Message& msg) {
   const wire::Commit& commit = *msg.envelope->body_as_Commit();
   data_path_.WaitForApply();
+  if (awaiting_repush_ && !clock_.IsApplied(commit.clock()) &&
+      !MissingPushes(commit).empty()) {
+    // Promoted before the lost primary passed this commit on: its pushes
+    // come again from their workers (PsClient keeps its last push).
+    if (!deferred_commit_) {
+      deferred_since_s_ = NowSeconds();
+      LS_LOG(Warning) << "shard " << shard_ << " holds the commit of clock "
+                      << commit.clock() << " for "
+                      << MissingPushes(commit).size()
+                      << " pushes its workers send again";
+    }
+    deferred_commit_.emplace();
+    deferred_commit_->header.copy(const_cast<zmq::message_t&>(msg.header));
+    return VerifyHeader(&*deferred_commit_);
+  }
+  if (!on_arrival() && !clock_.IsApplied(commit.clock())) {
+    awaiting_repush_ = false;  // whole from now on
+  }
   LS_ASSIGN_OR_RETURN(const std::optional<uint32_t> pushes,
                       updater_.ApplyCommit(commit));
   if (!pushes) return Status::Ok();  // a repeated commit
-  if (stream_ != nullptr) stream_->Record(wire::ReplicaStep::Commit, msg);
+  if (stream_ != nullptr) StreamCommit(msg, *pushes);
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateCommitted(fbb, commit.clock(), shard_, *pushes);
   TellCoordinator(FinishEnvelope(fbb, wire::Body::Committed, body.Union(),
                                  wire::Role::Server, static_cast<int>(shard_)));
   data_path_.ServeDeferredPulls();
   return Status::Ok();
+}
+
+std::vector<uint32_t> HostedShard::MissingPushes(const wire::Commit& commit) {
+  std::vector<uint32_t> workers, missing;
+  if (commit.workers() != nullptr) {
+    workers.assign(commit.workers()->begin(), commit.workers()->end());
+  }
+  (void)clock_.Committed(commit.clock(), workers, &missing);
+  return missing;
+}
+
+Status HostedShard::RetryDeferredCommit() {
+  if (!deferred_commit_) return Status::Ok();
+  const auto& commit = *deferred_commit_->envelope->body_as_Commit();
+  const std::vector<uint32_t> missing = MissingPushes(commit);
+  if (!missing.empty() && NowSeconds() - deferred_since_s_ < kRepushWaitS) {
+    return Status::Ok();
+  }
+  if (!missing.empty()) {
+    LS_LOG(Error) << "shard " << shard_ << " applies commit of clock "
+                  << commit.clock() << " without " << missing.size()
+                  << " pushes: their workers did not send them again within "
+                  << kRepushWaitS << " s of the promotion";
+  }
+  Message msg = std::move(*deferred_commit_);
+  deferred_commit_.reset();
+  awaiting_repush_ = false;
+  return Commit(msg);
+}
+
+void HostedShard::StreamCommit(const Message& msg, uint32_t pushes) {
+  const ShardModel::Gradient g = model_.applied_gradient();
+  Message step;
+  step.header.copy(const_cast<zmq::message_t&>(msg.header));
+  if (pushes > 0) {
+    step.payloads.emplace_back(g.dense.data(), g.dense.size_bytes());
+    step.payloads.emplace_back(g.sparse_ids.data(), g.sparse_ids.size_bytes());
+    step.payloads.emplace_back(g.sparse.data(), g.sparse.size_bytes());
+  }
+  const uint64_t seq = stream_->Record(wire::ReplicaStep::Commit, step,
+                                       wire::PushStatus::Applied, 0, pushes);
+  commit_steps_.emplace_back(seq, msg.envelope->body_as_Commit()->clock());
+  AdvanceReadable();
+}
+
+void HostedShard::AdvanceReadable() {
+  if (stream_ == nullptr || on_arrival()) return;
+  const uint64_t held = stream_->HeldByAll();
+  while (!commit_steps_.empty() && commit_steps_.front().first <= held) {
+    readable_ = commit_steps_.front().second;
+    commit_steps_.pop_front();
+  }
+  clock_.set_readable(readable_);
 }
 
 std::string HostedShard::Totals() {
@@ -211,8 +285,14 @@ void HostedShard::ServeReplicas(std::vector<std::string> backups) {
   if (stream_ == nullptr) {
     stream_ = std::make_unique<ReplicaStream>(shard_, port_);
     data_path_.set_replicas(stream_.get());
+    model_.set_keep_gradient(true);
+    // The backups start from the same state (built, restored, or copied).
+    readable_ = clock_.applied();
+    commit_steps_.clear();
   }
   stream_->Expect(std::move(backups));
+  AdvanceReadable();
+  data_path_.ServeDeferredPulls();
 }
 
 void HostedShard::Follow(const std::string& primary, const std::string& own,
@@ -224,6 +304,7 @@ Status HostedShard::Promote(std::vector<std::string> backups) {
   data_path_.WaitForApply();
   if (!primary_) {
     primary_ = true;
+    awaiting_repush_ = !clock_.on_arrival();
     const uint64_t steps = steps_applied_;
     feed_.reset();
     rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
@@ -246,7 +327,10 @@ Status HostedShard::HandleReplicaAck(const std::string& peer,
     return FailedPrecondition("shard " + std::to_string(shard_) +
                               " has no backups here to acknowledge");
   }
-  return stream_->HandleAck(peer, ack);
+  LS_RETURN_IF_ERROR(stream_->HandleAck(peer, ack));
+  AdvanceReadable();
+  data_path_.ServeDeferredPulls();
+  return Status::Ok();
 }
 
 Status HostedShard::TakeSteps() {
@@ -290,26 +374,45 @@ Status HostedShard::ApplyStep(const wire::Replicate& step, Message& original) {
   switch (step.step()) {
     case wire::ReplicaStep::Push:
       return ApplyPushStep(step, original);
-    case wire::ReplicaStep::Refuse: {
-      const auto* push = original.envelope->body_as_Push();
-      if (push == nullptr) return InvalidArgument("a refusal without its push");
-      if (!clock_.on_arrival()) clock_.Refuse(step.clock(), step.worker());
-      data_path_.ledger().Remember(
-          step.worker(),
-          {push->request_id(), step.clock(), wire::PushStatus::Refused, 0});
-      return Status::Ok();
-    }
-    case wire::ReplicaStep::Commit: {
-      const auto* commit = original.envelope->body_as_Commit();
-      if (commit == nullptr) return InvalidArgument("a commit step without it");
-      return updater_.ApplyCommit(*commit).status();
-    }
+    case wire::ReplicaStep::Commit:
+      return ApplyCommitStep(step, original);
     case wire::ReplicaStep::Adopt:
       clock_.DropPending();
       data_path_.ledger().Clear();
       return Status::Ok();
   }
   return InvalidArgument("unknown replica step");
+}
+
+// The commit as its primary applied it: the same gradient, the same
+// bookkeeping (ShardUpdater::ApplyReplicatedCommit).
+Status HostedShard::ApplyCommitStep(const wire::Replicate& step,
+                                    const Message& original) {
+  const auto* commit = original.envelope->body_as_Commit();
+  if (commit == nullptr) return InvalidArgument("a commit step without it");
+  ShardModel::Gradient gradient;
+  std::vector<float> dense_scratch, sparse_scratch;
+  std::vector<uint64_t> id_scratch;
+  if (step.pushes() > 0) {
+    if (original.payloads.size() != 3) {
+      return InvalidArgument("a commit step without its gradient");
+    }
+    const auto& frames = original.payloads;
+    LS_ASSIGN_OR_RETURN(
+        gradient.dense,
+        PayloadAs<float>(frames[0], frames[0].size() / sizeof(float),
+                         &dense_scratch));
+    LS_ASSIGN_OR_RETURN(
+        gradient.sparse_ids,
+        PayloadAs<uint64_t>(frames[1], frames[1].size() / sizeof(uint64_t),
+                            &id_scratch));
+    LS_ASSIGN_OR_RETURN(
+        gradient.sparse,
+        PayloadAs<float>(frames[2], frames[2].size() / sizeof(float),
+                         &sparse_scratch));
+  }
+  return updater_.ApplyReplicatedCommit(*commit, step.pushes(), gradient)
+      .status();
 }
 
 // The primary's path for the same push (ShardDataPath::HandlePush), with

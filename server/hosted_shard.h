@@ -15,9 +15,12 @@
 #define LOCKSTEP_SERVER_HOSTED_SHARD_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 #include <zmq.hpp>
 
@@ -92,6 +95,9 @@ class HostedShard {
   // backups and tells the coordinator (Committed); then answers the pulls
   // it made ready.
   Status Commit(const Message& commit);
+  // A promoted range's commit held for its workers' pushes sent again:
+  // applied once they are all here (or after kRepushWaitS without some).
+  Status RetryDeferredCommit();
   void StartRound(const wire::SnapshotStart& start);
   // Readable once a round in flight is written (-1: none opened).
   int rounds_fd() const { return rounds_.fd(); }
@@ -118,6 +124,14 @@ class HostedShard {
   // A backup applies one of its primary's steps as the primary did.
   Status ApplyStep(const wire::Replicate& step, Message& original);
   Status ApplyPushStep(const wire::Replicate& step, Message& original);
+  Status ApplyCommitStep(const wire::Replicate& step, const Message& original);
+  // A primary with backups: streams the commit `msg` just applied (the
+  // gradient of its `pushes` pushes).
+  void StreamCommit(const Message& msg, uint32_t pushes);
+  // Lets pulls read up to the newest commit every backup holds.
+  void AdvanceReadable();
+  // The workers `commit` names whose push is not buffered (nor refused).
+  std::vector<uint32_t> MissingPushes(const wire::Commit& commit);
 
   const uint32_t shard_;
   DataPort* port_;
@@ -136,6 +150,15 @@ class HostedShard {
   std::unique_ptr<ReplicaStream> stream_;  // a primary with backups
   std::unique_ptr<ReplicaFeed> feed_;      // a backup, until promoted
   uint64_t steps_applied_ = 0;             // of this timeline's feeds
+  // A primary on commit: the commit steps its backups may not hold yet
+  // (seq, clock), and the newest commit pulls may read.
+  std::deque<std::pair<uint64_t, int64_t>> commit_steps_;
+  int64_t readable_ = -1;
+  // Promoted under a commit policy: the first commit may wait for pushes.
+  static constexpr double kRepushWaitS = 10;
+  bool awaiting_repush_ = false;
+  std::optional<Message> deferred_commit_;
+  double deferred_since_s_ = 0;
 };
 
 }  // namespace lockstep

@@ -1,12 +1,13 @@
 // A primary's stream of its shard's steps to its backups (--replicas):
-// every push it takes (with its answer), every refusal and every commit it
-// applies, in the order it applies them, numbered 1, 2, ... A backup
+// every commit it applies (as the gradient it applied), every push it
+// applies on arrival (with its answer), in the order it applies them,
+// numbered 1, 2, ... A backup
 // subscribes over the primary's data port (ReplicaAck with seq 0, naming
 // its server's endpoint) and acknowledges the steps it has applied. The
 // stream keeps each step until every backup the shard has holds it, and
-// holds the answer to a push until then: a push whose worker heard it
-// answered is on every backup, so a promoted backup loses none. A backup
-// not subscribed yet gets every kept step once it does.
+// holds replies until then (SendWhenHeld): a push answered on arrival is
+// on every backup, so a promoted backup loses none. A backup not
+// subscribed yet gets every kept step once it does.
 // Replies go out through the port, which never blocks: two servers that
 // back each other up cannot wait on each other.
 // Thread-safety: not thread-safe; the server's thread.
@@ -40,8 +41,9 @@ class ReplicaStream {
   // copied) and sends it to every subscribed backup. Returns its number.
   uint64_t Record(wire::ReplicaStep step, const Message& original,
                   wire::PushStatus status = wire::PushStatus::Buffered,
-                  int64_t staleness = 0, uint32_t worker = 0,
-                  int64_t clock = 0);
+                  int64_t staleness = 0, uint32_t pushes = 0);
+  // The newest step every backup holds.
+  uint64_t HeldByAll() const;
   // Sends `reply` (to its peer) once every backup holds step `seq`: now,
   // when they do.
   void SendWhenHeld(uint64_t seq, Message reply);
@@ -63,8 +65,6 @@ class ReplicaStream {
     Message original;
   };
 
-  // The newest step every expected backup holds.
-  uint64_t HeldByAll() const;
   // Forgets the steps every backup holds; sends the replies waiting on
   // them.
   void Release();

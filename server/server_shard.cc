@@ -182,6 +182,9 @@ Status ServerShard::Serve() {
       if (stop) return Status::Ok();
     }
     RouteData();
+    for (auto& [k, range] : hosted_) {
+      LS_RETURN_IF_ERROR(range->RetryDeferredCommit());
+    }
     // Heartbeats carry the applied clock; a lost coordinator is waited
     // for (offered the state at it under a commit policy) or ends this.
     HostedShard* own = ServedRange(-1);

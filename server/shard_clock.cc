@@ -5,7 +5,7 @@
 namespace lockstep {
 
 bool ShardClock::PullReady(int64_t clock) const {
-  return rules_.on_arrival || clock - 1 <= applied_;
+  return rules_.on_arrival || clock - 1 <= std::min(applied_, readable_);
 }
 
 void ShardClock::DeferPull(int64_t clock, Message pull) {

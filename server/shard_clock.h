@@ -65,8 +65,13 @@ class ShardClock {
   uint64_t dropped() const { return dropped_; }
 
   // Whether a pull for `clock` may be answered now: on commit, once clock-1
-  // is applied (a pull must see every earlier clock); on arrival, always.
+  // is applied (a pull must see every earlier clock) and readable; on
+  // arrival, always.
   bool PullReady(int64_t clock) const;
+  // On commit with backups (--replicas): pulls may read the state only up
+  // to the commit of `clock`, which every backup holds (unlimited without
+  // backups).
+  void set_readable(int64_t clock) { readable_ = clock; }
   // Keeps a pull that is not ready until it is.
   void DeferPull(int64_t clock, Message pull);
   // The deferred pulls ready now, in arrival order; the others stay.
@@ -121,6 +126,7 @@ class ShardClock {
 
   Rules rules_;
   int64_t applied_ = -1;
+  int64_t readable_ = INT64_MAX;
   uint64_t dropped_ = 0;
   std::map<int64_t, std::map<uint32_t, BufferedPush>> buffered_;
   std::map<int64_t, std::set<uint32_t>> refused_;  // by clock, until applied

@@ -256,17 +256,15 @@ void ShardDataPath::HandlePush(Message& msg) {
   }
   if (!GuardPush(msg)) return;
   if (job_.on_arrival) return AdmitAndApply(msg, std::move(record));
+  // Buffered for its commit. Backups get the commit's gradient, not the
+  // pushes: until they hold the commit, its workers keep their pushes.
   const std::string peer = msg.peer;
   PushLedger::Answer answer{push->request_id(), push->clock(),
                             wire::PushStatus::Buffered, 0};
-  // Streamed (the frames shared) before the record takes them; a backup
-  // buffers it as this shard does.
-  const uint64_t step = Stream(wire::ReplicaStep::Push, msg, worker, answer);
   record.msg = std::move(msg);
   answer.status = clock_->Buffer(answer.clock, worker, std::move(record));
   ledger_.Remember(worker, answer);
-  SendPushAck(peer, answer.request_id, answer.clock, answer.status, 0, "",
-              step);
+  SendPushAck(peer, answer.request_id, answer.clock, answer.status, 0);
 }
 
 void ShardDataPath::AdmitAndApply(Message& msg, BufferedPush record) {
@@ -289,7 +287,7 @@ void ShardDataPath::AdmitAndApply(Message& msg, BufferedPush record) {
                             &answer.staleness)
             : clock_->Decided(push->verdict() == wire::PushVerdict::Apply);
   }
-  const uint64_t step = Stream(wire::ReplicaStep::Push, msg, worker, answer);
+  const uint64_t step = Stream(msg, answer);
   ledger_.Remember(worker, answer);
   SendPushAck(msg.peer, answer.request_id, clock, answer.status,
               answer.staleness, "", step);
@@ -310,12 +308,11 @@ void ShardDataPath::AdmitAndApply(Message& msg, BufferedPush record) {
   });
 }
 
-uint64_t ShardDataPath::Stream(wire::ReplicaStep step, const Message& msg,
-                               uint32_t worker,
+uint64_t ShardDataPath::Stream(const Message& msg,
                                const PushLedger::Answer& answer) {
   if (stream_ == nullptr) return 0;
-  return stream_->Record(step, msg, answer.status, answer.staleness, worker,
-                         answer.clock);
+  return stream_->Record(wire::ReplicaStep::Push, msg, answer.status,
+                         answer.staleness);
 }
 
 bool ShardDataPath::GuardPush(Message& msg) {
@@ -333,13 +330,11 @@ bool ShardDataPath::GuardPush(Message& msg) {
                     << " in a row): " << refusal->text;
   }
   if (!job_.on_arrival) clock_->Refuse(clock, worker);
-  // The backups note the refusal too: a commit goes on without it.
-  const PushLedger::Answer answer{push->request_id(), clock,
-                                  wire::PushStatus::Refused, 0};
-  const uint64_t step = Stream(wire::ReplicaStep::Refuse, msg, worker, answer);
-  ledger_.Remember(worker, answer);
+  // Nothing of it reaches the backups: they follow what is applied.
+  ledger_.Remember(worker,
+                   {push->request_id(), clock, wire::PushStatus::Refused, 0});
   SendPushAck(msg.peer, push->request_id(), clock, wire::PushStatus::Refused, 0,
-              refusal->text, step);
+              refusal->text);
   tell_coordinator_(MakePushRefusedHeader(worker, clock, *refusal,
                                           static_cast<int>(job_.shard)));
   return false;

@@ -71,9 +71,9 @@ class ShardDataPath {
   void WaitForApply() { background_.Wait(); }
   uint64_t bad_messages() const { return bad_messages_; }
   const PushGuard& guard() const { return guard_; }
-  // A primary with backups streams every push it takes and every refusal
-  // to `stream` and answers a push once its backups hold it (null: no
-  // backups). Outlives its use.
+  // A primary with backups streams every push it applies on arrival to
+  // `stream` and answers it once its backups hold it (null: no backups).
+  // Outlives its use.
   void set_replicas(ReplicaStream* stream) { stream_ = stream; }
   // The answer to each worker's last push (a backup keeps it from the
   // steps it applies).
@@ -102,10 +102,9 @@ class ShardDataPath {
   void HandlePush(Message& msg);
   // On arrival: admits (or skips, or drops) a checked push and applies it.
   void AdmitAndApply(Message& msg, BufferedPush record);
-  // Streams `step` carrying `msg` (worker's push, with `answer`) to the
-  // backups; its number (0: no backups).
-  uint64_t Stream(wire::ReplicaStep step, const Message& msg, uint32_t worker,
-                  const PushLedger::Answer& answer);
+  // On arrival: streams the push `msg`, answered `answer`, to the backups;
+  // its step's number (0: no backups).
+  uint64_t Stream(const Message& msg, const PushLedger::Answer& answer);
   // Checks the push's values (PushGuard); a refused one is answered,
   // reported and, on commit, marked for its clock. True when accepted.
   bool GuardPush(Message& msg);

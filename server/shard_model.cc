@@ -169,11 +169,36 @@ Status ShardModel::ApplySinglePush(const BufferedPush& push,
                                        dense_->range().size(), &f_scratch));
   // Every view first, so nothing is applied unless all of it can be.
   LS_ASSIGN_OR_RETURN(auto rows, SparseRows(push, &id_scratch, &g_scratch));
+  if (keep_gradient_) {
+    // A commit's only push: its backups get the gradient itself.
+    dense_grad_.assign(values.begin(), values.end());
+    sparse_ids_.assign(rows.ids.begin(), rows.ids.end());
+    sparse_grad_.assign(rows.grads.begin(), rows.grads.end());
+  }
   LS_RETURN_IF_ERROR(
       dense_->ApplyGradient(dense_->range(), values.data(), *optimizer_, step));
   if (sparse_ != nullptr && !rows.ids.empty()) {
     // Ids were checked sorted and unique on arrival, as the table needs.
     sparse_->ApplyGradient(rows.ids, rows.grads.data(), *optimizer_, step);
+  }
+  return Status::Ok();
+}
+
+Status ShardModel::ApplyGradient(const Gradient& gradient,
+                                 const UpdateStep& step) {
+  if (gradient.dense.size() != dense_->range().size() ||
+      gradient.sparse.size() != gradient.sparse_ids.size() * sparse_dim_ ||
+      (sparse_ == nullptr && !gradient.sparse_ids.empty())) {
+    return InvalidArgument(
+        "a replicated gradient of " + std::to_string(gradient.dense.size()) +
+        " dense values and " + std::to_string(gradient.sparse_ids.size()) +
+        " rows does not fit this range");
+  }
+  LS_RETURN_IF_ERROR(dense_->ApplyGradient(
+      dense_->range(), gradient.dense.data(), *optimizer_, step));
+  if (sparse_ != nullptr && !gradient.sparse_ids.empty()) {
+    sparse_->ApplyGradient(gradient.sparse_ids, gradient.sparse.data(),
+                           *optimizer_, step);
   }
   return Status::Ok();
 }

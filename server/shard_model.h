@@ -52,6 +52,21 @@ class ShardModel {
   // Leaves the store's step() and time() to the caller.
   Status ApplyPushes(const std::vector<const BufferedPush*>& pushes,
                      const UpdateStep& step);
+  // The gradient the last ApplyPushes applied (the mean, or a single
+  // push's own, copied only with keep_gradient), for a backup of this
+  // range (replica_stream.h). Valid until the next apply.
+  struct Gradient {
+    std::span<const float> dense;
+    std::span<const uint64_t> sparse_ids;
+    std::span<const float> sparse;  // sparse_dim floats per id
+  };
+  void set_keep_gradient(bool keep) { keep_gradient_ = keep; }
+  Gradient applied_gradient() const {
+    return {dense_grad_, sparse_ids_, sparse_grad_};
+  }
+  // Applies `gradient` as `step`: on a backup, the same update ApplyPushes
+  // made on the primary, to the same bytes.
+  Status ApplyGradient(const Gradient& gradient, const UpdateStep& step);
   // Ends logical clock `number` - 1 on the dense range and on the sparse
   // rows its shares touched.
   Status CloseClock(double lr, int64_t number);
@@ -80,6 +95,7 @@ class ShardModel {
   Status AwaitScratch();
 
   uint32_t sparse_dim_ = 0;
+  bool keep_gradient_ = false;
   std::optional<RobustAggregator> robust_;  // --aggregate median|trimmed-mean
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<DenseStore> dense_;

@@ -51,6 +51,25 @@ StatusOr<std::optional<uint32_t>> ShardUpdater::ApplyCommit(
     LS_LOG(Warning) << "commit of clock " << clock << " names worker " << w
                     << " whose push never arrived";
   }
+  return Settle(commit, static_cast<uint32_t>(pushes.size()),
+                [&](const UpdateStep& step) {
+                  return model_->ApplyPushes(pushes, step);
+                });
+}
+
+StatusOr<std::optional<uint32_t>> ShardUpdater::ApplyReplicatedCommit(
+    const wire::Commit& commit, uint32_t pushes,
+    const ShardModel::Gradient& gradient) {
+  if (clock_->IsApplied(commit.clock())) return std::optional<uint32_t>();
+  return Settle(commit, pushes, [&](const UpdateStep& step) {
+    return pushes == 0 ? Status::Ok() : model_->ApplyGradient(gradient, step);
+  });
+}
+
+StatusOr<std::optional<uint32_t>> ShardUpdater::Settle(
+    const wire::Commit& commit, uint32_t pushes,
+    const std::function<Status(const UpdateStep&)>& apply) {
+  const int64_t clock = commit.clock();
   DenseStore& dense = model_->dense();
   // The commit of clock c is the store's whole step c + 1 (its time counts
   // the clocks applied, restored from rounds too).
@@ -62,17 +81,16 @@ StatusOr<std::optional<uint32_t>> ShardUpdater::ApplyCommit(
                     << " clocks in; commits count from clock " << number;
     warned_partial_clock_ = true;
   }
-  LS_RETURN_IF_ERROR(
-      model_->ApplyPushes(pushes, UpdateStep::Whole(commit.lr(), number)));
-  if (!pushes.empty()) {
+  LS_RETURN_IF_ERROR(apply(UpdateStep::Whole(commit.lr(), number)));
+  if (pushes > 0) {
     dense.set_step(dense.step() + 1);
     dense.set_time(static_cast<double>(number));
   }
   // Everything up to this clock is settled; late pushes get dropped.
-  clock_->FinishCommit(clock, pushes.size());
+  clock_->FinishCommit(clock, pushes);
   ReachedProgress();
   SetLogClock(clock);
-  return std::optional<uint32_t>(static_cast<uint32_t>(pushes.size()));
+  return std::optional<uint32_t>(pushes);
 }
 
 void ShardUpdater::ApplyOnArrival(const BufferedPush& record, int64_t clock,

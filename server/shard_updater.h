@@ -13,6 +13,7 @@
 #define LOCKSTEP_SERVER_SHARD_UPDATER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -52,6 +53,12 @@ class ShardUpdater {
   // Returns how many pushes it applied, or nullopt for a commit already
   // applied (a repeat); errors: the apply's.
   StatusOr<std::optional<uint32_t>> ApplyCommit(const wire::Commit& commit);
+  // On a backup: the commit its primary applied as `gradient`, the mean
+  // of `pushes` pushes (ShardModel::applied_gradient), with the same
+  // bookkeeping. Returns as ApplyCommit.
+  StatusOr<std::optional<uint32_t>> ApplyReplicatedCommit(
+      const wire::Commit& commit, uint32_t pushes,
+      const ShardModel::Gradient& gradient);
   // Applies an admitted push of `clock` on arrival, its gradient weighed by
   // its staleness where the policy asks for it. The ack already said
   // Applied, so a failure (a bug) is logged and counted as a drop.
@@ -67,6 +74,11 @@ class ShardUpdater {
   const std::map<uint32_t, int64_t>& contained() const { return contained_; }
 
  private:
+  // A commit's update (`apply`, of `pushes` pushes) and what follows it:
+  // the store's step and time, the clock settled, evaluation images.
+  StatusOr<std::optional<uint32_t>> Settle(
+      const wire::Commit& commit, uint32_t pushes,
+      const std::function<Status(const UpdateStep&)>& apply);
   // Ends logical clock `number` - 1 (ArrivalClock's CloseFn).
   Status CloseLogicalClock(double lr, int64_t number);
   // After the state advanced: the evaluation image of a point it reached.

@@ -136,6 +136,10 @@ StatusOr<std::vector<uint32_t>> PsClient::ApplyReroutes() {
     channels_[shard] = std::move(*channel);
     layout_.set_endpoint(shard, endpoint);
     lost_[shard] = false;
+    if (repush_on_reroute_ && last_push_) {
+      // Its answer (to an earlier request) is not waited for.
+      LS_RETURN_IF_ERROR(Send(shard, last_push_(shard)));
+    }
     LS_LOG(Warning) << "shard " << shard << " is served at " << endpoint
                     << " now (its backup was promoted)";
     moved.push_back(shard);
@@ -390,11 +394,26 @@ StatusOr<PsClient::PushResult> PsClient::Push(
   for (const ShardInfo& s : layout_.shards()) shards.push_back(s.shard);
   if (!single_verdict_ || shards.size() < 2) {
     LS_RETURN_IF_ERROR(push_to(shards));
-    return result;
+  } else {
+    LS_RETURN_IF_ERROR(push_to({0}));
+    shards.erase(shards.begin());
+    LS_RETURN_IF_ERROR(push_to(shards));
   }
-  LS_RETURN_IF_ERROR(push_to({0}));
-  shards.erase(shards.begin());
-  LS_RETURN_IF_ERROR(push_to(shards));
+  if (repush_on_reroute_) {
+    // Kept (its buffers too) until the next push: the workers' pushes of
+    // a clock are what a promoted backup builds that commit from.
+    const uint64_t request_id = next_request_ - 1;
+    const PushHeader header{request_id, clock,  batch,
+                            0,          epoch_, wire::PushVerdict::Measure,
+                            0,          true};
+    last_push_ = [this, header, id_pieces, dim, dense, ids,
+                  sparse](uint32_t shard) {
+      PushHeader h = header;
+      h.clock_read = clocks_read_[shard];
+      return PushFrame(h, layout_.shards()[shard], id_pieces[shard], dim,
+                       static_cast<int>(rank_), dense, ids, sparse);
+    };
+  }
   return result;
 }
 

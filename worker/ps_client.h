@@ -46,6 +46,12 @@ class PsClient {
   // shards get it at once.
   void set_single_verdict(bool on) { single_verdict_ = on; }
 
+  // Under a commit policy with replicas, a shard's backups hold commits,
+  // not pushes: a push whose clock a promoted backup may not hold yet is
+  // this client's to send again. With `on`, the last push made is sent
+  // again (marked resent) to every shard rerouted since.
+  void set_repush_on_reroute(bool on) { repush_on_reroute_ = on; }
+
   // While a request waits, `item` is polled too; when it is readable,
   // `check` runs, and a non-OK status ends the request with it. After each
   // check, and before each request, `reroutes` says which shards are
@@ -130,6 +136,9 @@ class PsClient {
   uint64_t next_request_ = 1;
   std::vector<int64_t> clocks_read_;  // per shard, from the last pull
   bool single_verdict_ = false;
+  bool repush_on_reroute_ = false;
+  // The last push made: its piece for a shard, sent again (resent).
+  std::function<Message(uint32_t)> last_push_;
 };
 
 }  // namespace lockstep

@@ -94,6 +94,7 @@ Status WorkerSession::Setup(const wire::Welcome& welcome) {
   SetLogRank(static_cast<int>(rank_));
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
   LS_RETURN_IF_ERROR(coordinator_->Welcomed(rank_, job_.heartbeat_ms));
+  on_commit_ = welcome.apply_mode() != wire::ApplyMode::OnArrival;
   single_verdict_ =
       welcome.apply_mode() == wire::ApplyMode::OnArrival &&
       (welcome.max_staleness() >= 0 || welcome.scale_lr_by_staleness());
@@ -156,6 +157,7 @@ Status WorkerSession::Start(const wire::Start& start) {
       ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
                             role()));
   ps_->set_single_verdict(single_verdict_);
+  ps_->set_repush_on_reroute(on_commit_);
   // A reroute heard before this Start is of the layout it replaces.
   (void)coordinator_->TakeReroutes();
   ps_->SetInterrupt(

@@ -216,6 +216,7 @@ class WorkerSession {
   // Pushes under a staleness rule: every shard follows shard 0's verdict
   // (PsClient::set_single_verdict).
   bool single_verdict_ = false;
+  bool on_commit_ = true;  // the policy applies pushes on commit
   // The evaluator: the point its next Pull reads (-1: none), and the point
   // its last one read (reported with the evaluation).
   int64_t eval_point_ = -1;

@@ -80,6 +80,11 @@ std::vector<float> KillAPrimary(TestCluster& cluster, const std::string& dir,
             std::string::npos)
       << log;
   EXPECT_EQ(log.find("rolling every shard back"), std::string::npos) << log;
+  // Which way the promoted backup got the clock in flight: the lost
+  // primary's commit step, or its workers' pushes sent again.
+  std::cout << (cluster.Printed("server 0", "holds the commit of clock")
+                    ? "the commit in flight waited for pushes sent again\n"
+                    : "no commit had to wait for pushes sent again\n");
   return model.ok() ? *model : std::vector<float>();
 }
 
