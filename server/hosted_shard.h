@@ -31,6 +31,7 @@
 #include "common/wire/message.h"
 #include "server/eval_images.h"
 #include "server/replica_feed.h"
+#include "server/replica_steps.h"
 #include "server/replica_stream.h"
 #include "server/shard_clock.h"
 #include "server/shard_data_path.h"
@@ -121,10 +122,6 @@ class HostedShard {
   void TellCoordinator(zmq::message_t header) {
     if (primary_) tell_coordinator_(std::move(header));
   }
-  // A backup applies one of its primary's steps as the primary did.
-  Status ApplyStep(const wire::Replicate& step, Message& original);
-  Status ApplyPushStep(const wire::Replicate& step, Message& original);
-  Status ApplyCommitStep(const wire::Replicate& step, const Message& original);
   // A primary with backups: streams the commit `msg` just applied (the
   // gradient of its `pushes` pushes).
   void StreamCommit(const Message& msg, uint32_t pushes);
@@ -147,6 +144,7 @@ class HostedShard {
   ShardUpdater updater_{&model_, &clock_, &eval_images_};
   ShardRounds rounds_;
   ShardDataPath data_path_;
+  ReplicaSteps steps_{&clock_, &updater_, &data_path_};  // a backup's
   std::unique_ptr<ReplicaStream> stream_;  // a primary with backups
   std::unique_ptr<ReplicaFeed> feed_;      // a backup, until promoted
   uint64_t steps_applied_ = 0;             // of this timeline's feeds

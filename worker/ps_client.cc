@@ -86,65 +86,20 @@ StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
                                                      wire::Role role) {
   std::unique_ptr<PsClient> client(
       new PsClient(layout, rank, timeout_s, epoch, role));
-  for (const ShardInfo& shard : layout.shards()) {
-    if (shard.endpoint.empty()) {
-      return InvalidArgument("shard " + std::to_string(shard.shard) +
-                             " has no endpoint");
-    }
-    LS_ASSIGN_OR_RETURN(auto channel,
-                        DataChannel::Connect(shard.endpoint, timeout_s));
-    client->channels_.push_back(std::move(channel));
-  }
+  LS_ASSIGN_OR_RETURN(client->channels_,
+                      ShardChannels::Connect(layout, timeout_s));
   client->clocks_read_.assign(layout.num_shards(), 0);
-  client->lost_.assign(layout.num_shards(), false);
   return client;
 }
 
-Status PsClient::Send(uint32_t shard, Message&& msg) {
-  if (lost_[shard]) return Status::Ok();  // sent once it is rerouted
-  Status sent = channels_[shard]->Send(std::move(msg));
-  if (sent.ok()) return sent;
-  const Status lost =
-      sent.WithContext("server " + std::to_string(shard) + " at " +
-                       layout_.shards()[shard].endpoint);
-  if (!interrupt_) return lost;
-  // Only the coordinator knows what comes: a reroute to the shard's
-  // promoted backup, or a rollback (the interrupt's error).
-  LS_LOG(Warning) << lost.message() << "; waiting for the coordinator";
-  lost_[shard] = true;
-  return Status::Ok();
-}
-
 StatusOr<std::vector<uint32_t>> PsClient::ApplyReroutes() {
-  std::vector<uint32_t> moved;
-  if (!reroutes_) return moved;
-  for (auto& [shard, endpoint] : reroutes_()) {
-    if (shard >= channels_.size()) {
-      return InvalidArgument("the coordinator rerouted shard " +
-                             std::to_string(shard) + " of " +
-                             std::to_string(channels_.size()));
-    }
-    channels_[shard].reset();
-    auto channel = DataChannel::Connect(endpoint, timeout_s_);
-    if (!channel.ok()) {
-      // Waited out like a lost server: a rollback or another reroute.
-      LS_LOG(Warning) << "shard " << shard << "'s new server at " << endpoint
-                      << " is unreachable: " << channel.status().message();
-      lost_[shard] = true;
-      continue;
-    }
-    channels_[shard] = std::move(*channel);
-    layout_.set_endpoint(shard, endpoint);
-    lost_[shard] = false;
-    if (repush_on_reroute_ && last_push_) {
-      // Its answer (to an earlier request) is not waited for.
-      LS_RETURN_IF_ERROR(Send(shard, last_push_(shard)));
-    }
-    LS_LOG(Warning) << "shard " << shard << " is served at " << endpoint
-                    << " now (its backup was promoted)";
-    moved.push_back(shard);
-  }
-  return moved;
+  if (!reroutes_) return std::vector<uint32_t>();
+  return channels_.Reroute(reroutes_(), timeout_s_, [this](uint32_t shard) {
+    // The last push's answer (to an earlier request) is not waited for.
+    return repush_on_reroute_ && last_push_
+               ? channels_.Send(shard, last_push_(shard))
+               : Status::Ok();
+  });
 }
 
 StatusOr<bool> PsClient::CheckReply(uint32_t shard, uint64_t request_id,
@@ -165,17 +120,17 @@ StatusOr<bool> PsClient::CheckReply(uint32_t shard, uint64_t request_id,
 
 namespace {
 
-Status NoReply(const ShardInfo& s, const char* what, double timeout_s,
-               bool lost) {
+Status NoReply(uint32_t shard, const std::string& endpoint, const char* what,
+               double timeout_s, bool lost) {
+  const std::string server =
+      "server " + std::to_string(shard) + " at " + endpoint;
   if (lost) {
-    return Unavailable("server " + std::to_string(s.shard) + " at " +
-                       s.endpoint +
-                       " is gone, and the coordinator neither "
-                       "rerouted its shard nor rolled back within " +
+    return Unavailable(server +
+                       " is gone, and the coordinator neither rerouted its "
+                       "shard nor rolled back within " +
                        std::to_string(timeout_s) + " s");
   }
-  return DeadlineExceeded("no " + std::string(what) + " reply from server " +
-                          std::to_string(s.shard) + " at " + s.endpoint +
+  return DeadlineExceeded("no " + std::string(what) + " reply from " + server +
                           " within " + std::to_string(timeout_s) + " s");
 }
 
@@ -189,7 +144,8 @@ Status PsClient::Exchange(const std::vector<uint32_t>& shards,
   // Reroutes heard since the last request first: nothing goes to a server
   // known to be gone.
   LS_RETURN_IF_ERROR(ApplyReroutes().status());
-  for (uint32_t s : shards) LS_RETURN_IF_ERROR(Send(s, make(s, false)));
+  for (uint32_t s : shards)
+    LS_RETURN_IF_ERROR(channels_.Send(s, make(s, false)));
   // One deadline for the whole request: it is as late as its slowest shard.
   std::vector<uint32_t> waiting = shards;
   const int64_t deadline =
@@ -201,13 +157,14 @@ Status PsClient::Exchange(const std::vector<uint32_t>& shards,
     const int64_t left = deadline - NowMillis();
     if (left <= 0) {
       const uint32_t late = waiting.front();
-      return NoReply(layout_.shards()[late], what, timeout_s_, lost_[late]);
+      return NoReply(late, channels_.endpoint(late), what, timeout_s_,
+                     channels_.lost(late));
     }
     items.clear();
     polled.clear();
     for (uint32_t s : waiting) {
-      if (lost_[s]) continue;  // its channel is closed: not polled
-      items.push_back(channels_[s]->PollItem());
+      if (channels_.lost(s)) continue;  // closed: not polled
+      items.push_back(channels_.at(s).PollItem());
       polled.push_back(s);
     }
     // The coordinator's socket wakes the poll too: a rollback, a reroute,
@@ -226,7 +183,7 @@ Status PsClient::Exchange(const std::vector<uint32_t>& shards,
         if (std::find(waiting.begin(), waiting.end(), s) == waiting.end()) {
           continue;
         }
-        LS_RETURN_IF_ERROR(Send(s, make(s, true)));
+        LS_RETURN_IF_ERROR(channels_.Send(s, make(s, true)));
         resent = true;
       }
       if (resent) continue;  // the channels changed: poll them again
@@ -237,15 +194,10 @@ Status PsClient::Exchange(const std::vector<uint32_t>& shards,
       // Take everything queued: a direct channel may hold several staged
       // messages that will not wake the next poll.
       while (true) {
-        auto got = channels_[shard]->Receive(&msg);
+        auto got = channels_.at(shard).Receive(&msg);
         if (!got.ok()) {
-          const Status lost = got.status().WithContext(
-              "server " + std::to_string(shard) + " at " +
-              layout_.shards()[shard].endpoint);
-          if (!interrupt_) return lost;
           // The server died or was replaced: wait for the coordinator.
-          LS_LOG(Warning) << lost.message() << "; waiting for the coordinator";
-          lost_[shard] = true;
+          LS_RETURN_IF_ERROR(channels_.MarkLost(shard, got.status()));
           break;
         }
         if (!*got) break;

@@ -22,9 +22,9 @@
 
 #include "common/layout.h"
 #include "common/status.h"
-#include "common/transport/data_channel.h"
 #include "common/wire/message.h"
 #include "worker/compute/host_allocator.h"
+#include "worker/shard_channels.h"
 
 namespace lockstep {
 
@@ -65,6 +65,7 @@ class PsClient {
     interrupt_item_ = item;
     interrupt_ = std::move(check);
     reroutes_ = std::move(reroutes);
+    channels_.set_wait_for_lost(interrupt_ != nullptr);
   }
 
   // Pulls the whole dense model into `dense_out` (layout.dense_keys()
@@ -104,10 +105,8 @@ class PsClient {
   PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
            uint32_t epoch, wire::Role role);
 
-  // Sends `msg` to `shard`. A lost server (with an interrupt set) is not
-  // an error here: the request waits for its shard's reroute.
-  Status Send(uint32_t shard, Message&& msg);
-  // Connects the shards rerouted since the last call; returns them.
+  // Connects the shards rerouted since the last call (sending each the
+  // last push again, when asked to); returns them.
   StatusOr<std::vector<uint32_t>> ApplyReroutes();
   // Verifies a reply from `shard`: true to hand it on, false to skip it (an
   // error about an older request), an error for a bad frame or a refusal.
@@ -131,8 +130,7 @@ class PsClient {
   zmq::pollitem_t interrupt_item_{};
   std::function<Status()> interrupt_;
   Reroutes reroutes_;
-  std::vector<std::unique_ptr<DataChannel>> channels_;
-  std::vector<bool> lost_;  // per shard: its server is gone, not rerouted
+  ShardChannels channels_;
   uint64_t next_request_ = 1;
   std::vector<int64_t> clocks_read_;  // per shard, from the last pull
   bool single_verdict_ = false;

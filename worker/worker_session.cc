@@ -157,7 +157,8 @@ Status WorkerSession::Start(const wire::Start& start) {
       ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
                             role()));
   ps_->set_single_verdict(single_verdict_);
-  ps_->set_repush_on_reroute(on_commit_);
+  // With replicas the last push is kept (a second gradient buffer).
+  ps_->set_repush_on_reroute(on_commit_ && job_.replicas > 0);
   // A reroute heard before this Start is of the layout it replaces.
   (void)coordinator_->TakeReroutes();
   ps_->SetInterrupt(
