@@ -319,27 +319,33 @@ void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
   // Adopted servers keep their state; a replacement server (its clock
   // unknown) cannot be part of an adoption, which is decided once.
   const bool adopted = server && adopt_clock_ >= 0 && !training_;
-  const bool restoring = server && restore && !adopted;
-  // Under --replicas: the backups this server holds, and where the
-  // backups of its own shard are.
-  std::vector<uint32_t> backups;
+  // Under --replicas: the shards this server serves, the backups it
+  // holds, and where the backups of its own shard are. A server that
+  // serves none (it replaced a lost one) restores nothing: its backups
+  // are copied live from their primaries.
+  std::vector<uint32_t> primaries, backups;
   std::vector<flatbuffers::Offset<wire::ReplicaPlace>> backups_at;
-  if (server && job_.replicas > 0) {
+  const bool replicated = server && job_.replicas > 0;
+  if (replicated) {
     const ReplicaFailover& failover = recovery_.failover();
     const auto slot = static_cast<uint32_t>(peer.rank);
+    primaries = failover.ServedBy(slot);
     backups = failover.BackupsHeldBy(slot);
     for (const std::string& endpoint : failover.BackupEndpoints(slot)) {
       backups_at.push_back(
           wire::CreateReplicaPlace(fbb, slot, fbb.CreateString(endpoint)));
     }
   }
+  const bool restoring =
+      server && restore && !adopted && (!replicated || !primaries.empty());
   auto body = wire::CreateWelcome(
       fbb, static_cast<uint32_t>(peer.rank), job, layout,
       WireApplyMode(clock_.policy().apply_mode()), rule.scale_lr,
       rule.max_staleness, restoring ? restore->round : 0,
       restoring ? restore->shards : 0, recovery_.epoch(),
       adopted ? adopt_clock_ : -1, fbb.CreateVector(backups),
-      fbb.CreateVector(backups_at));
+      fbb.CreateVector(backups_at),
+      replicated ? fbb.CreateVector(primaries) : 0);
   outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                                   wire::Role::Coordinator, 0));
   peer.welcomed = true;

@@ -191,7 +191,8 @@ void MessageRouter::HandleError(const std::string& id, Peer& peer,
   if (peer.role == wire::Role::Server &&
       err.code() == wire::ErrorCode::PrimaryLost) {
     return c_.recovery.HandlePrimaryLost(
-        static_cast<uint32_t>(err.request_id()), text, c_.enrollment);
+        static_cast<uint32_t>(err.request_id()),
+        flatbuffers::GetString(err.about()), text, c_.enrollment);
   }
   // Any other error of a running peer changes nothing by itself: if the
   // peer cannot go on, its silence is what liveness acts on.

@@ -79,7 +79,8 @@ void Recovery::LoseServer(const std::string& id, const std::string& why,
   BeginRollback(round, what, enrollment);
 }
 
-void Recovery::HandlePrimaryLost(uint32_t shard, const std::string& why,
+void Recovery::HandlePrimaryLost(uint32_t shard, const std::string& primary,
+                                 const std::string& why,
                                  Enrollment& enrollment) {
   if (job_.replicas == 0 || !enrollment.training() || recovering_ ||
       clock_.training_over() || shard >= members_.server_ids().size()) {
@@ -87,7 +88,8 @@ void Recovery::HandlePrimaryLost(uint32_t shard, const std::string& why,
   }
   const uint32_t slot = failover_.placement().PrimarySlot(shard);
   const std::string id = members_.server_ids()[slot];
-  if (id.empty()) return;  // lost already
+  // Lost already, or the shard was promoted since the feed was made.
+  if (id.empty() || members_.at(id).endpoint != primary) return;
   LoseServer(id, "is gone for its backup (" + why + ")", enrollment);
 }
 
@@ -147,16 +149,18 @@ bool Recovery::AcceptReturningServer(const std::string& id,
                "was replaced by a new server process", enrollment);
     if (host_.aborted()) return true;
   }
-  if (failover_.Moved() && !recovering_) {
-    // Its slot's shard is served by a promoted backup now.
+  // Its slot's shard is served by a promoted backup: it holds backups,
+  // copied live from their primaries (commit policies; on arrival a
+  // shard's open logical clock is not in a copy).
+  const bool rebuild = failover_.Moved() && !recovering_;
+  if (rebuild && clock_.policy().apply_mode() == ApplyMode::kOnArrival) {
     LS_LOG(Warning) << "refused a server registering from "
                     << flatbuffers::GetString(reg.host()) << ": shard " << slot
                     << " is served by its promoted backup";
-    host_.RejectBadMessage(
-        id, FailedPrecondition(
-                "shard " + std::to_string(slot) +
-                " is served by its promoted backup; a new server cannot "
-                "take it back or rebuild a backup yet"));
+    failover_.Decline(id, "shard " + std::to_string(slot) +
+                              " is served by its promoted backup, and under "
+                              "an on-arrival policy a new server cannot "
+                              "rebuild a backup");
     return true;
   }
   Peer peer;
@@ -168,9 +172,18 @@ bool Recovery::AcceptReturningServer(const std::string& id,
   // The layout names the new endpoint before anything carries it: this
   // Welcome, and the workers' Starts when the recovery finishes.
   members_.PlaceServer(slot, id, peer);
-  enrollment.layout().set_endpoint(slot, peer.endpoint);
-  LS_LOG(Warning) << "server " << slot << " is back from " << peer.host
-                  << " pid " << reg.pid() << " at " << peer.endpoint;
+  if (rebuild) {
+    const std::vector<uint32_t> shards =
+        failover_.AddBackupsOn(static_cast<uint32_t>(slot));
+    LS_LOG(Warning) << "server " << slot << " is back from " << peer.host
+                    << " pid " << reg.pid() << " at " << peer.endpoint
+                    << " and rebuilds " << shards.size()
+                    << " backups from live copies; nothing rolls back";
+  } else {
+    enrollment.layout().set_endpoint(slot, peer.endpoint);
+    LS_LOG(Warning) << "server " << slot << " is back from " << peer.host
+                    << " pid " << reg.pid() << " at " << peer.endpoint;
+  }
   enrollment.SendWelcome(id, members_.at(id));
   // The primaries of the shards it holds backups of stream to it too.
   failover_.TellPrimariesOfBackupsOn(static_cast<uint32_t>(slot));

@@ -77,10 +77,11 @@ class Recovery {
   // complete round, or the job ends when none can be restored.
   void LoseServer(const std::string& id, const std::string& why,
                   Enrollment& enrollment);
-  // Under --replicas, a backup's feed from shard `shard`'s primary closed
-  // (`why`): that server is lost now, not once the liveness limit passed.
-  void HandlePrimaryLost(uint32_t shard, const std::string& why,
-                         Enrollment& enrollment);
+  // Under --replicas, a backup's feed from shard `shard`'s primary at
+  // `primary` closed (`why`): that server is lost now, not once the
+  // liveness limit passed. Stale when the shard is served elsewhere now.
+  void HandlePrimaryLost(uint32_t shard, const std::string& primary,
+                         const std::string& why, Enrollment& enrollment);
   // A server registering while the job trains takes a lost (or replaced)
   // shard's rank. False when there is no shard for it.
   bool AcceptReturningServer(const std::string& id, const wire::Register& reg,

@@ -60,6 +60,12 @@ class ReplicaFailover {
   // backups. False when a shard has no live copy (nothing was sent: the
   // caller rolls back, which re-places every shard on the ring).
   bool Promote(uint32_t gone, const std::string& what, KeyLayout& layout);
+  // Tells a registering server `id` it is not needed (`why`): it exits
+  // without failing.
+  void Decline(const std::string& id, const std::string& why) {
+    outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::NotNeeded, why, 0,
+                                     wire::Role::Coordinator, 0));
+  }
   // Tells the lost server `id` (if it still runs) to stop.
   void Fence(const std::string& id, const std::string& what) {
     outbox_.Send(id, MakeShutdownHeader(
@@ -78,6 +84,15 @@ class ReplicaFailover {
       const uint32_t primary = placement_.PrimarySlot(shard);
       if (!members_.server_ids()[primary].empty()) SendPromote(shard, primary);
     }
+  }
+  // A server took slot `slot` while its shard is served elsewhere: it
+  // holds a backup of every shard short of backups. Returns those shards.
+  std::vector<uint32_t> AddBackupsOn(uint32_t slot) {
+    return placement_.AddBackupsOn(slot);
+  }
+  // The shards server slot `slot` serves.
+  std::vector<uint32_t> ServedBy(uint32_t slot) const {
+    return placement_.ServedBy(slot);
   }
   // A rollback re-places every shard on the ring.
   void Reset() {

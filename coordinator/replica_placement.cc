@@ -30,6 +30,28 @@ std::vector<uint32_t> ReplicaPlacement::BackupsHeldBy(uint32_t slot) const {
   return shards;
 }
 
+std::vector<uint32_t> ReplicaPlacement::ServedBy(uint32_t slot) const {
+  std::vector<uint32_t> shards;
+  for (uint32_t k = 0; k < servers_; ++k) {
+    if (primary_[k] == slot) shards.push_back(k);
+  }
+  return shards;
+}
+
+std::vector<uint32_t> ReplicaPlacement::AddBackupsOn(uint32_t slot) {
+  std::vector<uint32_t> shards;
+  for (uint32_t k = 0; k < servers_; ++k) {
+    std::vector<uint32_t>& backups = backups_[k];
+    if (primary_[k] == slot || backups.size() >= replicas_ ||
+        std::count(backups.begin(), backups.end(), slot) > 0) {
+      continue;
+    }
+    backups.push_back(slot);
+    shards.push_back(k);
+  }
+  return shards;
+}
+
 bool ReplicaPlacement::OnRing() const {
   for (uint32_t k = 0; k < servers_; ++k) {
     if (primary_[k] != k) return false;

@@ -27,6 +27,11 @@ class ReplicaPlacement {
   }
   // The shards whose backup slot `slot` holds.
   std::vector<uint32_t> BackupsHeldBy(uint32_t slot) const;
+  // The shards slot `slot` serves.
+  std::vector<uint32_t> ServedBy(uint32_t slot) const;
+  // Slot `slot` (a server that replaced a lost one) holds a backup of each
+  // shard with fewer than R that it does not serve. Returns those shards.
+  std::vector<uint32_t> AddBackupsOn(uint32_t slot);
   // Whether every shard is served by its own slot (nothing promoted).
   bool OnRing() const;
 

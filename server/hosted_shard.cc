@@ -2,6 +2,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "server/range_copy.h"
 
 namespace lockstep {
 
@@ -130,9 +131,16 @@ Status HostedShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
 
 void HostedShard::StartRound(const wire::SnapshotStart& start) {
   data_path_.WaitForApply();
+  if (auto failed = rounds_.Start(RoundMeta(start.round(), start.clock()),
+                                  start.keep_from(), &model_)) {
+    SendSnapshotDone(*failed);
+  }
+}
+
+ShardRoundMeta HostedShard::RoundMeta(uint64_t round, int64_t clock) const {
   ShardRoundMeta meta;
-  meta.round = start.round();
-  meta.clock = start.clock();
+  meta.round = round;
+  meta.clock = clock;
   meta.shard = shard_;
   meta.layout = now_.layout;
   meta.job = now_.job;
@@ -143,10 +151,33 @@ void HostedShard::StartRound(const wire::SnapshotStart& start) {
   meta.sparse_rows = model_.sparse() ? model_.sparse()->rows() : 0;
   meta.contained = updater_.contained();
   meta.unix_time = UnixSeconds();
-  if (auto failed =
-          rounds_.Start(std::move(meta), start.keep_from(), &model_)) {
-    SendSnapshotDone(*failed);
-  }
+  return meta;
+}
+
+Status HostedShard::InstallCopy(const std::vector<zmq::message_t>& frames) {
+  const double start = NowSeconds();
+  LS_ASSIGN_OR_RETURN(const RestoredShard restored,
+                      RangeCopy::Install(frames, now_.layout, shard_,
+                                         now_.job.optimizer, &model_));
+  updater_.Restored(restored);
+  updater_.Start(now_.job.eval_every);
+  LS_LOG(Info) << "backup of shard " << shard_
+               << " installed its primary's live copy (clock " << restored.clock
+               << ", " << restored.bytes_read / 1e6 << " MB) in "
+               << NowSeconds() - start << " s";
+  return Status::Ok();
+}
+
+StatusOr<Message> HostedShard::LiveCopy() {
+  data_path_.WaitForApply();
+  const double start = NowSeconds();
+  Message copy;
+  LS_ASSIGN_OR_RETURN(
+      copy.payloads,
+      RangeCopy::Take(model_, RoundMeta(RangeCopy::kRound, clock_.applied())));
+  LS_LOG(Info) << "took a live copy of shard " << shard_ << " at clock "
+               << clock_.applied() << " in " << NowSeconds() - start << " s";
+  return copy;
 }
 
 void HostedShard::FinishRound() {
@@ -280,7 +311,8 @@ std::string HostedShard::Totals() {
          std::to_string(clock_.dropped()) + " pushes dropped";
 }
 
-void HostedShard::ServeReplicas(std::vector<std::string> backups) {
+void HostedShard::ServeReplicas(std::vector<std::string> backups,
+                                bool joining) {
   if (backups.empty() && stream_ == nullptr) return;
   if (stream_ == nullptr) {
     stream_ = std::make_unique<ReplicaStream>(shard_, port_);
@@ -290,7 +322,7 @@ void HostedShard::ServeReplicas(std::vector<std::string> backups) {
     readable_ = clock_.applied();
     commit_steps_.clear();
   }
-  stream_->Expect(std::move(backups));
+  stream_->Expect(std::move(backups), joining);
   AdvanceReadable();
   data_path_.ServeDeferredPulls();
 }
@@ -313,7 +345,7 @@ Status HostedShard::Promote(std::vector<std::string> backups) {
                     << " steps of its primary applied, clock "
                     << clock_.applied() << ")";
   }
-  ServeReplicas(std::move(backups));
+  ServeReplicas(std::move(backups), /*joining=*/true);
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreatePromoted(fbb, shard_, clock_.applied());
   TellCoordinator(FinishEnvelope(fbb, wire::Body::Promoted, body.Union(),
@@ -327,7 +359,8 @@ Status HostedShard::HandleReplicaAck(const std::string& peer,
     return FailedPrecondition("shard " + std::to_string(shard_) +
                               " has no backups here to acknowledge");
   }
-  LS_RETURN_IF_ERROR(stream_->HandleAck(peer, ack));
+  LS_RETURN_IF_ERROR(
+      stream_->HandleAck(peer, ack, [this] { return LiveCopy(); }));
   AdvanceReadable();
   data_path_.ServeDeferredPulls();
   return Status::Ok();
@@ -337,19 +370,34 @@ Status HostedShard::TakeSteps() {
   if (feed_ == nullptr) return Status::Ok();
   auto ready = feed_->Ready();
   Status feeding = ready.status();
-  Message step, original;
+  // Every step queued is held once received: acknowledged first (the
+  // primary's replies wait on it), then applied (this server applies each
+  // before anything else, and before a promotion).
+  std::vector<std::pair<Message, Message>> steps;
   while (feeding.ok() && *ready) {
+    Message step, original;
     auto got = feed_->Next(&step, &original);
     if (!got.ok()) {
       feeding = got.status();
       break;
     }
     if (!*got) {
-      feeding = feed_->AckApplied();
+      feeding = feed_->AckHeld();
       break;
     }
+    steps.emplace_back(std::move(step), std::move(original));
+  }
+  for (auto& [step, original] : steps) {
+    // A move may relocate a small header's bytes: verified again.
+    LS_RETURN_IF_ERROR(VerifyHeader(&step));
+    if (original.header.size() > 0) {
+      LS_RETURN_IF_ERROR(VerifyHeader(&original));
+    }
+    const auto* replicate = step.envelope->body_as_Replicate();
     LS_RETURN_IF_ERROR(
-        steps_.Apply(*step.envelope->body_as_Replicate(), original)
+        (replicate->step() == wire::ReplicaStep::Install
+             ? InstallCopy(step.payloads)
+             : steps_.Apply(*replicate, original))
             .WithContext("backup of shard " + std::to_string(shard_)));
     ++steps_applied_;
   }
@@ -361,11 +409,16 @@ Status HostedShard::TakeSteps() {
                             std::to_string(feed_->applied()) + ": " +
                             feeding.message();
     LS_LOG(Warning) << why;
+    const std::string primary = feed_->primary();
     feed_.reset();
     // The coordinator need not wait out the liveness limit to promote.
-    tell_coordinator_(MakeErrorHeader(wire::ErrorCode::PrimaryLost, why, shard_,
-                                      wire::Role::Server,
-                                      static_cast<int>(shard_)));
+    flatbuffers::FlatBufferBuilder fbb(256);
+    auto body = wire::CreateError(fbb, wire::ErrorCode::PrimaryLost,
+                                  fbb.CreateString(why), shard_,
+                                  fbb.CreateString(primary));
+    tell_coordinator_(FinishEnvelope(fbb, wire::Body::Error, body.Union(),
+                                     wire::Role::Server,
+                                     static_cast<int>(shard_)));
   }
   return Status::Ok();
 }

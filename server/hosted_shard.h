@@ -76,8 +76,10 @@ class HostedShard {
   // backups too.
   Status Adopt(const Message& welcome, Timeline timeline);
 
-  // A primary: its backups are on the servers at `backups` now.
-  void ServeReplicas(std::vector<std::string> backups);
+  // A primary: its backups are on the servers at `backups` now; new ones
+  // are `joining` a running stream (they start from a live copy) unless
+  // they start from the same Welcome as this primary.
+  void ServeReplicas(std::vector<std::string> backups, bool joining);
   // A backup: follows the primary at `primary`, as the server at `own`.
   void Follow(const std::string& primary, const std::string& own,
               double timeout_s);
@@ -118,6 +120,12 @@ class HostedShard {
   void ConfigureDataPath(bool on_arrival);
   Status RestoreFromWelcome(uint64_t round, uint32_t shards);
   void SendSnapshotDone(const ShardRounds::Report& report);
+  // A round's description of the state now.
+  ShardRoundMeta RoundMeta(uint64_t round, int64_t clock) const;
+  // A primary: the state now, for a joining backup (RangeCopy).
+  StatusOr<Message> LiveCopy();
+  // A joining backup: the state its primary copied.
+  Status InstallCopy(const std::vector<zmq::message_t>& frames);
   // Only a primary speaks for its range.
   void TellCoordinator(zmq::message_t header) {
     if (primary_) tell_coordinator_(std::move(header));

@@ -74,6 +74,17 @@ StatusOr<bool> ReplicaFeed::Next(Message* step, Message* original) {
     if (replicate->shard() != shard_ || step->payloads.empty()) {
       return InvalidArgument("malformed replica step");
     }
+    if (replicate->step() == wire::ReplicaStep::Install) {
+      // A live copy, first thing on a joining backup's feed: the state at
+      // its seq. Its frames stay in `step` (they are no message).
+      if (applied_ != 0) {
+        return FailedPrecondition("a live copy after step " +
+                                  std::to_string(applied_));
+      }
+      applied_ = replicate->seq();
+      original->envelope = nullptr;
+      return true;
+    }
     if (replicate->seq() <= applied_) continue;  // sent again: held
     if (replicate->seq() != applied_ + 1) {
       return FailedPrecondition(
@@ -92,7 +103,7 @@ StatusOr<bool> ReplicaFeed::Next(Message* step, Message* original) {
   }
 }
 
-Status ReplicaFeed::AckApplied() {
+Status ReplicaFeed::AckHeld() {
   if (acked_ == applied_) return Status::Ok();
   acked_ = applied_;
   return channel_->Send(AckMessage(shard_, applied_, own_));

@@ -3,7 +3,8 @@
 // thread of its own (two servers that back each other up connect to each
 // other at once, and each must keep serving the other's handshake), then
 // a subscription, the steps in order, and acknowledgements of those
-// applied. Steps a resubscription sends again are skipped.
+// received (held: the backup applies each before anything else). Steps a
+// resubscription sends again are skipped.
 // Thread-safety: the server's thread, but for the connecting thread it
 // starts and joins.
 #ifndef LOCKSTEP_SERVER_REPLICA_FEED_H_
@@ -36,12 +37,15 @@ class ReplicaFeed {
   StatusOr<bool> Ready();
   zmq::pollitem_t PollItem() { return channel_->PollItem(); }
   // The next new step: its Replicate body in `step`, its own message (the
-  // Push or Commit) verified in `original`. False when none is queued.
+  // Push or Commit) verified in `original` (an Install's frames stay in
+  // `step`; `original` is then empty). False when none is queued.
   // Errors: the primary is gone, or sent a malformed step.
   StatusOr<bool> Next(Message* step, Message* original);
-  // Acknowledges every step Next returned (once per turn).
-  Status AckApplied();
+  // Acknowledges every step Next returned as held (once per turn): the
+  // backup applies each before anything else.
+  Status AckHeld();
   uint64_t applied() const { return applied_; }
+  const std::string& primary() const { return primary_; }
 
  private:
   const uint32_t shard_;

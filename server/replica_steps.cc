@@ -14,8 +14,10 @@ Status ReplicaSteps::Apply(const wire::Replicate& step, Message& original) {
       clock_->DropPending();
       data_path_->ledger().Clear();
       return Status::Ok();
+    default:
+      // An Install is the range's own (HostedShard::InstallCopy).
+      return InvalidArgument("unexpected replica step");
   }
-  return InvalidArgument("unknown replica step");
 }
 
 // The commit as its primary applied it: the same gradient, the same

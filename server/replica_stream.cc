@@ -16,11 +16,13 @@ zmq::message_t Shared(const zmq::message_t& frame) {
 
 }  // namespace
 
-void ReplicaStream::Expect(std::vector<std::string> backups) {
+void ReplicaStream::Expect(std::vector<std::string> backups, bool joining) {
   std::map<std::string, Backup> now;
   for (std::string& endpoint : backups) {
     auto it = expected_.find(endpoint);
-    now[endpoint] = it != expected_.end() ? it->second : Backup{};
+    Backup fresh;
+    fresh.joining = joining;
+    now[endpoint] = it != expected_.end() ? it->second : fresh;
   }
   for (const auto& [endpoint, backup] : expected_) {
     if (now.count(endpoint) == 0) {
@@ -80,18 +82,40 @@ void ReplicaStream::SendWhenHeld(uint64_t seq, Message reply) {
   replies_.emplace_back(seq, std::move(reply));
 }
 
-Status ReplicaStream::HandleAck(const std::string& peer,
-                                const wire::ReplicaAck& ack) {
+Status ReplicaStream::HandleAck(
+    const std::string& peer, const wire::ReplicaAck& ack,
+    const std::function<StatusOr<Message>()>& copy) {
   if (ack.seq() == 0) {
-    // A (re)subscription, naming its server: everything not held by all
-    // goes again; the backup skips what it has.
+    // A (re)subscription, naming its server.
     const std::string endpoint = flatbuffers::GetString(ack.endpoint());
     auto it = expected_.find(endpoint);
     if (it == expected_.end()) {
       return FailedPrecondition("no backup of shard " + std::to_string(shard_) +
                                 " lives at " + endpoint);
     }
-    it->second.peer = peer;
+    Backup& backup = it->second;
+    backup.peer = peer;
+    if (backup.joining) {
+      // A copy of the state after the last step; the steps after it follow
+      // as they are recorded.
+      LS_ASSIGN_OR_RETURN(Message install, copy());
+      backup.install_seq = last();
+      flatbuffers::FlatBufferBuilder fbb(96);
+      auto body = wire::CreateReplicate(fbb, shard_, backup.install_seq,
+                                        wire::ReplicaStep::Install);
+      install.peer = peer;
+      install.header =
+          FinishEnvelope(fbb, wire::Body::Replicate, body.Union(),
+                         wire::Role::Server, static_cast<int>(shard_));
+      uint64_t bytes = 0;
+      for (const zmq::message_t& frame : install.payloads)
+        bytes += frame.size();
+      LS_LOG(Info) << "backup of shard " << shard_ << " at " << endpoint
+                   << " joins: sending a live copy at step "
+                   << backup.install_seq << " (" << bytes / 1e6 << " MB)";
+      return port_->Send(std::move(install));
+    }
+    // Everything not held by all goes again; the backup skips what it has.
     LS_LOG(Info) << "backup of shard " << shard_ << " at " << endpoint
                  << " subscribed; sending " << kept_.size() << " kept steps";
     for (Step& step : kept_) Send(peer, step);
@@ -107,7 +131,13 @@ Status ReplicaStream::HandleAck(const std::string& peer,
                            std::to_string(ack.seq()) + " of " +
                            std::to_string(next_seq_ - 1));
   }
-  it->second.held = std::max(it->second.held, ack.seq());
+  Backup& backup = it->second;
+  backup.held = std::max(backup.held, ack.seq());
+  if (backup.joining && backup.held >= backup.install_seq) {
+    backup.joining = false;  // waited for from now on
+    LS_LOG(Info) << "backup of shard " << shard_ << " at " << it->first
+                 << " holds the state at step " << backup.held;
+  }
   Release();
   return Status::Ok();
 }
@@ -115,7 +145,7 @@ Status ReplicaStream::HandleAck(const std::string& peer,
 uint64_t ReplicaStream::HeldByAll() const {
   uint64_t held = next_seq_ - 1;
   for (const auto& [endpoint, backup] : expected_) {
-    held = std::min(held, backup.held);
+    if (!backup.joining) held = std::min(held, backup.held);
   }
   return held;
 }

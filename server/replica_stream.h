@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -33,8 +34,12 @@ class ReplicaStream {
   ReplicaStream(uint32_t shard, DataPort* port) : shard_(shard), port_(port) {}
 
   // The data endpoints of the servers holding the shard's backups now
-  // (Welcome, Promote): a backup no longer listed is not waited for.
-  void Expect(std::vector<std::string> backups);
+  // (Welcome, Promote): a backup no longer listed is not waited for. A
+  // new one `joining` a running stream (it replaces a lost backup) starts
+  // from a live copy of the state and is not waited for until it has
+  // installed it; one that is not joining starts from the same state as
+  // this primary (the same Welcome) and is waited for from step 1.
+  void Expect(std::vector<std::string> backups, bool joining);
   size_t backups() const { return expected_.size(); }
 
   // Records one step carrying `original` (its frames are shared, not
@@ -47,9 +52,14 @@ class ReplicaStream {
   // Sends `reply` (to its peer) once every backup holds step `seq`: now,
   // when they do.
   void SendWhenHeld(uint64_t seq, Message reply);
-  // A backup's ReplicaAck from `peer`. Errors: an endpoint that holds no
-  // backup of this shard, or a backup acknowledging a step never sent.
-  Status HandleAck(const std::string& peer, const wire::ReplicaAck& ack);
+  // A backup's ReplicaAck from `peer`. A joining backup's subscription is
+  // answered with `copy()` (the state now, as an Install step's payloads).
+  // Errors: an endpoint that holds no backup of this shard, a backup
+  // acknowledging a step never sent, copy's.
+  Status HandleAck(const std::string& peer, const wire::ReplicaAck& ack,
+                   const std::function<StatusOr<Message>()>& copy);
+  // The newest step recorded.
+  uint64_t last() const { return next_seq_ - 1; }
 
   // Steps kept for a backup that does not hold them yet.
   size_t kept() const { return kept_.size(); }
@@ -58,6 +68,9 @@ class ReplicaStream {
   struct Backup {
     std::string peer;  // empty until it subscribes
     uint64_t held = 0;
+    // Joining: not waited for until it holds install_seq (its copy).
+    bool joining = false;
+    uint64_t install_seq = 0;
   };
   struct Step {
     uint64_t seq = 0;

@@ -39,6 +39,12 @@ Status ServerShard::Run() {
   LS_ASSIGN_OR_RETURN(
       const Message welcome,
       link_->AwaitWelcome(options_.rank_hint, options_.welcome_timeout_s));
+  if (welcome.envelope->body_type() == wire::Body::Error) {
+    LS_LOG(Warning) << "not needed: "
+                    << flatbuffers::GetString(
+                           welcome.envelope->body_as_Error()->message());
+    return Status::Ok();
+  }
   LS_RETURN_IF_ERROR(Setup(welcome));
   Status served = Serve();
   if (data_ && data_->refused_connections() + data_->handshake_timeouts() > 0) {
@@ -79,23 +85,39 @@ Status ServerShard::Setup(const Message& msg) {
   shard_ = shard;
   SetLogRank(static_cast<int>(shard_));
   LS_RETURN_IF_ERROR(PlaceRanges(welcome, timeline));
-  const ShardInfo& own = timeline.layout.shards()[shard_];
-  LS_LOG(Info) << "shard " << shard_ << " serves dense keys ["
-               << own.dense.begin << ", " << own.dense.end << ") on "
-               << endpoint_ << " with " << timeline.job.optimizer
-               << (hosted_.size() > 1
-                       ? " (and holds " + std::to_string(hosted_.size() - 1) +
-                             " backups)"
-                       : std::string());
+  size_t backups = 0;
+  for (const auto& [k, range] : hosted_) {
+    if (!range->primary()) {
+      ++backups;
+      continue;
+    }
+    const ShardInfo& own = timeline.layout.shards()[k];
+    LS_LOG(Info) << "shard " << k << " serves dense keys [" << own.dense.begin
+                 << ", " << own.dense.end << ") on " << endpoint_ << " with "
+                 << timeline.job.optimizer;
+  }
+  if (backups > 0) {
+    LS_LOG(Info) << "this server holds " << backups << " backups";
+  }
   return Status::Ok();
 }
 
 Status ServerShard::PlaceRanges(const wire::Welcome& welcome,
                                 const HostedShard::Timeline& timeline) {
-  std::map<uint32_t, bool> ranges = {{shard_, true}};  // shard -> primary
+  std::map<uint32_t, bool> ranges;  // shard -> primary
+  if (welcome.primaries() == nullptr) {
+    ranges[shard_] = true;
+  } else {
+    for (uint32_t k : *welcome.primaries()) {
+      if (k >= timeline.layout.num_shards()) {
+        return InvalidArgument("welcome assigns shard " + std::to_string(k));
+      }
+      ranges[k] = true;
+    }
+  }
   if (welcome.backups() != nullptr) {
     for (uint32_t k : *welcome.backups()) {
-      if (k >= timeline.layout.num_shards() || k == shard_) {
+      if (k >= timeline.layout.num_shards() || ranges.count(k) > 0) {
         return InvalidArgument("welcome assigns a backup of shard " +
                                std::to_string(k));
       }
@@ -119,7 +141,7 @@ Status ServerShard::PlaceRanges(const wire::Welcome& welcome,
     }
     LS_RETURN_IF_ERROR(range->Setup(welcome, timeline, primary));
     if (primary) {
-      range->ServeReplicas(backups_at);
+      range->ServeReplicas(backups_at, /*joining=*/false);
     } else {
       range->Follow(timeline.layout.shards()[k].endpoint, endpoint_,
                     options_.welcome_timeout_s);
@@ -144,16 +166,17 @@ Status ServerShard::Serve() {
   link_->Serving(static_cast<int>(shard_), heartbeat_ms_);
   Message msg;
   std::vector<zmq::pollitem_t> items;
-  std::vector<HostedShard*> writing;  // the ranges whose rounds fd is polled
+  // The ranges whose rounds fd is polled, with its index in items.
+  std::vector<std::pair<HostedShard*, size_t>> writing;
   while (!ServerLink::StopRequested()) {
     LS_RETURN_IF_ERROR(link_->CheckTerminated(static_cast<int>(shard_)));
     items.assign(1, link_->PollItem());
-    const size_t port_items = data_->AddPollItems(&items);
+    data_->AddPollItems(&items);
     writing.clear();
     for (auto& [k, range] : hosted_) {
       if (range->rounds_fd() >= 0) {
+        writing.emplace_back(range.get(), items.size());
         items.push_back({nullptr, range->rounds_fd(), ZMQ_POLLIN, 0});
-        writing.push_back(range.get());
       }
       ReplicaFeed* feed = range->feed();
       if (feed == nullptr) continue;
@@ -168,10 +191,8 @@ Status ServerShard::Serve() {
     // Transport first: it only moves bytes (a background apply may still
     // run); every message it yields is handled after that apply is done.
     data_->Process(items.data() + 1);
-    for (size_t i = 0; i < writing.size(); ++i) {
-      if (items[1 + port_items + i].revents & ZMQ_POLLIN) {
-        writing[i]->FinishRound();
-      }
+    for (const auto& [range, item] : writing) {
+      if (items[item].revents & ZMQ_POLLIN) range->FinishRound();
     }
     for (auto& [k, range] : hosted_) LS_RETURN_IF_ERROR(range->TakeSteps());
     while (true) {
@@ -187,9 +208,11 @@ Status ServerShard::Serve() {
     }
     // Heartbeats carry the applied clock; a lost coordinator is waited
     // for (offered the state at it under a commit policy) or ends this.
+    // A server that only holds backups offers no state of its own.
     HostedShard* own = ServedRange(-1);
-    LS_RETURN_IF_ERROR(
-        link_->Tick([own] { return own->applied(); }, !own->on_arrival()));
+    LS_RETURN_IF_ERROR(link_->Tick(
+        [own] { return own != nullptr ? own->applied() : int64_t{-1}; },
+        own != nullptr && !own->on_arrival()));
   }
   return Unavailable("interrupted by a signal");
 }
@@ -218,14 +241,8 @@ void ServerShard::RouteData() {
                                      " is not served here")
                 : range->HandleReplicaAck(msg.peer, *ack);
         if (!taken.ok()) {
-          ++bad_messages_;
           LS_LOG(Warning) << "refused a backup: " << taken.message();
-          Message refusal;
-          refusal.peer = msg.peer;
-          refusal.header =
-              MakeErrorHeader(ErrorCodeFor(taken), taken.message(), 0,
-                              wire::Role::Server, static_cast<int>(shard_));
-          (void)data_->Send(std::move(refusal));
+          Refuse(msg.peer, taken);
         }
         continue;
       }
@@ -235,10 +252,26 @@ void ServerShard::RouteData() {
         shard = msg.envelope->body_as_Push()->shard();
     }
     // A range not served here: its own range's data path refuses the
-    // request (its keys are not this shard's).
+    // request (its keys are not this shard's). A server that serves none
+    // (it holds backups) answers it here: a backup never takes a request.
     HostedShard* range = ServedRange(shard);
-    (range != nullptr ? range : ServedRange(-1))->HandleData(msg);
+    if (range == nullptr) range = ServedRange(-1);
+    if (range != nullptr) {
+      range->HandleData(msg);
+    } else {
+      Refuse(msg.peer, FailedPrecondition("this server serves no shard"));
+    }
   }
+}
+
+void ServerShard::Refuse(const std::string& peer, const Status& why) {
+  ++bad_messages_;
+  Message refusal;
+  refusal.peer = peer;
+  refusal.header =
+      MakeErrorHeader(ErrorCodeFor(why), why.message(), 0, wire::Role::Server,
+                      static_cast<int>(shard_));
+  (void)data_->Send(std::move(refusal));
 }
 
 Status ServerShard::HandlePromote(const wire::Promote& promote) {

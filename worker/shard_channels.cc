@@ -1,5 +1,7 @@
 #include "worker/shard_channels.h"
 
+#include <map>
+
 #include "common/logging.h"
 
 namespace lockstep {
@@ -42,13 +44,19 @@ Status ShardChannels::MarkLost(uint32_t shard, const Status& why) {
 StatusOr<std::vector<uint32_t>> ShardChannels::Reroute(
     const std::vector<std::pair<uint32_t, std::string>>& moves,
     double timeout_s, const std::function<Status(uint32_t)>& after) {
-  std::vector<uint32_t> moved;
+  // Only the newest endpoint of a shard counts: an older one may be gone
+  // already (promoted twice).
+  std::map<uint32_t, std::string> newest;
   for (const auto& [shard, endpoint] : moves) {
     if (shard >= channels_.size()) {
       return InvalidArgument("the coordinator rerouted shard " +
                              std::to_string(shard) + " of " +
                              std::to_string(channels_.size()));
     }
+    newest[shard] = endpoint;
+  }
+  std::vector<uint32_t> moved;
+  for (const auto& [shard, endpoint] : newest) {
     channels_[shard].reset();
     auto channel = DataChannel::Connect(endpoint, timeout_s);
     if (!channel.ok()) {

@@ -313,4 +313,42 @@ StatusOr<RestoredShard> RestoreShard(
   return out;
 }
 
+StatusOr<RestoredShard> RestoreOwnPart(const SnapshotStore& store,
+                                       uint64_t round, const KeyLayout& layout,
+                                       uint32_t shard,
+                                       const std::string& optimizer,
+                                       DenseStore* dense, SparseTable* sparse) {
+  LS_ASSIGN_OR_RETURN(const std::string meta_bytes, store.ReadMeta(round));
+  LS_ASSIGN_OR_RETURN(const ShardRoundMeta meta,
+                      DecodeShardRoundMeta(meta_bytes));
+  LS_RETURN_IF_ERROR(
+      CheckCompatible(meta, layout, optimizer, dense->state_slots()));
+  const ShardInfo& own = layout.shards()[shard];
+  if (meta.shard != shard || meta.layout.num_shards() != layout.num_shards() ||
+      !(meta.layout.shards()[shard].dense == own.dense)) {
+    return FailedPrecondition("round " + std::to_string(round) +
+                              " holds another part of the model than shard " +
+                              std::to_string(shard) + "'s");
+  }
+  RestoredShard out;
+  out.clock = meta.clock;
+  out.step = meta.step;
+  out.time = meta.time;
+  out.contained = meta.contained;
+  LS_ASSIGN_OR_RETURN(const std::vector<ShardRoundMeta> chain,
+                      ReadRoundChain(store, round));
+  for (const ShardRoundMeta& link : chain) {
+    LS_RETURN_IF_ERROR(
+        LoadDenseChunks(store, link, own.dense, dense, &out.bytes_read));
+  }
+  if (sparse != nullptr) {
+    LS_ASSIGN_OR_RETURN(const ShardRound rows,
+                        ReadSparseArrays(store, chain, &out.bytes_read));
+    LS_RETURN_IF_ERROR(LoadSparse(rows, own, sparse));
+  }
+  dense->set_step(out.step);
+  dense->set_time(out.time);
+  return out;
+}
+
 }  // namespace lockstep

@@ -48,6 +48,16 @@ StatusOr<RestoredShard> RestoreShard(
     const KeyLayout& layout, uint32_t shard, const std::string& optimizer,
     DenseStore* dense, SparseTable* sparse);
 
+// Shard `shard`'s own part of round `round` in `store` (a round written
+// by that shard with `layout`, as a range's live copy is) loaded into
+// `dense` and `sparse` (fresh and empty, or null). Errors: as RestoreShard;
+// FailedPrecondition for another shard's part or layout.
+StatusOr<RestoredShard> RestoreOwnPart(const SnapshotStore& store,
+                                       uint64_t round, const KeyLayout& layout,
+                                       uint32_t shard,
+                                       const std::string& optimizer,
+                                       DenseStore* dense, SparseTable* sparse);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_SERVER_SNAPSHOT_SHARD_RESTORE_H_

@@ -1,6 +1,7 @@
-// A SnapshotStore in memory, for tests: the same key/value layout and
-// checks as RocksDbStore, nothing durable. FlipByte lets a test corrupt a
-// stored chunk.
+// A SnapshotStore in memory: the same key/value layout and checks as
+// RocksDbStore, nothing durable. For tests (FlipByte corrupts a stored
+// chunk), and for a range's live copy to a new backup, which travels as
+// this store's records (TakeRecords, then AddRecords on the other side).
 // Thread-safety: as SnapshotStore.
 #ifndef LOCKSTEP_SERVER_STORE_MEMORY_STORE_H_
 #define LOCKSTEP_SERVER_STORE_MEMORY_STORE_H_
@@ -8,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "server/store/snapshot_store.h"
 
@@ -27,6 +29,14 @@ class MemoryStore : public SnapshotStore {
   // NotFound if the chunk or the offset does not exist.
   Status FlipByte(uint64_t round, std::string_view array, uint32_t index,
                   size_t offset);
+  // Every record (key, value), taken out: the store is empty after.
+  std::map<std::string, std::string> TakeRecords() {
+    return std::exchange(records_, {});
+  }
+  // Adds records another store's TakeRecords gave.
+  void AddRecords(std::map<std::string, std::string> records) {
+    records_.merge(records);
+  }
 
  private:
   class Writer;

@@ -1,9 +1,10 @@
 // --replicas 1 with a real SIGKILL at a random moment: the killed
 // server's shard is served by its backup on the other server, promoted
 // with no rollback; the workers reroute and the job runs to its end with
-// the same surviving processes, under every policy. Under BSP the final
-// model is the uninterrupted (unreplicated) job's, byte for byte; on
-// arrival every push is applied exactly once on every shard.
+// the same surviving processes, under every policy; under commit policies
+// the launcher's replacement rebuilds the lost backups from live copies. Under
+// BSP the final model is the uninterrupted (unreplicated) job's, byte for byte;
+// on arrival every push is applied exactly once on every shard.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -49,6 +50,16 @@ TEST_P(ReplicaFailoverTest, AKilledServersShardIsServedByItsBackup) {
             std::string::npos)
       << log;
   EXPECT_EQ(log.find("rolling every shard back"), std::string::npos) << log;
+  // The launcher's replacement for server 1 rebuilds the backups from live
+  // copies under a commit policy; on arrival it is refused.
+  const bool on_arrival = job.sync == "asp" || job.sync.rfind("ssp", 0) == 0;
+  EXPECT_NE(log.find(on_arrival ? "refused a server registering"
+                                : "rebuilds 2 backups from live copies"),
+            std::string::npos)
+      << log;
+  // Not needed, the refused replacement ends well and stays ended.
+  const std::string out = cluster.Output("launch");
+  EXPECT_EQ(out.find("restart 2 of"), std::string::npos) << out;
   EXPECT_EQ(StartedPid(cluster, "server 0"), survivor);
   const std::string summary = ReadFile(dir + "/summary.json");
   EXPECT_EQ(JsonNumber(summary, "recoveries"), 0) << summary;
@@ -131,6 +142,62 @@ TEST(ReplicaFailoverBitsTest, AspAppliesEveryPushExactlyOnce) {
   EXPECT_EQ(steps.at(0), pushed);
   EXPECT_EQ(steps.at(1), pushed) << "the promoted backup's shard";
   std::cout << pushed << " pushes, each applied once on both shards\n";
+}
+
+// A replacement for the killed server holds backups copied live from the
+// surviving server, which serves both shards; killed in turn, that server
+// leaves both shards to the replacement's copies. BSP still ends with the
+// uninterrupted job's model, byte for byte.
+TEST(ReplicaFailoverBitsTest, AReplacementsLiveCopiesTakeOverWholeJob) {
+  const auto job_in = [](const std::string& dir) {
+    JobConfig job = RecoveryJob(dir, "global");
+    job.max_clocks = 500;
+    job.replicas = 1;
+    return job;
+  };
+  std::vector<float> expected;
+  {
+    const std::string dir = MakeTempDir("lockstep-replica-whole");
+    TestCluster cluster;
+    ASSERT_TRUE(cluster.StartCoordinator(job_in(dir), {"--run-dir", dir}).ok());
+    StartRoles(cluster, dir);
+    auto model = RunToTheEnd(cluster, dir);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    expected = *model;
+  }
+  const std::string dir = MakeTempDir("lockstep-replica-rebuild");
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.StartCoordinator(job_in(dir), {"--run-dir", dir}).ok());
+  StartRoles(cluster, dir);
+  ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60));
+  ASSERT_EQ(kill(cluster.Pid("server 1"), SIGKILL), 0);
+  const auto pump_until = [&](const std::string& role,
+                              const std::string& text) {
+    for (int i = 0; i < 600 && !cluster.Printed(role, text); ++i) {
+      cluster.Pump(std::chrono::milliseconds(50));
+    }
+    return cluster.Printed(role, text);
+  };
+  ASSERT_TRUE(pump_until("coordinator", "workers rerouted"))
+      << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.StartServer(1).ok());
+  ASSERT_TRUE(pump_until("server 0", "holds the state at step"))
+      << cluster.Output("server 0") << cluster.Output("server 1");
+  EXPECT_TRUE(cluster.Printed("coordinator", "rebuilds 2 backups"))
+      << cluster.Output("coordinator");
+  ASSERT_EQ(kill(cluster.Pid("server 0"), SIGKILL), 0);
+  auto got = RunToTheEnd(cluster, dir);
+  ASSERT_TRUE(got.ok()) << got.status().ToString() << cluster.Output("server 1")
+                        << cluster.Output("evaluator");
+  const std::string log = cluster.Output("coordinator");
+  EXPECT_EQ(log.find("rolling every shard back"), std::string::npos) << log;
+  EXPECT_TRUE(
+      cluster.Printed("server 1", "promoted: this server serves shard 0"))
+      << cluster.Output("server 1");
+  EXPECT_TRUE(
+      cluster.Printed("server 1", "promoted: this server serves shard 1"))
+      << cluster.Output("server 1");
+  ExpectSameModel(*got, expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ReplicaFailoverTest,
