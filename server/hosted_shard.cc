@@ -25,9 +25,8 @@ Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
   // A new timeline: the stream and the feed of the old one end.
   data_path_.set_replicas(nullptr);
   stream_.reset();
-  feed_.reset();
+  follower_.Stop();
   model_.set_keep_gradient(false);
-  steps_applied_ = 0;
   awaiting_repush_ = false;
   deferred_commit_.reset();
   data_path_.ledger().Clear();
@@ -152,20 +151,6 @@ ShardRoundMeta HostedShard::RoundMeta(uint64_t round, int64_t clock) const {
   meta.contained = updater_.contained();
   meta.unix_time = UnixSeconds();
   return meta;
-}
-
-Status HostedShard::InstallCopy(const std::vector<zmq::message_t>& frames) {
-  const double start = NowSeconds();
-  LS_ASSIGN_OR_RETURN(const RestoredShard restored,
-                      RangeCopy::Install(frames, now_.layout, shard_,
-                                         now_.job.optimizer, &model_));
-  updater_.Restored(restored);
-  updater_.Start(now_.job.eval_every);
-  LS_LOG(Info) << "backup of shard " << shard_
-               << " installed its primary's live copy (clock " << restored.clock
-               << ", " << restored.bytes_read / 1e6 << " MB) in "
-               << NowSeconds() - start << " s";
-  return Status::Ok();
 }
 
 StatusOr<Message> HostedShard::LiveCopy() {
@@ -327,18 +312,13 @@ void HostedShard::ServeReplicas(std::vector<std::string> backups,
   data_path_.ServeDeferredPulls();
 }
 
-void HostedShard::Follow(const std::string& primary, const std::string& own,
-                         double timeout_s) {
-  feed_ = std::make_unique<ReplicaFeed>(shard_, primary, own, timeout_s);
-}
-
 Status HostedShard::Promote(std::vector<std::string> backups) {
   data_path_.WaitForApply();
   if (!primary_) {
     primary_ = true;
     awaiting_repush_ = !clock_.on_arrival();
-    const uint64_t steps = steps_applied_;
-    feed_.reset();
+    const uint64_t steps = follower_.steps_applied();
+    follower_.Stop();
     rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
     LS_LOG(Warning) << "promoted: this server serves shard " << shard_
                     << " from its backup (" << steps
@@ -363,63 +343,6 @@ Status HostedShard::HandleReplicaAck(const std::string& peer,
       stream_->HandleAck(peer, ack, [this] { return LiveCopy(); }));
   AdvanceReadable();
   data_path_.ServeDeferredPulls();
-  return Status::Ok();
-}
-
-Status HostedShard::TakeSteps() {
-  if (feed_ == nullptr) return Status::Ok();
-  auto ready = feed_->Ready();
-  Status feeding = ready.status();
-  // Every step queued is held once received: acknowledged first (the
-  // primary's replies wait on it), then applied (this server applies each
-  // before anything else, and before a promotion).
-  std::vector<std::pair<Message, Message>> steps;
-  while (feeding.ok() && *ready) {
-    Message step, original;
-    auto got = feed_->Next(&step, &original);
-    if (!got.ok()) {
-      feeding = got.status();
-      break;
-    }
-    if (!*got) {
-      feeding = feed_->AckHeld();
-      break;
-    }
-    steps.emplace_back(std::move(step), std::move(original));
-  }
-  for (auto& [step, original] : steps) {
-    // A move may relocate a small header's bytes: verified again.
-    LS_RETURN_IF_ERROR(VerifyHeader(&step));
-    if (original.header.size() > 0) {
-      LS_RETURN_IF_ERROR(VerifyHeader(&original));
-    }
-    const auto* replicate = step.envelope->body_as_Replicate();
-    LS_RETURN_IF_ERROR(
-        (replicate->step() == wire::ReplicaStep::Install
-             ? InstallCopy(step.payloads)
-             : steps_.Apply(*replicate, original))
-            .WithContext("backup of shard " + std::to_string(shard_)));
-    ++steps_applied_;
-  }
-  if (!feeding.ok()) {
-    // The primary is gone (or its stream broke): this state stays as the
-    // last step left it until the coordinator promotes it or rolls back.
-    const std::string why = "backup of shard " + std::to_string(shard_) +
-                            " lost its primary's feed after step " +
-                            std::to_string(feed_->applied()) + ": " +
-                            feeding.message();
-    LS_LOG(Warning) << why;
-    const std::string primary = feed_->primary();
-    feed_.reset();
-    // The coordinator need not wait out the liveness limit to promote.
-    flatbuffers::FlatBufferBuilder fbb(256);
-    auto body = wire::CreateError(fbb, wire::ErrorCode::PrimaryLost,
-                                  fbb.CreateString(why), shard_,
-                                  fbb.CreateString(primary));
-    tell_coordinator_(FinishEnvelope(fbb, wire::Body::Error, body.Union(),
-                                     wire::Role::Server,
-                                     static_cast<int>(shard_)));
-  }
   return Status::Ok();
 }
 

@@ -31,7 +31,7 @@
 #include "common/wire/message.h"
 #include "server/eval_images.h"
 #include "server/replica_feed.h"
-#include "server/replica_steps.h"
+#include "server/replica_follower.h"
 #include "server/replica_stream.h"
 #include "server/shard_clock.h"
 #include "server/shard_data_path.h"
@@ -82,15 +82,17 @@ class HostedShard {
   void ServeReplicas(std::vector<std::string> backups, bool joining);
   // A backup: follows the primary at `primary`, as the server at `own`.
   void Follow(const std::string& primary, const std::string& own,
-              double timeout_s);
+              double timeout_s) {
+    follower_.Follow(primary, own, timeout_s);
+  }
   // A backup whose primary is lost serves the range from now on, with the
   // backups at `backups`; tells the coordinator (Promoted).
   Status Promote(std::vector<std::string> backups);
   // A backup's feed, to poll once connected (null: none).
-  ReplicaFeed* feed() { return feed_.get(); }
+  ReplicaFeed* feed() { return follower_.feed(); }
   // A backup: applies the steps its feed has, acknowledges them. A lost
   // primary ends the feed (the coordinator promotes or rolls back).
-  Status TakeSteps();
+  Status TakeSteps() { return follower_.TakeSteps(); }
   // A primary: a backup's acknowledgement or subscription from `peer`.
   Status HandleReplicaAck(const std::string& peer, const wire::ReplicaAck& ack);
 
@@ -124,8 +126,6 @@ class HostedShard {
   ShardRoundMeta RoundMeta(uint64_t round, int64_t clock) const;
   // A primary: the state now, for a joining backup (RangeCopy).
   StatusOr<Message> LiveCopy();
-  // A joining backup: the state its primary copied.
-  Status InstallCopy(const std::vector<zmq::message_t>& frames);
   // Only a primary speaks for its range.
   void TellCoordinator(zmq::message_t header) {
     if (primary_) tell_coordinator_(std::move(header));
@@ -152,10 +152,10 @@ class HostedShard {
   ShardUpdater updater_{&model_, &clock_, &eval_images_};
   ShardRounds rounds_;
   ShardDataPath data_path_;
-  ReplicaSteps steps_{&clock_, &updater_, &data_path_};  // a backup's
-  std::unique_ptr<ReplicaStream> stream_;  // a primary with backups
-  std::unique_ptr<ReplicaFeed> feed_;      // a backup, until promoted
-  uint64_t steps_applied_ = 0;             // of this timeline's feeds
+  ReplicaFollower follower_{{shard_, &model_, &clock_, &updater_, &data_path_,
+                             &now_.job, &now_.layout},
+                            tell_coordinator_};  // a backup's, until promoted
+  std::unique_ptr<ReplicaStream> stream_;        // a primary with backups
   // A primary on commit: the commit steps its backups may not hold yet
   // (seq, clock), and the newest commit pulls may read.
   std::deque<std::pair<uint64_t, int64_t>> commit_steps_;
