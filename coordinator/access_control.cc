@@ -87,6 +87,7 @@ bool AccessControl::MemberMessage(wire::Body body) {
     case wire::Body::Leave:
     case wire::Body::PushRefused:
     case wire::Body::Promoted:
+    case wire::Body::BackupReady:
       return true;
     default:
       return false;

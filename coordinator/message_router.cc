@@ -146,6 +146,10 @@ void MessageRouter::HandlePeerMessage(const std::string& id, Peer& peer,
         return;
       }
       return c_.clock.HandleEvaluation(id, *env.body_as_Evaluation());
+    case wire::Body::BackupReady:
+      if (!server || peer.rank < 0) break;
+      return c_.recovery.failover().HandleBackupReady(
+          static_cast<uint32_t>(peer.rank), env.body_as_BackupReady()->shard());
     case wire::Body::Promoted:
       if (!server) break;
       return c_.recovery.failover().HandlePromoted(id, *env.body_as_Promoted(),

@@ -27,6 +27,7 @@
 
 #include "common/job_config.h"
 #include "common/layout.h"
+#include "common/logging.h"
 #include "common/wire/message.h"
 #include "coordinator/clock_driver.h"
 #include "coordinator/membership.h"
@@ -89,6 +90,13 @@ class ReplicaFailover {
   // holds a backup of every shard short of backups. Returns those shards.
   std::vector<uint32_t> AddBackupsOn(uint32_t slot) {
     return placement_.AddBackupsOn(slot);
+  }
+  // Server slot `slot` holds its copy of `shard` (BackupReady).
+  void HandleBackupReady(uint32_t slot, uint32_t shard) {
+    if (placement_.MarkReady(shard, slot)) {
+      LS_LOG(Info) << "server " << slot << " holds a live copy of shard "
+                   << shard << ": a backup again";
+    }
   }
   // The shards server slot `slot` serves.
   std::vector<uint32_t> ServedBy(uint32_t slot) const {

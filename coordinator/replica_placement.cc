@@ -10,6 +10,7 @@ ReplicaPlacement::ReplicaPlacement(uint32_t servers, uint32_t replicas)
 }
 
 void ReplicaPlacement::Reset() {
+  pending_.clear();
   primary_.assign(servers_, 0);
   backups_.assign(servers_, {});
   for (uint32_t k = 0; k < servers_; ++k) {
@@ -47,6 +48,7 @@ std::vector<uint32_t> ReplicaPlacement::AddBackupsOn(uint32_t slot) {
       continue;
     }
     backups.push_back(slot);
+    pending_.insert({k, slot});
     shards.push_back(k);
   }
   return shards;
@@ -64,16 +66,22 @@ ReplicaPlacement::Loss ReplicaPlacement::LoseSlot(uint32_t slot) {
   for (uint32_t k = 0; k < servers_; ++k) {
     std::vector<uint32_t>& backups = backups_[k];
     const bool held = std::erase(backups, slot) > 0;
+    pending_.erase({k, slot});
     if (primary_[k] != slot) {
       if (held) loss.shrunk.push_back(k);
       continue;
     }
-    if (backups.empty()) {
+    // The first backup that holds a copy; one still copying from the lost
+    // primary never will.
+    auto ready = std::find_if(backups.begin(), backups.end(), [&](uint32_t b) {
+      return pending_.count({k, b}) == 0;
+    });
+    if (ready == backups.end()) {
       loss.lost.push_back(k);
       continue;
     }
-    primary_[k] = backups.front();
-    backups.erase(backups.begin());
+    primary_[k] = *ready;
+    backups.erase(ready);
     loss.promoted.emplace_back(k, primary_[k]);
   }
   return loss;

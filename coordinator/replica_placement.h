@@ -10,6 +10,7 @@
 #define LOCKSTEP_COORDINATOR_REPLICA_PLACEMENT_H_
 
 #include <cstdint>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -31,7 +32,13 @@ class ReplicaPlacement {
   std::vector<uint32_t> ServedBy(uint32_t slot) const;
   // Slot `slot` (a server that replaced a lost one) holds a backup of each
   // shard with fewer than R that it does not serve. Returns those shards.
+  // Such a backup is no copy to promote until it is ready (MarkReady).
   std::vector<uint32_t> AddBackupsOn(uint32_t slot);
+  // Slot `slot`'s backup of `shard` holds its copy. False when it was not
+  // waited for.
+  bool MarkReady(uint32_t shard, uint32_t slot) {
+    return pending_.erase({shard, slot}) > 0;
+  }
   // Whether every shard is served by its own slot (nothing promoted).
   bool OnRing() const;
 
@@ -51,8 +58,9 @@ class ReplicaPlacement {
  private:
   uint32_t servers_;
   uint32_t replicas_;
-  std::vector<uint32_t> primary_;               // by shard
-  std::vector<std::vector<uint32_t>> backups_;  // by shard, in order
+  std::vector<uint32_t> primary_;                    // by shard
+  std::vector<std::vector<uint32_t>> backups_;       // by shard, in order
+  std::set<std::pair<uint32_t, uint32_t>> pending_;  // (shard, slot) copying
 };
 
 }  // namespace lockstep

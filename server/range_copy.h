@@ -2,7 +2,7 @@
 // replaces a lost one; replica_stream.h): the primary freezes its model's
 // arrays (SnapshotCapture, copied at once: the state is only changed by
 // this thread), writes them as a full snapshot round into a MemoryStore
-// and sends the store's records as frames; the backup loads the records
+// and sends the store's records packed in one frame; the backup loads them
 // into a MemoryStore of its own and restores its range from that round
 // (RestoreOwnPart), through the same code and checksums as a restore from
 // disk. Under a commit policy the state between commits is the model
@@ -28,7 +28,8 @@ class RangeCopy {
   static constexpr uint64_t kRound = 1;
 
   // The copy of `model` now, described by `meta` (its round is set to
-  // kRound): the store's records, a key frame then a value frame each.
+  // kRound): the store's records packed in one frame (a key's length, the
+  // key, a value's length, the value; lengths u32 and u64).
   static StatusOr<std::vector<zmq::message_t>> Take(const ShardModel& model,
                                                     ShardRoundMeta meta);
   // Loads a copy's `frames` into `model` (built for shard `shard` of

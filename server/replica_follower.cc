@@ -59,6 +59,12 @@ Status ReplicaFollower::TakeSteps() {
     LS_LOG(Warning) << why;
     const std::string primary = feed_->primary();
     feed_.reset();
+    // Only a closed (or unreachable) primary is reported, not one that
+    // refused this backup: its server may well live.
+    if (feeding.code() != StatusCode::kUnavailable &&
+        feeding.code() != StatusCode::kDeadlineExceeded) {
+      return Status::Ok();
+    }
     // The coordinator need not wait out the liveness limit to promote.
     flatbuffers::FlatBufferBuilder fbb(256);
     auto body = wire::CreateError(fbb, wire::ErrorCode::PrimaryLost,
@@ -77,6 +83,11 @@ Status ReplicaFollower::Install(const std::vector<zmq::message_t>& frames) {
       RangeCopy::Install(frames, *layout_, shard_, job_->optimizer, model_));
   updater_->Restored(restored);
   updater_->Start(job_->eval_every);
+  // Now a copy the coordinator may promote.
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateBackupReady(fbb, shard_);
+  tell_(FinishEnvelope(fbb, wire::Body::BackupReady, body.Union(),
+                       wire::Role::Server, static_cast<int>(shard_)));
   LS_LOG(Info) << "backup of shard " << shard_
                << " installed its primary's live copy (clock " << restored.clock
                << ", " << restored.bytes_read / 1e6 << " MB) in "

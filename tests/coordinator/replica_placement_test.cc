@@ -39,6 +39,20 @@ TEST(ReplicaPlacementTest, ALostServersShardsGoToTheirFirstLiveBackup) {
   EXPECT_EQ(p.BackupSlots(1), Slots{2});
 }
 
+TEST(ReplicaPlacementTest, AReplacementsBackupsArePromotedOnlyOnceReady) {
+  ReplicaPlacement p(2, 1);
+  p.LoseSlot(1);  // shard 1 on slot 0, neither shard has a backup
+  EXPECT_EQ(p.AddBackupsOn(1), (Slots{0, 1}));
+  EXPECT_EQ(p.BackupsHeldBy(1), (Slots{0, 1}));
+  EXPECT_TRUE(p.MarkReady(0, 1));
+  EXPECT_FALSE(p.MarkReady(0, 1));  // once
+  // Slot 0 is lost before shard 1's copy arrived: that shard is lost.
+  const ReplicaPlacement::Loss loss = p.LoseSlot(0);
+  EXPECT_EQ(loss.promoted,
+            (std::vector<std::pair<uint32_t, uint32_t>>{{0u, 1u}}));
+  EXPECT_EQ(loss.lost, Slots{1});
+}
+
 TEST(ReplicaPlacementTest, WithoutReplicasALossLosesTheShard) {
   ReplicaPlacement p(2, 0);
   const ReplicaPlacement::Loss loss = p.LoseSlot(0);
