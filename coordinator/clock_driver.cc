@@ -288,7 +288,7 @@ void ClockDriver::AnswerPendingAdmissions() {
 }
 
 void ClockDriver::HandleCommitted(const wire::Committed& committed) {
-  ledger_.Ack(committed.clock());
+  ledger_.Ack(committed.clock(), committed.shard());
   std::erase_if(unapplied_commits_, [&](const auto& c) {
     return c.first <= ledger_.fully_applied();
   });

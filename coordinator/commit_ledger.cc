@@ -31,10 +31,12 @@ CommitLedger::Committed CommitLedger::Commit(
   return out;
 }
 
-bool CommitLedger::Ack(int64_t clock) {
+bool CommitLedger::Ack(int64_t clock, uint32_t shard) {
   // A promoted backup may apply (and ack) a clock its lost primary had.
   if (clock <= fully_applied_) return false;
-  if (++acks_[clock] < shards_) return false;
+  std::set<uint32_t>& shards = acks_[clock];
+  shards.insert(shard);
+  if (shards.size() < shards_) return false;
   acks_.erase(clock);
   fully_applied_ = std::max(fully_applied_, clock);
   return true;

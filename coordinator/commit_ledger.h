@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace lockstep {
@@ -34,8 +35,9 @@ class CommitLedger {
   // their reports. Every report of clocks <= `clock` is then settled and
   // forgotten (a late report of a committed clock does not count).
   Committed Commit(int64_t clock, const std::vector<uint32_t>& workers);
-  // One shard says it applied `clock`. True when that was the last shard.
-  bool Ack(int64_t clock);
+  // Shard `shard` says it applied `clock` (again: counted once). True
+  // when that was the last shard.
+  bool Ack(int64_t clock, uint32_t shard);
   // The last clock every shard acknowledged (-1 before any).
   int64_t fully_applied() const { return fully_applied_; }
   // Clocks with reports that wait for their commit.
@@ -49,7 +51,7 @@ class CommitLedger {
 
   uint32_t shards_;
   std::map<int64_t, std::map<uint32_t, WorkerReport>> reports_;
-  std::map<int64_t, uint32_t> acks_;
+  std::map<int64_t, std::set<uint32_t>> acks_;  // shards, by clock
   int64_t fully_applied_ = -1;
 };
 

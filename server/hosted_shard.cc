@@ -28,6 +28,7 @@ Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
   follower_.Stop();
   model_.set_keep_gradient(false);
   awaiting_repush_ = false;
+  promoted_ = false;
   deferred_commit_.reset();
   data_path_.ledger().Clear();
   primary_ = primary;
@@ -224,14 +225,28 @@ Status HostedShard::Commit(const Message& msg) {
   }
   LS_ASSIGN_OR_RETURN(const std::optional<uint32_t> pushes,
                       updater_.ApplyCommit(commit));
-  if (!pushes) return Status::Ok();  // a repeated commit
-  if (stream_ != nullptr) StreamCommit(msg, *pushes);
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateCommitted(fbb, commit.clock(), shard_, *pushes);
-  TellCoordinator(FinishEnvelope(fbb, wire::Body::Committed, body.Union(),
-                                 wire::Role::Server, static_cast<int>(shard_)));
+  if (!pushes) {
+    // A repeated commit. A promoted range answers one the coordinator sent
+    // again: its lost primary may not have (the ledger counts it once).
+    if (promoted_) SendCommitted(commit.clock(), 0);
+    return Status::Ok();
+  }
+  if (stream_ != nullptr) {
+    // Committed once every backup holds it (AdvanceReadable): until then
+    // the coordinator keeps the commit to send a promoted backup again.
+    StreamCommit(msg, *pushes);
+  } else {
+    SendCommitted(commit.clock(), *pushes);
+  }
   data_path_.ServeDeferredPulls();
   return Status::Ok();
+}
+
+void HostedShard::SendCommitted(int64_t clock, uint32_t pushes) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateCommitted(fbb, clock, shard_, pushes);
+  TellCoordinator(FinishEnvelope(fbb, wire::Body::Committed, body.Union(),
+                                 wire::Role::Server, static_cast<int>(shard_)));
 }
 
 std::vector<uint32_t> HostedShard::MissingPushes(const wire::Commit& commit) {
@@ -273,15 +288,17 @@ void HostedShard::StreamCommit(const Message& msg, uint32_t pushes) {
   }
   const uint64_t seq = stream_->Record(wire::ReplicaStep::Commit, step,
                                        wire::PushStatus::Applied, 0, pushes);
-  commit_steps_.emplace_back(seq, msg.envelope->body_as_Commit()->clock());
+  commit_steps_.push_back(
+      {seq, msg.envelope->body_as_Commit()->clock(), pushes});
   AdvanceReadable();
 }
 
 void HostedShard::AdvanceReadable() {
   if (stream_ == nullptr || on_arrival()) return;
   const uint64_t held = stream_->HeldByAll();
-  while (!commit_steps_.empty() && commit_steps_.front().first <= held) {
-    readable_ = commit_steps_.front().second;
+  while (!commit_steps_.empty() && commit_steps_.front().seq <= held) {
+    readable_ = commit_steps_.front().clock;
+    SendCommitted(readable_, commit_steps_.front().pushes);
     commit_steps_.pop_front();
   }
   clock_.set_readable(readable_);
@@ -316,6 +333,7 @@ Status HostedShard::Promote(std::vector<std::string> backups) {
   data_path_.WaitForApply();
   if (!primary_) {
     primary_ = true;
+    promoted_ = true;
     awaiting_repush_ = !clock_.on_arrival();
     const uint64_t steps = follower_.steps_applied();
     follower_.Stop();

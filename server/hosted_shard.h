@@ -133,8 +133,10 @@ class HostedShard {
   // A primary with backups: streams the commit `msg` just applied (the
   // gradient of its `pushes` pushes).
   void StreamCommit(const Message& msg, uint32_t pushes);
-  // Lets pulls read up to the newest commit every backup holds.
+  // Lets pulls read up to the newest commit every backup holds, and tells
+  // the coordinator those commits are applied (Committed).
   void AdvanceReadable();
+  void SendCommitted(int64_t clock, uint32_t pushes);
   // The workers `commit` names whose push is not buffered (nor refused).
   std::vector<uint32_t> MissingPushes(const wire::Commit& commit);
 
@@ -156,13 +158,19 @@ class HostedShard {
                              &now_.job, &now_.layout},
                             tell_coordinator_};  // a backup's, until promoted
   std::unique_ptr<ReplicaStream> stream_;        // a primary with backups
-  // A primary on commit: the commit steps its backups may not hold yet
-  // (seq, clock), and the newest commit pulls may read.
-  std::deque<std::pair<uint64_t, int64_t>> commit_steps_;
+  // A primary on commit: the commit steps its backups may not hold yet,
+  // and the newest commit pulls may read.
+  struct CommitStep {
+    uint64_t seq = 0;
+    int64_t clock = 0;
+    uint32_t pushes = 0;  // for its Committed
+  };
+  std::deque<CommitStep> commit_steps_;
   int64_t readable_ = -1;
   // Promoted under a commit policy: the first commit may wait for pushes.
   static constexpr double kRepushWaitS = 10;
   bool awaiting_repush_ = false;
+  bool promoted_ = false;  // a backup once, this timeline
   std::optional<Message> deferred_commit_;
   double deferred_since_s_ = 0;
 };

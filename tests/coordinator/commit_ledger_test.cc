@@ -55,13 +55,17 @@ TEST(CommitLedgerTest, AReportOfTheSameClockReplacesTheFirst) {
 TEST(CommitLedgerTest, AClockIsAppliedWhenEveryShardAcknowledged) {
   CommitLedger ledger(3);
   EXPECT_EQ(ledger.fully_applied(), -1);
-  EXPECT_FALSE(ledger.Ack(0));
-  EXPECT_FALSE(ledger.Ack(1));  // acks of clocks interleave
-  EXPECT_FALSE(ledger.Ack(0));
-  EXPECT_TRUE(ledger.Ack(0));
+  EXPECT_FALSE(ledger.Ack(0, 0));
+  EXPECT_FALSE(ledger.Ack(1, 0));  // acks of clocks interleave
+  EXPECT_FALSE(ledger.Ack(0, 1));
+  // A shard's second ack (a promoted backup's, of a clock its lost
+  // primary acknowledged too) counts once.
+  EXPECT_FALSE(ledger.Ack(0, 1));
+  EXPECT_TRUE(ledger.Ack(0, 2));
   EXPECT_EQ(ledger.fully_applied(), 0);
-  EXPECT_FALSE(ledger.Ack(1));
-  EXPECT_TRUE(ledger.Ack(1));
+  EXPECT_FALSE(ledger.Ack(0, 2));  // settled: ignored
+  EXPECT_FALSE(ledger.Ack(1, 1));
+  EXPECT_TRUE(ledger.Ack(1, 2));
   EXPECT_EQ(ledger.fully_applied(), 1);
 }
 
