@@ -35,7 +35,7 @@ void ExpectRoundsReadableThroughTheirChains(const std::string& snapshots) {
   std::cout << incremental << " of " << complete
             << " kept shard rounds hold changes only\n";
   EXPECT_EQ(complete, 4);  // snapshot_keep 2, on both shards
-  // A round a clock touches a few of the 5000 rows: of 2 kept rounds per
+  // A round a clock touches a few of the 20000 rows: of 2 kept rounds per
   // shard with a full one every 4, most hold changes only.
   EXPECT_GE(incremental, 1);
 }
@@ -47,7 +47,7 @@ TEST(SparseLrTest, LearnsGeneratedDataWellAboveChance) {
   ASSERT_TRUE(
       cluster
           .Start({BinaryPath("lockstep-gen-sparse"), "--out", data, "--samples",
-                  "20000", "--features", "5000", "--nnz", "20", "--seed", "3"},
+                  "20000", "--features", "20000", "--nnz", "20", "--seed", "3"},
                  "gen")
           .ok());
   auto gen = cluster.WaitFor("gen", std::chrono::seconds(60));
