@@ -101,6 +101,18 @@ void MessageRouter::HandleRegister(const std::string& id,
   c_.enrollment.RegisterPeer(id, reg);
 }
 
+void MessageRouter::HandleReplicaMessage(const std::string& id,
+                                         const Peer& peer,
+                                         const wire::Envelope& env) {
+  ReplicaFailover& failover = c_.recovery.failover();
+  if (env.body_type() == wire::Body::BackupReady) {
+    failover.HandleBackupReady(static_cast<uint32_t>(peer.rank),
+                               env.body_as_BackupReady()->shard());
+    return;
+  }
+  failover.HandlePromoted(id, *env.body_as_Promoted(), c_.enrollment.layout());
+}
+
 void MessageRouter::HandlePeerMessage(const std::string& id, Peer& peer,
                                       const wire::Envelope& env) {
   const bool evaluator = peer.role == wire::Role::Evaluator;
@@ -147,13 +159,9 @@ void MessageRouter::HandlePeerMessage(const std::string& id, Peer& peer,
       }
       return c_.clock.HandleEvaluation(id, *env.body_as_Evaluation());
     case wire::Body::BackupReady:
-      if (!server || peer.rank < 0) break;
-      return c_.recovery.failover().HandleBackupReady(
-          static_cast<uint32_t>(peer.rank), env.body_as_BackupReady()->shard());
     case wire::Body::Promoted:
-      if (!server) break;
-      return c_.recovery.failover().HandlePromoted(id, *env.body_as_Promoted(),
-                                                   c_.enrollment.layout());
+      if (!server || peer.rank < 0) break;
+      return HandleReplicaMessage(id, peer, env);
     case wire::Body::PushRefused:
       if (!server) break;
       return c_.refusals.Handle(peer.rank, *env.body_as_PushRefused());

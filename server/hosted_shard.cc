@@ -324,7 +324,7 @@ void HostedShard::ServeReplicas(std::vector<std::string> backups,
     readable_ = clock_.applied();
     commit_steps_.clear();
   }
-  stream_->Expect(std::move(backups), joining);
+  stream_->Expect(backups, joining);
   AdvanceReadable();
   data_path_.ServeDeferredPulls();
 }

@@ -54,6 +54,7 @@ class HostedShard {
   // Replies go out on `port`; `tell_coordinator` sends a header to the
   // coordinator. Both outlive this.
   HostedShard(uint32_t shard, DataPort* port, Tell tell_coordinator);
+  ~HostedShard() = default;
   HostedShard(const HostedShard&) = delete;
   HostedShard& operator=(const HostedShard&) = delete;
 

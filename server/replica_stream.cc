@@ -16,9 +16,10 @@ zmq::message_t Shared(const zmq::message_t& frame) {
 
 }  // namespace
 
-void ReplicaStream::Expect(std::vector<std::string> backups, bool joining) {
+void ReplicaStream::Expect(const std::vector<std::string>& backups,
+                           bool joining) {
   std::map<std::string, Backup> now;
-  for (std::string& endpoint : backups) {
+  for (const std::string& endpoint : backups) {
     auto it = expected_.find(endpoint);
     Backup fresh;
     fresh.joining = joining;

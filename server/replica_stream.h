@@ -39,7 +39,7 @@ class ReplicaStream {
   // from a live copy of the state and is not waited for until it has
   // installed it; one that is not joining starts from the same state as
   // this primary (the same Welcome) and is waited for from step 1.
-  void Expect(std::vector<std::string> backups, bool joining);
+  void Expect(const std::vector<std::string>& backups, bool joining);
   size_t backups() const { return expected_.size(); }
 
   // Records one step carrying `original` (its frames are shared, not

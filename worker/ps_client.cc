@@ -136,6 +136,44 @@ Status NoReply(uint32_t shard, const std::string& endpoint, const char* what,
 
 }  // namespace
 
+StatusOr<bool> PsClient::ResendRerouted(
+    const std::vector<uint32_t>& waiting,
+    const std::function<Message(uint32_t, bool)>& make) {
+  LS_ASSIGN_OR_RETURN(const std::vector<uint32_t> moved, ApplyReroutes());
+  bool resent = false;
+  for (uint32_t s : moved) {
+    if (std::find(waiting.begin(), waiting.end(), s) == waiting.end()) {
+      continue;
+    }
+    LS_RETURN_IF_ERROR(channels_.Send(s, make(s, true)));
+    resent = true;
+  }
+  return resent;
+}
+
+template <typename OnReply>
+StatusOr<bool> PsClient::TakeReplies(uint32_t shard, uint64_t request_id,
+                                     const char* what, OnReply& on_reply,
+                                     Message* msg) {
+  // Everything queued: a direct channel may hold several staged messages
+  // that will not wake the next poll.
+  while (true) {
+    auto got = channels_.at(shard).Receive(msg);
+    if (!got.ok()) {
+      // The server died or was replaced: wait for the coordinator.
+      LS_RETURN_IF_ERROR(channels_.MarkLost(shard, got.status()));
+      return false;
+    }
+    if (!*got) return false;
+    // Errors about an earlier request are dropped, about this one end it;
+    // on_reply tells this request's replies from late ones.
+    LS_ASSIGN_OR_RETURN(bool reply, CheckReply(shard, request_id, what, msg));
+    if (!reply) continue;
+    LS_ASSIGN_OR_RETURN(bool mine, on_reply(shard, *msg));
+    if (mine) return true;
+  }
+}
+
 template <typename OnReply>
 Status PsClient::Exchange(const std::vector<uint32_t>& shards,
                           uint64_t request_id, const char* what,
@@ -177,43 +215,16 @@ Status PsClient::Exchange(const std::vector<uint32_t>& shards,
     if (interrupt_) {
       LS_RETURN_IF_ERROR(interrupt_());
       items.pop_back();
-      LS_ASSIGN_OR_RETURN(const std::vector<uint32_t> moved, ApplyReroutes());
-      bool resent = false;
-      for (uint32_t s : moved) {
-        if (std::find(waiting.begin(), waiting.end(), s) == waiting.end()) {
-          continue;
-        }
-        LS_RETURN_IF_ERROR(channels_.Send(s, make(s, true)));
-        resent = true;
-      }
+      LS_ASSIGN_OR_RETURN(const bool resent, ResendRerouted(waiting, make));
       if (resent) continue;  // the channels changed: poll them again
     }
     for (size_t i = 0; i < items.size(); ++i) {
       if (!(items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) continue;
-      const uint32_t shard = polled[i];
-      // Take everything queued: a direct channel may hold several staged
-      // messages that will not wake the next poll.
-      while (true) {
-        auto got = channels_.at(shard).Receive(&msg);
-        if (!got.ok()) {
-          // The server died or was replaced: wait for the coordinator.
-          LS_RETURN_IF_ERROR(channels_.MarkLost(shard, got.status()));
-          break;
-        }
-        if (!*got) break;
-        // Errors about an earlier request are dropped, about this one end
-        // it; on_reply tells this request's replies from late ones.
-        LS_ASSIGN_OR_RETURN(bool reply,
-                            CheckReply(shard, request_id, what, &msg));
-        if (!reply) continue;
-        LS_ASSIGN_OR_RETURN(bool mine, on_reply(shard, msg));
-        if (mine) {
-          // This shard is done; a close right after its reply (shutdown)
-          // is not this request's failure.
-          std::erase(waiting, shard);
-          break;
-        }
-      }
+      LS_ASSIGN_OR_RETURN(const bool done, TakeReplies(polled[i], request_id,
+                                                       what, on_reply, &msg));
+      // This shard is done; a close right after its reply (shutdown) is
+      // not this request's failure.
+      if (done) std::erase(waiting, polled[i]);
     }
   }
   return Status::Ok();

@@ -116,6 +116,16 @@ class PsClient {
   // `make(shard, resent)`) and waits until every one answered; calls
   // on_reply(shard, msg) for each reply. A piece whose shard is rerouted
   // meanwhile is made again (resent) and sent to the new endpoint.
+  // After a reroute: sends each waiting piece of a rerouted shard again
+  // (made by `make`, resent). True when one was.
+  StatusOr<bool> ResendRerouted(
+      const std::vector<uint32_t>& waiting,
+      const std::function<Message(uint32_t, bool)>& make);
+  // Takes `shard`'s queued messages; true once its reply to `request_id`
+  // came (on_reply said so). A lost server is marked (or an error).
+  template <typename OnReply>
+  StatusOr<bool> TakeReplies(uint32_t shard, uint64_t request_id,
+                             const char* what, OnReply& on_reply, Message* msg);
   template <typename OnReply>
   Status Exchange(const std::vector<uint32_t>& shards, uint64_t request_id,
                   const char* what,

@@ -31,8 +31,8 @@ Status ShardChannels::Send(uint32_t shard, Message&& msg) {
 }
 
 Status ShardChannels::MarkLost(uint32_t shard, const Status& why) {
-  const Status lost = why.WithContext("server " + std::to_string(shard) +
-                                      " at " + endpoints_[shard]);
+  Status lost = why.WithContext("server " + std::to_string(shard) + " at " +
+                                endpoints_[shard]);
   if (!wait_for_lost_) return lost;
   // Only the coordinator knows what comes: a reroute to the shard's
   // promoted backup, or a rollback.
