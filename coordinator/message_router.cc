@@ -101,16 +101,32 @@ void MessageRouter::HandleRegister(const std::string& id,
   c_.enrollment.RegisterPeer(id, reg);
 }
 
-void MessageRouter::HandleReplicaMessage(const std::string& id,
-                                         const Peer& peer,
-                                         const wire::Envelope& env) {
+void MessageRouter::HandleServerMessage(const std::string& id, Peer& peer,
+                                        const wire::Envelope& env) {
   ReplicaFailover& failover = c_.recovery.failover();
-  if (env.body_type() == wire::Body::BackupReady) {
-    failover.HandleBackupReady(static_cast<uint32_t>(peer.rank),
-                               env.body_as_BackupReady()->shard());
-    return;
+  switch (env.body_type()) {
+    case wire::Body::Committed:
+      // A survivor's acks of clocks past the round it is rolling back to.
+      if (c_.recovery.recovering()) return;
+      return c_.clock.HandleCommitted(*env.body_as_Committed());
+    case wire::Body::SnapshotDone:
+      if (c_.recovery.recovering()) return;  // its round was abandoned
+      return c_.rounds.HandleSnapshotDone(*env.body_as_SnapshotDone());
+    case wire::Body::Restored:
+      return c_.recovery.HandleRestored(peer, *env.body_as_Restored(),
+                                        c_.enrollment);
+    case wire::Body::PushRefused:
+      return c_.refusals.Handle(peer.rank, *env.body_as_PushRefused());
+    case wire::Body::BackupReady:
+      if (peer.rank < 0) return;
+      return failover.HandleBackupReady(static_cast<uint32_t>(peer.rank),
+                                        env.body_as_BackupReady()->shard());
+    case wire::Body::Promoted:
+      return failover.HandlePromoted(id, *env.body_as_Promoted(),
+                                     c_.enrollment.layout());
+    default:
+      return;
   }
-  failover.HandlePromoted(id, *env.body_as_Promoted(), c_.enrollment.layout());
 }
 
 void MessageRouter::HandlePeerMessage(const std::string& id, Peer& peer,
@@ -139,32 +155,20 @@ void MessageRouter::HandlePeerMessage(const std::string& id, Peer& peer,
         return;
       }
       return c_.clock.HandleClockDone(peer, *env.body_as_ClockDone());
-    case wire::Body::Committed:
-      if (!server) break;
-      // A survivor's acks of clocks past the round it is rolling back to.
-      if (c_.recovery.recovering()) return;
-      return c_.clock.HandleCommitted(*env.body_as_Committed());
-    case wire::Body::SnapshotDone:
-      if (!server) break;
-      if (c_.recovery.recovering()) return;  // its round was abandoned
-      return c_.rounds.HandleSnapshotDone(*env.body_as_SnapshotDone());
-    case wire::Body::Restored:
-      if (!server) break;
-      return c_.recovery.HandleRestored(peer, *env.body_as_Restored(),
-                                        c_.enrollment);
     case wire::Body::Evaluation:
       if (!worker && !evaluator) break;
       if (!c_.recovery.CurrentEpoch(peer, env.body_as_Evaluation()->epoch())) {
         return;
       }
       return c_.clock.HandleEvaluation(id, *env.body_as_Evaluation());
+    case wire::Body::Committed:
+    case wire::Body::SnapshotDone:
+    case wire::Body::Restored:
+    case wire::Body::PushRefused:
     case wire::Body::BackupReady:
     case wire::Body::Promoted:
-      if (!server || peer.rank < 0) break;
-      return HandleReplicaMessage(id, peer, env);
-    case wire::Body::PushRefused:
       if (!server) break;
-      return c_.refusals.Handle(peer.rank, *env.body_as_PushRefused());
+      return HandleServerMessage(id, peer, env);
     case wire::Body::Error:
       return HandleError(id, peer, *env.body_as_Error());
     case wire::Body::Leave:

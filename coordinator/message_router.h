@@ -53,9 +53,10 @@ class MessageRouter {
   void HandleNonMember(const std::string& id, const wire::Envelope& env);
   void HandleRegister(const std::string& id, const wire::Register& reg);
   // Dispatches a verified message from a registered peer.
-  // A server's BackupReady or Promoted (--replicas).
-  void HandleReplicaMessage(const std::string& id, const Peer& peer,
-                            const wire::Envelope& env);
+  // A server's own messages: Committed, SnapshotDone, Restored,
+  // PushRefused, and under --replicas BackupReady and Promoted.
+  void HandleServerMessage(const std::string& id, Peer& peer,
+                           const wire::Envelope& env);
   void HandlePeerMessage(const std::string& id, Peer& peer,
                          const wire::Envelope& env);
   void HandleAdmit(const std::string& id, Peer& peer, int64_t clock);

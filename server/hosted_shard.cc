@@ -313,7 +313,7 @@ std::string HostedShard::Totals() {
          std::to_string(clock_.dropped()) + " pushes dropped";
 }
 
-void HostedShard::ServeReplicas(std::vector<std::string> backups,
+void HostedShard::ServeReplicas(const std::vector<std::string>& backups,
                                 bool joining) {
   if (backups.empty() && stream_ == nullptr) return;
   if (stream_ == nullptr) {
@@ -329,7 +329,7 @@ void HostedShard::ServeReplicas(std::vector<std::string> backups,
   data_path_.ServeDeferredPulls();
 }
 
-Status HostedShard::Promote(std::vector<std::string> backups) {
+Status HostedShard::Promote(const std::vector<std::string>& backups) {
   data_path_.WaitForApply();
   if (!primary_) {
     primary_ = true;
@@ -343,7 +343,7 @@ Status HostedShard::Promote(std::vector<std::string> backups) {
                     << " steps of its primary applied, clock "
                     << clock_.applied() << ")";
   }
-  ServeReplicas(std::move(backups), /*joining=*/true);
+  ServeReplicas(backups, /*joining=*/true);
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreatePromoted(fbb, shard_, clock_.applied());
   TellCoordinator(FinishEnvelope(fbb, wire::Body::Promoted, body.Union(),

@@ -80,7 +80,7 @@ class HostedShard {
   // A primary: its backups are on the servers at `backups` now; new ones
   // are `joining` a running stream (they start from a live copy) unless
   // they start from the same Welcome as this primary.
-  void ServeReplicas(std::vector<std::string> backups, bool joining);
+  void ServeReplicas(const std::vector<std::string>& backups, bool joining);
   // A backup: follows the primary at `primary`, as the server at `own`.
   void Follow(const std::string& primary, const std::string& own,
               double timeout_s) {
@@ -88,7 +88,7 @@ class HostedShard {
   }
   // A backup whose primary is lost serves the range from now on, with the
   // backups at `backups`; tells the coordinator (Promoted).
-  Status Promote(std::vector<std::string> backups);
+  Status Promote(const std::vector<std::string>& backups);
   // A backup's feed, to poll once connected (null: none).
   ReplicaFeed* feed() { return follower_.feed(); }
   // A backup: applies the steps its feed has, acknowledges them. A lost

@@ -287,7 +287,7 @@ Status ServerShard::HandlePromote(const wire::Promote& promote) {
       backups.push_back(flatbuffers::GetString(place->endpoint()));
     }
   }
-  return it->second->Promote(std::move(backups));
+  return it->second->Promote(backups);
 }
 
 Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
