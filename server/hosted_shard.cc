@@ -205,15 +205,17 @@ void HostedShard::SendSnapshotDone(const ShardRounds::Report& report) {
 Status HostedShard::Commit(const Message& msg) {
   const wire::Commit& commit = *msg.envelope->body_as_Commit();
   data_path_.WaitForApply();
-  if (awaiting_repush_ && !clock_.IsApplied(commit.clock()) &&
-      !MissingPushes(commit).empty()) {
+  const std::vector<uint32_t> missing =
+      awaiting_repush_ && !clock_.IsApplied(commit.clock())
+          ? MissingPushes(commit)
+          : std::vector<uint32_t>();
+  if (!missing.empty()) {
     // Promoted before the lost primary passed this commit on: its pushes
     // come again from their workers (PsClient keeps its last push).
     if (!deferred_commit_) {
       deferred_since_s_ = NowSeconds();
       LS_LOG(Warning) << "shard " << shard_ << " holds the commit of clock "
-                      << commit.clock() << " for "
-                      << MissingPushes(commit).size()
+                      << commit.clock() << " for " << missing.size()
                       << " pushes its workers send again";
     }
     deferred_commit_.emplace();
