@@ -316,9 +316,10 @@ std::vector<uint64_t>& WorkerSession::SparseIds() { return grads_.SparseIds(); }
 
 void WorkerSession::FinishCompute(int64_t clock, uint32_t quota, double start,
                                   double cpu, ClockTimes* times) {
-  times->cpu_available =
+  const WorkerEmulation::ComputeReading reading =
       emulation_.FinishCompute(clock, quota, NowSeconds() - start, cpu);
-  times->compute_s = NowSeconds() - start;
+  times->cpu_available = reading.cpu_available;
+  times->compute_s = reading.compute_s.value_or(NowSeconds() - start);
 }
 
 Status WorkerSession::Push(int64_t clock, uint32_t batch, ClockTimes* times) {

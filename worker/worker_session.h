@@ -147,10 +147,10 @@ class WorkerSession {
   std::vector<uint64_t>& SparseIds();
 
   // After a clock's compute of `real_s` seconds: waits out what the
-  // profile adds and fills times->compute_s (from `start`, NowSeconds())
-  // and cpu_available (`cpu`, the share of a core the process had, times
-  // the profile's reading; on an emulated machine, that machine's load
-  // reading instead: MachineReading).
+  // profile adds and fills times->compute_s (the profile's modeled time,
+  // else NowSeconds() - `start`) and cpu_available (`cpu`, the share of a core
+  // the process had, times the profile's reading; on an emulated machine, that
+  // machine's load reading instead: MachineReading).
   void FinishCompute(int64_t clock, uint32_t quota, double start, double cpu,
                      ClockTimes* times);
   // Pushes the buffer Gradient() returned last (and, when the layout has

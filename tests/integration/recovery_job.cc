@@ -33,15 +33,19 @@ JobConfig RecoveryJob(const std::string& dir, const std::string& data_order) {
 // Starts the job's servers and workers (the evaluator StartCoordinator
 // started dumps the final model); every worker takes 7-10 ms per clock, so
 // the job runs for a few seconds.
-void StartRoles(TestCluster& cluster, const std::string& dir) {
+void StartRoles(TestCluster& cluster, const std::string& dir, bool uneven) {
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(cluster.StartServer(s).ok());
-  StartWorkers(cluster, dir);
+  StartWorkers(cluster, dir, uneven);
 }
 
-void StartWorkers(TestCluster& cluster, const std::string& /*dir*/) {
+void StartWorkers(TestCluster& cluster, const std::string& /*dir*/,
+                  bool uneven) {
   for (int w = 0; w < 3; ++w) {
-    ASSERT_TRUE(
-        cluster.StartWorker(w, {"--hetero", "linear=0.005+0.0002"}).ok());
+    const std::string profile =
+        uneven ? "linear=0.003+" + std::to_string(0.0001 * (1 << w)) +
+                     ",machine=node-" + std::to_string(w)
+               : "linear=0.005+0.0002";
+    ASSERT_TRUE(cluster.StartWorker(w, {"--hetero", profile}).ok());
   }
 }
 
@@ -68,16 +72,31 @@ StatusOr<std::vector<float>> RunToTheEnd(TestCluster& cluster,
 }
 
 // The uninterrupted job's final model.
-std::vector<float> UninterruptedModel(const std::string& data_order) {
+std::vector<float> UninterruptedModel(const std::string& data_order,
+                                      const std::string& sync, bool uneven,
+                                      std::string* run_dir) {
   const std::string dir = MakeTempDir("lockstep-whole");
+  if (run_dir != nullptr) *run_dir = dir;
+  JobConfig job = RecoveryJob(dir, data_order);
+  job.sync = sync;
   TestCluster cluster;
-  EXPECT_TRUE(
-      cluster.StartCoordinator(RecoveryJob(dir, data_order), {"--run-dir", dir})
-          .ok());
-  StartRoles(cluster, dir);
+  EXPECT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
+  StartRoles(cluster, dir, uneven);
   auto model = RunToTheEnd(cluster, dir);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   return model.ok() ? *model : std::vector<float>();
+}
+
+std::map<int, std::map<int64_t, double>> ReportedClocks(
+    const std::string& run_dir) {
+  std::map<int, std::map<int64_t, double>> out;
+  for (const std::string& line : ReadLines(run_dir + "/metrics.jsonl")) {
+    if (line.find("\"batch\"") == std::string::npos) continue;
+    out[static_cast<int>(JsonNumber(line, "worker"))]
+       [static_cast<int64_t>(JsonNumber(line, "clock"))] =
+           JsonNumber(line, "batch");
+  }
+  return out;
 }
 
 void ExpectSameModel(const std::vector<float>& got,

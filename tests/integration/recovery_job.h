@@ -9,6 +9,7 @@
 #define LOCKSTEP_TESTS_INTEGRATION_RECOVERY_JOB_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,17 +28,30 @@ inline constexpr int kRecoveryClocks = 150;
 JobConfig RecoveryJob(const std::string& dir,
                       const std::string& data_order = "global");
 // Starts the job's servers and workers; worker 0 (the final evaluator)
-// dumps the final model into dir/model.bin.
-void StartRoles(TestCluster& cluster, const std::string& dir);
+// dumps the final model into dir/model.bin. Every worker has the same cost
+// model; `uneven` gives workers 0, 1 and 2 1x, 2x and 4x its per-sample
+// cost, each on an emulated machine of its own, so LB-BSP learns unequal
+// quotas from readings that are the same in every run (reported compute
+// times are the cost model's, the CPU readings the machines').
+void StartRoles(TestCluster& cluster, const std::string& dir,
+                bool uneven = false);
 // Only the workers of StartRoles.
-void StartWorkers(TestCluster& cluster, const std::string& dir);
+void StartWorkers(TestCluster& cluster, const std::string& dir,
+                  bool uneven = false);
 // A server's command line (started with TestCluster::Start, its pid known).
 std::vector<std::string> ServerArgv(const TestCluster& cluster, int rank);
 // Waits for the coordinator's clean end and returns the dumped model.
 StatusOr<std::vector<float>> RunToTheEnd(TestCluster& cluster,
                                          const std::string& dir);
-// The uninterrupted job's final model (runs it in a fresh folder).
-std::vector<float> UninterruptedModel(const std::string& data_order = "global");
+// The uninterrupted job's final model (runs it under `sync` in a fresh
+// folder, `uneven` as StartRoles); its run directory in *run_dir if given.
+std::vector<float> UninterruptedModel(const std::string& data_order = "global",
+                                      const std::string& sync = "bsp",
+                                      bool uneven = false,
+                                      std::string* run_dir = nullptr);
+// Each worker's batch by clock, from a run directory's metrics.jsonl.
+std::map<int, std::map<int64_t, double>> ReportedClocks(
+    const std::string& run_dir);
 // Inverts one byte of the newest complete round's weights in shard 0's
 // store (in its SST file; the store may be open in a live server).
 void FlipAByteOfTheNewestRound(const std::string& snapshots);

@@ -3,8 +3,8 @@
 // with no rollback; the workers reroute and the job runs to its end with
 // the same surviving processes, under every policy; under commit policies
 // the launcher's replacement rebuilds the lost backups from live copies. Under
-// BSP the final model is the uninterrupted (unreplicated) job's, byte for byte;
-// on arrival every push is applied exactly once on every shard.
+// BSP and LB-BSP the final model is the uninterrupted (unreplicated) job's,
+// byte for byte; on arrival every push is applied exactly once on every shard.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -67,16 +67,16 @@ TEST_P(ReplicaFailoverTest, AKilledServersShardIsServedByItsBackup) {
   EXPECT_GT(JsonNumber(summary, "test_accuracy"), 0.6) << summary;
 }
 
-// Runs RecoveryJob (`sync`, one backup per shard) in `dir` and SIGKILLs
-// server 1 at a random moment after its first snapshot round; returns the
-// final model (empty on a failure).
+// Runs RecoveryJob (`sync`, one backup per shard, `uneven` as StartRoles)
+// in `dir` and SIGKILLs server 1 at a random moment after its first
+// snapshot round; returns the final model (empty on a failure).
 std::vector<float> KillAPrimary(TestCluster& cluster, const std::string& dir,
-                                const std::string& sync) {
+                                const std::string& sync, bool uneven = false) {
   JobConfig job = RecoveryJob(dir, "global");
   job.sync = sync;
   job.replicas = 1;
   EXPECT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
-  StartRoles(cluster, dir);
+  StartRoles(cluster, dir, uneven);
   EXPECT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60))
       << cluster.Output("coordinator");
   const int delay_ms = std::uniform_int_distribution<int>(
@@ -105,6 +105,28 @@ TEST(ReplicaFailoverBitsTest, BspEndsWithTheUninterruptedModel) {
   TestCluster cluster;
   const std::vector<float> got =
       KillAPrimary(cluster, MakeTempDir("lockstep-replica-bsp"), "bsp");
+  ExpectSameModel(got, expected);
+}
+
+// LB-BSP's quotas follow the workers' speeds, here emulated machines whose
+// reported compute times and readings are the same in every run: the killed
+// job hands out the quotas of the uninterrupted one clock by clock, and ends
+// with its model, byte for byte.
+TEST(ReplicaFailoverBitsTest, LbBspEndsWithTheUninterruptedModel) {
+  std::string whole;
+  const std::vector<float> expected =
+      UninterruptedModel("global", "lbbsp", /*uneven=*/true, &whole);
+  ASSERT_FALSE(expected.empty());
+  const auto quotas = ReportedClocks(whole);
+  ASSERT_EQ(quotas.size(), 3u);
+  const int64_t last = kRecoveryClocks - 1;
+  EXPECT_GT(quotas.at(0).at(last), quotas.at(2).at(last) + 8)
+      << "the quotas learned the speeds";
+  const std::string dir = MakeTempDir("lockstep-replica-lbbsp");
+  TestCluster cluster;
+  const std::vector<float> got =
+      KillAPrimary(cluster, dir, "lbbsp", /*uneven=*/true);
+  EXPECT_EQ(ReportedClocks(dir), quotas);
   ExpectSameModel(got, expected);
 }
 

@@ -258,19 +258,6 @@ void RunUnevenJob(const std::string& sync, const std::string& snapshots,
   ASSERT_TRUE(cluster.WaitAll(std::chrono::seconds(30)));
 }
 
-// Per worker, per clock it reported, its batch (a run's metrics.jsonl).
-std::map<int, std::map<int64_t, double>> ReportedClocks(
-    const std::string& run_dir) {
-  std::map<int, std::map<int64_t, double>> out;
-  for (const std::string& line : ReadLines(run_dir + "/metrics.jsonl")) {
-    if (line.find("\"batch\"") == std::string::npos) continue;
-    out[static_cast<int>(JsonNumber(line, "worker"))]
-       [static_cast<int64_t>(JsonNumber(line, "clock"))] =
-           JsonNumber(line, "batch");
-  }
-  return out;
-}
-
 // The round `round` of the manifest in `snapshots`, complete.
 ManifestRound CompleteRound(const std::string& snapshots, uint64_t round) {
   auto manifest = SnapshotManifest::Load(snapshots);

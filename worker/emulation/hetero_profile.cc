@@ -279,6 +279,15 @@ double HeteroProfile::ScaledSeconds(int64_t clock, uint32_t batch,
   return empty() ? real_seconds : real_seconds * FactorAt(clock);
 }
 
+std::optional<double> HeteroProfile::ModeledSeconds(int64_t clock,
+                                                    uint32_t batch,
+                                                    double real_seconds) const {
+  if (!has_cost_model()) return std::nullopt;
+  const double target = TargetSeconds(clock, batch);
+  if (real_seconds > target) return std::nullopt;
+  return target;
+}
+
 double HeteroProfile::WaitSeconds(int64_t clock, uint32_t batch,
                                   double real_seconds) const {
   return std::max(0.0, ScaledSeconds(clock, batch, real_seconds) -

@@ -67,6 +67,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,15 @@ class HeteroProfile {
   // FactorAt(clock) without one (real_seconds for an empty profile).
   double ScaledSeconds(int64_t clock, uint32_t batch,
                        double real_seconds) const;
+
+  // The emulated node's compute time for `clock`, reported to the
+  // coordinator in place of the measured one: TargetSeconds() when a cost
+  // model sets the clock's time and the real compute fit in it (the
+  // sleep's overshoot is the emulation's, not the node's, so LB-BSP's
+  // quotas follow the profile alone and a run is reproducible); nothing
+  // otherwise (the measured time stands).
+  std::optional<double> ModeledSeconds(int64_t clock, uint32_t batch,
+                                       double real_seconds) const;
 
   // How long to wait after the real compute: ScaledSeconds() minus
   // real_seconds, never negative (a clock never gets faster than real).

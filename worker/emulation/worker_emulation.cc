@@ -53,13 +53,16 @@ Status WorkerEmulation::StartClock(int64_t clock) {
   return real_link_->Apply(clock, profile_.link());
 }
 
-double WorkerEmulation::FinishCompute(int64_t clock, uint32_t quota,
-                                      double real_s, double cpu) {
+WorkerEmulation::ComputeReading WorkerEmulation::FinishCompute(int64_t clock,
+                                                               uint32_t quota,
+                                                               double real_s,
+                                                               double cpu) {
   cpu = std::clamp(cpu, 0.0, 1.0);
-  if (profile_.empty()) return cpu;
+  if (profile_.empty()) return {cpu, std::nullopt};
   Wait(profile_.WaitSeconds(clock, quota, real_s));
-  return machine_load_.has_value() ? MachineReading(clock)
-                                   : cpu * profile_.cpu_available(clock);
+  return {machine_load_.has_value() ? MachineReading(clock)
+                                    : cpu * profile_.cpu_available(clock),
+          profile_.ModeledSeconds(clock, quota, real_s)};
 }
 
 void WorkerEmulation::LinkWait(int64_t clock, uint64_t bytes) {

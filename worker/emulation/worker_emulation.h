@@ -38,12 +38,20 @@ class WorkerEmulation {
   uint32_t max_batch() const { return profile_.max_batch(); }
   // At the start of `clock`: the real link takes the profile's step.
   Status StartClock(int64_t clock);
+  // What a worker reports of a clock's compute.
+  struct ComputeReading {
+    double cpu_available = 1;
+    // The emulated node's compute time (HeteroProfile::ModeledSeconds);
+    // unset: the measured time is reported.
+    std::optional<double> compute_s;
+  };
   // After a clock's compute of `real_s` seconds on `quota` samples: waits
   // out what the profile adds; returns the CPU reading to report from the
   // process's own share `cpu` (the profile's reading times it, or on an
-  // emulated machine that machine's: MachineReading).
-  double FinishCompute(int64_t clock, uint32_t quota, double real_s,
-                       double cpu);
+  // emulated machine that machine's: MachineReading) and the modeled
+  // compute time.
+  ComputeReading FinishCompute(int64_t clock, uint32_t quota, double real_s,
+                               double cpu);
   // The link's time for `bytes` of a pull or push at `clock`, waited after
   // the real transfer (on a real link only its latency, without netem).
   void LinkWait(int64_t clock, uint64_t bytes);
