@@ -2,7 +2,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "server/range_copy.h"
+#include "server/replication/range_copy.h"
 
 namespace lockstep {
 

@@ -24,7 +24,7 @@
 #include "server/eval_images.h"
 #include "server/push_guard.h"
 #include "server/push_ledger.h"
-#include "server/replica_stream.h"
+#include "server/replication/replica_stream.h"
 #include "server/shard_clock.h"
 #include "server/shard_keys.h"
 #include "server/shard_model.h"

@@ -54,7 +54,7 @@ class ShardModel {
                      const UpdateStep& step);
   // The gradient the last ApplyPushes applied (the mean, or a single
   // push's own, copied only with keep_gradient), for a backup of this
-  // range (replica_stream.h). Valid until the next apply.
+  // range (replication/replica_stream.h). Valid until the next apply.
   struct Gradient {
     std::span<const float> dense;
     std::span<const uint64_t> sparse_ids;

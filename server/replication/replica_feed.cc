@@ -1,4 +1,4 @@
-#include "server/replica_feed.h"
+#include "server/replication/replica_feed.h"
 
 #include <chrono>
 

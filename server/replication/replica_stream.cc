@@ -1,4 +1,4 @@
-#include "server/replica_stream.h"
+#include "server/replication/replica_stream.h"
 
 #include <algorithm>
 

@@ -1,10 +1,10 @@
-#include "server/replica_follower.h"
+#include "server/replication/replica_follower.h"
 
 #include <vector>
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "server/range_copy.h"
+#include "server/replication/range_copy.h"
 
 namespace lockstep {
 

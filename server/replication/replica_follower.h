@@ -8,8 +8,8 @@
 // live copy of the whole state (RangeCopy). A feed that breaks (the
 // primary is gone) is reported to the coordinator (Error PrimaryLost).
 // Thread-safety: the server's thread, as the range it applies to.
-#ifndef LOCKSTEP_SERVER_REPLICA_FOLLOWER_H_
-#define LOCKSTEP_SERVER_REPLICA_FOLLOWER_H_
+#ifndef LOCKSTEP_SERVER_REPLICATION_REPLICA_FOLLOWER_H_
+#define LOCKSTEP_SERVER_REPLICATION_REPLICA_FOLLOWER_H_
 
 #include <cstdint>
 #include <functional>
@@ -22,7 +22,7 @@
 #include "common/layout.h"
 #include "common/status.h"
 #include "common/wire/message.h"
-#include "server/replica_feed.h"
+#include "server/replication/replica_feed.h"
 #include "server/shard_clock.h"
 #include "server/shard_data_path.h"
 #include "server/shard_model.h"
@@ -90,4 +90,4 @@ class ReplicaFollower {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_SERVER_REPLICA_FOLLOWER_H_
+#endif  // LOCKSTEP_SERVER_REPLICATION_REPLICA_FOLLOWER_H_

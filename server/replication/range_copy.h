@@ -8,8 +8,8 @@
 // disk. Under a commit policy the state between commits is the model
 // alone (pushes are buffered, not applied), so the copy is bit-exact.
 // Thread-safety: the range's thread.
-#ifndef LOCKSTEP_SERVER_RANGE_COPY_H_
-#define LOCKSTEP_SERVER_RANGE_COPY_H_
+#ifndef LOCKSTEP_SERVER_REPLICATION_RANGE_COPY_H_
+#define LOCKSTEP_SERVER_REPLICATION_RANGE_COPY_H_
 
 #include <vector>
 #include <zmq.hpp>
@@ -41,4 +41,4 @@ class RangeCopy {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_SERVER_RANGE_COPY_H_
+#endif  // LOCKSTEP_SERVER_REPLICATION_RANGE_COPY_H_

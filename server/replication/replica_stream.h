@@ -11,8 +11,8 @@
 // Replies go out through the port, which never blocks: two servers that
 // back each other up cannot wait on each other.
 // Thread-safety: not thread-safe; the server's thread.
-#ifndef LOCKSTEP_SERVER_REPLICA_STREAM_H_
-#define LOCKSTEP_SERVER_REPLICA_STREAM_H_
+#ifndef LOCKSTEP_SERVER_REPLICATION_REPLICA_STREAM_H_
+#define LOCKSTEP_SERVER_REPLICATION_REPLICA_STREAM_H_
 
 #include <cstdint>
 #include <deque>
@@ -93,4 +93,4 @@ class ReplicaStream {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_SERVER_REPLICA_STREAM_H_
+#endif  // LOCKSTEP_SERVER_REPLICATION_REPLICA_STREAM_H_

@@ -7,8 +7,8 @@
 // resubscription sends again are skipped.
 // Thread-safety: the server's thread, but for the connecting thread it
 // starts and joins.
-#ifndef LOCKSTEP_SERVER_REPLICA_FEED_H_
-#define LOCKSTEP_SERVER_REPLICA_FEED_H_
+#ifndef LOCKSTEP_SERVER_REPLICATION_REPLICA_FEED_H_
+#define LOCKSTEP_SERVER_REPLICATION_REPLICA_FEED_H_
 
 #include <cstdint>
 #include <future>
@@ -60,4 +60,4 @@ class ReplicaFeed {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_SERVER_REPLICA_FEED_H_
+#endif  // LOCKSTEP_SERVER_REPLICATION_REPLICA_FEED_H_

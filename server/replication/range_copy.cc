@@ -1,4 +1,4 @@
-#include "server/range_copy.h"
+#include "server/replication/range_copy.h"
 
 #include <cstring>
 #include <map>
