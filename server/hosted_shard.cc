@@ -61,9 +61,17 @@ void HostedShard::ConfigureDataPath(bool on_arrival) {
                         {job.max_grad_norm, job.grad_norm_action == "clip"}});
 }
 
-Status HostedShard::Adopt(const Message& msg, Timeline timeline) {
-  const wire::Welcome& welcome = *msg.envelope->body_as_Welcome();
+Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
   data_path_.WaitForApply();
+  if (!(timeline.layout.shards()[shard_].dense ==
+        now_.layout.shards()[shard_].dense)) {
+    return FailedPrecondition("asked to keep a shard of another layout");
+  }
+  if (!primary_) {
+    now_ = std::move(timeline);
+    ConfigureDataPath(clock_.on_arrival());
+    return Status::Ok();
+  }
   if (welcome.adopt_clock() != clock_.applied()) {
     return FailedPrecondition("asked to keep shard " + std::to_string(shard_) +
                               " at clock " +
@@ -71,15 +79,10 @@ Status HostedShard::Adopt(const Message& msg, Timeline timeline) {
                               ", but this server holds it at clock " +
                               std::to_string(clock_.applied()));
   }
-  if (!(timeline.layout.shards()[shard_].dense ==
-        now_.layout.shards()[shard_].dense)) {
-    return FailedPrecondition("asked to keep a shard of another layout");
-  }
   rounds_.Drop(&model_);
   now_ = std::move(timeline);
   clock_.DropPending();
   data_path_.ledger().Clear();
-  if (stream_ != nullptr) stream_->Record(wire::ReplicaStep::Adopt, msg);
   ConfigureDataPath(clock_.on_arrival());
   rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
   LS_LOG(Warning) << "kept shard " << shard_ << "'s state at clock "

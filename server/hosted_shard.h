@@ -72,10 +72,12 @@ class HostedShard {
   // restore_round when not 0 (a failure is also told to the coordinator),
   // and, as a primary, answers Restored in a recovery epoch.
   Status Setup(const wire::Welcome& welcome, Timeline timeline, bool primary);
-  // A resumed coordinator's Welcome (`welcome`) that keeps this state at
-  // its adopt_clock: what was pending for later clocks goes, on the
-  // backups too.
-  Status Adopt(const Message& welcome, Timeline timeline);
+  // A resumed coordinator's Welcome that keeps this state at its
+  // adopt_clock under `timeline`: a primary drops what was pending for
+  // later clocks; a backup (holding no pushes under a commit policy, the
+  // only kind adopted) takes the timeline, its state following its
+  // primary's steps as before.
+  Status Adopt(const wire::Welcome& welcome, Timeline timeline);
 
   // A primary: its backups are on the servers at `backups` now; new ones
   // are `joining` a running stream (they start from a live copy) unless

@@ -73,14 +73,16 @@ Status ServerShard::Setup(const Message& msg) {
   }
   heartbeat_ms_ = timeline.job.heartbeat_ms;
   if (welcome.adopt_clock() >= 0) {
-    // The backups held here stay as they are: their primaries stream the
-    // adoption to them.
-    HostedShard* own = ServedRange(static_cast<int>(shard));
-    if (own == nullptr || shard != shard_) {
+    // Every range here keeps its state under the adopted timeline: the
+    // backups' state is their primaries', which are adopted alike.
+    if (ServedRange(static_cast<int>(shard)) == nullptr || shard != shard_) {
       return FailedPrecondition("asked to keep shard " + std::to_string(shard) +
                                 ", which this server does not serve");
     }
-    return own->Adopt(msg, std::move(timeline));
+    for (auto& [k, range] : hosted_) {
+      LS_RETURN_IF_ERROR(range->Adopt(welcome, timeline));
+    }
+    return Status::Ok();
   }
   shard_ = shard;
   SetLogRank(static_cast<int>(shard_));

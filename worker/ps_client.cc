@@ -79,15 +79,13 @@ PsClient::PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
       epoch_(epoch),
       role_(role) {}
 
-StatusOr<std::unique_ptr<PsClient>> PsClient::Create(const KeyLayout& layout,
-                                                     uint32_t rank,
-                                                     double timeout_s,
-                                                     uint32_t epoch,
-                                                     wire::Role role) {
+StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
+    const KeyLayout& layout, uint32_t rank, double timeout_s, uint32_t epoch,
+    wire::Role role, double lost_after_s) {
   std::unique_ptr<PsClient> client(
       new PsClient(layout, rank, timeout_s, epoch, role));
   LS_ASSIGN_OR_RETURN(client->channels_,
-                      ShardChannels::Connect(layout, timeout_s));
+                      ShardChannels::Connect(layout, timeout_s, lost_after_s));
   client->clocks_read_.assign(layout.num_shards(), 0);
   return client;
 }

@@ -33,10 +33,12 @@ class PsClient {
   // Connects to every shard in `layout` (endpoints must be set). Requests
   // carry recovery epoch `epoch` (see wire::Restored).
   // `role` is Worker, or Evaluator for the job's evaluator (it only
-  // pulls).
+  // pulls). With `lost_after_s` > 0 (replicated shards) a shard not
+  // reached within it is lost, not an error: ShardChannels::Connect.
   static StatusOr<std::unique_ptr<PsClient>> Create(
       const KeyLayout& layout, uint32_t rank, double timeout_s,
-      uint32_t epoch = 0, wire::Role role = wire::Role::Worker);
+      uint32_t epoch = 0, wire::Role role = wire::Role::Worker,
+      double lost_after_s = 0);
 
   // Pushes applied on arrival under a staleness rule (a drop limit or a
   // staleness-scaled step) go to shard 0 first, and the other shards are

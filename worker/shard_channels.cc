@@ -1,5 +1,6 @@
 #include "worker/shard_channels.h"
 
+#include <algorithm>
 #include <map>
 
 #include "common/logging.h"
@@ -7,19 +8,30 @@
 namespace lockstep {
 
 StatusOr<ShardChannels> ShardChannels::Connect(const KeyLayout& layout,
-                                               double timeout_s) {
+                                               double timeout_s,
+                                               double lost_after_s) {
   ShardChannels channels;
   for (const ShardInfo& shard : layout.shards()) {
     if (shard.endpoint.empty()) {
       return InvalidArgument("shard " + std::to_string(shard.shard) +
                              " has no endpoint");
     }
-    LS_ASSIGN_OR_RETURN(auto channel,
-                        DataChannel::Connect(shard.endpoint, timeout_s));
-    channels.channels_.push_back(std::move(channel));
+    auto channel = DataChannel::Connect(
+        shard.endpoint,
+        lost_after_s > 0 ? std::min(timeout_s, lost_after_s) : timeout_s);
+    if (!channel.ok() && lost_after_s <= 0) return channel.status();
+    channels.lost_.push_back(!channel.ok());
     channels.endpoints_.push_back(shard.endpoint);
+    if (channel.ok()) {
+      channels.channels_.push_back(std::move(*channel));
+      continue;
+    }
+    LS_LOG(Warning) << "shard " << shard.shard << "'s server at "
+                    << shard.endpoint
+                    << " is unreachable: " << channel.status().message()
+                    << "; waiting for the coordinator";
+    channels.channels_.push_back(nullptr);
   }
-  channels.lost_.assign(layout.num_shards(), false);
   return channels;
 }
 

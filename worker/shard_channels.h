@@ -23,9 +23,13 @@ namespace lockstep {
 
 class ShardChannels {
  public:
-  // Connects to every shard of `layout` (endpoints must be set).
+  // Connects to every shard of `layout` (endpoints must be set). With
+  // `lost_after_s` > 0, a shard not reached within it (its server died
+  // since the layout was made, --replicas) is marked lost and waits for
+  // its reroute like a server lost later; else the error is returned.
   static StatusOr<ShardChannels> Connect(const KeyLayout& layout,
-                                         double timeout_s);
+                                         double timeout_s,
+                                         double lost_after_s = 0);
 
   // With `wait` a lost server is waited out (someone will say what comes:
   // a reroute or a rollback); without, it is the sender's error.

@@ -101,10 +101,6 @@ Status ReplicaFollower::Apply(const wire::Replicate& step, Message& original) {
       return ApplyPush(step, original);
     case wire::ReplicaStep::Commit:
       return ApplyCommit(step, original);
-    case wire::ReplicaStep::Adopt:
-      clock_->DropPending();
-      data_path_->ledger().Clear();
-      return Status::Ok();
     default:
       // An Install is the range's own (HostedShard::InstallCopy).
       return InvalidArgument("unexpected replica step");
@@ -142,23 +138,25 @@ Status ReplicaFollower::ApplyCommit(const wire::Replicate& step,
       .status();
 }
 
-// The primary's path for the same push (ShardDataPath::HandlePush), with
-// its answer taken from the step: buffered for its commit, or, on
-// arrival, skipped when a restored round holds it, applied at the
-// primary's staleness, or counted as dropped.
+// The primary's path for the same push on arrival
+// (ShardDataPath::AdmitAndApply), with its answer taken from the step:
+// skipped when a restored round holds it, applied at the primary's
+// staleness, or counted as dropped. Under a commit policy a backup gets
+// each commit's gradient instead.
 Status ReplicaFollower::ApplyPush(const wire::Replicate& step,
                                   Message& original) {
   const auto* push = original.envelope->body_as_Push();
   if (push == nullptr) return InvalidArgument("a push step without its push");
+  if (!clock_->on_arrival()) {
+    return InvalidArgument("a push step under a commit policy");
+  }
   BufferedPush record;
   LS_RETURN_IF_ERROR(data_path_->CheckPush(original, &record));
   const auto worker = static_cast<uint32_t>(original.envelope->sender_rank());
   PushLedger::Answer answer{push->request_id(), push->clock(), step.status(),
                             step.staleness()};
   record.msg = std::move(original);
-  if (!clock_->on_arrival()) {
-    answer.status = clock_->Buffer(answer.clock, worker, std::move(record));
-  } else if (!updater_->AlreadyContained(worker, answer.clock)) {
+  if (!updater_->AlreadyContained(worker, answer.clock)) {
     if (answer.status == wire::PushStatus::Applied) {
       updater_->ApplyOnArrival(record, answer.clock, answer.staleness);
     } else {

@@ -67,8 +67,8 @@ class ReplicaFollower {
   uint64_t steps_applied() const { return steps_applied_; }
 
  private:
-  // Applies `step`, which carries `original` (the primary's Push, Commit
-  // or Welcome, with its payloads). Errors: a malformed step, or an apply
+  // Applies `step`, which carries `original` (the primary's Push or
+  // Commit, with its payloads). Errors: a malformed step, or an apply
   // that failed (the backup no longer matches its primary).
   Status Apply(const wire::Replicate& step, Message& original);
   Status ApplyCommit(const wire::Replicate& step, const Message& original);
