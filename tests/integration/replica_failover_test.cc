@@ -145,13 +145,15 @@ std::map<int, int64_t> ShardSteps(const std::string& log) {
   return steps;
 }
 
-// On arrival each push is one optimizer step of each shard: with a push
-// lost the shards would hold fewer steps than the workers pushed, with a
-// push applied twice more.
-TEST(ReplicaFailoverBitsTest, AspAppliesEveryPushExactlyOnce) {
-  const std::string dir = MakeTempDir("lockstep-replica-asp");
+// On arrival (ASP, SSP) each push is one optimizer step of each shard:
+// with a push lost the shards would hold fewer steps than the workers
+// pushed, with a push applied twice more.
+class ReplicaExactlyOnceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReplicaExactlyOnceTest, EveryPushIsAppliedExactlyOnce) {
+  const std::string dir = MakeTempDir("lockstep-replica-once");
   TestCluster cluster;
-  ASSERT_FALSE(KillAPrimary(cluster, dir, "asp").empty());
+  ASSERT_FALSE(KillAPrimary(cluster, dir, GetParam()).empty());
   const std::string summary = ReadFile(dir + "/summary.json");
   ASSERT_EQ(JsonNumber(summary, "dropped_pushes"), 0) << summary;
   int64_t pushed = 0;
@@ -297,6 +299,9 @@ TEST(ReplicaFailoverBitsTest, ACoordinatorFailoverThenAPrimaryLoss) {
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   ExpectSameModel(*got, expected);
 }
+
+INSTANTIATE_TEST_SUITE_P(OnArrival, ReplicaExactlyOnceTest,
+                         ::testing::Values("asp", "ssp:2"), PolicyParamName());
 
 INSTANTIATE_TEST_SUITE_P(Policies, ReplicaFailoverTest,
                          ::testing::Values("bsp", "ssp:2", "asp", "backup:1",
