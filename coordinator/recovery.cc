@@ -150,19 +150,8 @@ bool Recovery::AcceptReturningServer(const std::string& id,
     if (host_.aborted()) return true;
   }
   // Its slot's shard is served by a promoted backup: it holds backups,
-  // copied live from their primaries (commit policies; on arrival a
-  // shard's open logical clock is not in a copy).
+  // copied live from their primaries.
   const bool rebuild = failover_.Moved() && !recovering_;
-  if (rebuild && clock_.policy().apply_mode() == ApplyMode::kOnArrival) {
-    LS_LOG(Warning) << "refused a server registering from "
-                    << flatbuffers::GetString(reg.host()) << ": shard " << slot
-                    << " is served by its promoted backup";
-    failover_.Decline(id, "shard " + std::to_string(slot) +
-                              " is served by its promoted backup, and under "
-                              "an on-arrival policy a new server cannot "
-                              "rebuild a backup");
-    return true;
-  }
   Peer peer;
   peer.role = wire::Role::Server;
   peer.rank = slot;

@@ -14,8 +14,9 @@
 //     waited on the lost server to the new one.
 //
 // A shard with no live copy needs the rollback (the caller's). A server
-// registering for a shard served elsewhere is refused: rebuilding a
-// backup on a new server is not built yet.
+// registering for a slot whose shard is served elsewhere holds backups of
+// the shards short of theirs (AddBackupsOn), each copied live from its
+// primary and no copy to promote until it says BackupReady.
 // Thread-safety: not thread-safe; the coordinator's thread.
 #ifndef LOCKSTEP_COORDINATOR_REPLICA_FAILOVER_H_
 #define LOCKSTEP_COORDINATOR_REPLICA_FAILOVER_H_
@@ -61,12 +62,6 @@ class ReplicaFailover {
   // backups. False when a shard has no live copy (nothing was sent: the
   // caller rolls back, which re-places every shard on the ring).
   bool Promote(uint32_t gone, const std::string& what, KeyLayout& layout);
-  // Tells a registering server `id` it is not needed (`why`): it exits
-  // without failing.
-  void Decline(const std::string& id, const std::string& why) {
-    outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::NotNeeded, why, 0,
-                                     wire::Role::Coordinator, 0));
-  }
   // Tells the lost server `id` (if it still runs) to stop.
   void Fence(const std::string& id, const std::string& what) {
     outbox_.Send(id, MakeShutdownHeader(

@@ -81,12 +81,7 @@ StatusOr<Message> ServerLink::AwaitWelcome(int rank_hint, double timeout_s) {
       continue;
     }
     const auto type = msg.envelope->body_type();
-    // A Welcome, or a refusal this server ends well on (NotNeeded).
-    if (type == wire::Body::Welcome ||
-        (type == wire::Body::Error &&
-         msg.envelope->body_as_Error()->code() == wire::ErrorCode::NotNeeded)) {
-      return msg;
-    }
+    if (type == wire::Body::Welcome) return msg;
     if (type == wire::Body::Shutdown) {
       return FailedPrecondition(
           "the coordinator ended the job before welcoming this server: " +

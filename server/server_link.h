@@ -43,7 +43,7 @@ class ServerLink {
   // Registers as `rank` (-1: any), offering its state committed up to
   // `applied_clock` (-1: none) to a coordinator that resumes the job.
   void Register(int rank, int64_t applied_clock = -1);
-  // The first Welcome (or the coordinator's NotNeeded Error), within
+  // The first Welcome, within
   // `timeout_s` (heartbeating as `rank_hint` meanwhile). Errors: the
   // coordinator went silent, ended the job or refused this server; a signal;
   // the deadline.

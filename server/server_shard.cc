@@ -39,12 +39,6 @@ Status ServerShard::Run() {
   LS_ASSIGN_OR_RETURN(
       const Message welcome,
       link_->AwaitWelcome(options_.rank_hint, options_.welcome_timeout_s));
-  if (welcome.envelope->body_type() == wire::Body::Error) {
-    LS_LOG(Warning) << "not needed: "
-                    << flatbuffers::GetString(
-                           welcome.envelope->body_as_Error()->message());
-    return Status::Ok();
-  }
   LS_RETURN_IF_ERROR(Setup(welcome));
   Status served = Serve();
   if (data_ && data_->refused_connections() + data_->handshake_timeouts() > 0) {

@@ -1,8 +1,8 @@
 // --replicas 1 with a real SIGKILL at a random moment: the killed
 // server's shard is served by its backup on the other server, promoted
 // with no rollback; the workers reroute and the job runs to its end with
-// the same surviving processes, under every policy; under commit policies
-// the launcher's replacement rebuilds the lost backups from live copies. Under
+// the same surviving processes, under every policy, and the launcher's
+// replacement rebuilds the lost backups from live copies. Under
 // BSP and LB-BSP the final model is the uninterrupted (unreplicated) job's,
 // byte for byte; on arrival every push is applied exactly once on every shard.
 #include <gtest/gtest.h>
@@ -54,13 +54,9 @@ TEST_P(ReplicaFailoverTest, AKilledServersShardIsServedByItsBackup) {
       << log;
   EXPECT_EQ(log.find("rolling every shard back"), std::string::npos) << log;
   // The launcher's replacement for server 1 rebuilds the backups from live
-  // copies under a commit policy; on arrival it is refused.
-  const bool on_arrival = job.sync == "asp" || job.sync.rfind("ssp", 0) == 0;
-  EXPECT_NE(log.find(on_arrival ? "refused a server registering"
-                                : "rebuilds 2 backups from live copies"),
-            std::string::npos)
+  // copies, and runs to the end with the job.
+  EXPECT_NE(log.find("rebuilds 2 backups from live copies"), std::string::npos)
       << log;
-  // Not needed, the refused replacement ends well and stays ended.
   const std::string out = cluster.Output("launch");
   EXPECT_EQ(out.find("restart 2 of"), std::string::npos) << out;
   EXPECT_EQ(StartedPid(cluster, "server 0"), survivor);
@@ -147,13 +143,10 @@ std::map<int, int64_t> ShardSteps(const std::string& log) {
 
 // On arrival (ASP, SSP) each push is one optimizer step of each shard:
 // with a push lost the shards would hold fewer steps than the workers
-// pushed, with a push applied twice more.
-class ReplicaExactlyOnceTest : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(ReplicaExactlyOnceTest, EveryPushIsAppliedExactlyOnce) {
-  const std::string dir = MakeTempDir("lockstep-replica-once");
-  TestCluster cluster;
-  ASSERT_FALSE(KillAPrimary(cluster, dir, GetParam()).empty());
+// pushed, with a push applied twice more. Checks the totals `server_log`
+// ends with against the job's summary in `dir`.
+void ExpectEveryPushAppliedOnce(const std::string& dir,
+                                const std::string& server_log) {
   const std::string summary = ReadFile(dir + "/summary.json");
   ASSERT_EQ(JsonNumber(summary, "dropped_pushes"), 0) << summary;
   int64_t pushed = 0;
@@ -164,26 +157,40 @@ TEST_P(ReplicaExactlyOnceTest, EveryPushIsAppliedExactlyOnce) {
     ASSERT_GT(clocks, 0) << summary;
     pushed += static_cast<int64_t>(clocks);
   }
-  const std::map<int, int64_t> steps = ShardSteps(cluster.Output("server 0"));
-  ASSERT_EQ(steps.size(), 2u) << cluster.Output("server 0");
+  const std::map<int, int64_t> steps = ShardSteps(server_log);
+  ASSERT_EQ(steps.size(), 2u) << server_log;
   EXPECT_EQ(steps.at(0), pushed);
-  EXPECT_EQ(steps.at(1), pushed) << "the promoted backup's shard";
+  EXPECT_EQ(steps.at(1), pushed);
   std::cout << pushed << " pushes, each applied once on both shards\n";
+}
+
+class ReplicaExactlyOnceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReplicaExactlyOnceTest, EveryPushIsAppliedExactlyOnce) {
+  const std::string dir = MakeTempDir("lockstep-replica-once");
+  TestCluster cluster;
+  ASSERT_FALSE(KillAPrimary(cluster, dir, GetParam()).empty());
+  ExpectEveryPushAppliedOnce(dir, cluster.Output("server 0"));
 }
 
 // A replacement for the killed server holds backups copied live from the
 // surviving server, which serves both shards; killed in turn, that server
 // leaves both shards to the replacement's copies. BSP still ends with the
-// uninterrupted job's model, byte for byte.
-TEST(ReplicaFailoverBitsTest, AReplacementsLiveCopiesTakeOverWholeJob) {
+// uninterrupted job's model, byte for byte; on arrival every push is
+// applied exactly once.
+class ReplicaRebuildTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReplicaRebuildTest, AReplacementsLiveCopiesTakeOverWholeJob) {
   const auto job_in = [](const std::string& dir) {
     JobConfig job = RecoveryJob(dir, "global");
     job.max_clocks = 500;
     job.replicas = 1;
+    job.sync = GetParam();
     return job;
   };
+  const bool on_arrival = GetParam() != "bsp";
   std::vector<float> expected;
-  {
+  if (!on_arrival) {
     const std::string dir = MakeTempDir("lockstep-replica-whole");
     TestCluster cluster;
     ASSERT_TRUE(cluster.StartCoordinator(job_in(dir), {"--run-dir", dir}).ok());
@@ -235,7 +242,11 @@ TEST(ReplicaFailoverBitsTest, AReplacementsLiveCopiesTakeOverWholeJob) {
   EXPECT_TRUE(
       cluster.Printed("server 1", "promoted: this server serves shard 1"))
       << cluster.Output("server 1");
-  ExpectSameModel(*got, expected);
+  if (on_arrival) {
+    ExpectEveryPushAppliedOnce(dir, cluster.Output("server 1"));
+  } else {
+    ExpectSameModel(*got, expected);
+  }
 }
 
 // A replicated job outlives its coordinator: the new one adopts the
@@ -302,6 +313,10 @@ TEST(ReplicaFailoverBitsTest, ACoordinatorFailoverThenAPrimaryLoss) {
 
 INSTANTIATE_TEST_SUITE_P(OnArrival, ReplicaExactlyOnceTest,
                          ::testing::Values("asp", "ssp:2"), PolicyParamName());
+
+INSTANTIATE_TEST_SUITE_P(Policies, ReplicaRebuildTest,
+                         ::testing::Values("bsp", "asp", "ssp:2"),
+                         PolicyParamName());
 
 INSTANTIATE_TEST_SUITE_P(Policies, ReplicaFailoverTest,
                          ::testing::Values("bsp", "ssp:2", "asp", "backup:1",
