@@ -69,8 +69,22 @@ void ReplicaFailover::HandlePromoted(const std::string& id,
   const double took = NowSeconds() - it->second;
   pending_.erase(it);
   clock_.ResendCommits(id, promoted.applied_clock());
-  flatbuffers::FlatBufferBuilder fbb(128);
   const std::string& endpoint = layout.shards()[shard].endpoint;
+  // The new primary expects the backups left as joiners (Promote): now
+  // that it serves, they follow it.
+  for (uint32_t slot : placement_.Recopy(shard)) {
+    const std::string& backup = members_.server_ids()[slot];
+    if (backup.empty()) continue;
+    flatbuffers::FlatBufferBuilder follow(128);
+    auto body =
+        wire::CreateFollow(follow, shard, follow.CreateString(endpoint));
+    outbox_.Send(backup,
+                 FinishEnvelope(follow, wire::Body::Follow, body.Union(),
+                                wire::Role::Coordinator, 0));
+    LS_LOG(Info) << "server " << slot << "'s backup of shard " << shard
+                 << " follows the promoted primary (a live copy first)";
+  }
+  flatbuffers::FlatBufferBuilder fbb(128);
   auto body = wire::CreateReroute(fbb, shard, fbb.CreateString(endpoint));
   zmq::message_t header = FinishEnvelope(fbb, wire::Body::Reroute, body.Union(),
                                          wire::Role::Coordinator, 0);

@@ -54,6 +54,11 @@ std::vector<uint32_t> ReplicaPlacement::AddBackupsOn(uint32_t slot) {
   return shards;
 }
 
+std::vector<uint32_t> ReplicaPlacement::Recopy(uint32_t shard) {
+  for (uint32_t slot : backups_[shard]) pending_.insert({shard, slot});
+  return backups_[shard];
+}
+
 bool ReplicaPlacement::OnRing() const {
   for (uint32_t k = 0; k < servers_; ++k) {
     if (primary_[k] != k) return false;

@@ -34,6 +34,10 @@ class ReplicaPlacement {
   // shard with fewer than R that it does not serve. Returns those shards.
   // Such a backup is no copy to promote until it is ready (MarkReady).
   std::vector<uint32_t> AddBackupsOn(uint32_t slot);
+  // The backups `shard` has left after its promotion: each copies the new
+  // primary's state, and is no copy to promote until it is ready
+  // (MarkReady). Returns their slots.
+  std::vector<uint32_t> Recopy(uint32_t shard);
   // Slot `slot`'s backup of `shard` holds its copy. False when it was not
   // waited for.
   bool MarkReady(uint32_t shard, uint32_t slot) {

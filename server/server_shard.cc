@@ -286,6 +286,19 @@ Status ServerShard::HandlePromote(const wire::Promote& promote) {
   return it->second->Promote(backups);
 }
 
+Status ServerShard::HandleFollow(const wire::Follow& follow) {
+  auto it = hosted_.find(follow.shard());
+  if (it == hosted_.end() || it->second->primary()) {
+    return FailedPrecondition("asked to follow shard " +
+                              std::to_string(follow.shard()) +
+                              "'s new primary, of which this server holds "
+                              "no backup");
+  }
+  it->second->Follow(flatbuffers::GetString(follow.primary()), endpoint_,
+                     options_.welcome_timeout_s);
+  return Status::Ok();
+}
+
 Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
   for (auto& [k, range] : hosted_) range->WaitForApply();
   switch (msg.envelope->body_type()) {
@@ -304,6 +317,8 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
       return Status::Ok();
     case wire::Body::Promote:
       return HandlePromote(*msg.envelope->body_as_Promote());
+    case wire::Body::Follow:
+      return HandleFollow(*msg.envelope->body_as_Follow());
     case wire::Body::Welcome: {
       // A rollback's, or a restarted coordinator's after re-attaching.
       const auto* welcome = msg.envelope->body_as_Welcome();

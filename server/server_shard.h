@@ -79,6 +79,8 @@ class ServerShard {
   // One turn of the data port: each message to the range it is for.
   void RouteData();
   Status HandlePromote(const wire::Promote& promote);
+  // A backup held here follows its shard's promoted primary (R >= 2).
+  Status HandleFollow(const wire::Follow& follow);
   // Answers a data message from `peer` with an Error saying `why`.
   void Refuse(const std::string& peer, const Status& why);
   // The range `shard` when this server serves it (its own or a promoted

@@ -81,11 +81,11 @@ PsClient::PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
 
 StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
     const KeyLayout& layout, uint32_t rank, double timeout_s, uint32_t epoch,
-    wire::Role role, double lost_after_s) {
+    wire::Role role, bool replicated) {
   std::unique_ptr<PsClient> client(
       new PsClient(layout, rank, timeout_s, epoch, role));
   LS_ASSIGN_OR_RETURN(client->channels_,
-                      ShardChannels::Connect(layout, timeout_s, lost_after_s));
+                      ShardChannels::Connect(layout, timeout_s, replicated));
   client->clocks_read_.assign(layout.num_shards(), 0);
   return client;
 }
@@ -93,10 +93,12 @@ StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
 StatusOr<std::vector<uint32_t>> PsClient::ApplyReroutes() {
   if (!reroutes_) return std::vector<uint32_t>();
   return channels_.Reroute(reroutes_(), timeout_s_, [this](uint32_t shard) {
-    // The last push's answer (to an earlier request) is not waited for.
-    return repush_on_reroute_ && last_push_
-               ? channels_.Send(shard, last_push_(shard))
-               : Status::Ok();
+    // The push in flight (a shard that acknowledged it may have been lost
+    // before its backup held the commit it goes into), else the last one,
+    // whose answer (to an earlier request) is not waited for.
+    if (!repush_on_reroute_) return Status::Ok();
+    if (push_in_flight_) return channels_.Send(shard, push_in_flight_(shard));
+    return last_push_ ? channels_.Send(shard, last_push_(shard)) : Status::Ok();
   });
 }
 
@@ -143,7 +145,8 @@ StatusOr<bool> PsClient::ResendRerouted(
     if (std::find(waiting.begin(), waiting.end(), s) == waiting.end()) {
       continue;
     }
-    LS_RETURN_IF_ERROR(channels_.Send(s, make(s, true)));
+    // A push in flight went to every moved shard already (ApplyReroutes).
+    if (!push_in_flight_) LS_RETURN_IF_ERROR(channels_.Send(s, make(s, true)));
     resent = true;
   }
   return resent;
@@ -211,10 +214,12 @@ Status PsClient::Exchange(const std::vector<uint32_t>& shards,
     PollSockets(items.data(), items.size(),
                 std::chrono::milliseconds(std::min<int64_t>(left, 1000)));
     if (interrupt_) {
+      const uint64_t generation = channels_.generation();
       LS_RETURN_IF_ERROR(interrupt_());
       items.pop_back();
       LS_ASSIGN_OR_RETURN(const bool resent, ResendRerouted(waiting, make));
-      if (resent) continue;  // the channels changed: poll them again
+      // The channels changed (moved, or found gone): poll them again.
+      if (resent || channels_.generation() != generation) continue;
     }
     for (size_t i = 0; i < items.size(); ++i) {
       if (!(items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) continue;
@@ -341,15 +346,21 @@ StatusOr<PsClient::PushResult> PsClient::Push(
       return PushFrame(header, layout_.shards()[shard], id_pieces[shard], dim,
                        static_cast<int>(rank_), dense, ids, sparse);
     };
-    return Exchange(shards, request_id, "push", make,
-                    [&](uint32_t shard, Message& msg) -> StatusOr<bool> {
-                      if (msg.envelope->body_type() != wire::Body::PushAck)
-                        return false;
-                      const auto* ack = msg.envelope->body_as_PushAck();
-                      if (ack->request_id() != request_id) return false;
-                      TakeAck(*ack, shard, &result, &decided);
-                      return true;
-                    });
+    if (repush_on_reroute_) {
+      push_in_flight_ = [&make](uint32_t shard) { return make(shard, true); };
+    }
+    Status exchanged =
+        Exchange(shards, request_id, "push", make,
+                 [&](uint32_t shard, Message& msg) -> StatusOr<bool> {
+                   if (msg.envelope->body_type() != wire::Body::PushAck)
+                     return false;
+                   const auto* ack = msg.envelope->body_as_PushAck();
+                   if (ack->request_id() != request_id) return false;
+                   TakeAck(*ack, shard, &result, &decided);
+                   return true;
+                 });
+    push_in_flight_ = nullptr;
+    return exchanged;
   };
   std::vector<uint32_t> shards;
   for (const ShardInfo& s : layout_.shards()) shards.push_back(s.shard);

@@ -33,12 +33,12 @@ class PsClient {
   // Connects to every shard in `layout` (endpoints must be set). Requests
   // carry recovery epoch `epoch` (see wire::Restored).
   // `role` is Worker, or Evaluator for the job's evaluator (it only
-  // pulls). With `lost_after_s` > 0 (replicated shards) a shard not
-  // reached within it is lost, not an error: ShardChannels::Connect.
+  // pulls). With `replicated` shards (--replicas) a server found gone is
+  // waited out, not an error: ShardChannels::Connect.
   static StatusOr<std::unique_ptr<PsClient>> Create(
       const KeyLayout& layout, uint32_t rank, double timeout_s,
       uint32_t epoch = 0, wire::Role role = wire::Role::Worker,
-      double lost_after_s = 0);
+      bool replicated = false);
 
   // Pushes applied on arrival under a staleness rule (a drop limit or a
   // staleness-scaled step) go to shard 0 first, and the other shards are
@@ -149,6 +149,9 @@ class PsClient {
   bool repush_on_reroute_ = false;
   // The last push made: its piece for a shard, sent again (resent).
   std::function<Message(uint32_t)> last_push_;
+  // During a push's exchange (with repush_on_reroute_): that push, for a
+  // shard moved meanwhile.
+  std::function<Message(uint32_t)> push_in_flight_;
 };
 
 }  // namespace lockstep

@@ -1,6 +1,5 @@
 #include "worker/shard_channels.h"
 
-#include <algorithm>
 #include <map>
 
 #include "common/logging.h"
@@ -9,17 +8,17 @@ namespace lockstep {
 
 StatusOr<ShardChannels> ShardChannels::Connect(const KeyLayout& layout,
                                                double timeout_s,
-                                               double lost_after_s) {
+                                               bool replicated) {
   ShardChannels channels;
+  channels.replicated_ = replicated;
   for (const ShardInfo& shard : layout.shards()) {
     if (shard.endpoint.empty()) {
       return InvalidArgument("shard " + std::to_string(shard.shard) +
                              " has no endpoint");
     }
-    auto channel = DataChannel::Connect(
-        shard.endpoint,
-        lost_after_s > 0 ? std::min(timeout_s, lost_after_s) : timeout_s);
-    if (!channel.ok() && lost_after_s <= 0) return channel.status();
+    auto channel = DataChannel::Connect(shard.endpoint, timeout_s,
+                                        /*listening=*/replicated);
+    if (!channel.ok() && !replicated) return channel.status();
     channels.lost_.push_back(!channel.ok());
     channels.endpoints_.push_back(shard.endpoint);
     if (channel.ok()) {
@@ -70,7 +69,9 @@ StatusOr<std::vector<uint32_t>> ShardChannels::Reroute(
   std::vector<uint32_t> moved;
   for (const auto& [shard, endpoint] : newest) {
     channels_[shard].reset();
-    auto channel = DataChannel::Connect(endpoint, timeout_s);
+    ++generation_;
+    auto channel =
+        DataChannel::Connect(endpoint, timeout_s, /*listening=*/replicated_);
     if (!channel.ok()) {
       // Waited out like a lost server: a rollback or another reroute.
       LS_LOG(Warning) << "shard " << shard << "'s new server at " << endpoint

@@ -24,12 +24,14 @@ namespace lockstep {
 class ShardChannels {
  public:
   // Connects to every shard of `layout` (endpoints must be set). With
-  // `lost_after_s` > 0, a shard not reached within it (its server died
-  // since the layout was made, --replicas) is marked lost and waits for
-  // its reroute like a server lost later; else the error is returned.
+  // `replicated` (--replicas) a shard whose server refuses the connection
+  // (it died since the layout was made) is marked lost and waits for its
+  // reroute like a server lost later, and so does a reroute's endpoint
+  // refused (a shard promoted twice in a row: the first new server may
+  // be gone already); else the error is returned.
   static StatusOr<ShardChannels> Connect(const KeyLayout& layout,
                                          double timeout_s,
-                                         double lost_after_s = 0);
+                                         bool replicated = false);
 
   // With `wait` a lost server is waited out (someone will say what comes:
   // a reroute or a rollback); without, it is the sender's error.
@@ -40,6 +42,9 @@ class ShardChannels {
     return endpoints_[shard];
   }
   bool lost(uint32_t shard) const { return lost_[shard]; }
+  // Counts the channels replaced (Reroute): a poll set built before a
+  // change holds sockets that are gone.
+  uint64_t generation() const { return generation_; }
 
   // Sends `msg` to `shard`; to a lost shard, nothing (its request waits).
   Status Send(uint32_t shard, Message&& msg);
@@ -58,6 +63,8 @@ class ShardChannels {
   std::vector<std::string> endpoints_;
   std::vector<bool> lost_;  // its server is gone, not rerouted yet
   bool wait_for_lost_ = false;
+  bool replicated_ = false;  // Connect's
+  uint64_t generation_ = 0;
 };
 
 }  // namespace lockstep

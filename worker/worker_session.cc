@@ -16,11 +16,6 @@
 namespace lockstep {
 namespace {
 
-// A live server's kernel accepts a connection at once; with replicas, a
-// shard's server not reached within this is taken for gone (its backup is
-// promoted and the shard rerouted) instead of failing the worker.
-constexpr double kUnreachableAfterS = 2.0;
-
 // MemAvailable / MemTotal from /proc/meminfo; 1 when unreadable.
 double MemoryAvailable() {
   std::ifstream in("/proc/meminfo");
@@ -161,9 +156,8 @@ Status WorkerSession::Start(const wire::Start& start) {
   // With replicas a server may have died since this layout was made: its
   // shard waits for the reroute to its promoted backup.
   LS_ASSIGN_OR_RETURN(
-      ps_,
-      PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
-                       role(), job_.replicas > 0 ? kUnreachableAfterS : 0));
+      ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
+                            role(), /*replicated=*/job_.replicas > 0));
   ps_->set_single_verdict(single_verdict_);
   // With replicas the last push is kept (a second gradient buffer).
   ps_->set_repush_on_reroute(on_commit_ && job_.replicas > 0);

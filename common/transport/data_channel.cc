@@ -7,7 +7,7 @@
 namespace lockstep {
 
 StatusOr<std::unique_ptr<DataChannel>> DataChannel::Connect(
-    const std::string& endpoint, double timeout_s) {
+    const std::string& endpoint, double timeout_s, bool listening) {
   switch (BackendOf(endpoint)) {
     case TransportBackend::kZmq:
       return ConnectZmqChannel(endpoint);
@@ -16,7 +16,7 @@ StatusOr<std::unique_ptr<DataChannel>> DataChannel::Connect(
     case TransportBackend::kStream:
       break;
   }
-  return ConnectStreamChannel(endpoint, timeout_s);
+  return ConnectStreamChannel(endpoint, timeout_s, listening);
 }
 
 }  // namespace lockstep

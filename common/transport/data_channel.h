@@ -18,9 +18,12 @@ namespace lockstep {
 class DataChannel {
  public:
   // Connects to `endpoint`; waits at most `timeout_s` for a direct
-  // connection to be accepted (ZeroMQ connects in the background).
+  // connection to be accepted (ZeroMQ connects in the background). With
+  // `listening` the server is known to have been listening (it
+  // registered): a direct connection it refuses means it is gone, and is
+  // not waited for.
   static StatusOr<std::unique_ptr<DataChannel>> Connect(
-      const std::string& endpoint, double timeout_s);
+      const std::string& endpoint, double timeout_s, bool listening = false);
   virtual ~DataChannel() = default;
 
   // Sends one message (payload frames are not copied). Returns once the

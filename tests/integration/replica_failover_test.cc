@@ -249,6 +249,58 @@ TEST_P(ReplicaRebuildTest, AReplacementsLiveCopiesTakeOverWholeJob) {
   }
 }
 
+// With two backups per shard, the one left after a promotion follows the
+// new primary (from a live copy): when that primary is killed in turn, the
+// shard is promoted once more, to it. 3 servers; BSP ends with the model of
+// the same job run without replicas and without the kills, byte for byte.
+TEST(ReplicaFailoverBitsTest, ABackupLeftAfterAPromotionFollowsTheNewPrimary) {
+  const auto run = [](TestCluster& cluster, const std::string& dir,
+                      uint32_t replicas) {
+    JobConfig job = RecoveryJob(dir, "global");
+    job.servers = 3;
+    job.max_clocks = 500;
+    job.replicas = replicas;
+    EXPECT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
+    for (int s = 0; s < 3; ++s) EXPECT_TRUE(cluster.StartServer(s).ok());
+    StartWorkers(cluster, dir);
+  };
+  std::vector<float> expected;
+  {
+    const std::string dir = MakeTempDir("lockstep-replica-three");
+    TestCluster cluster;
+    run(cluster, dir, 0);
+    auto model = RunToTheEnd(cluster, dir);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    expected = *model;
+  }
+  const std::string dir = MakeTempDir("lockstep-replica-two-backups");
+  TestCluster cluster;
+  run(cluster, dir, 2);
+  ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60));
+  // Shard 1's backups are on servers 2 and 0: 2 is promoted, 0 follows it.
+  ASSERT_EQ(kill(cluster.Pid("server 1"), SIGKILL), 0);
+  const std::string copied = "holds a live copy of shard 1: a backup again";
+  for (int i = 0; i < 600 && !cluster.Printed("coordinator", copied); ++i) {
+    cluster.Pump(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(cluster.Printed("coordinator", copied))
+      << cluster.Output("coordinator") << cluster.Output("server 0");
+  ASSERT_EQ(kill(cluster.Pid("server 2"), SIGKILL), 0);
+  auto got = RunToTheEnd(cluster, dir);
+  ASSERT_TRUE(got.ok()) << got.status().ToString() << cluster.Output("server 0")
+                        << cluster.Output("worker 0")
+                        << cluster.Output("worker 1")
+                        << cluster.Output("worker 2");
+  const std::string log = cluster.Output("coordinator");
+  EXPECT_EQ(log.find("rolling every shard back"), std::string::npos) << log;
+  for (const char* shard : {"1", "2"}) {
+    EXPECT_TRUE(cluster.Printed(
+        "server 0", std::string("promoted: this server serves shard ") + shard))
+        << cluster.Output("server 0");
+  }
+  ExpectSameModel(*got, expected);
+}
+
 // A replicated job outlives its coordinator: the new one adopts the
 // servers' commit (each server's backups take the adopted timeline with
 // its primary), and a server killed after that is still promoted away

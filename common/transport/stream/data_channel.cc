@@ -59,8 +59,8 @@ class StreamDataChannel : public DataChannel {
 }  // namespace
 
 StatusOr<std::unique_ptr<DataChannel>> ConnectStreamChannel(
-    const std::string& endpoint, double timeout_s) {
-  LS_ASSIGN_OR_RETURN(int fd, ConnectDirect(endpoint, timeout_s));
+    const std::string& endpoint, double timeout_s, bool listening) {
+  LS_ASSIGN_OR_RETURN(int fd, ConnectDirect(endpoint, timeout_s, listening));
   auto channel = std::make_unique<StreamDataChannel>(endpoint, fd, timeout_s);
   if (const RoleKeys* keys = InstalledTransportKeys()) {
     auto session = ClientHandshake(fd, *keys, timeout_s);

@@ -13,10 +13,10 @@
 namespace lockstep {
 
 // Connects to `endpoint`, waiting at most `timeout_s` for the server to
-// accept (it may still be starting). Sends wait at most `timeout_s` for
-// the socket to drain.
+// accept (it may still be starting; with `listening`, not: ConnectDirect).
+// Sends wait at most `timeout_s` for the socket to drain.
 StatusOr<std::unique_ptr<DataChannel>> ConnectStreamChannel(
-    const std::string& endpoint, double timeout_s);
+    const std::string& endpoint, double timeout_s, bool listening = false);
 
 }  // namespace lockstep
 

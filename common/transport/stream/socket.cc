@@ -175,12 +175,14 @@ StatusOr<int> ListenDirect(const std::string& endpoint, std::string* bound) {
 namespace {
 
 // One non-blocking connect attempt, waiting until `deadline` at most.
-// Returns the connected fd (non-blocking) or -1 with *error set.
+// Returns the connected fd (non-blocking) or -1 with *error and *code (the
+// errno) set.
 int TryConnect(const sockaddr* addr, socklen_t len, int family,
                std::chrono::steady_clock::time_point deadline,
-               std::string* error) {
+               std::string* error, int* code) {
   const int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
+    *code = errno;
     *error = std::strerror(errno);
     return -1;
   }
@@ -202,6 +204,7 @@ int TryConnect(const sockaddr* addr, socklen_t len, int family,
     if (family != AF_UNIX) SetNoDelay(fd);
     return fd;
   }
+  *code = errno;
   *error = std::strerror(errno);
   close(fd);
   return -1;
@@ -209,7 +212,8 @@ int TryConnect(const sockaddr* addr, socklen_t len, int family,
 
 }  // namespace
 
-StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s) {
+StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s,
+                            bool listening) {
   LS_ASSIGN_OR_RETURN(DirectAddress a, ParseDirectEndpoint(endpoint));
   const auto deadline =
       std::chrono::steady_clock::now() +
@@ -223,20 +227,22 @@ StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s) {
     LS_ASSIGN_OR_RETURN(addrs, Resolve(a, /*passive=*/false));
   }
   std::string last_error;
+  int code = 0;
   while (true) {
     if (a.ipc) {
       const int fd =
           TryConnect(reinterpret_cast<const sockaddr*>(&unix_addr),
-                     sizeof(unix_addr), AF_UNIX, deadline, &last_error);
+                     sizeof(unix_addr), AF_UNIX, deadline, &last_error, &code);
       if (fd >= 0) return fd;
     } else {
       for (const sockaddr_storage& s : addrs) {
         const int fd =
             TryConnect(reinterpret_cast<const sockaddr*>(&s), AddressLength(s),
-                       s.ss_family, deadline, &last_error);
+                       s.ss_family, deadline, &last_error, &code);
         if (fd >= 0) return fd;
       }
     }
+    if (listening && (code == ECONNREFUSED || code == ENOENT)) break;
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

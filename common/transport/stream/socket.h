@@ -30,8 +30,11 @@ StatusOr<int> ListenDirect(const std::string& endpoint, std::string* bound);
 
 // Connects, retrying until `timeout_s` passes (a server may still be
 // starting; an unreachable host cannot hold it longer), and returns a
-// non-blocking fd with TCP_NODELAY set.
-StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s);
+// non-blocking fd with TCP_NODELAY set. With `listening` the server is
+// known to have been listening: a refused connection (no socket file, for
+// ipc) means it is gone, and ends the wait at once.
+StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s,
+                            bool listening = false);
 
 // Accepts one pending connection of `listener`: a non-blocking fd, or -1
 // when none is pending.
