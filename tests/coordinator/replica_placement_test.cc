@@ -53,6 +53,23 @@ TEST(ReplicaPlacementTest, AReplacementsBackupsArePromotedOnlyOnceReady) {
   EXPECT_EQ(loss.lost, Slots{1});
 }
 
+// With two backups, the one left after a promotion copies the new primary:
+// until it is ready, losing that primary loses the shard.
+TEST(ReplicaPlacementTest, ABackupLeftAfterAPromotionIsACopyOnlyOnceReady) {
+  ReplicaPlacement p(3, 2);
+  const ReplicaPlacement::Loss loss = p.LoseSlot(1);
+  ASSERT_EQ(loss.promoted,
+            (std::vector<std::pair<uint32_t, uint32_t>>{{1u, 2u}}));
+  EXPECT_EQ(p.Recopy(1), Slots{0});
+  ReplicaPlacement copying = p;
+  EXPECT_EQ(copying.LoseSlot(2).lost, Slots{1});
+  EXPECT_TRUE(p.MarkReady(1, 0));
+  const ReplicaPlacement::Loss second = p.LoseSlot(2);
+  EXPECT_TRUE(second.lost.empty());
+  EXPECT_EQ(p.PrimarySlot(1), 0u);
+  EXPECT_EQ(p.PrimarySlot(2), 0u);
+}
+
 TEST(ReplicaPlacementTest, WithoutReplicasALossLosesTheShard) {
   ReplicaPlacement p(2, 0);
   const ReplicaPlacement::Loss loss = p.LoseSlot(0);

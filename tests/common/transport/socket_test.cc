@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 
 namespace lockstep {
@@ -54,6 +55,24 @@ TEST(DirectEndpointTest, ConnectGivesUpAfterItsTimeoutNamingTheEndpoint) {
   ASSERT_FALSE(fd.ok());
   EXPECT_THAT(fd.status().message(),
               HasSubstr("ipc:///nonexistent/lockstep.sock"));
+}
+
+// A server known to have listened (it registered) that refuses is gone: the
+// connect ends at once instead of waiting out its 20 s for a server that may
+// still be starting.
+TEST(DirectEndpointTest, ARefusalFromAServerKnownToListenIsFinal) {
+  std::string bound;
+  auto listener = ListenDirect("tcp://127.0.0.1:0", &bound);
+  ASSERT_TRUE(listener.ok());
+  close(*listener);  // the server is gone; its port refuses
+  const auto start = std::chrono::steady_clock::now();
+  auto fd = ConnectDirect(bound, 20, /*listening=*/true);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_FALSE(fd.ok());
+  EXPECT_THAT(fd.status().message(), HasSubstr("refused"));
+  EXPECT_LT(took, 10) << "waited out the timeout";
 }
 
 }  // namespace
