@@ -27,8 +27,9 @@ struct JobConfig {
   std::string test_data;
   std::string sync = "bsp";
   uint32_t servers = 2;
-  // Backups per shard, on the next servers (server/replication/replica_stream.h): a
-  // lost primary's backup is promoted with no rollback. < servers.
+  // Backups per shard, on the next servers
+  // (server/replication/replica_stream.h): a lost primary's backup is promoted
+  // with no rollback. < servers.
   uint32_t replicas = 0;
   uint32_t workers = 4;
   // The most workers the running job takes (0: `workers`): workers beyond
