@@ -43,13 +43,39 @@ Status CopyPullReply(const Message& msg, const ShardInfo& s, KeySpan ids,
   return Status::Ok();
 }
 
-// The push to shard `s`: its dense slice of `dense`, and the rows `own_ids`
-// of `ids` and `sparse` (`dim` floats each), sharing the callers' buffers.
-Message PushFrame(const PushHeader& h, const ShardInfo& s, KeySpan own_ids,
-                  uint32_t dim, int rank,
-                  const std::shared_ptr<HostFloats>& dense,
-                  const std::shared_ptr<std::vector<uint64_t>>& ids,
-                  const std::shared_ptr<std::vector<float>>& sparse) {
+// A push's content, shared by its pieces: shard s's piece is its slice of
+// `dense` and the rows id_pieces[s] of `ids` and `sparse` (`dim` floats
+// each).
+struct PushData {
+  std::vector<KeySpan> id_pieces;
+  uint32_t dim = 0;
+  std::shared_ptr<HostFloats> dense;
+  std::shared_ptr<std::vector<uint64_t>> ids;
+  std::shared_ptr<std::vector<float>> sparse;
+};
+
+// The dense gradient `dense` and the rows `sparse` of the sorted `ids`,
+// split by shard.
+PushData SplitPush(const KeyLayout& layout,
+                   const std::shared_ptr<HostFloats>& dense,
+                   const std::shared_ptr<std::vector<uint64_t>>& ids,
+                   const std::shared_ptr<std::vector<float>>& sparse) {
+  PushData data{std::vector<KeySpan>(layout.num_shards(), KeySpan{0, 0}),
+                layout.sparse_dim(), dense, ids, sparse};
+  if (ids != nullptr) {
+    for (const ShardPiece& p : layout.SplitSortedIds(*ids)) {
+      data.id_pieces[p.shard] = p.keys;
+    }
+  }
+  return data;
+}
+
+// The push to shard `s`: its piece of `data`, sharing the callers'
+// buffers.
+Message PushFrame(const PushHeader& h, const ShardInfo& s, const PushData& data,
+                  int rank) {
+  const KeySpan own_ids = data.id_pieces[s.shard];
+  const uint32_t dim = data.dim;
   flatbuffers::FlatBufferBuilder fbb(128);
   std::vector<wire::KeyRange> ranges;
   if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
@@ -60,11 +86,13 @@ Message PushFrame(const PushHeader& h, const ShardInfo& s, KeySpan own_ids,
   Message msg;
   msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
                               wire::Role::Worker, rank);
-  msg.payloads.push_back(SharedPayload(dense, s.dense.begin, s.dense.size()));
+  msg.payloads.push_back(
+      SharedPayload(data.dense, s.dense.begin, s.dense.size()));
   if (own_ids.size() > 0) {
-    msg.payloads.push_back(SharedPayload(ids, own_ids.begin, own_ids.size()));
     msg.payloads.push_back(
-        SharedPayload(sparse, own_ids.begin * dim, own_ids.size() * dim));
+        SharedPayload(data.ids, own_ids.begin, own_ids.size()));
+    msg.payloads.push_back(
+        SharedPayload(data.sparse, own_ids.begin * dim, own_ids.size() * dim));
   }
   return msg;
 }
@@ -327,13 +355,7 @@ StatusOr<PsClient::PushResult> PsClient::Push(
     int64_t clock, uint32_t batch, const std::shared_ptr<HostFloats>& dense,
     const std::shared_ptr<std::vector<uint64_t>>& ids,
     const std::shared_ptr<std::vector<float>>& sparse) {
-  const uint32_t dim = layout_.sparse_dim();
-  std::vector<KeySpan> id_pieces(layout_.num_shards(), KeySpan{0, 0});
-  if (ids != nullptr) {
-    for (const ShardPiece& p : layout_.SplitSortedIds(*ids)) {
-      id_pieces[p.shard] = p.keys;
-    }
-  }
+  const PushData data = SplitPush(layout_, dense, ids, sparse);
   PushResult result;
   PushDecision decided;
   // Sends the push to `shards` and waits for their acks.
@@ -343,8 +365,8 @@ StatusOr<PsClient::PushResult> PsClient::Push(
       const PushHeader header{request_id,          clock,  batch,
                               clocks_read_[shard], epoch_, decided.verdict,
                               decided.staleness,   resent};
-      return PushFrame(header, layout_.shards()[shard], id_pieces[shard], dim,
-                       static_cast<int>(rank_), dense, ids, sparse);
+      return PushFrame(header, layout_.shards()[shard], data,
+                       static_cast<int>(rank_));
     };
     if (repush_on_reroute_) {
       push_in_flight_ = [&make](uint32_t shard) { return make(shard, true); };
@@ -378,12 +400,11 @@ StatusOr<PsClient::PushResult> PsClient::Push(
     const PushHeader header{request_id, clock,  batch,
                             0,          epoch_, wire::PushVerdict::Measure,
                             0,          true};
-    last_push_ = [this, header, id_pieces, dim, dense, ids,
-                  sparse](uint32_t shard) {
+    last_push_ = [this, header, data](uint32_t shard) {
       PushHeader h = header;
       h.clock_read = clocks_read_[shard];
-      return PushFrame(h, layout_.shards()[shard], id_pieces[shard], dim,
-                       static_cast<int>(rank_), dense, ids, sparse);
+      return PushFrame(h, layout_.shards()[shard], data,
+                       static_cast<int>(rank_));
     };
   }
   return result;
