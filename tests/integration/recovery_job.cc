@@ -1,12 +1,14 @@
 #include "tests/integration/recovery_job.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <bit>
 #include <cstring>
 
 #include "server/store/rocksdb_store.h"
 #include "snapshot/snapshot_manifest.h"
+#include "tests/support/launch_args.h"
 #include "tests/support/sst_flip.h"
 #include "worker/worker_runtime.h"
 
@@ -97,6 +99,21 @@ std::map<int, std::map<int64_t, double>> ReportedClocks(
            JsonNumber(line, "batch");
   }
   return out;
+}
+
+void ReplaceTheCoordinator(TestCluster& cluster, const JobConfig& job,
+                           const std::string& dir) {
+  cluster.Pump(std::chrono::milliseconds(150));  // commits past the round
+  const pid_t coordinator = RunningPidOf(cluster, "lockstep-coordinator");
+  ASSERT_GT(coordinator, 0);
+  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
+  cluster.Pump(std::chrono::milliseconds(300));
+  std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
+                                   "--listen", cluster.endpoint()};
+  for (std::string& flag : LaunchArgs(job, {"--run-dir", dir, "--resume"})) {
+    argv.push_back(std::move(flag));
+  }
+  ASSERT_TRUE(cluster.Start(argv, "coordinator again").ok());
 }
 
 void ExpectSameModel(const std::vector<float>& got,

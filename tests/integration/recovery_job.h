@@ -68,6 +68,12 @@ std::vector<std::string> SupervisedJob(const std::string& dir,
 std::optional<uint64_t> PumpUntilARoundCompletes(TestCluster& cluster,
                                                  const std::string& dir,
                                                  int seconds);
+// A few commits after a complete round: SIGKILLs the coordinator of `job`
+// (run directory `dir`) and starts a new one at its endpoint with --resume,
+// as "coordinator again". The roles re-attach if they were started with
+// kReattachEnv set.
+void ReplaceTheCoordinator(TestCluster& cluster, const JobConfig& job,
+                           const std::string& dir);
 // Byte-for-byte equality, naming the first parameter that differs.
 void ExpectSameModel(const std::vector<float>& got,
                      const std::vector<float>& expected);

@@ -17,7 +17,6 @@
 #include "common/coordinator_watch.h"
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
-#include "tests/support/launch_args.h"
 #include "tests/support/param_names.h"
 #include "worker/worker_runtime.h"
 
@@ -314,20 +313,9 @@ TEST(ReplicaFailoverBitsTest, ACoordinatorFailoverThenAPrimaryLoss) {
   JobConfig job = RecoveryJob(dir, "global");
   job.replicas = 1;
   ASSERT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
-  const std::string endpoint = cluster.endpoint();
   StartRoles(cluster, dir);
   ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60));
-  cluster.Pump(std::chrono::milliseconds(150));  // commits past the round
-  const pid_t coordinator = RunningPidOf(cluster, "lockstep-coordinator");
-  ASSERT_GT(coordinator, 0);
-  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
-  cluster.Pump(std::chrono::milliseconds(300));
-  std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
-                                   "--listen", endpoint};
-  for (std::string& flag : LaunchArgs(job, {"--run-dir", dir, "--resume"})) {
-    argv.push_back(std::move(flag));
-  }
-  ASSERT_TRUE(cluster.Start(argv, "coordinator again").ok());
+  ReplaceTheCoordinator(cluster, job, dir);
   for (int i = 0; i < 600 && !cluster.Printed("coordinator again",
                                               "adopting the live servers'");
        ++i) {

@@ -97,20 +97,9 @@ TEST(CoordinatorFailoverTest, AdoptedCommitsEndWithTheUninterruptedModel) {
   TestCluster cluster;
   const JobConfig job = RecoveryJob(dir, "global");
   ASSERT_TRUE(cluster.StartCoordinator(job, {"--run-dir", dir}).ok());
-  const std::string endpoint = cluster.endpoint();
   StartRoles(cluster, dir);
   ASSERT_TRUE(PumpUntilARoundCompletes(cluster, dir, 60));
-  cluster.Pump(std::chrono::milliseconds(150));  // commits past the round
-  const pid_t coordinator = RunningPidOf(cluster, "lockstep-coordinator");
-  ASSERT_GT(coordinator, 0);
-  ASSERT_EQ(kill(coordinator, SIGKILL), 0);
-  cluster.Pump(std::chrono::milliseconds(300));
-  std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
-                                   "--listen", endpoint};
-  for (std::string& flag : LaunchArgs(job, {"--run-dir", dir, "--resume"})) {
-    argv.push_back(std::move(flag));
-  }
-  ASSERT_TRUE(cluster.Start(argv, "coordinator again").ok());
+  ReplaceTheCoordinator(cluster, job, dir);
   auto exit = cluster.WaitFor("coordinator again", std::chrono::seconds(120));
   unsetenv(kReattachEnv);
   ASSERT_TRUE(exit.ok() && exit->ok()) << cluster.Output("coordinator again");
