@@ -4,21 +4,10 @@
 
 #include "common/clock.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "worker/push_frame.h"
 
 namespace lockstep {
 namespace {
-
-// What a push frame says besides its payloads.
-struct PushHeader {
-  uint64_t request_id;
-  int64_t clock;
-  uint32_t batch;
-  int64_t clock_read;  // the shard's logical clock in this client's last pull
-  uint32_t epoch;
-  wire::PushVerdict verdict;
-  int64_t decided_staleness;
-  bool resent;  // sent again to a rerouted shard
-};
 
 // Copies shard `s`'s pull reply `msg` into the caller's buffers: its dense
 // range, then the rows of `ids` (`dim` floats each), through `scratch`
@@ -41,60 +30,6 @@ Status CopyPullReply(const Message& msg, const ShardInfo& s, KeySpan ids,
               sparse_out.subspan(ids.begin * dim).begin());
   }
   return Status::Ok();
-}
-
-// A push's content, shared by its pieces: shard s's piece is its slice of
-// `dense` and the rows id_pieces[s] of `ids` and `sparse` (`dim` floats
-// each).
-struct PushData {
-  std::vector<KeySpan> id_pieces;
-  uint32_t dim = 0;
-  std::shared_ptr<HostFloats> dense;
-  std::shared_ptr<std::vector<uint64_t>> ids;
-  std::shared_ptr<std::vector<float>> sparse;
-};
-
-// The dense gradient `dense` and the rows `sparse` of the sorted `ids`,
-// split by shard.
-PushData SplitPush(const KeyLayout& layout,
-                   const std::shared_ptr<HostFloats>& dense,
-                   const std::shared_ptr<std::vector<uint64_t>>& ids,
-                   const std::shared_ptr<std::vector<float>>& sparse) {
-  PushData data{std::vector<KeySpan>(layout.num_shards(), KeySpan{0, 0}),
-                layout.sparse_dim(), dense, ids, sparse};
-  if (ids != nullptr) {
-    for (const ShardPiece& p : layout.SplitSortedIds(*ids)) {
-      data.id_pieces[p.shard] = p.keys;
-    }
-  }
-  return data;
-}
-
-// The push to shard `s`: its piece of `data`, sharing the callers'
-// buffers.
-Message PushFrame(const PushHeader& h, const ShardInfo& s, const PushData& data,
-                  int rank) {
-  const KeySpan own_ids = data.id_pieces[s.shard];
-  const uint32_t dim = data.dim;
-  flatbuffers::FlatBufferBuilder fbb(128);
-  std::vector<wire::KeyRange> ranges;
-  if (s.dense.size() > 0) ranges.emplace_back(s.dense.begin, s.dense.end);
-  auto body = wire::CreatePush(
-      fbb, h.request_id, h.clock, h.batch, fbb.CreateVectorOfStructs(ranges),
-      own_ids.size(), h.clock_read, h.epoch, h.verdict, h.decided_staleness,
-      static_cast<int32_t>(s.shard), h.resent);
-  Message msg;
-  msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
-                              wire::Role::Worker, rank);
-  msg.payloads.push_back(
-      SharedPayload(data.dense, s.dense.begin, s.dense.size()));
-  if (own_ids.size() > 0) {
-    msg.payloads.push_back(
-        SharedPayload(data.ids, own_ids.begin, own_ids.size()));
-    msg.payloads.push_back(
-        SharedPayload(data.sparse, own_ids.begin * dim, own_ids.size() * dim));
-  }
-  return msg;
 }
 
 }  // namespace

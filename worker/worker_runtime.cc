@@ -1,7 +1,5 @@
 #include "worker/worker_runtime.h"
 
-#include <sys/resource.h>
-
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -10,20 +8,13 @@
 #include "common/logging.h"
 #include "worker/compute/cpu/blas_kernels.h"
 #include "worker/data/dataset_registry.h"
+#include "worker/host_readings.h"
 #include "worker/models/model_registry.h"
 
 namespace lockstep {
 namespace {
 
 constexpr char kModelMagic[8] = {'L', 'S', 'M', 'O', 'D', 'E', 'L', '1'};
-
-// User + system CPU time of this process.
-double ProcessCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
-         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
 
 }  // namespace
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 #include "common/clock.h"
 #include "common/logging.h"
@@ -12,24 +11,9 @@
 #include "common/wire/job_config_codec.h"
 #include "common/wire/job_shape_codec.h"
 #include "common/wire/layout_codec.h"
+#include "worker/host_readings.h"
 
 namespace lockstep {
-namespace {
-
-// MemAvailable / MemTotal from /proc/meminfo; 1 when unreadable.
-double MemoryAvailable() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double value = 0, total = 0, available = -1;
-  std::string unit;
-  while (in >> key >> value >> unit) {
-    if (key == "MemTotal:") total = value;
-    if (key == "MemAvailable:") available = value;
-  }
-  return total > 0 && available >= 0 ? available / total : 1.0;
-}
-
-}  // namespace
 
 void WorkerSession::RequestStop() { CoordinatorLink::RequestStop(); }
 bool WorkerSession::StopRequested() { return CoordinatorLink::StopRequested(); }
