@@ -99,20 +99,18 @@ Status NoReply(uint32_t shard, const std::string& endpoint, const char* what,
 
 }  // namespace
 
-StatusOr<bool> PsClient::ResendRerouted(
+Status PsClient::ResendRerouted(
     const std::vector<uint32_t>& waiting,
     const std::function<Message(uint32_t, bool)>& make) {
   LS_ASSIGN_OR_RETURN(const std::vector<uint32_t> moved, ApplyReroutes());
-  bool resent = false;
+  // A push in flight went to every moved shard already (ApplyReroutes).
+  if (push_in_flight_) return Status::Ok();
   for (uint32_t s : moved) {
-    if (std::find(waiting.begin(), waiting.end(), s) == waiting.end()) {
-      continue;
+    if (std::find(waiting.begin(), waiting.end(), s) != waiting.end()) {
+      LS_RETURN_IF_ERROR(channels_.Send(s, make(s, true)));
     }
-    // A push in flight went to every moved shard already (ApplyReroutes).
-    if (!push_in_flight_) LS_RETURN_IF_ERROR(channels_.Send(s, make(s, true)));
-    resent = true;
   }
-  return resent;
+  return Status::Ok();
 }
 
 template <typename OnReply>
@@ -180,9 +178,9 @@ Status PsClient::Exchange(const std::vector<uint32_t>& shards,
       const uint64_t generation = channels_.generation();
       LS_RETURN_IF_ERROR(interrupt_());
       items.pop_back();
-      LS_ASSIGN_OR_RETURN(const bool resent, ResendRerouted(waiting, make));
+      LS_RETURN_IF_ERROR(ResendRerouted(waiting, make));
       // The channels changed (moved, or found gone): poll them again.
-      if (resent || channels_.generation() != generation) continue;
+      if (channels_.generation() != generation) continue;
     }
     for (size_t i = 0; i < items.size(); ++i) {
       if (!(items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) continue;

@@ -118,11 +118,10 @@ class PsClient {
   // `make(shard, resent)`) and waits until every one answered; calls
   // on_reply(shard, msg) for each reply. A piece whose shard is rerouted
   // meanwhile is made again (resent) and sent to the new endpoint.
-  // After a reroute: sends each waiting piece of a rerouted shard again
-  // (made by `make`, resent). True when one was.
-  StatusOr<bool> ResendRerouted(
-      const std::vector<uint32_t>& waiting,
-      const std::function<Message(uint32_t, bool)>& make);
+  // Applies the reroutes heard and sends each waiting piece of a rerouted
+  // shard again (made by `make`, resent; a push in flight went already).
+  Status ResendRerouted(const std::vector<uint32_t>& waiting,
+                        const std::function<Message(uint32_t, bool)>& make);
   // Takes `shard`'s queued messages; true once its reply to `request_id`
   // came (on_reply said so). A lost server is marked (or an error).
   template <typename OnReply>
