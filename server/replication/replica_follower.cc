@@ -102,7 +102,7 @@ Status ReplicaFollower::Apply(const wire::Replicate& step, Message& original) {
     case wire::ReplicaStep::Commit:
       return ApplyCommit(step, original);
     default:
-      // An Install is the range's own (HostedShard::InstallCopy).
+      // An Install is taken before a step is applied (TakeSteps).
       return InvalidArgument("unexpected replica step");
   }
 }
