@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
+#include <string>
 
 #include "common/clock.h"
 
@@ -11,6 +13,18 @@ namespace {
 std::atomic<bool> g_terminated{false};
 
 }  // namespace
+
+StatusOr<int> PreemptedExitCode() {
+  const char* value = std::getenv(kPreemptedExitCodeEnv);
+  if (value == nullptr || *value == '\0') return kExitPreempted;
+  char* end = nullptr;
+  const long code = std::strtol(value, &end, 10);
+  if (*end != '\0' || code < 1 || code > 255) {
+    return InvalidArgument(std::string(kPreemptedExitCodeEnv) + "='" + value +
+                           "' is not an exit status in 1..255");
+  }
+  return static_cast<int>(code);
+}
 
 void TerminationSignal::Install() {
   std::signal(SIGTERM, [](int) { TerminationSignal::Request(); });

@@ -22,8 +22,17 @@ namespace lockstep {
 
 // The exit status of a role whose job was preempted and can resume from
 // its snapshot rounds (EX_TEMPFAIL, "try again later"; Slurm's RequeueExit
-// can name it).
+// can name it), and of a worker terminated alone that left a job going on
+// (an engine replaces it: it rejoins at the current clock).
 inline constexpr int kExitPreempted = 75;
+// Where an engine retries only some codes (a TFJob's restartPolicy
+// ExitCode retries 128-255), the environment names another.
+inline constexpr char kPreemptedExitCodeEnv[] = "LOCKSTEP_PREEMPTED_EXIT_CODE";
+
+// $LOCKSTEP_PREEMPTED_EXIT_CODE, else kExitPreempted. InvalidArgument when
+// it is set to anything but an integer in 1..255 (0 would read as success
+// and the engine would not restart the role).
+StatusOr<int> PreemptedExitCode();
 // How long a terminated server or worker waits for the coordinator's
 // Shutdown before it gives up: below the engines' 30 s grace.
 inline constexpr int64_t kTerminateGraceMs = 25000;

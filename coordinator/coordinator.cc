@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "common/durable_file.h"
+#include "common/http/process_health.h"
 #include "common/logging.h"
 #include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
@@ -98,9 +99,8 @@ Status Coordinator::Impl::SetUp() {
     if (!options_.metrics_token_file.empty()) {
       LS_ASSIGN_OR_RETURN(token, ReadMetricsToken(options_.metrics_token_file));
     }
-    LS_ASSIGN_OR_RETURN(
-        metrics_,
-        MetricsHttpServer::Start(options_.metrics_listen, std::move(token)));
+    LS_ASSIGN_OR_RETURN(metrics_, HttpEndpoint::Start(options_.metrics_listen,
+                                                      std::move(token)));
   }
   return Status::Ok();
 }
@@ -114,7 +114,9 @@ Status Coordinator::Impl::Run() {
   // Training being over is not enough: the job also waits (a bounded time)
   // for the round in flight, often the one of its final state, to be
   // reported, so what it leaves on disk is recorded in the manifest.
+  ProcessHealth::SetReady(true);
   while (!TrainingDone() || !rounds_->Settled()) {
+    ProcessHealth::Beat();
     if (g_stop_requested) {
       SendShutdown(wire::ShutdownKind::Aborted, "coordinator interrupted");
       return Unavailable("interrupted by a signal");

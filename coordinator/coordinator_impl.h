@@ -11,6 +11,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "common/http/http_endpoint.h"
 #include "common/status.h"
 #include "common/transport/transport_keys.h"
 #include "common/wire/message.h"
@@ -24,7 +25,6 @@
 #include "coordinator/liveness.h"
 #include "coordinator/membership.h"
 #include "coordinator/message_router.h"
-#include "coordinator/metrics_http.h"
 #include "coordinator/outbox.h"
 #include "coordinator/push_refusals.h"
 #include "coordinator/recovery.h"
@@ -76,7 +76,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
   CoordinatorOptions options_;
   zmq::socket_t socket_;
   std::string endpoint_;
-  std::unique_ptr<MetricsHttpServer> metrics_;
+  std::unique_ptr<HttpEndpoint> metrics_;
   double metrics_published_s_ = 0;
   std::unique_ptr<RunRecorder> recorder_;
   Membership members_;

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "common/engine/placement.h"
+#include "common/http/health_flags.h"
 #include "common/job_fields.h"
 #include "common/logging.h"
 #include "common/main_guard.h"
@@ -53,6 +54,7 @@ po::options_description Flags() {
       "(for a job the engine requeues or restarts)")("verbose,v",
                                                      "log debug lines");
   lockstep::AddSecurityFlags(&options);
+  lockstep::AddHealthFlags(&options);
   lockstep::AddJobFlags(&options);
   return options;
 }
@@ -116,6 +118,11 @@ int Main(int argc, char** argv) {
   auto keys = lockstep::KeysFromFlags(vm, {lockstep::KeyRole::kCoordinator});
   if (!keys.ok()) return Fail(keys.status().message());
   lockstep::InstallTransportKeys(std::move(*keys));
+  const auto preempted_code = lockstep::PreemptedExitCode();
+  auto health = lockstep::StartHealthEndpoint(vm);
+  for (const lockstep::Status& s : {preempted_code.status(), health.status()}) {
+    if (!s.ok()) return Fail(s.message());
+  }
   auto coordinator = lockstep::Coordinator::Create(*opts);
   if (!coordinator.ok()) return Fail(coordinator.status().message());
   std::signal(SIGINT, [](int) { lockstep::Coordinator::RequestStop(); });
@@ -134,7 +141,7 @@ int Main(int argc, char** argv) {
   lockstep::CloseProcessContext();
   if (preempted) {
     LS_LOG(Warning) << done.message();
-    return lockstep::kExitPreempted;
+    return *preempted_code;
   }
   if (!done.ok()) {
     LS_LOG(Error) << "job failed: " << done.ToString();

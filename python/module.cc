@@ -2,6 +2,8 @@
 // it): Worker, Admission, Dataset, load_dataset, Error, RolledBack, now.
 #include <pybind11/pybind11.h>
 
+#include <stdexcept>
+
 #include "common/termination.h"
 #include "python/errors.h"
 #include "python/worker_binding.h"
@@ -32,5 +34,11 @@ PYBIND11_MODULE(_lockstep, m) {
   lockstep::python::BindErrors(m);
   lockstep::python::BindWorker(m);
   lockstep::python::BindData(m);
-  m.attr("EXIT_PREEMPTED") = lockstep::kExitPreempted;
+  // A preempted job's exit status ($LOCKSTEP_PREEMPTED_EXIT_CODE, else 75):
+  // a value no engine would read as "retry" stops the import, named.
+  const auto preempted_code = lockstep::PreemptedExitCode();
+  if (!preempted_code.ok()) {
+    throw std::invalid_argument(preempted_code.status().message());
+  }
+  m.attr("EXIT_PREEMPTED") = *preempted_code;
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/clock.h"
+#include "common/http/process_health.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
 
@@ -103,6 +104,7 @@ void ServerLink::Serving(int rank, uint32_t heartbeat_ms) {
   // The coordinator's own rule for declaring a peer dead.
   watch_.set_heartbeat_ms(heartbeat_ms);
   watch_.Welcomed(NowMillis());
+  ProcessHealth::SetReady(true);
 }
 
 void ServerLink::Welcomed() { watch_.Welcomed(NowMillis()); }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "common/engine/placement.h"
+#include "common/http/health_flags.h"
 #include "common/logging.h"
 #include "common/main_guard.h"
 #include "common/prefaulted.h"
@@ -37,6 +38,7 @@ po::options_description Options() {
       "(default: $LOCKSTEP_REATTACH_S, else 0: exit)")("verbose,v",
                                                        "log debug lines");
   lockstep::AddSecurityFlags(&options);
+  lockstep::AddHealthFlags(&options);
   return options;
 }
 
@@ -103,6 +105,14 @@ int Main(int argc, char** argv) {
     LS_LOG(Info) << "data plane: "
                  << lockstep::DataSecurityName(installed->data_plane) << how;
   }
+  const auto preempted_code = lockstep::PreemptedExitCode();
+  auto health = lockstep::StartHealthEndpoint(vm);
+  for (const lockstep::Status& s : {preempted_code.status(), health.status()}) {
+    if (!s.ok()) {
+      std::cerr << "lockstep-server: " << s.message() << std::endl;
+      return 2;
+    }
+  }
   auto server = lockstep::ServerShard::Create(*opts);
   if (!server.ok()) {
     std::cerr << "lockstep-server: " << server.status().message() << std::endl;
@@ -114,7 +124,7 @@ int Main(int argc, char** argv) {
   const bool preempted = (*server)->preempted();
   (*server).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
-  if (preempted) return lockstep::kExitPreempted;
+  if (preempted) return *preempted_code;
   if (!done.ok()) {
     LS_LOG(Error) << "server failed: " << done.ToString();
     return 1;

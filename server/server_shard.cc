@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "common/clock.h"
+#include "common/http/process_health.h"
 #include "common/job_fields.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
@@ -165,6 +166,7 @@ Status ServerShard::Serve() {
   // The ranges whose rounds fd is polled, with its index in items.
   std::vector<std::pair<HostedShard*, size_t>> writing;
   while (!ServerLink::StopRequested()) {
+    ProcessHealth::Beat();
     LS_RETURN_IF_ERROR(link_->CheckTerminated(static_cast<int>(shard_)));
     items.assign(1, link_->PollItem());
     data_->AddPollItems(&items);

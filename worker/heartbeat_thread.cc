@@ -1,6 +1,7 @@
 #include "worker/heartbeat_thread.h"
 
 #include "common/clock.h"
+#include "common/http/process_health.h"
 #include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/message.h"
@@ -39,6 +40,7 @@ void HeartbeatThread::Loop() {
   int64_t next = 0;
   Message msg;
   while (!stop_) {
+    ProcessHealth::Beat();
     if (NowMillis() >= next) {
       flatbuffers::FlatBufferBuilder fbb(64);
       auto body = wire::CreateHeartbeat(fbb, 0);

@@ -3,9 +3,12 @@
 
 #include <boost/program_options.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "common/engine/placement.h"
+#include "common/http/health_flags.h"
+#include "common/http/process_health.h"
 #include "common/logging.h"
 #include "common/main_guard.h"
 #include "common/prefaulted.h"
@@ -49,9 +52,25 @@ po::options_description Options() {
       "link instead of emulating it (lockstep-launch --links real sets it)")(
       "device", po::value<std::string>()->default_value("cpu"),
       "where the model computes: cpu, or cuda[:N] (a GPU; models built "
-      "from layers: mlp, softmax, cnn)")("verbose,v", "log debug lines");
+      "from layers: mlp, softmax, cnn)")(
+      "threads", po::value<int>()->default_value(0),
+      "threads the model's CPU computation uses (0: $SLURM_CPUS_PER_TASK "
+      "under Slurm, else 1: many workers share a machine's cores)")(
+      "verbose,v", "log debug lines");
   lockstep::AddSecurityFlags(&options);
+  lockstep::AddHealthFlags(&options);
   return options;
+}
+
+// --threads, or what the engine gave this task.
+lockstep::StatusOr<int> ComputeThreads(const po::variables_map& vm) {
+  const int threads = vm["threads"].as<int>();
+  if (threads < 0) return lockstep::InvalidArgument("--threads must be >= 0");
+  if (threads > 0) return threads;
+  const char* slurm = std::getenv("SLURM_CPUS_PER_TASK");
+  if (slurm == nullptr || *slurm == '\0') return 1;
+  const int given = std::atoi(slurm);
+  return given > 0 ? given : 1;
 }
 
 lockstep::WorkerOptions WorkerOptionsFrom(const po::variables_map& vm,
@@ -105,8 +124,18 @@ int Main(int argc, char** argv) {
     return 2;
   }
   lockstep::InstallTransportKeys(std::move(*keys));
-  // Many workers share a machine's cores; each computes on one thread.
-  openblas_set_num_threads(1);
+  const auto threads = ComputeThreads(vm);
+  const auto preempted_code = lockstep::PreemptedExitCode();
+  auto health = lockstep::StartHealthEndpoint(vm);
+  for (const lockstep::Status& s :
+       {threads.status(), preempted_code.status(), health.status()}) {
+    if (!s.ok()) {
+      std::cerr << "lockstep-worker: " << s.message() << std::endl;
+      return 2;
+    }
+  }
+  // Many workers share a machine's cores: one thread each, unless told.
+  openblas_set_num_threads(*threads);
   auto worker = lockstep::WorkerRuntime::Create(WorkerOptionsFrom(vm, *placed));
   if (!worker.ok()) {
     std::cerr << "lockstep-worker: " << worker.status().message() << std::endl;
@@ -116,11 +145,15 @@ int Main(int argc, char** argv) {
   lockstep::TerminationSignal::Install();  // leaves the job, or preempted
   lockstep::Status done = (*worker)->Run();
   const bool preempted = (*worker)->preempted();
+  // Terminated alone, it left a job that goes on: not a success, so an
+  // engine replaces it (an Indexed Job's index is not done), and the
+  // replacement rejoins at the current clock.
+  const bool released = (*worker)->released();
   (*worker).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
-  if (preempted) {
-    LS_LOG(Warning) << done.message();
-    return lockstep::kExitPreempted;
+  if (preempted || released) {
+    if (preempted) LS_LOG(Warning) << done.message();
+    return *preempted_code;
   }
   if (!done.ok()) {
     LS_LOG(Error) << "worker failed: " << done.ToString();

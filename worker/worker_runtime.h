@@ -39,6 +39,9 @@ class WorkerRuntime {
   static void RequestStop() { WorkerSession::RequestStop(); }
   // Whether the coordinator ended the job as preempted (resumable).
   bool preempted() const { return session_->preempted(); }
+  // Whether it left a job that goes on (terminated alone: Shutdown
+  // Released).
+  bool released() const { return session_->released(); }
 
  private:
   using Admission = WorkerSession::Admission;

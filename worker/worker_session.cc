@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/clock.h"
+#include "common/http/process_health.h"
 #include "common/logging.h"
 #include "common/termination.h"
 #include "common/wire/job_config_codec.h"
@@ -78,6 +79,7 @@ Status WorkerSession::Setup(const wire::Welcome& welcome) {
   SetLogRank(static_cast<int>(rank_));
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
   LS_RETURN_IF_ERROR(coordinator_->Welcomed(rank_, job_.heartbeat_ms));
+  ProcessHealth::SetReady(true);
   on_commit_ = welcome.apply_mode() != wire::ApplyMode::OnArrival;
   single_verdict_ =
       welcome.apply_mode() == wire::ApplyMode::OnArrival &&

@@ -151,12 +151,14 @@ def _final_evaluations(worker, admission, run_evaluation):
 
 def _ended(worker):
     """After an Error: whether the job ended for this worker without a
-    failure - finished, or this worker let go after SIGTERM. A preempted job
-    exits the process with EXIT_PREEMPTED (75), so the engine's requeue or
-    restart resumes it from its snapshot rounds."""
-    if worker.preempted():
+    failure (it finished). A preempted job exits the process with
+    EXIT_PREEMPTED (75, or $LOCKSTEP_PREEMPTED_EXIT_CODE), so the engine's
+    requeue or restart resumes it from its snapshot rounds; so does a
+    worker let go after SIGTERM while the job goes on, so the engine
+    replaces it and the replacement rejoins at the current clock."""
+    if worker.preempted() or worker.released():
         raise SystemExit(EXIT_PREEMPTED)
-    return worker.job_finished() or worker.released()
+    return worker.job_finished()
 
 
 def _evaluate_points(worker, run_evaluation, state):

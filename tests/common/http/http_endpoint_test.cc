@@ -1,10 +1,12 @@
-#include "coordinator/metrics_http.h"
+#include "common/http/http_endpoint.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <fstream>
 
+#include "common/clock.h"
+#include "common/http/process_health.h"
 #include "tests/support/http_request.h"
 #include "tests/support/temp_dir.h"
 
@@ -13,7 +15,7 @@ namespace {
 
 constexpr char kToken[] = "s3cr3t-t0ken-0123456789";
 
-TEST(MetricsHttpTest, CarriesBearerMatchesTheHeaderExactly) {
+TEST(HttpEndpointTest, CarriesBearerMatchesTheHeaderExactly) {
   const std::string token = kToken;
   auto request = [](const std::string& header) {
     return "GET /metrics HTTP/1.1\r\nHost: x\r\n" + header + "\r\n\r\n";
@@ -33,7 +35,7 @@ TEST(MetricsHttpTest, CarriesBearerMatchesTheHeaderExactly) {
   EXPECT_TRUE(CarriesBearer(request(""), "")) << "no token: anyone";
 }
 
-TEST(MetricsHttpTest, ATokenFileHoldsOneLongWord) {
+TEST(HttpEndpointTest, ATokenFileHoldsOneLongWord) {
   TempDir tmp("metrics-token");
   const std::string path = tmp.path() + "/token";
   auto write = [&](const std::string& text) {
@@ -51,8 +53,8 @@ TEST(MetricsHttpTest, ATokenFileHoldsOneLongWord) {
   EXPECT_FALSE(ReadMetricsToken(tmp.path() + "/missing").ok());
 }
 
-TEST(MetricsHttpTest, WithATokenOnlyTheBearerReadsTheMetrics) {
-  auto server = MetricsHttpServer::Start("127.0.0.1:0", kToken);
+TEST(HttpEndpointTest, WithATokenOnlyTheBearerReadsTheMetrics) {
+  auto server = HttpEndpoint::Start("127.0.0.1:0", kToken);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   (*server)->Publish("lockstep_samples_total 42\n");
   const std::string url = (*server)->url();
@@ -71,6 +73,46 @@ TEST(MetricsHttpTest, WithATokenOnlyTheBearerReadsTheMetrics) {
   EXPECT_EQ((*server)->unauthorized(), 2u);
   const std::string other = HttpRequest(url, "GET /other HTTP/1.1\r\n\r\n");
   EXPECT_EQ(other.rfind("HTTP/1.0 404", 0), 0u) << other;
+  const std::string prefix =
+      HttpRequest(url, "GET /metricsx HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(prefix.rfind("HTTP/1.0 404", 0), 0u) << prefix;
+}
+
+// A probe carries no token, and the health paths say nothing of the job.
+TEST(HttpEndpointTest, ProbesNeedNoTokenAndFollowTheProcessHealth) {
+  ProcessHealth::Reset();
+  auto server = HttpEndpoint::Start("127.0.0.1:0", kToken);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string base = (*server)->base_url() + "/";
+  auto get = [&](const std::string& path) {
+    return HttpRequest(base, "GET " + path + " HTTP/1.1\r\n\r\n");
+  };
+  EXPECT_EQ(get("/healthz").rfind("HTTP/1.0 200", 0), 0u) << "starting up";
+  EXPECT_EQ(get("/readyz").rfind("HTTP/1.0 503", 0), 0u) << "not in a job";
+  const int64_t beat_ms = NowMillis();
+  ProcessHealth::Beat();
+  ProcessHealth::SetReady(true);
+  EXPECT_EQ(get("/healthz?verbose").rfind("HTTP/1.0 200", 0), 0u);
+  EXPECT_EQ(get("/readyz").rfind("HTTP/1.0 200", 0), 0u);
+  EXPECT_TRUE(ProcessHealth::Alive(beat_ms + ProcessHealth::kStaleMs));
+  EXPECT_FALSE(
+      ProcessHealth::Alive(NowMillis() + ProcessHealth::kStaleMs + 1000))
+      << "a loop that stopped beating";
+  ProcessHealth::Reset();
+}
+
+TEST(HttpEndpointTest, AHealthOnlyPortServesNoMetrics) {
+  auto server = HttpEndpoint::Start("127.0.0.1:0", "",
+                                    HttpEndpoint::Serves::kHealthOnly);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  (*server)->Publish("lockstep_samples_total 42\n");
+  const std::string metrics =
+      HttpRequest((*server)->url(), "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(metrics.rfind("HTTP/1.0 404", 0), 0u) << metrics;
+  EXPECT_EQ(metrics.find("lockstep_samples_total"), std::string::npos);
+  EXPECT_FALSE(HttpEndpoint::Start("localhost:80x", "",
+                                   HttpEndpoint::Serves::kHealthOnly)
+                   .ok());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "coordinator/metrics_http.h"
+#include "common/http/http_endpoint.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/clock.h"
+#include "common/http/process_health.h"
 #include "common/logging.h"
 
 namespace lockstep {
@@ -47,6 +49,17 @@ std::string ReadRequestHead(int client) {
     head.append(buf, static_cast<size_t>(n));
   }
   return head;
+}
+
+// Whether the request line is "GET <path>" (with a query, or the HTTP
+// version, after it).
+bool IsGet(std::string_view head, std::string_view path) {
+  constexpr std::string_view kGet = "GET ";
+  if (head.substr(0, kGet.size()) != kGet) return false;
+  head.remove_prefix(kGet.size());
+  if (head.substr(0, path.size()) != path) return false;
+  return head.size() > path.size() &&
+         (head[path.size()] == ' ' || head[path.size()] == '?');
 }
 
 bool IsLoopback(const in_addr& addr) {
@@ -117,11 +130,13 @@ bool CarriesBearer(std::string_view request, std::string_view token) {
   return false;
 }
 
-StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
-    const std::string& listen, std::string token) {
+StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
+    const std::string& listen, std::string token, Serves serves) {
+  const char* what = serves == Serves::kHealthOnly ? "health" : "metrics";
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos) {
-    return InvalidArgument("metrics address '" + listen + "' is not HOST:PORT");
+    return InvalidArgument(std::string(what) + " address '" + listen +
+                           "' is not HOST:PORT");
   }
   const std::string host = listen.substr(0, colon);
   const int port = std::atoi(listen.c_str() + colon + 1);
@@ -130,7 +145,7 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   addr.sin_port = htons(static_cast<uint16_t>(port));
   if (port < 0 || port > 65535 ||
       inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
-    return InvalidArgument("metrics address '" + listen +
+    return InvalidArgument(std::string(what) + " address '" + listen +
                            "' needs an IPv4 address and a port");
   }
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -140,19 +155,21 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
       ::listen(fd, 16) != 0) {
     const std::string why = std::strerror(errno);
     if (fd >= 0) ::close(fd);
-    return Unavailable("cannot serve metrics on " + listen + ": " + why);
+    return Unavailable(std::string("cannot serve ") + what + " on " + listen +
+                       ": " + why);
   }
   socklen_t len = sizeof(addr);
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  const std::string url = "http://" + host + ":" +
-                          std::to_string(ntohs(addr.sin_port)) + "/metrics";
-  if (token.empty() && !IsLoopback(addr.sin_addr)) {
+  const std::string base =
+      "http://" + host + ":" + std::to_string(ntohs(addr.sin_port));
+  if (serves == Serves::kMetricsAndHealth && token.empty() &&
+      !IsLoopback(addr.sin_addr)) {
     LS_LOG(Warning) << "metrics on " << listen
                     << " without --metrics-token-file: anyone who reaches "
                        "the port reads the job's metrics";
   }
-  std::unique_ptr<MetricsHttpServer> server(
-      new MetricsHttpServer(fd, url, std::move(token)));
+  std::unique_ptr<HttpEndpoint> server(
+      new HttpEndpoint(fd, base, std::move(token), serves));
   server->thread_ = std::thread([s = server.get(), who = CurrentLogIdentity()] {
     SetLogIdentity(who);
     s->Serve();
@@ -160,21 +177,26 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   return server;
 }
 
-MetricsHttpServer::MetricsHttpServer(int fd, std::string url, std::string token)
-    : fd_(fd), url_(std::move(url)), token_(std::move(token)) {}
+HttpEndpoint::HttpEndpoint(int fd, std::string base_url, std::string token,
+                           Serves serves)
+    : fd_(fd),
+      base_url_(std::move(base_url)),
+      url_(base_url_ + "/metrics"),
+      token_(std::move(token)),
+      serves_(serves) {}
 
-MetricsHttpServer::~MetricsHttpServer() {
+HttpEndpoint::~HttpEndpoint() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   ::close(fd_);
 }
 
-void MetricsHttpServer::Publish(std::string text) {
+void HttpEndpoint::Publish(std::string text) {
   MutexLock lock(&mu_);
   text_ = std::move(text);
 }
 
-void MetricsHttpServer::Serve() {
+void HttpEndpoint::Serve() {
   while (!stop_) {
     pollfd item{fd_, POLLIN, 0};
     if (::poll(&item, 1, 200) <= 0) continue;
@@ -185,15 +207,37 @@ void MetricsHttpServer::Serve() {
   }
 }
 
-void MetricsHttpServer::Answer(int client) {
-  // A scraper sends a short request; read what arrives within a second.
+void HttpEndpoint::Answer(int client) {
+  // A scraper or a probe sends a short request; read what arrives within a
+  // second.
   const std::string head = ReadRequestHead(client);
   if (head.empty()) return;
-  if (head.rfind("GET /metrics", 0) != 0) {
-    WriteAll(client,
-             Response("404 Not Found", "", "not found: try /metrics\n"));
+  if (IsGet(head, "/healthz")) {
+    const bool alive = ProcessHealth::Alive(NowMillis());
+    WriteAll(client, alive ? Response("200 OK", "", "ok\n")
+                           : Response("503 Service Unavailable", "",
+                                      "the role's loop stopped\n"));
     return;
   }
+  if (IsGet(head, "/readyz")) {
+    const bool ready = ProcessHealth::Ready();
+    WriteAll(client, ready ? Response("200 OK", "", "ready\n")
+                           : Response("503 Service Unavailable", "",
+                                      "not in the job yet\n"));
+    return;
+  }
+  if (serves_ == Serves::kMetricsAndHealth && IsGet(head, "/metrics")) {
+    AnswerMetrics(client, head);
+    return;
+  }
+  WriteAll(client, Response("404 Not Found", "",
+                            serves_ == Serves::kMetricsAndHealth
+                                ? "not found: try /metrics, /healthz or "
+                                  "/readyz\n"
+                                : "not found: try /healthz or /readyz\n"));
+}
+
+void HttpEndpoint::AnswerMetrics(int client, const std::string& head) {
   if (!CarriesBearer(head, token_)) {
     if (unauthorized_++ < 5) {
       LS_LOG(Warning) << "refused a metrics request without the bearer token";
