@@ -3,7 +3,9 @@
 # munged, slurmctld and slurmd started by this script as root, with every
 # key, socket, state, spool, log and pid file in one folder, on 127.0.0.1
 # only (CommunicationParameters=NoInAddrAny) and free ports. The node offers
-# 8 CPUs whatever the machine has (SlurmdParameters=config_overrides).
+# 8 CPUs whatever the machine has (SlurmdParameters=config_overrides), and
+# 4 GPUs that are not there (gres/gpu on /dev/loop0-3: Slurm allocates them
+# and sets each task's CUDA_VISIBLE_DEVICES; nothing opens them).
 #
 #   slurm_cluster.sh up DIR     # prints the SLURM_CONF to export
 #   slurm_cluster.sh down DIR   # ends the three daemons (by their pid files)
@@ -75,16 +77,18 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 MpiDefault=none
+GresTypes=gpu
 ReturnToService=2
 JobRequeue=1
 KillWait=30
 MinJobAge=600
-SchedulerParameters=defer
+SchedulerParameters=defer,bf_interval=1
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=8000 State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=8000 Gres=gpu:4 State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
+echo "NodeName=localhost Name=gpu File=/dev/loop[0-3]" > "$dir/gres.conf"
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF" -N localhost

@@ -4,11 +4,13 @@
 # `scontrol requeue` (SIGTERM to every task), ends resumable - every task
 # exits 75 after a snapshot round of the newest commit - and the requeued
 # job resumes from that round by itself and trains to the target. Its
-# keys seal every data-plane record (LOCKSTEP_DATA_PLANE=aead).
-#   slurm_requeue_test.sh SOURCE_DIR BIN_DIR
+# keys seal every data-plane record (LOCKSTEP_DATA_PLANE=aead). It runs as
+# docs/deployment.md says: from the installed layout (cmake --install to a
+# prefix of its own), PREFIX/bin on PATH and no LOCKSTEP_BIN.
+#   slurm_requeue_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src="$(realpath "$1")"
-bin="$(realpath "$2")"
+build="$(realpath "$2")"
 target=0.85
 work="$(mktemp -d /tmp/lockstep-slurm.XXXXXX)"
 cleanup() {
@@ -33,11 +35,14 @@ wait_for() {
   return 1
 }
 
+cmake --install "$build" --prefix "$work/prefix" >/dev/null || fail "cmake --install failed"
+script="$work/prefix/share/lockstep/deploy/slurm/lockstep.sbatch"
+[ -x "$script" ] || fail "the installed layout has no $script"
 export SLURM_CONF="$("$src/tests/deploy/slurm/slurm_cluster.sh" up "$work/cluster")"
 cd "$work"
 # The keys the script makes seal every data-plane record (aead).
-job="$(LOCKSTEP_BIN="$bin" LOCKSTEP_BIND_HOST=127.0.0.1 LOCKSTEP_DATA_PLANE=aead sbatch --parsable \
-  --ntasks=7 "$src/deploy/slurm/lockstep.sbatch" --sync lbbsp \
+job="$(env -u LOCKSTEP_BIN PATH="$work/prefix/bin:$PATH" LOCKSTEP_BIND_HOST=127.0.0.1 \
+  LOCKSTEP_DATA_PLANE=aead sbatch --parsable --ntasks=7 "$script" --sync lbbsp \
   --model mlp:256,128 --data fashion-mnist --batch 32 --optimizer momentum \
   --lr 0.05 --epochs 4 --lr-schedule cosine --eval-every 0)"
 out="$work/lockstep-$job.out"
