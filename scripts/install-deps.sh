@@ -16,11 +16,11 @@ case "$profile" in
   # python3-matplotlib: the experiment report's plots (its test draws them);
   # pybind11, Python's headers, NumPy, PyTorch and pytest: the Python module
   # and its tests; slurm-wlm and munge: the single-node Slurm cluster the
-  # deploy tests start.
+  # deploy tests start; prometheus: its promtool checks the metrics page.
   test) packages+=(libgtest-dev libgmock-dev libbenchmark-dev clang-format
                    clang-tidy python3-matplotlib pybind11-dev python3-dev
                    python3-numpy python3-torch python3-pytest slurm-wlm
-                   munge) ;;
+                   munge prometheus) ;;
   # libclang-rt-14-dev: libFuzzer and clang's sanitizer runtimes.
   fuzz) packages+=(clang libclang-rt-14-dev libgtest-dev libgmock-dev) ;;
   *) echo "usage: $0 [demo|test|fuzz]" >&2; exit 2 ;;
@@ -53,11 +53,15 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 $SUDO apt-get update -qq
 # PyTorch alone without its recommendations (libtorch-dev and a compiler
-# toolchain: hundreds of megabytes the tests never use).
+# toolchain: hundreds of megabytes the tests never use), and Prometheus
+# (only promtool is used; its recommended node exporter is a daemon).
 lean=()
 rest=()
 for p in "${missing[@]}"; do
-  if [ "$p" = python3-torch ]; then lean+=("$p"); else rest+=("$p"); fi
+  case "$p" in
+    python3-torch|prometheus) lean+=("$p") ;;
+    *) rest+=("$p") ;;
+  esac
 done
 if [ ${#rest[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${rest[@]}"
