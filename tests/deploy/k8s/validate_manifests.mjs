@@ -432,7 +432,8 @@ function checkBeside(where, first, second) {
 // into the cluster with the rest).
 function checkDocsSecret(objects) {
   const docs = readFileSync(join(src, "docs", "deployment.md"), "utf8");
-  const commands = docs.split("\n").join(" ").replace(/\\ +/g, " ").match(/kubectl create secret generic [^`]*/g) || [];
+  const blocks = [...docs.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).join("\n");
+  const commands = blocks.replace(/\\\n\s*/g, " ").match(/kubectl create secret generic [^\n]*/g) || [];
   if (commands.length === 0) return fail("docs/deployment.md", "never creates the job's Secret");
   const wanted = new Set();
   for (const { pod } of podsOf(objects)) for (const v of pod.spec.volumes || []) for (const i of v.secret?.items || []) wanted.add(i.key);
