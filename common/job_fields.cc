@@ -82,6 +82,12 @@ JobField Field(std::string name, std::string flag, T JobConfig::*member,
   return f;
 }
 
+// `field`, marked as one a resume may not change, for `why`.
+JobField FixedOnResume(JobField field, std::string why) {
+  field.fixed_on_resume = std::move(why);
+  return field;
+}
+
 // Snapshot and push-guard settings, then the fields resolved from the
 // data set.
 std::vector<JobField> SnapshotAndResolvedFields() {
@@ -117,8 +123,10 @@ std::vector<JobField> SnapshotAndResolvedFields() {
             "remove a worker whose pushes a shard refused this many times "
             "in a row (0 = never)"),
       Field("train_samples", "", &C::train_samples, ""),
-      Field("input_dim", "", &C::input_dim, ""),
-      Field("classes", "", &C::classes, ""),
+      FixedOnResume(Field("input_dim", "", &C::input_dim, ""),
+                    "its model's first layer is that wide"),
+      FixedOnResume(Field("classes", "", &C::classes, ""),
+                    "its model's last layer is that wide"),
   };
 }
 
@@ -145,20 +153,26 @@ std::vector<JobField> MakeTable() {
       Field("sync", "sync", &C::sync,
             "synchronization policy, e.g. bsp, ssp:3, asp, backup:1, lbbsp, "
             "lbbsp:numerical (a bad name lists every known form)"),
-      Field("model", "model", &C::model,
-            "model, e.g. softmax, mlp:256,128, sparse-lr (a bad name lists "
-            "every known model)"),
-      Field("data", "data", &C::data,
-            "data set: fashion-mnist, synthetic[:...], or the PATH of a "
-            "LIBSVM file"),
+      FixedOnResume(
+          Field("model", "model", &C::model,
+                "model, e.g. softmax, mlp:256,128, sparse-lr (a bad name "
+                "lists every known model)"),
+          "its rounds hold that model's tensors"),
+      FixedOnResume(Field("data", "data", &C::data,
+                          "data set: fashion-mnist, synthetic[:...], or the "
+                          "PATH of a LIBSVM file"),
+                    "its model's inputs and its sample order are that data "
+                    "set's"),
       Field("data_dir", "data-dir", &C::data_dir,
             "folder holding the Fashion-MNIST IDX .gz files"),
       Field("test_data", "test-data", &C::test_data,
             "LIBSVM test file (default: hold out the last 10% of --data)"),
       Field("batches", "batch", &C::batches,
             "batch per worker: X, or X0,X1,... one per worker"),
-      Field("optimizer", "optimizer", &C::optimizer,
-            "server-side optimizer: sgd | momentum | adam | adagrad"),
+      FixedOnResume(
+          Field("optimizer", "optimizer", &C::optimizer,
+                "server-side optimizer: sgd | momentum | adam | adagrad"),
+          "its rounds hold that optimizer's state (momentum, moments)"),
       Field("lr", "lr", &C::lr, "learning rate"),
       Field("momentum", "momentum", &C::momentum, "momentum factor"),
       Field("beta1", "beta1", &C::beta1, "Adam beta1"),

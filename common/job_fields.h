@@ -33,6 +33,12 @@ struct JobField {
   std::function<Status(const std::string&, JobConfig*)> parse;
   // Adds the field to a JSON object (numbers as numbers, lists as arrays).
   std::function<void(const JobConfig&, JsonObject*)> to_json;
+  // Empty: a resume may change the field (more clocks, other counts,
+  // another learning rate). Otherwise why it cannot: a snapshot round holds
+  // state shaped by it (the model's tensors, the optimizer's slots, the
+  // data's dimensions), so a round of one value never restores into
+  // another (common/job_resume.h).
+  std::string fixed_on_resume;
 };
 
 // Every field of JobConfig, in the order flags are listed.

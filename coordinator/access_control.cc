@@ -63,14 +63,11 @@ Status AccessControl::CheckRoundRequest(const std::string& key_role) {
   return Check(key_role, "admin", "asking for a snapshot round");
 }
 
-uint64_t AccessControl::RefusedConnections() { return ZapRefusals(); }
-
-void AccessControl::AppendMetrics(std::string* text) const {
-  AppendMetricLine(text, "lockstep_unauthorized_requests_total",
-                   static_cast<double>(unauthorized_));
-  AppendMetricLine(text,
-                   "lockstep_refused_connections_total{plane=\"control\"}",
-                   static_cast<double>(RefusedConnections()));
+void AccessControl::AddMetrics(PrometheusText* text) const {
+  text->Add("lockstep_unauthorized_requests_total",
+            static_cast<double>(unauthorized_));
+  text->Add("lockstep_refused_connections_total{plane=\"control\"}",
+            static_cast<double>(RefusedConnections()));
 }
 
 bool AccessControl::MemberMessage(wire::Body body) {

@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <string>
 
+#include "common/http/prometheus_text.h"
 #include "common/status.h"
+#include "common/transport/zmq/handshake_watch.h"
 #include "common/wire/message.h"
 
 namespace lockstep {
@@ -49,12 +51,17 @@ class AccessControl {
   static bool MemberMessage(wire::Body body);
 
   // lockstep_unauthorized_requests_total and
-  // lockstep_refused_connections_total{plane="control"} (the ZAP handler's
-  // refusals of keys that are not the job's).
-  void AppendMetrics(std::string* text) const;
+  // lockstep_refused_connections_total{plane="control"}.
+  void AddMetrics(PrometheusText* text) const;
   uint64_t unauthorized() const { return unauthorized_; }
-  // Connections refused for their key (the process's ZAP handler).
-  static uint64_t RefusedConnections();
+  // The control plane's failed handshakes are counted by `watch` (keys the
+  // ZAP handler refused, another job's keys, peers that broke off or do
+  // not speak CurveZMQ). REQUIRES: it outlives this.
+  void WatchHandshakes(const HandshakeWatch* watch) { handshakes_ = watch; }
+  // Connections refused at the handshake so far.
+  uint64_t RefusedConnections() const {
+    return handshakes_ != nullptr ? handshakes_->failed_handshakes() : 0;
+  }
 
  private:
   Status Check(const std::string& key_role, const char* needed,
@@ -62,6 +69,7 @@ class AccessControl {
 
   const bool authenticated_;
   uint64_t unauthorized_ = 0;
+  const HandshakeWatch* handshakes_ = nullptr;
 };
 
 }  // namespace lockstep

@@ -13,6 +13,7 @@
 #include "coordinator/clock_driver.h"
 #include "coordinator/enrollment.h"
 #include "coordinator/recovery.h"
+#include "coordinator/run_recorder.h"
 #include "coordinator/snapshot_rounds.h"
 #include "sync_policies/policy_state.h"
 
@@ -23,11 +24,13 @@ class ComponentLinks : public ClockListener, public RoundContext {
   // The components, once all are built (they are handed this object while
   // being built, and call it only later). They must outlive it.
   void Connect(Enrollment* enrollment, ClockDriver* clock,
-               SnapshotRounds* rounds, Recovery* recovery) {
+               SnapshotRounds* rounds, Recovery* recovery,
+               const RunRecorder* recorder) {
     enrollment_ = enrollment;
     clock_ = clock;
     rounds_ = rounds;
     recovery_ = recovery;
+    recorder_ = recorder;
   }
 
   // ClockListener.
@@ -50,12 +53,15 @@ class ComponentLinks : public ClockListener, public RoundContext {
     return enrollment_->layout().num_shards();
   }
   bool Recovering() const override { return recovery_->recovering(); }
+  double TrainSecondsNow() const override { return recorder_->TrainSeconds(); }
+  uint64_t SamplesNow() const override { return recorder_->samples(); }
 
  private:
   Enrollment* enrollment_ = nullptr;
   ClockDriver* clock_ = nullptr;
   SnapshotRounds* rounds_ = nullptr;
   Recovery* recovery_ = nullptr;
+  const RunRecorder* recorder_ = nullptr;
 };
 
 }  // namespace lockstep

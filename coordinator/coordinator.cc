@@ -60,7 +60,7 @@ Status Coordinator::Impl::SetUp() {
                                     options_.resume_if_present));
   LS_ASSIGN_OR_RETURN(recorder_,
                       RunRecorder::Create(options_.run_dir, job, policy->name(),
-                                          rounds_->restore().has_value()));
+                                          rounds_->restore()));
   clock_ = std::make_unique<ClockDriver>(job, std::move(policy), *this,
                                          members_, *recorder_, links_);
   recovery_ =
@@ -80,7 +80,7 @@ Status Coordinator::Impl::SetUp() {
       static_cast<int64_t>(job.heartbeat_ms) * options_.dead_after_heartbeats,
       options_.register_timeout_s * 1000, *this, members_, *recorder_);
   links_.Connect(enrollment_.get(), clock_.get(), rounds_.get(),
-                 recovery_.get());
+                 recovery_.get(), recorder_.get());
   router_ = std::make_unique<MessageRouter>(
       MessageRouter::Components{members_, access_, *enrollment_, *recovery_,
                                 *rounds_, *clock_, *liveness_, *termination_,
@@ -89,6 +89,11 @@ Status Coordinator::Impl::SetUp() {
   std::string bound;
   LS_ASSIGN_OR_RETURN(socket_, BindRouter(options_.listen, &bound));
   endpoint_ = AdvertisedEndpoint(bound, options_.advertise);
+  // ZeroMQ drops a failed handshake without a word: counted and logged.
+  LS_ASSIGN_OR_RETURN(handshakes_,
+                      HandshakeWatch::Attach(socket_, "a peer", endpoint_,
+                                             /*listening=*/true));
+  access_.WatchHandshakes(handshakes_.get());
   if (!options_.run_dir.empty()) {
     // For tools that talk to the live job (lockstep-snapshot now).
     LS_RETURN_IF_ERROR(
@@ -126,12 +131,15 @@ Status Coordinator::Impl::Run() {
     }
     zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, poll_ms);
+    handshakes_->Poll();
     HandleQueuedMessages();
     if (std::optional<Status> end = EndNow(start_ms)) return *end;
+    if (!enrollment_->training()) SayWhatTheStartWaitsFor(start_ms);
     if (enrollment_->training()) recorder_->MaybePrintProgress(false);
     PublishMetrics(false);
   }
   PublishMetrics(true);
+  rounds_->RecordFinished(recorder_->last_committed());
   SendShutdown(wire::ShutdownKind::Finished, "job finished");
   return Finish();
 }
@@ -170,10 +178,10 @@ std::optional<Status> Coordinator::Impl::EndNow(int64_t start_ms) {
       NowMillis() - start_ms > options_.register_timeout_s * 1000) {
     SendShutdown(wire::ShutdownKind::Aborted, "registration timed out");
     return DeadlineExceeded(
-        "only " + std::to_string(members_.server_ids().size()) + " of " +
-        std::to_string(options_.job.servers) + " servers and " +
-        std::to_string(members_.worker_ids().size()) + " of " +
-        std::to_string(options_.job.workers) + " workers registered");
+        "the job did not start within --register-timeout-s " +
+        std::to_string(static_cast<int64_t>(options_.register_timeout_s)) +
+        " s: it was still waiting for " +
+        StartWaitsFor(options_.job, enrollment_->start_progress()));
   }
   // A recovery that ran out of time ends the job; the peers are told, as
   // on every other abort, instead of finding the coordinator silent.
@@ -183,6 +191,24 @@ std::optional<Status> Coordinator::Impl::EndNow(int64_t start_ms) {
     return alive;
   }
   return std::nullopt;
+}
+
+void Coordinator::Impl::SayWhatTheStartWaitsFor(int64_t start_ms) {
+  // Now and then, so a role forgotten or started wrong is named long
+  // before the registration deadline.
+  const int64_t now = NowMillis();
+  if (now - start_ms < kStartWaitSayMs ||
+      now - start_wait_said_ms_ < kStartWaitSayMs) {
+    return;
+  }
+  start_wait_said_ms_ = now;
+  const std::string missing =
+      StartWaitsFor(options_.job, enrollment_->start_progress());
+  if (!missing.empty()) {
+    LS_LOG(Info) << "waiting for " << missing << " (" << (now - start_ms) / 1000
+                 << " s of --register-timeout-s "
+                 << static_cast<int64_t>(options_.register_timeout_s) << ")";
+  }
 }
 
 Status Coordinator::Impl::Finish() {
@@ -195,7 +221,7 @@ void Coordinator::Impl::PublishMetrics(bool force) {
   const double now = NowSeconds();
   if (!force && now - metrics_published_s_ < 0.5) return;
   metrics_published_s_ = now;
-  metrics_->Publish(metrics_text_->PrometheusText(bad_messages_));
+  metrics_->Publish(metrics_text_->Exposition(bad_messages_));
 }
 
 void Coordinator::Impl::Send(const std::string& id, zmq::message_t header) {

@@ -14,6 +14,7 @@
 #include "common/http/http_endpoint.h"
 #include "common/status.h"
 #include "common/transport/transport_keys.h"
+#include "common/transport/zmq/handshake_watch.h"
 #include "common/wire/message.h"
 #include "coordinator/access_control.h"
 #include "coordinator/clock_driver.h"
@@ -72,12 +73,18 @@ class Coordinator::Impl : public Outbox, public JobHost {
   void PublishMetrics(bool force);
   void SendShutdown(wire::ShutdownKind kind, const std::string& reason);
   Status Finish();
+  // Before training: logs what the start still waits for, every
+  // kStartWaitSayMs.
+  void SayWhatTheStartWaitsFor(int64_t start_ms);
+  static constexpr int64_t kStartWaitSayMs = 10000;
 
   CoordinatorOptions options_;
   zmq::socket_t socket_;
   std::string endpoint_;
   std::unique_ptr<HttpEndpoint> metrics_;
+  std::unique_ptr<HandshakeWatch> handshakes_;  // of socket_
   double metrics_published_s_ = 0;
+  int64_t start_wait_said_ms_ = 0;
   std::unique_ptr<RunRecorder> recorder_;
   Membership members_;
   std::unique_ptr<SnapshotRounds> rounds_;

@@ -6,6 +6,7 @@
 #include "common/engine/placement.h"
 #include "common/http/health_flags.h"
 #include "common/job_fields.h"
+#include "common/job_resume.h"
 #include "common/logging.h"
 #include "common/main_guard.h"
 #include "common/security/key_flags.h"
@@ -13,6 +14,7 @@
 #include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "coordinator/coordinator.h"
+#include "snapshot/snapshot_manifest.h"
 
 namespace po = boost::program_options;
 
@@ -78,6 +80,26 @@ lockstep::StatusOr<lockstep::CoordinatorOptions> CoordinatorOptionsFrom(
   lockstep::CoordinatorOptions opts;
   LS_ASSIGN_OR_RETURN(opts.job, lockstep::JobConfigFromGivenFlags(
                                     vm, base, /*given_only=*/true));
+  opts.resume = vm["resume"].as<bool>();
+  opts.resume_if_present = vm["resume-if-present"].as<bool>();
+  if (opts.resume || opts.resume_if_present) {
+    // A resume continues the job its manifest records: the flags given
+    // here change it, their defaults do not, and a change no round can
+    // follow is refused now, naming the flag.
+    auto manifest = lockstep::SnapshotManifest::Load(opts.job.snapshot_dir);
+    if (manifest.ok() && manifest->LatestComplete() != nullptr) {
+      lockstep::JobConfig recorded = manifest->job();
+      recorded.snapshot_dir = opts.job.snapshot_dir;
+      if (placed.servers > 0) recorded.servers = placed.servers;
+      if (placed.workers > 0) recorded.workers = placed.workers;
+      auto resumed = lockstep::ResumedJob(vm, recorded);
+      if (!resumed.ok()) {
+        return resumed.status().WithContext("cannot resume " +
+                                            opts.job.snapshot_dir);
+      }
+      opts.job = std::move(resumed).value();
+    }
+  }
   opts.listen =
       placed.listen.empty() ? vm["listen"].as<std::string>() : placed.listen;
   opts.advertise = placed.advertise;
@@ -85,9 +107,7 @@ lockstep::StatusOr<lockstep::CoordinatorOptions> CoordinatorOptionsFrom(
   opts.register_timeout_s = vm["register-timeout-s"].as<double>();
   opts.metrics_listen = vm["metrics-listen"].as<std::string>();
   opts.metrics_token_file = vm["metrics-token-file"].as<std::string>();
-  opts.resume = vm["resume"].as<bool>();
   opts.resume_round = vm["resume-round"].as<uint64_t>();
-  opts.resume_if_present = vm["resume-if-present"].as<bool>();
   if (opts.resume_if_present && (opts.resume || opts.resume_round > 0)) {
     return lockstep::InvalidArgument(
         "--resume-if-present decides by itself; drop --resume/--resume-round");

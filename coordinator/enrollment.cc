@@ -2,6 +2,7 @@
 
 #include "common/clock.h"
 #include "common/job_fields.h"
+#include "common/job_resume.h"
 #include "common/logging.h"
 #include "common/wire/job_config_codec.h"
 #include "common/wire/job_shape_codec.h"
@@ -112,6 +113,11 @@ void Enrollment::RemoveEvaluator(const std::string& id,
   // (ClockDriver), or the job, which ends on that evaluation, would wait.
   clock_.Forget(id);
   if (clock_.training_over()) clock_.MaybeRequestFinalEvaluation();
+}
+
+StartProgress Enrollment::start_progress() const {
+  return {members_.server_ids().size(), members_.worker_ids().size(),
+          !members_.evaluator_id().empty(), shapes_.described()};
 }
 
 bool Enrollment::EvaluatorReady() const {
@@ -236,7 +242,11 @@ Status Enrollment::StartTraining() {
   // training_ is set only once everything was sent, so an error leaves a
   // job that never started, to be aborted.
   const JobShape& shape = *shapes_.agreed();
+  const JobConfig recorded = job_;
   LS_RETURN_IF_ERROR(ResolveJob(shape.data, &job_));
+  // A resumed job carries the dimensions its run resolved: data whose
+  // shape changed since would meet rounds of another model.
+  if (rounds_.restore()) LS_RETURN_IF_ERROR(CheckResumeChanges(recorded, job_));
   LS_RETURN_IF_ERROR(clock_.StartJob());
   LS_ASSIGN_OR_RETURN(layout_,
                       KeyLayout::Build(shape.model.tensors, job_.servers,

@@ -26,6 +26,7 @@
 #include "coordinator/run_recorder.h"
 #include "coordinator/shape_agreement.h"
 #include "coordinator/snapshot_rounds.h"
+#include "coordinator/start_wait.h"
 
 namespace lockstep {
 
@@ -48,6 +49,8 @@ class Enrollment {
         recovery_(recovery) {}
 
   bool training() const { return training_; }
+  // Who has registered and described the job so far (before training).
+  StartProgress start_progress() const;
   KeyLayout& layout() { return layout_; }
   // Workers removed so far (dead, refused or replaced).
   uint64_t dead_workers() const { return dead_workers_; }

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
+#include "coordinator/metric_families.h"
+
 namespace lockstep {
 
-std::string JobMetrics::PrometheusText(uint64_t bad_messages) const {
-  std::string text = recorder_.PrometheusText();
-  auto line = [&](const std::string& name, double v) {
-    AppendMetricLine(&text, name, v);
-  };
+std::string JobMetrics::Exposition(uint64_t bad_messages) const {
+  PrometheusText text;
+  recorder_.AddMetrics(&text);
+  auto line = [&](const std::string& name, double v) { text.Add(name, v); };
   line("lockstep_live_workers",
        static_cast<double>(members_.worker_ids().size()));
   line("lockstep_dead_workers_total",
@@ -21,12 +22,14 @@ std::string JobMetrics::PrometheusText(uint64_t bad_messages) const {
        static_cast<double>(rounds_.complete()));
   line("lockstep_snapshot_rounds_total{result=\"failed\"}",
        static_cast<double>(rounds_.failed()));
-  refusals_.AppendMetrics(&text);
-  access_.AppendMetrics(&text);
+  refusals_.AddMetrics(&text);
+  access_.AddMetrics(&text);
+  // The policy's own figures last: a series the coordinator publishes
+  // itself (the live workers, the dropped pushes) is the coordinator's.
   for (const auto& [name, value] : clock_.policy().Metrics()) {
     line(name, value);
   }
-  return text;
+  return text.Text(DescribeJobMetric);
 }
 
 std::map<std::string, double> JobMetrics::SummaryFields(
@@ -40,7 +43,7 @@ std::map<std::string, double> JobMetrics::SummaryFields(
       {"poisoning_workers_removed", static_cast<double>(refusals_.removed())},
       {"unauthorized_requests", static_cast<double>(access_.unauthorized())},
       {"refused_connections",
-       static_cast<double>(AccessControl::RefusedConnections())},
+       static_cast<double>(access_.RefusedConnections())},
       {"snapshot_rounds_complete", static_cast<double>(rounds_.complete())},
       {"snapshot_rounds_failed", static_cast<double>(rounds_.failed())},
       {"policy_decision_s", policy_s},

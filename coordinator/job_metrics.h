@@ -38,8 +38,9 @@ class JobMetrics {
         refusals_(refusals),
         access_(access) {}
 
-  // The whole /metrics text, the recorder's lines first.
-  std::string PrometheusText(uint64_t bad_messages) const;
+  // The whole /metrics text (the exposition format, every family with its
+  // HELP and TYPE: metric_families.h), the recorder's first.
+  std::string Exposition(uint64_t bad_messages) const;
   // summary.json's fields beside the recorder's.
   std::map<std::string, double> SummaryFields(uint64_t bad_messages) const;
 

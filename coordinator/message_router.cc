@@ -198,11 +198,19 @@ void MessageRouter::HandleError(const std::string& id, Peer& peer,
   if ((worker || peer.role == wire::Role::Evaluator) && !peer.started) {
     return c_.enrollment.HandleWorkerError(id, peer, text);
   }
-  // A server that cannot restore its round exits after saying so; the
-  // round is marked failed and an older one is tried, or the job ends.
+  // A server that cannot restore its round waits after saying so: a
+  // damaged round is marked failed and an older one is tried, or the job
+  // ends; a round of another job is left as it is, and the job ends.
   if (!worker && err.code() == wire::ErrorCode::RestoreFailed) {
     return c_.recovery.HandleRestoreFailed(peer.rank, err.request_id(), text,
                                            c_.enrollment);
+  }
+  if (!worker && err.code() == wire::ErrorCode::RoundIncompatible) {
+    return host_.Abort(FailedPrecondition(
+        text +
+        "; the round is intact (lockstep-snapshot verify), but this "
+        "job is not the one it was taken of: resume with that job's "
+        "--model, --optimizer and --data"));
   }
   if (peer.role == wire::Role::Server &&
       err.code() == wire::ErrorCode::PrimaryLost) {

@@ -29,16 +29,15 @@ void PushRefusals::Handle(int shard, const wire::PushRefused& refused) {
   outbox_.Send(*id, MakeShutdownHeader(wire::ShutdownKind::Aborted, why.str()));
 }
 
-void PushRefusals::AppendMetrics(std::string* text) const {
+void PushRefusals::AddMetrics(PrometheusText* text) const {
   for (const auto& [key, count] : counts_) {
-    AppendMetricLine(text,
-                     "lockstep_rejected_pushes_total{worker=\"" +
-                         std::to_string(key.first) + "\",reason=\"" +
-                         RefusalLabel(key.second) + "\"}",
-                     static_cast<double>(count));
+    text->Add("lockstep_rejected_pushes_total{worker=\"" +
+                  std::to_string(key.first) + "\",reason=\"" +
+                  RefusalLabel(key.second) + "\"}",
+              static_cast<double>(count));
   }
-  AppendMetricLine(text, "lockstep_poisoning_workers_removed_total",
-                   static_cast<double>(removed_));
+  text->Add("lockstep_poisoning_workers_removed_total",
+            static_cast<double>(removed_));
 }
 
 }  // namespace lockstep

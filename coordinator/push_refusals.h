@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "common/http/prometheus_text.h"
 #include "common/job_config.h"
 #include "common/wire/message.h"
 #include "coordinator/enrollment.h"
@@ -37,7 +38,7 @@ class PushRefusals {
 
   // lockstep_rejected_pushes_total{worker,reason} lines and
   // lockstep_poisoning_workers_removed_total.
-  void AppendMetrics(std::string* text) const;
+  void AddMetrics(PrometheusText* text) const;
   uint64_t total() const { return total_; }
   uint64_t removed() const { return removed_; }
 

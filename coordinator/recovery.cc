@@ -128,6 +128,8 @@ void Recovery::HandleRestoreFailed(int shard, uint64_t round,
   RestoreFailure failure = rounds_.HandleRestoreFailed(shard, round, why);
   if (failure.ignored) return;
   if (failure.previous) {
+    // At start-up (a resume's round is damaged) the recovery begins here.
+    if (!recovering_) started_s_ = NowSeconds();
     BeginRollback(*failure.previous,
                   "snapshot round " + std::to_string(round) +
                       " cannot be restored (" + why + "); it is marked failed",

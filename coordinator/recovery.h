@@ -89,8 +89,9 @@ class Recovery {
   // A new recovery epoch: every live server is welcomed with `round`.
   void BeginRollback(const ManifestRound& round, const std::string& why,
                      Enrollment& enrollment);
-  // A server could not restore `round` (SnapshotRounds marks it failed):
-  // a live recovery rolls back to the round before; otherwise the job ends.
+  // A server could not restore `round`, which is damaged (SnapshotRounds
+  // marks it failed): every shard rolls back to the round before, at
+  // start-up as in a live recovery; with none left the job ends.
   void HandleRestoreFailed(int shard, uint64_t round, const std::string& why,
                            Enrollment& enrollment);
   // Server `peer` restored the round of `restored`'s epoch; once every

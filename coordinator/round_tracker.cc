@@ -8,20 +8,16 @@ bool RoundTracker::Due(int64_t clock, double now_s) const {
   return every_s_ > 0 && now_s - last_s_ >= every_s_;
 }
 
-void RoundTracker::Begin(uint64_t round, int64_t clock, uint32_t shards,
-                         double now_s, double unix_time, std::string policy,
-                         PolicyState policy_state) {
+void RoundTracker::Begin(ManifestRound started, double now_s) {
   Pending p;
-  p.round.policy = std::move(policy);
-  p.round.policy_state = std::move(policy_state);
-  p.round.round = round;
-  p.round.clock = clock;
-  p.round.shards = shards;
-  p.round.unix_time = unix_time;
+  p.round = std::move(started);
   p.round.complete = true;
-  pending_ = std::move(p);
+  p.round.error.clear();
+  p.round.bytes = 0;
+  p.round.contained.clear();
   last_s_ = now_s;
-  last_clock_ = clock;
+  last_clock_ = p.round.clock;
+  pending_ = std::move(p);
 }
 
 std::optional<ManifestRound> RoundTracker::Report(

@@ -36,11 +36,12 @@ class RoundTracker {
   bool Due(int64_t clock, double now_s) const;
   bool in_flight() const { return pending_.has_value(); }
 
-  // Round `round` of the state after `clock` was sent to `shards` shards;
-  // `policy` (name) and `policy_state` go into the round as they are.
-  void Begin(uint64_t round, int64_t clock, uint32_t shards, double now_s,
-             double unix_time, std::string policy = "",
-             PolicyState policy_state = {});
+  // Round `started.round` of the state after `started.clock` was sent to
+  // `started.shards` shards at time `now_s`; the rest of `started` (when,
+  // the policy's name and state, the run's progress) goes into the round
+  // as it is. Its outcome fields (complete, error, bytes, cuts) are the
+  // reports'.
+  void Begin(ManifestRound started, double now_s);
   // Shard `shard` reports its part of `round`. Returns the finished round
   // (complete, or failed with the first error, naming the shard) once
   // every shard reported; nullopt before, and for a report of a round not

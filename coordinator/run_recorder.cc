@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "common/json.h"
@@ -34,13 +36,6 @@ std::string Fixed(double v, int digits) {
 
 }  // namespace
 
-void AppendMetricLine(std::string* text, const std::string& name,
-                      double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), " %.9g\n", value);
-  *text += name + buf;
-}
-
 RunRecorder::RunRecorder(std::string run_dir, JobConfig job, std::string policy)
     : run_dir_(std::move(run_dir)),
       job_(std::move(job)),
@@ -48,8 +43,11 @@ RunRecorder::RunRecorder(std::string run_dir, JobConfig job, std::string policy)
 
 StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
     const std::string& run_dir, const JobConfig& job,
-    const std::string& policy_name, bool append) {
+    const std::string& policy_name,
+    const std::optional<ManifestRound>& resumed) {
   std::unique_ptr<RunRecorder> rec(new RunRecorder(run_dir, job, policy_name));
+  const bool append = resumed.has_value();
+  if (resumed) rec->Resume(*resumed);
   if (run_dir.empty()) return rec;
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
@@ -64,9 +62,44 @@ StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
   return rec;
 }
 
+void RunRecorder::Resume(const ManifestRound& round) {
+  resumed_from_ = round.clock;
+  resumed_s_ = round.train_s;
+  last_clock_ = round.clock;
+  samples_ = round.samples;
+  if (run_dir_.empty()) return;
+  // The clocks after the round run again: their evaluations are of
+  // another timeline. (A point is a count of clocks: point p is the state
+  // after clock p - 1, so the round's state is point clock + 1.)
+  std::ifstream in(run_dir_ + "/eval.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto eval = nlohmann::json::parse(line, nullptr, false);
+    if (!eval.is_object() || !eval.contains("clock") ||
+        !eval.contains("test_accuracy") || !eval["test_accuracy"].is_number()) {
+      continue;  // a line torn by a crash
+    }
+    const int64_t clock = eval["clock"].get<int64_t>();
+    if (clock > round.clock + 1) continue;
+    const double accuracy = eval["test_accuracy"].get<double>();
+    const double reached = eval.value("train_s", 0.0);
+    if (clock >= newest_eval_) {
+      newest_eval_ = clock;
+      test_accuracy_ = accuracy;
+      test_loss_ = eval.value("test_loss", -1.0);
+    }
+    if (job_.target_accuracy > 0 && accuracy >= job_.target_accuracy &&
+        (!time_to_target_s_ || reached < *time_to_target_s_)) {
+      time_to_target_s_ = reached;
+    }
+  }
+}
+
 void RunRecorder::Start() { start_s_ = NowSeconds(); }
 
-double RunRecorder::WallSeconds() const { return NowSeconds() - start_s_; }
+double RunRecorder::WallSeconds() const {
+  return resumed_s_ + (start_s_ > 0 ? NowSeconds() - start_s_ : 0.0);
+}
 
 void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
                               uint32_t dropped,
@@ -78,6 +111,7 @@ void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
     ++bucket;
   }
   ++staleness_counts_[bucket];
+  staleness_sum_ += static_cast<uint64_t>(std::max<int64_t>(0, staleness));
   // The counters are kept with or without a run directory: the metrics
   // endpoint and the summary line need them too. A push counts as dropped
   // when any shard dropped it.
@@ -166,7 +200,7 @@ void RunRecorder::MaybePrintProgress(bool force) {
   last_progress_s_ = now;
   printed_clock_ = last_clock_;
   printed_accuracy_ = test_accuracy_;
-  const double wall = std::max(1e-9, now - start_s_);
+  const double wall = std::max(1e-9, WallSeconds());
   std::cout << "@progress clock=" << (last_clock_ + 1)
             << " max_clocks=" << job_.max_clocks << " epoch="
             << Fixed(static_cast<double>(samples_) / job_.train_samples, 3)
@@ -175,11 +209,8 @@ void RunRecorder::MaybePrintProgress(bool force) {
             << " test_accuracy=" << Fixed(test_accuracy_, 4) << std::endl;
 }
 
-std::string RunRecorder::PrometheusText() const {
-  std::string out;
-  auto line = [&](const std::string& name, double v) {
-    AppendMetricLine(&out, name, v);
-  };
+void RunRecorder::AddMetrics(PrometheusText* text) const {
+  auto line = [&](const std::string& name, double v) { text->Add(name, v); };
   line("lockstep_clock", static_cast<double>(last_clock_ + 1));
   line("lockstep_samples_total", static_cast<double>(samples_));
   line("lockstep_wall_seconds", WallSeconds());
@@ -199,8 +230,8 @@ std::string RunRecorder::PrometheusText() const {
     line("lockstep_staleness_bucket{le=\"" + le + "\"}",
          static_cast<double>(cumulative));
   }
+  line("lockstep_staleness_sum", static_cast<double>(staleness_sum_));
   line("lockstep_staleness_count", static_cast<double>(cumulative));
-  return out;
 }
 
 Status RunRecorder::Finish(
@@ -222,6 +253,7 @@ Status RunRecorder::Finish(
     o.AddNull("test_accuracy").AddNull("test_loss");
   }
   if (job_.target_accuracy > 0) o.Add("target_accuracy", job_.target_accuracy);
+  if (resumed_from_ >= 0) o.Add("resumed_from_clock", resumed_from_);
   if (time_to_target_s_) {
     o.Add("time_to_target_s", *time_to_target_s_);
   } else {

@@ -13,27 +13,32 @@
 #include <string>
 #include <vector>
 
+#include "common/http/prometheus_text.h"
 #include "common/job_config.h"
 #include "common/status.h"
+#include "snapshot/snapshot_manifest.h"
 #include "sync_policies/sync_policy.h"
 
 namespace lockstep {
-
-// Appends "name value\n" (Prometheus text format) to *text.
-void AppendMetricLine(std::string* text, const std::string& name, double value);
 
 class RunRecorder {
  public:
   // `run_dir` may be empty: then nothing is written to disk, but progress
   // and summary lines are still printed.
-  // `append`: a resumed job adds to the files of the run it continues.
+  // `resumed`: the round a resumed job continues from. Its files are
+  // appended to; its time, samples and clocks count on from the round's
+  // (so eval.jsonl's times and the summary cover the whole run); and the
+  // evaluations eval.jsonl holds of clocks up to the round's count again
+  // (the newest accuracy, the time to target).
   static StatusOr<std::unique_ptr<RunRecorder>> Create(
       const std::string& run_dir, const JobConfig& job,
-      const std::string& policy_name, bool append = false);
+      const std::string& policy_name,
+      const std::optional<ManifestRound>& resumed = std::nullopt);
 
   // The job once resolved (clock count, data size), before training.
   void SetJob(const JobConfig& job) { job_ = job; }
-  // Marks the start of training (time zero for wall_s).
+  // Marks the start of training (time zero for wall_s, or a resumed
+  // round's time).
   void Start();
   // One worker's clock. `staleness` is the largest staleness of its pushes
   // (apply-on-arrival policies, else 0); `dropped` how many shards dropped
@@ -65,25 +70,34 @@ class RunRecorder {
   // `policy_metrics` go into a nested "policy_metrics" object.
   Status Finish(const std::map<std::string, double>& extra,
                 const std::map<std::string, double>& policy_metrics);
-  // The run's counters in Prometheus text format (without the policy's).
-  std::string PrometheusText() const;
+  // The run's counters (without the policy's).
+  void AddMetrics(PrometheusText* text) const;
 
+  // Seconds since the job began (a resumed job's from its round's time);
+  // the round's time before Start.
   double WallSeconds() const;
   // Wall time of training: until EndTraining, or now.
   double TrainSeconds() const {
     return train_end_s_ >= 0 ? train_end_s_ : WallSeconds();
   }
   int64_t last_committed() const { return last_clock_; }
+  // Samples processed since the job began.
+  uint64_t samples() const { return samples_; }
 
  private:
   RunRecorder(std::string run_dir, JobConfig job, std::string policy);
+  // Takes up the run from `round`: its progress, and the evaluations
+  // eval.jsonl holds of the clocks it contains.
+  void Resume(const ManifestRound& round);
 
   std::string run_dir_;
   JobConfig job_;
   std::string policy_;
   std::ofstream metrics_;
   std::ofstream evals_;
-  double start_s_ = 0;
+  double start_s_ = 0;         // 0 before Start
+  double resumed_s_ = 0;       // a resumed round's train_s
+  int64_t resumed_from_ = -1;  // a resumed round's clock
   double last_progress_s_ = -1;
   int64_t printed_clock_ = -2;
   double printed_accuracy_ = -2;
@@ -103,6 +117,7 @@ class RunRecorder {
   // Staleness histogram: count of pushes with staleness in bucket i
   // (bucket bounds kStalenessBuckets in the .cc, last bucket = above).
   std::vector<uint64_t> staleness_counts_;
+  uint64_t staleness_sum_ = 0;
   uint64_t dropped_pushes_ = 0;
   std::map<uint32_t, double> wait_s_;  // per worker, total
   uint64_t clocks_reported_ = 0;

@@ -29,6 +29,8 @@ class ShapeAgreement {
   void Forget(uint32_t rank);
   // Whether `rank` has described itself.
   bool Has(uint32_t rank) const { return described_.count(rank) != 0; }
+  // How many have described themselves.
+  size_t described() const { return described_.size(); }
   // True when every rank in `live` has described itself (and there is one).
   bool Complete(const std::vector<uint32_t>& live) const;
   // The agreed shape, once any worker described itself.

@@ -54,10 +54,14 @@ Status SnapshotRounds::SetUp(bool resume, uint64_t resume_round,
                            ? "no complete round " + std::to_string(resume_round)
                            : std::string("no complete round")));
     }
+    if (Status can = manifest_.CheckResumableBy(job_, *round); !can.ok()) {
+      return can.WithContext("cannot resume " + job_.snapshot_dir);
+    }
     restore_ = *round;
     // The job as resumed (flags given on resume may change it), so a later
-    // resume continues this job.
+    // resume continues this job; it has not run to its end.
     manifest_.set_job(job_);
+    manifest_.set_finished_clock(-1);
   }
   // A resumed job's schedule counts from the round it restored. The
   // manifest is written now, so a snapshot folder that cannot be written
@@ -92,8 +96,16 @@ void SnapshotRounds::StartRound(int64_t clock) {
   // `clock` is committed (or the newest committed one, for a requested
   // round); under apply-on-arrival policies the clock table is where each
   // worker was when the shards' cuts begin.
-  rounds_.Begin(round, clock, context_.Shards(), now, UnixSeconds(),
-                context_.PolicyName(), context_.PolicyStateNow());
+  ManifestRound started;
+  started.round = round;
+  started.clock = clock;
+  started.shards = context_.Shards();
+  started.unix_time = UnixSeconds();
+  started.policy = context_.PolicyName();
+  started.policy_state = context_.PolicyStateNow();
+  started.train_s = context_.TrainSecondsNow();
+  started.samples = context_.SamplesNow();
+  rounds_.Begin(std::move(started), now);
   // A shard freezes its part when this reaches it: under commit policies
   // behind the Commit of `clock`, which was sent first
   // (ClockDriver::IssueCommits). Once its part is durable, it deletes its
@@ -242,7 +254,7 @@ RestoreFailure SnapshotRounds::HandleRestoreFailed(int shard, uint64_t round,
   manifest_.Record(std::move(failed));
   Status saved = manifest_.Save(job_.snapshot_dir);
   const ManifestRound* older = manifest_.LatestComplete();
-  if (context_.Recovering() && older != nullptr) {
+  if (older != nullptr) {
     result.previous = *older;
     return result;
   }
@@ -258,6 +270,15 @@ RestoreFailure SnapshotRounds::HandleRestoreFailed(int shard, uint64_t round,
                              : "; but the manifest could not be updated: " +
                                    saved.message()));
   return result;
+}
+
+void SnapshotRounds::RecordFinished(int64_t clock) {
+  if (job_.snapshot_dir.empty()) return;
+  manifest_.set_finished_clock(clock);
+  if (Status saved = manifest_.Save(job_.snapshot_dir); !saved.ok()) {
+    LS_LOG(Error) << "the manifest does not say the job finished: "
+                  << saved.message();
+  }
 }
 
 bool SnapshotRounds::Settled() {

@@ -37,6 +37,10 @@ class RoundContext {
   virtual uint32_t Shards() const = 0;
   // A recovery is under way: no round starts for a tool's request.
   virtual bool Recovering() const = 0;
+  // The run's progress now: seconds of training and samples processed
+  // since the job began (a resumed job's count on from its round's).
+  virtual double TrainSecondsNow() const = 0;
+  virtual uint64_t SamplesNow() const = 0;
 };
 
 // What a failed restore of a round leads to (HandleRestoreFailed).
@@ -87,12 +91,16 @@ class SnapshotRounds {
   const std::optional<ManifestRound>& preemption_result() const {
     return preemption_result_;
   }
-  // A server could not restore `round`: the round is marked failed in the
-  // manifest (a resume then takes the one before it). At start-up the job
-  // ends; in a live recovery every shard rolls back to the round before
-  // (the server that failed exits; a supervisor brings it back).
+  // A server could not restore `round` (it is damaged): the round is
+  // marked failed in the manifest, so no later resume picks it, and every
+  // shard rolls back to the complete round before it - at start-up as in
+  // a live recovery (the server that failed waits for that welcome); with
+  // none left the job ends.
   RestoreFailure HandleRestoreFailed(int shard, uint64_t round,
                                      const std::string& why);
+  // The job ran to its end at `clock`: the manifest says so, so a resume
+  // that would train nothing is refused (CheckResumableBy).
+  void RecordFinished(int64_t clock);
   // Whether the job may end: no round in flight, or it waited long enough.
   bool Settled();
 

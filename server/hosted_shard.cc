@@ -101,14 +101,26 @@ Status HostedShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
         ShardRounds::Restore(job.snapshot_dir, round, shards, now_.layout,
                              shard_, job.optimizer, &model_);
     if (!restored.ok()) {
-      Status failed = restored.status().WithContext("restoring round " +
-                                                    std::to_string(round));
-      // The coordinator marks the round failed, so the next resume takes
-      // the complete round before it.
+      // A round of another job (FailedPrecondition: its tensors or its
+      // optimizer differ) is intact; any other failure is damage, and the
+      // coordinator marks the round failed and rolls back to the one
+      // before. Either way this range serves nothing meanwhile: what it
+      // holds is neither the round nor a fresh model.
+      const bool other_job =
+          restored.status().code() == StatusCode::kFailedPrecondition;
+      const Status failed = restored.status().WithContext(
+          "restoring round " + std::to_string(round));
+      LS_LOG(Error) << failed.message()
+                    << (other_job ? "; the coordinator ends the job"
+                                  : "; the coordinator rolls back to the "
+                                    "round before it");
       TellCoordinator(
-          MakeErrorHeader(wire::ErrorCode::RestoreFailed, failed.message(),
-                          round, wire::Role::Server, static_cast<int>(shard_)));
-      return failed;
+          MakeErrorHeader(other_job ? wire::ErrorCode::RoundIncompatible
+                                    : wire::ErrorCode::RestoreFailed,
+                          failed.message(), round, wire::Role::Server,
+                          static_cast<int>(shard_)));
+      data_path_.Hold();
+      return Status::Ok();
     }
     updater_.Restored(*restored);
     LS_LOG(Info) << "restored round " << round << " (clock " << restored->clock

@@ -30,6 +30,9 @@ StatusOr<std::unique_ptr<ServerLink>> ServerLink::Connect(
   std::unique_ptr<ServerLink> link(
       new ServerLink(coordinator, std::move(data_endpoint), reattach_s));
   LS_ASSIGN_OR_RETURN(link->socket_, ConnectDealer(coordinator, ""));
+  LS_ASSIGN_OR_RETURN(link->handshake_,
+                      HandshakeWatch::Attach(link->socket_, "the coordinator",
+                                             coordinator, /*listening=*/false));
   return link;
 }
 
@@ -57,6 +60,8 @@ StatusOr<Message> ServerLink::AwaitWelcome(int rank_hint, double timeout_s) {
   while (NowMillis() < deadline) {
     if (g_server_stop) return Unavailable("interrupted by a signal");
     LS_RETURN_IF_ERROR(CheckTerminated(rank_hint));
+    handshake_->Poll();
+    LS_RETURN_IF_ERROR(handshake_->Refusal());
     if (NowMillis() - last_heard > (heard ? 10 : 30) * kBeatMs) {
       return Unavailable("the coordinator at " + coordinator_ +
                          " went silent before welcoming this server");

@@ -17,6 +17,7 @@
 #include "common/coordinator_watch.h"
 #include "common/status.h"
 #include "common/termination.h"
+#include "common/transport/zmq/handshake_watch.h"
 #include "common/wire/message.h"
 
 namespace lockstep {
@@ -79,6 +80,8 @@ class ServerLink {
   const std::string coordinator_;
   const std::string data_endpoint_;
   zmq::socket_t socket_;
+  // What ZeroMQ says of the connection: a refused key ends the wait.
+  std::unique_ptr<HandshakeWatch> handshake_;
   CoordinatorWatch watch_;
   int rank_ = -1;
   uint32_t heartbeat_ms_ = 1000;

@@ -45,6 +45,15 @@ void ShardDataPath::Handle(Message& msg) {
     RejectBadMessage(msg.peer, ok, 0);
     return;
   }
+  if (held_) {
+    if (held_dropped_++ == 0) {
+      LS_LOG(Info) << "dropped a " << BodyName(msg.envelope->body_type())
+                   << ": shard " << job_.shard
+                   << " holds no restored state until the coordinator's next "
+                      "welcome";
+    }
+    return;
+  }
   const int rank = msg.envelope->sender_rank();
   const bool evaluator = msg.envelope->sender_role() == wire::Role::Evaluator;
   if (evaluator && msg.envelope->body_type() != wire::Body::Pull) {

@@ -61,7 +61,12 @@ class ShardDataPath {
   void Configure(Job job) {
     guard_ = PushGuard(job.guard);
     job_ = std::move(job);
+    held_ = false;
   }
+  // Until the next Configure every request is dropped: the range holds no
+  // state to serve (its round failed to restore, and the coordinator's
+  // next welcome, or the job's end, is awaited).
+  void Hold() { held_ = true; }
   // Serves one message from the data port.
   void Handle(Message& msg);
   // After the state advanced (a commit): answers the pulls now ready, the
@@ -132,6 +137,8 @@ class ShardDataPath {
   ReplicaStream* stream_ = nullptr;
   uint64_t bad_messages_ = 0;
   int64_t bad_log_budget_ = 20;
+  bool held_ = false;
+  uint64_t held_dropped_ = 0;
   uint64_t stale_dropped_ = 0;
 
   // On-arrival pushes of at least this many dense bytes are applied on

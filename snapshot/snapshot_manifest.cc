@@ -53,7 +53,8 @@ json RoundToJson(const ManifestRound& r) {
           {"unix_time", r.unix_time}, {"shards", r.shards},
           {"complete", r.complete},   {"error", r.error},
           {"bytes", r.bytes},         {"contained", cuts},
-          {"policy", r.policy},       {"policy_state", state}};
+          {"policy", r.policy},       {"policy_state", state},
+          {"train_s", r.train_s},     {"samples", r.samples}};
 }
 
 // JSON has no NaN or infinity (they are written as null): read null back
@@ -92,6 +93,8 @@ ManifestRound RoundFromJson(const json& j) {
   if (j.contains("policy_state")) {
     r.policy_state = PolicyStateFromJson(j.at("policy_state"));
   }
+  if (j.contains("train_s")) r.train_s = j.at("train_s").get<double>();
+  if (j.contains("samples")) r.samples = j.at("samples").get<uint64_t>();
   return r;
 }
 
@@ -100,9 +103,10 @@ ManifestRound RoundFromJson(const json& j) {
 std::string SnapshotManifest::ToJson() const {
   json rounds = json::array();
   for (const ManifestRound& r : rounds_) rounds.push_back(RoundToJson(r));
-  const json doc = {{"format", kManifestFormat},
-                    {"job", JobToJson(job_)},
-                    {"rounds", rounds}};
+  json doc = {{"format", kManifestFormat},
+              {"job", JobToJson(job_)},
+              {"rounds", rounds}};
+  if (finished_clock_ >= 0) doc["finished_clock"] = finished_clock_;
   return doc.dump(1) + "\n";
 }
 
@@ -125,6 +129,9 @@ StatusOr<SnapshotManifest> SnapshotManifest::FromJson(std::string_view text) {
     manifest.job_ = std::move(job).value();
     for (const json& r : doc.at("rounds")) {
       manifest.Record(RoundFromJson(r));
+    }
+    if (doc.contains("finished_clock")) {
+      manifest.finished_clock_ = doc.at("finished_clock").get<int64_t>();
     }
     return manifest;
   } catch (const json::exception& e) {
@@ -178,6 +185,31 @@ const ManifestRound* SnapshotManifest::LatestComplete() const {
     if (it->complete) return &*it;
   }
   return nullptr;
+}
+
+Status SnapshotManifest::CheckResumableBy(const JobConfig& requested,
+                                          const ManifestRound& from) const {
+  LS_RETURN_IF_ERROR(CheckResumeChanges(job_, requested));
+  // Resolved, the job's clock count says; unresolved (a coordinator before
+  // its workers describe the data), a job that ran to its end from this
+  // round trains further only when a flag that sets its length changed.
+  const bool no_clocks_left = requested.max_clocks > 0
+                                  ? from.clock + 1 >= requested.max_clocks
+                                  : finished_clock_ >= 0 &&
+                                        from.clock >= finished_clock_ &&
+                                        requested.epochs == job_.epochs &&
+                                        requested.budget_s == job_.budget_s;
+  if (!no_clocks_left) return Status::Ok();
+  const std::string ended = finished_clock_ >= 0
+                                ? "its job ran to its end (clock " +
+                                      std::to_string(finished_clock_) + ")"
+                                : "its job has no clocks left after it";
+  return FailedPrecondition(
+      "round " + std::to_string(from.round) + " holds the model after clock " +
+      std::to_string(from.clock) + " and " + ended +
+      ", so resuming it would train nothing: give more --epochs or --clocks "
+      "to train further, or a fresh run directory (--snapshot-dir) to start "
+      "a new job");
 }
 
 uint64_t SnapshotManifest::NextRound(uint64_t at_least) const {

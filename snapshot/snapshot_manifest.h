@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/job_config.h"
+#include "common/job_resume.h"
 #include "common/status.h"
 #include "sync_policies/policy_state.h"
 
@@ -40,6 +41,11 @@ struct ManifestRound {
   // older manifests: the policy then starts fresh).
   std::string policy;
   PolicyState policy_state;
+  // The run's progress at the round: seconds of training and samples
+  // processed since the job began (0 in rounds of older manifests), so a
+  // job resumed from it counts its time and progress on from there.
+  double train_s = 0;
+  uint64_t samples = 0;
   bool operator==(const ManifestRound&) const = default;
 };
 
@@ -57,6 +63,18 @@ class SnapshotManifest {
 
   const JobConfig& job() const { return job_; }
   void set_job(JobConfig job) { job_ = std::move(job); }
+  // The last clock of a job that ran to its end (-1: it has not, or it was
+  // resumed since): its newest round holds the final model.
+  int64_t finished_clock() const { return finished_clock_; }
+  void set_finished_clock(int64_t clock) { finished_clock_ = clock; }
+  // OK when `requested` can continue this manifest's job from round
+  // `from`: it changes nothing a round holds (CheckResumeChanges) and has
+  // clocks left to train after the round's (when its clock count is not
+  // resolved yet: when the job did not run to its end from that round, or
+  // other --epochs, --clocks or --budget-s were given). Errors name the
+  // flag or say what to do instead.
+  Status CheckResumableBy(const JobConfig& requested,
+                          const ManifestRound& from) const;
   // Ascending by round.
   const std::vector<ManifestRound>& rounds() const { return rounds_; }
   // Adds a round or replaces the entry with its number.
@@ -75,6 +93,7 @@ class SnapshotManifest {
  private:
   JobConfig job_;
   std::vector<ManifestRound> rounds_;
+  int64_t finished_clock_ = -1;
 };
 
 }  // namespace lockstep

@@ -120,8 +120,8 @@ std::map<std::string, double> BackupPolicy::Metrics() const {
   std::map<uint32_t, uint64_t> dropped = dropped_;
   for (const auto& [w, joined] : live_) dropped.try_emplace(w, 0);
   for (const auto& [w, count] : dropped) {
-    m["lockstep_dropped_pushes{worker=\"" + std::to_string(w) + "\"}"] =
-        static_cast<double>(count);
+    m["lockstep_worker_dropped_pushes_total{worker=\"" + std::to_string(w) +
+      "\"}"] = static_cast<double>(count);
   }
   for (const auto& [w, joined] : live_) {
     m["lockstep_quota{worker=\"" + std::to_string(w) + "\"}"] =

@@ -54,8 +54,9 @@ class BackupPolicy : public SyncPolicy {
   // counted as a dropped push. Duplicates and departed workers are ignored.
   std::vector<CommitDecision> OnClockDone(const ClockReport& report) override;
   int64_t CurrentClock() const override { return committed_ + 1; }
-  // lockstep_dropped_pushes_total and lockstep_dropped_pushes{worker="w"},
-  // the committed clock, live workers, per-worker batch.
+  // lockstep_dropped_pushes_total and
+  // lockstep_worker_dropped_pushes_total{worker="w"}, the committed clock, live
+  // workers, per-worker batch.
   std::map<std::string, double> Metrics() const override;
 
   uint32_t backups() const { return backups_; }

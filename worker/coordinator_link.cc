@@ -26,6 +26,9 @@ StatusOr<std::unique_ptr<CoordinatorLink>> CoordinatorLink::Connect(
   std::unique_ptr<CoordinatorLink> link(
       new CoordinatorLink(endpoint, role, reattach_s));
   LS_ASSIGN_OR_RETURN(link->socket_, ConnectDealer(endpoint, ""));
+  LS_ASSIGN_OR_RETURN(link->handshake_,
+                      HandshakeWatch::Attach(link->socket_, "the coordinator",
+                                             endpoint, /*listening=*/false));
   return link;
 }
 
@@ -65,6 +68,8 @@ StatusOr<bool> CoordinatorLink::Await(Message* msg, int64_t deadline_ms) {
   while (NowMillis() < deadline_ms) {
     if (g_stop_requested) return Unavailable("interrupted by a signal");
     LS_RETURN_IF_ERROR(CheckTerminated());
+    handshake_->Poll();
+    LS_RETURN_IF_ERROR(handshake_->Refusal());
     SendHeartbeat();
     LS_RETURN_IF_ERROR(CheckAlive());
     zmq::pollitem_t item = PollItem();

@@ -21,6 +21,7 @@
 #include "common/coordinator_watch.h"
 #include "common/status.h"
 #include "common/termination.h"
+#include "common/transport/zmq/handshake_watch.h"
 #include "common/wire/message.h"
 #include "worker/heartbeat_thread.h"
 
@@ -124,6 +125,8 @@ class CoordinatorLink {
   std::string endpoint_;
   wire::Role role_;
   zmq::socket_t socket_;
+  // What ZeroMQ says of the connection: a refused key ends the wait.
+  std::unique_ptr<HandshakeWatch> handshake_;
   uint32_t rank_ = 0;
   uint32_t heartbeat_ms_ = 1000;  // the job's default until welcomed
   bool training_ = false;

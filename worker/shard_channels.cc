@@ -16,9 +16,8 @@ StatusOr<ShardChannels> ShardChannels::Connect(const KeyLayout& layout,
       return InvalidArgument("shard " + std::to_string(shard.shard) +
                              " has no endpoint");
     }
-    auto channel = DataChannel::Connect(shard.endpoint, timeout_s,
-                                        /*listening=*/replicated);
-    if (!channel.ok() && !replicated) return channel.status();
+    auto channel =
+        DataChannel::Connect(shard.endpoint, timeout_s, /*listening=*/true);
     channels.lost_.push_back(!channel.ok());
     channels.endpoints_.push_back(shard.endpoint);
     if (channel.ok()) {

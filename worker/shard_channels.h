@@ -23,12 +23,14 @@ namespace lockstep {
 
 class ShardChannels {
  public:
-  // Connects to every shard of `layout` (endpoints must be set). With
-  // `replicated` (--replicas) a shard whose server refuses the connection
-  // (it died since the layout was made) is marked lost and waits for its
-  // reroute like a server lost later, and so does a reroute's endpoint
-  // refused (a shard promoted twice in a row: the first new server may
-  // be gone already); else the error is returned.
+  // Connects to every shard of `layout` (endpoints must be set). A shard
+  // whose server refuses the connection (it died since the layout was
+  // made: every server listens before it registers) is marked lost and
+  // waits for the coordinator like a server lost later: a reroute to its
+  // promoted backup (`replicated`, --replicas), a rollback or the job's
+  // end. With `replicated` a reroute's endpoint refused (a shard promoted
+  // twice in a row: the first new server may be gone already) is waited
+  // out the same way.
   static StatusOr<ShardChannels> Connect(const KeyLayout& layout,
                                          double timeout_s,
                                          bool replicated = false);

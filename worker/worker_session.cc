@@ -139,8 +139,9 @@ Status WorkerSession::Start(const wire::Start& start) {
   }
   epoch_ = start.epoch();
   ps_.reset();  // closes the old channels first
-  // With replicas a server may have died since this layout was made: its
-  // shard waits for the reroute to its promoted backup.
+  // A server may have died since this layout was made: its shard waits
+  // for the coordinator (a reroute to its promoted backup, a rollback or
+  // the job's end).
   LS_ASSIGN_OR_RETURN(
       ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
                             role(), /*replicated=*/job_.replicas > 0));

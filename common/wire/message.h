@@ -29,7 +29,7 @@ namespace lockstep {
 // model and data (Describe) and get the layout in Start; job configs travel as
 // (name, value) fields. Version 1: the first protocol. Peers refuse any other
 // version.
-inline constexpr uint32_t kProtocolVersion = 6;
+inline constexpr uint32_t kProtocolVersion = 7;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;

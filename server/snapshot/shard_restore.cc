@@ -125,11 +125,10 @@ StatusOr<ShardRoundMeta> ReadSourceMeta(const SnapshotStore& store,
   }
   seen->resize(meta.layout.num_shards());
   if (sources != seen->size() || (*seen)[meta.shard]) {
-    return FailedPrecondition(
-        "round " + std::to_string(round) + " was written by " +
-        std::to_string(seen->size()) +
-        " shards; restore needs each of their stores once, got " +
-        std::to_string(sources));
+    return Corruption("round " + std::to_string(round) + " was written by " +
+                      std::to_string(seen->size()) +
+                      " shards; restore needs each of their stores once, got " +
+                      std::to_string(sources));
   }
   (*seen)[meta.shard] = true;
   return meta;

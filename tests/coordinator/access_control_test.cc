@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "coordinator/metric_families.h"
+
 namespace lockstep {
 namespace {
 
@@ -89,8 +91,9 @@ TEST(AccessControlTest, OnlyTheAdminKeyAsksForARound) {
     EXPECT_FALSE(access.CheckRoundRequest(role).ok()) << role;
   }
   EXPECT_EQ(access.unauthorized(), 3u);
-  std::string text;
-  access.AppendMetrics(&text);
+  PrometheusText metrics;
+  access.AddMetrics(&metrics);
+  const std::string text = metrics.Text(DescribeJobMetric);
   EXPECT_NE(text.find("lockstep_unauthorized_requests_total 3"),
             std::string::npos)
       << text;

@@ -41,7 +41,8 @@ class ComponentHarness : public JobHost {
                                           *rounds, *driver);
     enrollment = std::make_unique<Enrollment>(
         job, outbox, *this, members, *driver, *rounds, *recorder, *recovery);
-    links.Connect(enrollment.get(), driver.get(), rounds.get(), recovery.get());
+    links.Connect(enrollment.get(), driver.get(), rounds.get(), recovery.get(),
+                  recorder.get());
   }
 
   // JobHost.

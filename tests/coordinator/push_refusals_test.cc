@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "coordinator/metric_families.h"
 #include "tests/coordinator/component_harness.h"
 
 namespace lockstep {
@@ -24,9 +25,9 @@ class PushRefusalsTest : public ::testing::Test {
     refusals.Handle(shard, *body);
   }
   std::string Metrics(const PushRefusals& refusals) {
-    std::string text;
-    refusals.AppendMetrics(&text);
-    return text;
+    PrometheusText text;
+    refusals.AddMetrics(&text);
+    return text.Text(DescribeJobMetric);
   }
 };
 

@@ -13,11 +13,15 @@ class FakeContext : public RoundContext {
   int64_t LastCommittedClock() const override { return committed; }
   std::string PolicyName() const override { return "bsp"; }
   PolicyState PolicyStateNow() const override { return {}; }
+  double TrainSecondsNow() const override { return train_s; }
+  uint64_t SamplesNow() const override { return samples; }
   uint32_t Shards() const override { return 2; }
   bool Recovering() const override { return recovering; }
 
   int64_t committed = -1;
   bool recovering = false;
+  double train_s = 0;
+  uint64_t samples = 0;
 };
 
 // Rounds every 2 clocks of a job of two servers, in a fresh directory.
@@ -149,6 +153,17 @@ TEST_F(SnapshotRoundsTest, ToolIsRefusedBeforeACommitAndWhileRecovering) {
   EXPECT_TRUE(outbox_.Of(wire::Body::SnapshotStart).empty());
 }
 
+TEST_F(SnapshotRoundsTest, ARoundCarriesTheRunsProgress) {
+  context_.train_s = 2.5;
+  context_.samples = 1280;
+  rounds_.MaybeStartRound(1, false);
+  CompleteRound(1);
+  const ManifestRound* round = OnDisk(1);
+  ASSERT_NE(round, nullptr);
+  EXPECT_EQ(round->train_s, 2.5);
+  EXPECT_EQ(round->samples, 1280u);
+}
+
 TEST_F(SnapshotRoundsTest, FailedRestoreRollsBackFurtherOrEndsTheJob) {
   rounds_.MaybeStartRound(1, false);
   CompleteRound(1);
@@ -168,15 +183,52 @@ TEST_F(SnapshotRoundsTest, FailedRestoreRollsBackFurtherOrEndsTheJob) {
   EXPECT_FALSE(failed->complete);
   EXPECT_EQ(failed->error, "restore on shard 0: checksum");
 
-  // At start-up (no recovery) the job ends, naming the round to resume.
+  // With no complete round left the job ends, saying so.
   rounds_.BeginRollback(*rounds_.LatestComplete());
   context_.recovering = false;
-  RestoreFailure start_up = rounds_.HandleRestoreFailed(1, 1, "checksum");
-  EXPECT_FALSE(start_up.previous.has_value());
-  EXPECT_EQ(start_up.abort.code(), StatusCode::kCorruption);
-  EXPECT_NE(start_up.abort.message().find("no older complete round is left"),
+  RestoreFailure last = rounds_.HandleRestoreFailed(1, 1, "checksum");
+  EXPECT_FALSE(last.previous.has_value());
+  EXPECT_EQ(last.abort.code(), StatusCode::kCorruption);
+  EXPECT_NE(last.abort.message().find("no older complete round is left"),
             std::string::npos)
-      << start_up.abort.message();
+      << last.abort.message();
+}
+
+// A resume's damaged round at start-up: the same resume goes on from the
+// round before (no recovery was under way).
+TEST_F(SnapshotRoundsTest, ADamagedRoundAtStartUpFallsBackToTheOneBefore) {
+  rounds_.MaybeStartRound(1, false);
+  CompleteRound(1);
+  rounds_.MaybeStartRound(3, false);
+  CompleteRound(2);
+  rounds_.BeginRollback(*rounds_.LatestComplete());
+  ASSERT_FALSE(context_.recovering);
+  RestoreFailure start_up = rounds_.HandleRestoreFailed(1, 2, "checksum");
+  EXPECT_FALSE(start_up.ignored);
+  ASSERT_TRUE(start_up.previous.has_value());
+  EXPECT_EQ(start_up.previous->round, 1u);
+  EXPECT_FALSE(OnDisk(2)->complete);
+}
+
+TEST_F(SnapshotRoundsTest, AFinishedJobIsRecordedAndNotResumedAsItWas) {
+  context_.committed = 3;
+  rounds_.MaybeStartRound(3, /*force=*/true);
+  CompleteRound(1);
+  rounds_.RecordFinished(3);
+  ASSERT_NE(OnDisk(1), nullptr);
+  EXPECT_EQ(manifest_->finished_clock(), 3);
+  SnapshotRounds again(job_, outbox_, members_, context_);
+  const Status same = again.SetUp(/*resume=*/true, 0);
+  EXPECT_EQ(same.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(same.message().find("holds the model after clock 3"),
+            std::string::npos)
+      << same.message();
+  JobConfig longer = job_;
+  longer.max_clocks = 10;
+  SnapshotRounds more(longer, outbox_, members_, context_);
+  ASSERT_TRUE(more.SetUp(/*resume=*/true, 0).ok());
+  EXPECT_EQ(OnDisk(1) != nullptr ? manifest_->finished_clock() : 0, -1)
+      << "a resumed job has not run to its end";
 }
 
 TEST_F(SnapshotRoundsTest, LostServerAbandonsTheRoundInFlight) {

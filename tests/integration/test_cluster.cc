@@ -144,7 +144,12 @@ std::vector<std::string> LaunchCommand(const JobConfig& job,
 Status TestCluster::StartCoordinator(const JobConfig& job,
                                      const std::vector<std::string>& extra,
                                      bool start_evaluator) {
-  const std::vector<std::string> flags = LaunchArgs(job, extra);
+  return StartCoordinatorWithFlags(LaunchArgs(job, extra),
+                                   start_evaluator && job.evaluators > 0);
+}
+
+Status TestCluster::StartCoordinatorWithFlags(
+    const std::vector<std::string>& flags, bool evaluator) {
   std::vector<std::string> argv = {BinaryPath("lockstep-coordinator"),
                                    "--listen", "tcp://127.0.0.1:0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
@@ -156,9 +161,7 @@ Status TestCluster::StartCoordinator(const JobConfig& job,
     for (const auto& line : lines_["coordinator"]) {
       if (line.rfind("@endpoint ", 0) == 0) {
         endpoint_ = line.substr(10);
-        if (!start_evaluator || job.evaluators == 0) {
-          return Status::Ok();
-        }
+        if (!evaluator) return Status::Ok();
         const auto run_dir = std::find(flags.begin(), flags.end(), "--run-dir");
         if (run_dir == flags.end() || run_dir + 1 == flags.end()) {
           return StartEvaluator();

@@ -57,6 +57,10 @@ class TestCluster {
   Status StartCoordinator(const JobConfig& job,
                           const std::vector<std::string>& extra = {},
                           bool start_evaluator = true);
+  // The same with the coordinator's flags as they are (a resume that names
+  // only what it changes); `evaluator`: start the job's evaluator.
+  Status StartCoordinatorWithFlags(const std::vector<std::string>& flags,
+                                   bool evaluator);
   // Starts the job's evaluator, lockstep-worker --evaluator (or `program`,
   // e.g. a Python worker script, with --coordinator and --evaluator), as
   // process "evaluator".

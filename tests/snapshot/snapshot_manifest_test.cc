@@ -39,11 +39,15 @@ TEST(SnapshotManifestTest, JsonRoundTripKeepsJobRoundsAndCuts) {
   // denormal, the largest exact count.
   cut.policy_state["model/0"] = {0.1 + 0.2, 4.9e-324, 9007199254740992.0};
   cut.policy_state["quota/0"] = {96};
+  cut.train_s = 0.1 + 0.7;
+  cut.samples = 12345;
   manifest.Record(cut);
   manifest.Record(Round(1, false));
+  manifest.set_finished_clock(19);
   auto back = SnapshotManifest::FromJson(manifest.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->job(), job);
+  EXPECT_EQ(back->finished_clock(), 19);
   ASSERT_EQ(back->rounds().size(), 2u);
   EXPECT_EQ(back->rounds()[0], Round(1, false));
   EXPECT_EQ(back->rounds()[1], cut);
@@ -126,6 +130,46 @@ TEST(SnapshotManifestTest, TornOrForeignFilesAreCorruption) {
     EXPECT_EQ(loaded.status().code(), StatusCode::kCorruption) << text;
     EXPECT_THAT(loaded.status().message(), HasSubstr(path));
   }
+}
+
+// What a resume may ask of a manifest's job: not another model, and not
+// nothing more of a job that ran to its end.
+TEST(SnapshotManifestTest, AResumeChangesNoRoundsShapeAndTrainsFurther) {
+  JobConfig job;
+  job.model = "mlp:32";
+  job.max_clocks = 300;
+  job.input_dim = 784;
+  SnapshotManifest manifest(job);
+  ManifestRound last = Round(30, true);     // clock 299
+  ManifestRound earlier = Round(20, true);  // clock 199
+  manifest.Record(earlier);
+  manifest.Record(last);
+  EXPECT_TRUE(manifest.CheckResumableBy(job, earlier).ok());
+  JobConfig other = job;
+  other.model = "mlp:64";
+  const Status refused = manifest.CheckResumableBy(other, earlier);
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(),
+              HasSubstr("--model mlp:64 cannot resume this run: it was "
+                        "mlp:32"));
+  // The last round of the job's 300 clocks: nothing to train after it.
+  EXPECT_THAT(manifest.CheckResumableBy(job, last).message(),
+              HasSubstr("round 30 holds the model after clock 299"));
+  JobConfig longer = job;
+  longer.max_clocks = 400;
+  EXPECT_TRUE(manifest.CheckResumableBy(longer, last).ok());
+  // Unresolved (a coordinator before its workers describe the data): the
+  // manifest's word that the job ran to its end decides.
+  JobConfig unresolved = job;
+  unresolved.max_clocks = 0;
+  EXPECT_TRUE(manifest.CheckResumableBy(unresolved, last).ok());
+  manifest.set_finished_clock(299);
+  EXPECT_THAT(manifest.CheckResumableBy(unresolved, last).message(),
+              HasSubstr("its job ran to its end (clock 299)"));
+  EXPECT_TRUE(manifest.CheckResumableBy(unresolved, earlier).ok());
+  JobConfig more_epochs = unresolved;
+  more_epochs.epochs = 9;
+  EXPECT_TRUE(manifest.CheckResumableBy(more_epochs, last).ok());
 }
 
 }  // namespace

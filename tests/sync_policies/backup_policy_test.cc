@@ -33,8 +33,9 @@ class BackupPolicyTest : public ::testing::Test {
   }
 
   static double Dropped(const BackupPolicy& policy, uint32_t worker) {
-    return policy.Metrics().at("lockstep_dropped_pushes{worker=\"" +
-                               std::to_string(worker) + "\"}");
+    return policy.Metrics().at(
+        "lockstep_worker_dropped_pushes_total{worker=\"" +
+        std::to_string(worker) + "\"}");
   }
 };
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/job_config.h"
+#include "sync_policies/policy_metric_families.h"
 #include "sync_policies/policy_registry.h"
 #include "tests/support/param_names.h"
 #include "tests/sync_policies/policy_referee.h"
@@ -70,6 +71,12 @@ class ConformanceTest : public ::testing::TestWithParam<std::string> {
         policy_.get(), RefereeSpec::Of(*policy_), scenario, global_batch_);
     PolicySimulator simulator(policy_.get(), scenario, referee_.get());
     ASSERT_TRUE(simulator.Run());
+    // Every figure it publishes is of a family /metrics can describe.
+    for (const auto& [series, value] : policy_->Metrics()) {
+      const std::string family = series.substr(0, series.find('{'));
+      EXPECT_NE(FindPolicyMetricFamily(family), nullptr)
+          << series << " has no entry in policy_metric_families.cc";
+    }
     if (Spec().kind != RefereeSpec::Kind::kSsp &&
         Spec().kind != RefereeSpec::Kind::kAsp) {
       EXPECT_EQ(referee_->committed(), scenario.clocks - 1);

@@ -320,7 +320,7 @@ class PolicyReferee : public SimObserver {
     const auto metrics = policy_->Metrics();
     EXPECT_EQ(metrics.at("lockstep_dropped_pushes_total"), late_total_);
     for (const auto& [w, count] : late_) {
-      EXPECT_EQ(metrics.at("lockstep_dropped_pushes{worker=\"" +
+      EXPECT_EQ(metrics.at("lockstep_worker_dropped_pushes_total{worker=\"" +
                            std::to_string(w) + "\"}"),
                 count);
     }

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/job_resume.h"
 #include "snapshot/snapshot_manifest.h"
 #include "tools/launch/job_check.h"
 
@@ -118,10 +119,9 @@ bool IsExecutable(const fs::path& path) {
   return fs::is_regular_file(path, error) && access(path.c_str(), X_OK) == 0;
 }
 
-// The job of run `run_dir` as its snapshot manifest records it, with the
-// job flags given on the command line over it.
-StatusOr<JobConfig> ResumedJob(const po::variables_map& vm,
-                               const std::string& run_dir) {
+// The snapshot manifest of run `run_dir`.
+StatusOr<SnapshotManifest> ManifestOfRun(const po::variables_map& vm,
+                                         const std::string& run_dir) {
   if (!vm["run-dir"].defaulted()) {
     return InvalidArgument(
         "--resume continues in its own run directory; "
@@ -141,11 +141,29 @@ StatusOr<JobConfig> ResumedJob(const po::variables_map& vm,
     return NotFound("--resume " + run_dir + ": " + dir +
                     " holds no complete snapshot round");
   }
-  // Only flags given on this command line change the recorded job: their
-  // defaults must not undo what the run was started with.
   JobConfig job = manifest->job();
   job.snapshot_dir = dir;
-  return JobConfigFromGivenFlags(vm, std::move(job), /*given_only=*/true);
+  manifest->set_job(std::move(job));
+  return manifest;
+}
+
+// The job that resumes `manifest`'s, checked before any role starts: only
+// flags given on this command line change the recorded job (their
+// defaults must not undo what the run was started with), and one that a
+// round cannot follow (another model), or a resume of a job that ran to
+// its end that would train nothing, is refused.
+StatusOr<JobConfig> ResumingJob(const po::variables_map& vm,
+                                const SnapshotManifest& manifest,
+                                const std::string& run_dir) {
+  auto job = ResumedJob(vm, manifest.job());
+  if (job.ok()) job = CheckJob(std::move(job).value());
+  if (job.ok()) {
+    const Status can =
+        manifest.CheckResumableBy(*job, *manifest.LatestComplete());
+    if (!can.ok()) job = can;
+  }
+  if (!job.ok()) return job.status().WithContext("--resume " + run_dir);
+  return job;
 }
 
 }  // namespace
@@ -182,15 +200,16 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     // The launcher's own flags first: CheckJob below reads the data set,
     // and a typo in --host should not wait for that.
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));
-    JobConfig job;
     if (const auto resume = vm["resume"].as<std::string>(); !resume.empty()) {
-      LS_ASSIGN_OR_RETURN(job, ResumedJob(vm, resume));
+      LS_ASSIGN_OR_RETURN(const SnapshotManifest manifest,
+                          ManifestOfRun(vm, resume));
+      LS_ASSIGN_OR_RETURN(options.job, ResumingJob(vm, manifest, resume));
       options.run_dir = resume;
       options.resume = true;
     } else {
-      LS_ASSIGN_OR_RETURN(job, JobConfigFromFlags(vm));
+      LS_ASSIGN_OR_RETURN(JobConfig job, JobConfigFromFlags(vm));
+      LS_ASSIGN_OR_RETURN(options.job, CheckJob(std::move(job)));
     }
-    LS_ASSIGN_OR_RETURN(options.job, CheckJob(std::move(job)));
     // The per-worker flags are split only now: they need the worker count,
     // which a resumed job takes from its manifest.
     LS_ASSIGN_OR_RETURN(options.hetero_profiles,

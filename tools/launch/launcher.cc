@@ -98,6 +98,16 @@ Status Launcher::PrepareRunDir() {
     LS_ASSIGN_OR_RETURN(run_dir_, CreateFreshRunDir(name));
   } else {
     run_dir_ = options_.run_dir;
+    // A run directory holds one run: starting another there would write
+    // over its records (and, with its snapshots, be refused later).
+    if (!options_.resume &&
+        std::filesystem::exists(std::filesystem::path(run_dir_) /
+                                "config.json")) {
+      return FailedPrecondition(
+          "--run-dir " + run_dir_ +
+          " holds a run already (config.json): continue it with --resume " +
+          run_dir_ + ", or choose another --run-dir");
+    }
     LS_RETURN_IF_ERROR(CreateRunDir(run_dir_));
   }
   run_dir_ = std::filesystem::absolute(run_dir_).lexically_normal().string();
@@ -134,16 +144,26 @@ Status Launcher::PrepareRunDir() {
 }
 
 Status Launcher::PrepareKeys() {
+  options_.keys_dir = run_dir_ + "/keys";
+  const std::string any =
+      options_.keys_dir + "/" + KeyFileName(KeyRole::kAdmin);
+  if (options_.security == "off" && std::filesystem::exists(any)) {
+    // Its roles' ports would take anyone, and the keys it was started
+    // with say that it was not meant to.
+    return FailedPrecondition(
+        options_.keys_dir +
+        " holds the keys this run was started with: --security off would "
+        "open its ports to anyone (drop --security off, or use a new run "
+        "directory)");
+  }
   if (options_.security == "off") {
     console_->Message(
         "warning: --security off: the job's ports take anyone who reaches "
         "them (joining, reading or poisoning the model, stopping the job)");
+    options_.keys_dir.clear();
     return Status::Ok();
   }
-  options_.keys_dir = run_dir_ + "/keys";
-  // A resumed job, or a run directory used again, keeps its keys.
-  const std::string any =
-      options_.keys_dir + "/" + KeyFileName(KeyRole::kAdmin);
+  // A resumed job keeps its keys.
   LS_ASSIGN_OR_RETURN(DataSecurity mode, ParseDataSecurity(options_.security));
   if (!std::filesystem::exists(any))
     return WriteJobKeys(options_.keys_dir, mode);

@@ -1,5 +1,6 @@
 #include "tools/launch/role_processes.h"
 
+#include <ctime>
 #include <utility>
 
 #include "tools/launch/run_dir.h"
@@ -22,14 +23,15 @@ Status RoleProcesses::Start(const std::string& run_dir, const std::string& role,
   r.rank = rank;
   r.label = RoleLabel(role, rank);
   r.log_path = RoleLogPath(run_dir, role, rank);
-  // A restarted role appends to its log.
-  // The log is opened before the process starts, so a role whose log
-  // cannot be written never runs; "e" (close-on-exec) keeps every log out
-  // of the children started later.
-  const bool again = !started_labels_.insert(r.label).second;
-  r.log.reset(std::fopen(r.log_path.c_str(), again ? "ae" : "we"));
+  // A restarted role, and a resumed run's, appends to its log, each start
+  // noted in it. The log is opened before the process starts, so a role
+  // whose log cannot be written never runs; "e" (close-on-exec) keeps
+  // every log out of the children started later.
+  r.log.reset(std::fopen(r.log_path.c_str(), "ae"));
   if (!r.log) return IOError("cannot create " + r.log_path);
   LS_ASSIGN_OR_RETURN(const pid_t pid, group_.Spawn(argv, r.label));
+  RecordNote(r, "started " + r.label + " (pid " + std::to_string(pid) +
+                    ") at " + UtcTimestamp(std::time(nullptr)));
   if (verbose_) {
     console_->Message("started " + r.label + " (pid " + std::to_string(pid) +
                       ")");

@@ -19,7 +19,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -84,7 +83,6 @@ class RoleProcesses {
   bool verbose_;
   ProcessGroup group_;
   std::map<pid_t, RoleProcess> roles_;
-  std::set<std::string> started_labels_;  // logs to append to
   pid_t coordinator_pid_ = 0;
 };
 

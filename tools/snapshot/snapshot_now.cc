@@ -8,11 +8,16 @@
 #include "common/durable_file.h"
 #include "common/security/key_flags.h"
 #include "common/transport/transport_keys.h"
+#include "common/transport/zmq/handshake_watch.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/message.h"
 
 namespace lockstep {
 namespace {
+
+// How long the tool waits for a coordinator to take its connection at all
+// (a round itself may take much longer: --timeout-s).
+constexpr double kConnectS = 30;
 
 StatusOr<std::string> CoordinatorEndpoint(const std::string& target) {
   if (target.rfind("tcp://", 0) == 0 || target.rfind("ipc://", 0) == 0) {
@@ -59,17 +64,31 @@ Status RequestRoundNow(const std::string& target, double timeout_s,
                        std::ostream& out) {
   LS_ASSIGN_OR_RETURN(const std::string endpoint, CoordinatorEndpoint(target));
   LS_ASSIGN_OR_RETURN(zmq::socket_t socket, ConnectDealer(endpoint, ""));
+  LS_ASSIGN_OR_RETURN(
+      const std::unique_ptr<HandshakeWatch> handshake,
+      HandshakeWatch::Attach(socket, "the coordinator", endpoint, false));
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateSnapshotStart(fbb, 0, 0, 0);
   Message request;
   request.header = FinishEnvelope(fbb, wire::Body::SnapshotStart, body.Union(),
                                   wire::Role::Tool, 0);
   LS_RETURN_IF_ERROR(SendMessage(socket, false, std::move(request)));
-  const double deadline = NowSeconds() + timeout_s;
+  const double start = NowSeconds();
+  const double deadline = start + timeout_s;
   Message msg;
   while (NowSeconds() < deadline) {
     zmq::pollitem_t item{static_cast<void*>(socket), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, std::chrono::milliseconds(100));
+    // A round may take long; a coordinator that refuses this key, or is
+    // not there, is said at once.
+    handshake->Poll();
+    LS_RETURN_IF_ERROR(handshake->Refusal());
+    if (!handshake->connected() && NowSeconds() - start > kConnectS) {
+      return Unavailable("no coordinator answers at " + endpoint + " within " +
+                         std::to_string(static_cast<int>(kConnectS)) +
+                         " s: is the job running (" + target +
+                         "/endpoint names its coordinator)?");
+    }
     LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(socket, false, &msg));
     if (!got) continue;
     LS_RETURN_IF_ERROR(VerifyHeader(&msg));

@@ -9,23 +9,10 @@
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/message.h"
 #include "tests/support/curve_dealer.h"
+#include "tests/support/job_key_files.h"
 
 namespace lockstep {
 namespace {
-
-std::string KeysDir() {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "zap-test-XXXXXX").string();
-  EXPECT_NE(mkdtemp(pattern.data()), nullptr);
-  EXPECT_TRUE(WriteJobKeys(pattern, DataSecurity::kAuth).ok());
-  return pattern;
-}
-
-RoleKeys Load(const std::string& dir, KeyRole role) {
-  auto keys = LoadRoleKeys(dir + "/" + KeyFileName(role));
-  EXPECT_TRUE(keys.ok()) << keys.status().message();
-  return *keys;
-}
 
 // What `router` receives within `ms` (the header's text), and its role.
 bool ReceiveWithin(zmq::socket_t& router, int ms, Message* msg) {
@@ -38,8 +25,8 @@ bool ReceiveWithin(zmq::socket_t& router, int ms, Message* msg) {
 class ZapHandlerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = KeysDir();
-    coordinator_ = Load(dir_, KeyRole::kCoordinator);
+    dir_ = NewJobKeysDir();
+    coordinator_ = LoadJobKey(dir_, KeyRole::kCoordinator);
     InstallTransportKeys(coordinator_);
   }
   void TearDown() override { InstallTransportKeys(std::nullopt); }
@@ -65,14 +52,14 @@ TEST_F(ZapHandlerTest, TheControlPlaneNamesEachKeysRoleAndRefusesStrangers) {
   const std::string& server_public =
       coordinator_.public_key(KeyRole::kCoordinator);
   for (KeyRole role : {KeyRole::kServer, KeyRole::kWorker, KeyRole::kAdmin}) {
-    const RoleKeys client = Load(dir_, role);
+    const RoleKeys client = LoadJobKey(dir_, role);
     zmq::socket_t dealer = CurveDealer(bound, &client, server_public);
     EXPECT_TRUE(Reaches(*router, dealer, KeyRoleName(role)))
         << KeyRoleName(role);
   }
   const uint64_t refused = ZapRefusals();
   // Another job's worker key: the ZAP handler refuses it.
-  const RoleKeys stranger = Load(KeysDir(), KeyRole::kWorker);
+  const RoleKeys stranger = LoadJobKey(NewJobKeysDir(), KeyRole::kWorker);
   zmq::socket_t other = CurveDealer(bound, &stranger, server_public);
   EXPECT_FALSE(Reaches(*router, other, "", 1000));
   EXPECT_GE(ZapRefusals(), refused + 1);
@@ -87,15 +74,15 @@ TEST_F(ZapHandlerTest, ADataPortTakesWorkersOnly) {
   EXPECT_FALSE(ZapAdmits(kDataPlaneDomain, KeyRole::kAdmin));
   EXPECT_FALSE(ZapAdmits(kControlPlaneDomain, KeyRole::kCoordinator));
   EXPECT_FALSE(ZapAdmits("elsewhere", KeyRole::kWorker));
-  InstallTransportKeys(Load(dir_, KeyRole::kServer));
+  InstallTransportKeys(LoadJobKey(dir_, KeyRole::kServer));
   std::string bound;
   auto router = BindRouter("tcp://127.0.0.1:0", &bound, kDataPlaneDomain);
   ASSERT_TRUE(router.ok());
   const std::string& server_public = coordinator_.public_key(KeyRole::kServer);
-  const RoleKeys worker = Load(dir_, KeyRole::kWorker);
+  const RoleKeys worker = LoadJobKey(dir_, KeyRole::kWorker);
   zmq::socket_t good = CurveDealer(bound, &worker, server_public);
   EXPECT_TRUE(Reaches(*router, good, "worker"));
-  const RoleKeys admin = Load(dir_, KeyRole::kAdmin);
+  const RoleKeys admin = LoadJobKey(dir_, KeyRole::kAdmin);
   zmq::socket_t bad = CurveDealer(bound, &admin, server_public);
   EXPECT_FALSE(Reaches(*router, bad, "", 1000));
 }

@@ -74,14 +74,26 @@ TEST_F(RoleProcessesTest, ALineGoesToTheLogAndTheLastOnesToTheTail) {
             std::string::npos);
 }
 
-TEST_F(RoleProcessesTest, AFirstStartReplacesAnOldLogAndARestartAppends) {
-  std::ofstream(RoleLogPath(dir_, "coordinator", 0)) << "an older run\n";
+// A log holds every start of its role, a resumed run's too: nothing is
+// written over, and each start is noted with its pid.
+TEST_F(RoleProcessesTest, EveryStartAppendsToTheLogAndIsNoted) {
+  std::ofstream(RoleLogPath(dir_, "coordinator", 0)) << "an earlier part\n";
   RoleProcesses roles(&console_, false);
   RoleProcess& first = StartCoordinator(roles);
   EXPECT_EQ(first.label, "coordinator");
   RoleProcesses::RecordNote(first, "first start");
   StartCoordinator(roles);
-  EXPECT_EQ(LogText("coordinator", 0), "# lockstep-launch: first start\n");
+  const std::string log = LogText("coordinator", 0);
+  EXPECT_EQ(log.rfind("an earlier part\n# lockstep-launch: started "
+                      "coordinator (pid ",
+                      0),
+            0u)
+      << log;
+  const size_t note = log.find("# lockstep-launch: first start\n");
+  ASSERT_NE(note, std::string::npos) << log;
+  EXPECT_NE(log.find("# lockstep-launch: started coordinator (pid ", note),
+            std::string::npos)
+      << "the restart, noted after: " << log;
   EXPECT_EQ(roles.running(), 0u);
 }
 
