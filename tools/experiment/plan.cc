@@ -5,10 +5,10 @@
 
 #include "common/job_fields.h"
 #include "tools/experiment/cost_model.h"
+#include "tools/experiment/launch_check.h"
 #include "tools/experiment/spec_keys.h"
 #include "tools/experiment/sweep.h"
 #include "tools/launch/hetero_spec.h"
-#include "tools/launch/job_check.h"
 
 namespace lockstep {
 namespace {
@@ -120,21 +120,35 @@ Status SplitProportionally(const HeteroProfiles& profiles, JobConfig* job) {
   return Status();
 }
 
-// The spec's [launch] settings with the scenario's over them.
-std::vector<SpecSetting> LaunchSettings(const ExperimentSpec& spec,
-                                        const SpecScenario& scenario) {
-  std::vector<SpecSetting> settings;
+// The launcher flags the spec sets for `scenario`: its [launch] settings
+// with the scenario's over them, then its profiles; each with where it was
+// written, for the launcher's refusal (launch_check.h).
+std::vector<SpecSourcedFlag> LaunchFlags(const ExperimentSpec& spec,
+                                         const SpecScenario& scenario) {
+  std::vector<SpecSourcedFlag> flags;
+  auto add = [&](const SpecSetting& s, const std::string& section) {
+    flags.push_back({"--" + SpecLaunchFlag(s.key), s.value,
+                     spec.file_name + ":" + std::to_string(s.line) + ": " +
+                         section + s.key});
+  };
   for (const SpecSetting& s : spec.launch) {
     const bool overridden =
         std::any_of(scenario.launch.begin(), scenario.launch.end(),
                     [&](const SpecSetting& o) {
                       return SpecLaunchFlag(o.key) == SpecLaunchFlag(s.key);
                     });
-    if (!overridden) settings.push_back(s);
+    if (!overridden) add(s, "[launch] ");
   }
-  settings.insert(settings.end(), scenario.launch.begin(),
-                  scenario.launch.end());
-  return settings;
+  for (const SpecSetting& s : scenario.launch) {
+    add(s, "scenario '" + scenario.name + "' launch.");
+  }
+  if (!scenario.hetero.empty()) {
+    flags.push_back({"--hetero", scenario.hetero,
+                     spec.file_name + ":" +
+                         std::to_string(scenario.hetero_line) + ": scenario '" +
+                         scenario.name + "' hetero"});
+  }
+  return flags;
 }
 
 // Where a run group is from: which scenario, policy and sweep point.
@@ -162,8 +176,19 @@ StatusOr<PlannedRun> PlanRun(const ExperimentSpec& spec, const RunGroup& group,
     Status st = SplitProportionally(*profiles, &job);
     if (!st.ok()) return InvalidArgument(what + st.message());
   }
-  StatusOr<JobConfig> checked = CheckJob(job);
-  if (!checked.ok()) return InvalidArgument(what + checked.status().message());
+  LaunchCommand command;
+  command.job = {launcher};
+  for (std::string& f : JobConfigToFlags(job)) command.job.push_back(f);
+  command.launch = LaunchFlags(spec, scenario);
+  const std::string dir = out_dir + "/" + scenario.name + "/" +
+                          RunFolderName(group.label) + "/seed-" +
+                          std::to_string(seed);
+  command.run = {"--run-dir", dir, "--timeout-s",
+                 std::to_string(static_cast<int64_t>(spec.timeout_s))};
+  // Checked by the launcher's own parser, as the run will be: a value it
+  // refuses fails here, before any run starts.
+  LS_ASSIGN_OR_RETURN(const JobConfig checked,
+                      CheckLaunchCommand(command, what));
   PlannedRun run;
   run.scenario = scenario.name;
   run.policy = group.label;
@@ -171,21 +196,10 @@ StatusOr<PlannedRun> PlanRun(const ExperimentSpec& spec, const RunGroup& group,
   run.sweep_point = group.point.Label();
   run.sweep_settings = group.point.settings;
   run.seed = seed;
-  run.dir = out_dir + "/" + scenario.name + "/" + RunFolderName(group.label) +
-            "/seed-" + std::to_string(seed);
-  run.job = *checked;
+  run.dir = dir;
+  run.job = checked;
   run.profiles = *profiles;
-  run.argv = {launcher};
-  for (std::string& f : JobConfigToFlags(job)) run.argv.push_back(std::move(f));
-  for (const SpecSetting& s : LaunchSettings(spec, scenario)) {
-    run.argv.insert(run.argv.end(), {"--" + SpecLaunchFlag(s.key), s.value});
-  }
-  if (!scenario.hetero.empty()) {
-    run.argv.insert(run.argv.end(), {"--hetero", scenario.hetero});
-  }
-  run.argv.insert(run.argv.end(),
-                  {"--run-dir", run.dir, "--timeout-s",
-                   std::to_string(static_cast<int64_t>(spec.timeout_s))});
+  run.argv = command.Argv();
   return run;
 }
 

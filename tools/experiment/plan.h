@@ -40,11 +40,12 @@ struct PlannedRun {
 // Builds and checks every run of `spec`: the job of [job], then the
 // scenario's, the policy's and the sweep point's settings over it, the
 // policy and the seed (and a proportional split from the scenario's
-// profiles: cost_model.h), checked like the launcher does (CheckJob) with
-// the scenario's profiles checked against the worker count. The first bad
-// run fails the plan, its error naming the spec file, the scenario and the
-// run group, so a typo fails before any job runs; so do two run groups
-// whose folder names collide.
+// profiles: cost_model.h); its launcher command line is parsed and checked
+// by the launcher's own ParseLaunchFlags (launch_check.h), launch flags and
+// profiles included. The first bad run fails the plan, its error naming
+// the spec file, the scenario and the run group (a launch flag or the
+// profiles: the file, line, section and key), so a typo fails before any
+// job runs; so do two run groups whose folder names collide.
 StatusOr<std::vector<PlannedRun>> PlanExperiment(const ExperimentSpec& spec,
                                                  const std::string& out_dir,
                                                  const std::string& launcher);

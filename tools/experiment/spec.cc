@@ -61,6 +61,7 @@ class SpecParser : public SpecReader {
     }
     if (t->contains("hetero")) {
       LS_ASSIGN_OR_RETURN(s.hetero, Hetero(*t->get("hetero")));
+      s.hetero_line = static_cast<int>(t->get("hetero")->source().begin.line);
     }
     if (t->contains("job")) {
       LS_ASSIGN_OR_RETURN(

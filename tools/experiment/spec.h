@@ -120,6 +120,7 @@ struct SpecScenario {
   std::vector<SpecSetting> launch;  // over the spec's [launch]
   int64_t event_clock = 0;          // 0: none
   int line = 0;
+  int hetero_line = 0;  // where `hetero` is given (0: not given)
 };
 
 struct ExperimentSpec {
