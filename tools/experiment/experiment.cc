@@ -3,8 +3,25 @@
 #include <fstream>
 
 #include "tools/experiment/plan.h"
+#include "tools/experiment/run_failures.h"
 
 namespace lockstep {
+namespace {
+
+// The report's tables and failed runs, without its plots and set-up.
+void PrintTables(const std::string& md_path, std::ostream& out) {
+  std::ifstream md_file(md_path);
+  bool blank = false;  // the last line printed was blank
+  for (std::string line; std::getline(md_file, line);) {
+    if (line.rfind("## Setup", 0) == 0) break;
+    // Without the plots, their blank lines would pile up.
+    if (line.rfind("![", 0) == 0 || (blank && line.empty())) continue;
+    out << line << "\n";
+    blank = line.empty();
+  }
+}
+
+}  // namespace
 
 int RunExperimentCommand(ExperimentCommand command, std::ostream& out,
                          std::ostream& err) {
@@ -34,15 +51,16 @@ int RunExperimentCommand(ExperimentCommand command, std::ostream& out,
     err << "lockstep-experiment: " << states.status().message() << std::endl;
     return 1;
   }
+  // Stopped before any run finished ok: nothing to report, and the runner
+  // said how to go on.
+  const bool results = NoResultReason(*states).empty();
+  if (outcome->interrupted && !results) return 130;
+  // Without results it refuses, saying why.
   const int report = RunReportCommand(command.report, out, err);
-  // The report's tables, without its plots and set-up.
-  std::ifstream md_file(command.out_dir + "/report.md");
-  for (std::string line; std::getline(md_file, line);) {
-    if (line.rfind("## Setup", 0) == 0) break;
-    if (line.rfind("![", 0) != 0) out << line << "\n";
-  }
-  if (report != 0) return 1;
+  // report.md is written before the plots, which may fail.
+  if (results) PrintTables(command.out_dir + "/report.md", out);
   if (outcome->interrupted) return 130;
+  if (report != 0) return 1;
   for (const RunState& s : *states) {
     if (s.record && s.record->status != "ok") return 1;
   }

@@ -21,7 +21,9 @@ struct ExperimentCommand {
 };
 
 // Returns the exit status: 0 all runs ok, 1 some failed or timed out (or
-// the report could not be written), 2 a bad spec, 130 interrupted.
+// the report could not be written: none finished ok, said on `err` with
+// the first failure's reason and log), 2 a bad spec or a value the
+// launcher refuses (before any run starts), 130 interrupted.
 int RunExperimentCommand(ExperimentCommand command, std::ostream& out,
                          std::ostream& err);
 

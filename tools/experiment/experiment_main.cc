@@ -23,7 +23,10 @@ constexpr char kUsage[] =
     "docs/experiments.md) into DIR (default runs/<spec name>), one job at a "
     "time, then writes the report. Run it again to finish what is missing.\n"
     "report: writes DIR/report.md and DIR/report.html (plots by "
-    "/usr/bin/python3 with matplotlib) from the runs recorded in DIR.\n";
+    "/usr/bin/python3 with matplotlib) from the runs recorded in DIR.\n"
+    "Exit status: 0 done; 1 a run failed or timed out, or no report (no run "
+    "finished ok: the first failure is shown); 2 a bad spec or a value "
+    "lockstep-launch refuses (nothing runs); 130 interrupted.\n";
 
 // The report's plotting script, installed next to this binary.
 lockstep::ReportCommand ReportOf(const std::string& dir) {

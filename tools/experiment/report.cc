@@ -12,6 +12,7 @@
 #include "common/durable_file.h"
 #include "tools/experiment/interval.h"
 #include "tools/experiment/plan.h"
+#include "tools/experiment/run_failures.h"
 #include "tools/experiment/scenario_report.h"
 #include "tools/launch/run_dir.h"
 
@@ -72,19 +73,15 @@ std::string SetupMarkdown(const ExperimentSpec& spec,
     }
     break;
   }
-  int failed = 0;
-  std::string failures;
+  int failed = 0, recorded = 0;
   for (const RunState& s : states) {
-    if (!s.record || s.record->status == "ok") continue;
-    ++failed;
-    failures += "- " + s.run.dir + ": " + s.record->status + " (" +
-                s.record->exit + ")\n";
+    recorded += s.record ? 1 : 0;
+    failed += s.record && s.record->status != "ok" ? 1 : 0;
   }
-  int recorded = 0;
-  for (const RunState& s : states) recorded += s.record ? 1 : 0;
   md += "\nRuns: " + std::to_string(states.size()) + " planned, " +
         std::to_string(recorded) + " recorded, " + std::to_string(failed) +
-        " failed or timed out.\n" + failures;
+        " failed or timed out" + (failed > 0 ? " (see Failed runs)" : "") +
+        ".\n";
   return md;
 }
 
@@ -154,6 +151,9 @@ std::string MarkdownOf(const ExperimentSpec& spec,
           ".\n\n";
   }
   md += IntroMarkdown(spec, states);
+  // Before the tables, so no reader takes a policy's missing runs for a
+  // result.
+  md += FailedRunsMarkdown(states);
   for (const SpecScenario& scenario : spec.scenarios) {
     md += "\n## " + scenario.name + "\n\n";
     if (!scenario.description.empty()) md += scenario.description + "\n\n";
@@ -277,6 +277,10 @@ int RunReportCommand(const ReportCommand& command, std::ostream& out,
   if (!runs.ok()) return fail(runs.status());
   StatusOr<std::vector<RunState>> states = InspectRuns(*runs);
   if (!states.ok()) return fail(states.status());
+  // Tables of nothing but failures would read as a result.
+  if (const std::string why = NoResultReason(*states); !why.empty()) {
+    return fail(FailedPrecondition("no report of " + command.dir + ": " + why));
+  }
   std::error_code ec;
   std::filesystem::create_directories(command.dir + "/report", ec);
   if (ec) return fail(IOError("cannot create " + command.dir + "/report"));

@@ -36,7 +36,8 @@ struct ReportCommand {
   std::string script;  // report.py; empty: tables only, no plots or HTML
 };
 
-// Returns the exit status: 0 written, 1 an error (said on `err`).
+// Returns the exit status: 0 written, 1 an error (said on `err`); no run
+// finished ok is an error, and nothing is written then (run_failures.h).
 int RunReportCommand(const ReportCommand& command, std::ostream& out,
                      std::ostream& err);
 

@@ -45,11 +45,6 @@ std::string Minutes(double s) {
   return buf;
 }
 
-std::string RunName(const PlannedRun& run) {
-  return run.scenario + " / " + run.policy + " / seed " +
-         std::to_string(run.seed);
-}
-
 // `planned` less the job flags `recorded` lacks that are at their default
 // value: a flag a later build added (--budget-s) does not change what a
 // run recorded before it computed.
@@ -105,12 +100,12 @@ struct Launch {
   bool interrupted = false;
 };
 
-// Runs one job: the launcher's output goes to DIR/launcher.log.
+// Runs one job: the launcher's output goes to DIR/kLauncherLogFile.
 StatusOr<Launch> LaunchRun(const PlannedRun& run, double timeout_s) {
   std::error_code ec;
   fs::create_directories(run.dir, ec);
   if (ec) return IOError("cannot create " + run.dir + ": " + ec.message());
-  std::ofstream log(run.dir + "/launcher.log");
+  std::ofstream log(run.dir + "/" + kLauncherLogFile);
   ProcessGroup group;
   LS_RETURN_IF_ERROR(group.Spawn(run.argv, "launcher").status());
   const auto start = std::chrono::steady_clock::now();
@@ -228,6 +223,11 @@ void PrintPlan(const ExperimentSpec& spec, const std::vector<RunState>& states,
 }
 
 }  // namespace
+
+std::string RunName(const PlannedRun& run) {
+  return run.scenario + " / " + run.policy + " / seed " +
+         std::to_string(run.seed);
+}
 
 StatusOr<std::optional<RunRecord>> ReadRunRecord(const std::string& dir) {
   const std::string path = dir + "/" + kRunRecordFile;

@@ -33,6 +33,8 @@ struct RunRecord {
 };
 
 inline constexpr char kRunRecordFile[] = "run.json";
+// A run's launcher output, in its folder.
+inline constexpr char kLauncherLogFile[] = "launcher.log";
 
 // The record in `dir`, nullopt when there is none; an unreadable record is
 // an error.
@@ -70,6 +72,9 @@ struct RunState {
     return !record || (retry_failed && record->status != "ok");
   }
 };
+
+// "SCENARIO / RUN GROUP / seed N", for progress and errors.
+std::string RunName(const PlannedRun& run);
 
 // Reads each run's folder. A record whose command differs from the plan
 // (the spec changed) is InvalidArgument naming the folder.

@@ -33,8 +33,9 @@ std::string Shares(const PolicyRow& r) {
   std::string text;
   for (const auto* s :
        {&r.compute_share, &r.push_share, &r.pull_share, &r.wait_share}) {
-    text +=
-        (text.empty() ? "" : " / ") + Number(*s ? (*s)->median * 100 : NAN, 0);
+    // "-" where no run measured it (every run of the policy failed).
+    text += (text.empty() ? "" : " / ") +
+            (*s ? Number((*s)->median * 100, 0) : std::string("-"));
   }
   return text;
 }
