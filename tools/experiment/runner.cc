@@ -18,6 +18,7 @@
 #include "tools/experiment/estimate.h"
 #include "tools/experiment/results.h"
 #include "tools/experiment/scenario_report.h"
+#include "tools/experiment/shell_command.h"
 #include "tools/launch/process_group.h"
 #include "tools/launch/run_dir.h"
 #include "tools/launch/stop_signal.h"
@@ -214,9 +215,10 @@ void PrintPlan(const ExperimentSpec& spec, const std::vector<RunState>& states,
     log << "  " << RunName(s.run) << ": " << state << "\n";
   }
   if (!states.empty()) {
-    log << "command of the first run:";
-    for (const std::string& a : states.front().run.argv) log << " " << a;
-    log << "\n";
+    // On a line of its own, quoted for a shell: pasted as is, it runs
+    // the first run alone.
+    log << "command of the first run:\n  "
+        << ShellCommandLine(states.front().run.argv) << "\n";
   }
   log << BoundsText(spec, states);
   log << EstimateText(spec, states, options.retry_failed) << "\n";
