@@ -9,16 +9,44 @@ CSV files embedded, so the page opens in a browser with no server.
 Needs Debian's python3-matplotlib and python3-numpy.
 """
 
+import atexit
 import base64
+import functools
 import html
 import json
 import os
 import platform
 import re
+import shutil
 import sys
+import tempfile
 import warnings
 
-import matplotlib
+
+def give_matplotlib_a_writable_dir():
+    """matplotlib keeps its font cache in ~/.config and ~/.cache (XDG) and
+    warns on stderr when it cannot write there (a read-only home): give it
+    a temporary directory of ours, removed at exit."""
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    for env, default in (("XDG_CONFIG_HOME", "~/.config"),
+                         ("XDG_CACHE_HOME", "~/.cache")):
+        path = os.path.join(os.environ.get(env) or os.path.expanduser(default),
+                            "matplotlib")
+        try:
+            os.makedirs(path, exist_ok=True)
+            if os.access(path, os.W_OK):
+                continue
+        except OSError:
+            pass
+        path = tempfile.mkdtemp(prefix="lockstep-report-matplotlib-")
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
+        os.environ["MPLCONFIGDIR"] = path
+        return
+
+
+give_matplotlib_a_writable_dir()
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -41,6 +69,38 @@ def read_jsonl(path):
 def colors(n):
     cmap = plt.get_cmap("tab10")
     return [cmap(i % 10) for i in range(n)]
+
+
+@functools.lru_cache(maxsize=None)
+def font_charmap():
+    """The code points the plots' font has glyphs for."""
+    from matplotlib import font_manager, ft2font
+    path = font_manager.findfont(font_manager.FontProperties())
+    return ft2font.FT2Font(path).get_charmap()
+
+
+def drawable(text):
+    """`text` as the plots' font can draw it: a character it has no glyph
+    for becomes '?' (matplotlib would warn for each), and '$' stays a dollar
+    sign instead of starting mathtext."""
+    charmap = font_charmap()
+    text = "".join(c if c.isspace() or ord(c) in charmap else "?"
+                   for c in text)
+    return text.replace("$", r"\$")
+
+
+def legend(ax, **kwargs):
+    """A legend of what the plot shows; none when it shows nothing
+    labelled (matplotlib would warn)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, **kwargs)
+
+
+def say_no_data(ax):
+    """An empty plot says why it is empty."""
+    ax.text(0.5, 0.5, "no finished run left data to plot",
+            ha="center", va="center", transform=ax.transAxes)
 
 
 def spread_on_grid(series, points=300):
@@ -69,6 +129,7 @@ def spread_on_grid(series, points=300):
 
 def plot_accuracy(scenario, key, xlabel, path):
     fig, ax = plt.subplots(figsize=(8, 4.5))
+    drawn = 0
     for color, policy in zip(colors(len(scenario["policies"])),
                              scenario["policies"]):
         series = []
@@ -85,6 +146,7 @@ def plot_accuracy(scenario, key, xlabel, path):
         if s is None:
             continue
         grid, med, lo, hi = s
+        drawn += 1
         ax.plot(grid, med, color=color, label=policy["label"], linewidth=1.6)
         if len(series) > 1:
             ax.fill_between(grid, lo, hi, color=color, alpha=0.18, linewidth=0)
@@ -98,7 +160,9 @@ def plot_accuracy(scenario, key, xlabel, path):
     ax.set_ylabel("test accuracy")
     ax.set_title(scenario["name"] + ": test accuracy vs " + xlabel.split(" (")[0])
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    if not drawn:
+        say_no_data(ax)
+    legend(ax, fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -144,9 +208,9 @@ def policy_grid(scenario, select, draw, title, ylabel, path):
     for ax in axes[-1]:
         ax.set_xlabel("clock", fontsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    if len(labels) <= 8:
+    if 0 < len(labels) <= 8:
         fig.legend(handles, labels, loc="upper right", fontsize=7, ncol=4)
-    else:
+    elif labels:
         # A legend of every worker would cover the panels: say how many.
         title += " (%d workers, one line each)" % len(labels)
     fig.suptitle(scenario["name"] + ": " + title, fontsize=10, x=0.02,
@@ -209,8 +273,10 @@ def plot_idle(scenario, path):
     ax.set_ylabel("idle share of the worker's time (%)")
     title = scenario["name"] + ": idle share per worker"
     ax.grid(axis="y", alpha=0.3)
-    if len(workers) <= 8:
-        ax.legend(fontsize=7, ncol=4)
+    if not workers:
+        say_no_data(ax)
+    elif len(workers) <= 8:
+        legend(ax, fontsize=7, ncol=4)
     else:
         title += " (bars in rank order, 0 to %d)" % workers[-1]
     ax.set_title(title)
@@ -358,6 +424,9 @@ def main():
     with open(os.path.join(out_dir, "report", "report.json")) as f:
         report = json.load(f)
     for scenario in report["scenarios"]:
+        # Labels are the spec's: any text. The page keeps them as written.
+        for policy in scenario["policies"]:
+            policy["label"] = drawable(policy["label"])
         for plot in scenario["plots"]:
             draw(scenario, plot, out_dir)
     with open(os.path.join(out_dir, "report.md")) as f:
