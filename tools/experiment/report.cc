@@ -80,8 +80,8 @@ std::string SetupMarkdown(const ExperimentSpec& spec,
   }
   md += "\nRuns: " + std::to_string(states.size()) + " planned, " +
         std::to_string(recorded) + " recorded, " + std::to_string(failed) +
-        " failed or timed out" + (failed > 0 ? " (see Failed runs)" : "") +
-        ".\n";
+        " failed or timed out" +
+        (failed > 0 ? " (listed before the tables)" : "") + ".\n";
   return md;
 }
 

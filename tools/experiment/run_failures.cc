@@ -23,9 +23,11 @@ std::string FailedRunsMarkdown(const std::vector<RunState>& states) {
     lines += "- " + FailureLine(s) + "\n";
   }
   if (failed == 0) return "";
-  return "\n## Failed runs\n\n" + std::to_string(failed) + " of " +
+  // Bold, not a heading: "## " headings are the scenarios' (and tools
+  // such as scripts/readme-experiments.py read them so).
+  return "\n**" + std::to_string(failed) + " of " +
          std::to_string(states.size()) +
-         " runs failed or timed out; the tables count them in the runs "
+         " runs failed or timed out**; the tables count them in the runs "
          "(failed) column and leave their numbers out:\n\n" +
          lines;
 }

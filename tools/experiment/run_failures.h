@@ -12,8 +12,9 @@
 
 namespace lockstep {
 
-// report.md's "## Failed runs" section: each failed or timed-out run, why
-// (the launcher's exit and its last line) and its log; "" when none did.
+// report.md's list of failed runs, before the tables: each failed or
+// timed-out run, why (the launcher's exit and its last line) and its log;
+// "" when none did.
 std::string FailedRunsMarkdown(const std::vector<RunState>& states);
 
 // Why `states` hold no result to report, or "" when a run finished ok:

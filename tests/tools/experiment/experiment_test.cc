@@ -132,8 +132,8 @@ TEST_F(ExperimentCommandTest, WhenSomeRunsFailTheReportSaysWhichAndWhy) {
   EXPECT_EQ(Run(kCommandSpec, "asp"), 1);
   const std::string md = ReadCommandFile(out_ + "/report.md");
   const std::string failed =
-      "## Failed runs\n\n1 of 2 runs failed or timed out; the tables count "
-      "them in the runs (failed) column and leave their numbers out:\n\n- "
+      "**1 of 2 runs failed or timed out**; the tables count them in the runs "
+      "(failed) column and leave their numbers out:\n\n- "
       "uniform / asp / seed 1: failed (exited with status 1: lockstep-launch: "
       "worker 1 exploded); log: " +
       LogOf("asp") + "\n";
