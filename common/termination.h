@@ -25,6 +25,10 @@ namespace lockstep {
 // can name it), and of a worker terminated alone that left a job going on
 // (an engine replaces it: it rejoins at the current clock).
 inline constexpr int kExitPreempted = 75;
+// The exit status of a server or worker whose job the coordinator ended
+// as failed (Shutdown Aborted): not this role's failure; the coordinator's
+// log and exit say why.
+inline constexpr int kExitJobAborted = 3;
 // Where an engine retries only some codes (a TFJob's restartPolicy
 // ExitCode retries 128-255), the environment names another.
 inline constexpr char kPreemptedExitCodeEnv[] = "LOCKSTEP_PREEMPTED_EXIT_CODE";

@@ -1,5 +1,7 @@
 #include "coordinator/enrollment.h"
 
+#include <algorithm>
+
 #include "common/clock.h"
 #include "common/job_fields.h"
 #include "common/job_resume.h"
@@ -121,7 +123,7 @@ StartProgress Enrollment::start_progress() const {
 }
 
 bool Enrollment::EvaluatorReady() const {
-  if (job_.evaluators == 0) return true;
+  if (job_.evaluators == 0 || evaluator_excused_) return true;
   return !members_.evaluator_id().empty() && shapes_.Has(kEvaluatorShapeKey);
 }
 
@@ -205,29 +207,57 @@ void Enrollment::HandleDescribe(const std::string& id, Peer& peer,
 }
 
 void Enrollment::HandleWorkerError(const std::string& id, Peer& peer,
+                                   wire::ErrorCode code,
                                    const std::string& message) {
-  const std::string who = peer.role == wire::Role::Evaluator
-                              ? std::string("the evaluator")
-                              : "worker " + std::to_string(peer.rank);
+  const bool evaluator = peer.role == wire::Role::Evaluator;
+  const std::string who = evaluator ? std::string("the evaluator")
+                                    : "worker " + std::to_string(peer.rank);
   const std::string why = who + " on " + peer.host + " cannot join: " + message;
-  if (training_ && peer.role == wire::Role::Evaluator) {
-    RemoveEvaluator(id, why);
-    return;
-  }
-  if (training_) {
-    // A late joiner that cannot run: the job goes on without it.
-    RemoveWorker(id, why);
+  // A late joiner that cannot run, or a device only its machine lacks:
+  // the job goes on (or starts) without it.
+  if (training_ || code == wire::ErrorCode::DeviceUnavailable) {
+    if (evaluator) {
+      RemoveEvaluator(id, why);
+      if (!training_) evaluator_excused_ = true;
+    } else {
+      if (!training_) excused_ranks_.insert(peer.rank);
+      RemoveWorker(id, why);
+    }
+    if (!training_) StartWithoutTheExcused();
     return;
   }
   // Every worker runs the same job, so none of them could run it.
   host_.Abort(FailedPrecondition(why));
 }
 
+void Enrollment::StartWithoutTheExcused() {
+  if (ExcusedVacancies() >= job_.workers) {
+    host_.Abort(FailedPrecondition(
+        "no worker can run the job: every one's device is unusable"));
+    return;
+  }
+  StartTrainingIfReady();
+}
+
+size_t Enrollment::ExcusedVacancies() const {
+  // A rank left out whose slot a new process has taken since is no
+  // vacancy.
+  size_t vacant = 0;
+  const std::vector<uint32_t> held = members_.WorkerRanks();
+  for (const int rank : excused_ranks_) {
+    if (std::find(held.begin(), held.end(), static_cast<uint32_t>(rank)) ==
+        held.end()) {
+      ++vacant;
+    }
+  }
+  return vacant;
+}
+
 void Enrollment::StartTrainingIfReady() {
   if (training_ || host_.aborted() ||
       members_.server_ids().size() < job_.servers ||
       !members_.workers_welcomed() ||
-      members_.worker_ids().size() < job_.workers ||
+      members_.worker_ids().size() + ExcusedVacancies() < job_.workers ||
       !shapes_.Complete(members_.WorkerRanks()) || !EvaluatorReady()) {
     return;
   }

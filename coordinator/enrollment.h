@@ -14,6 +14,7 @@
 #ifndef LOCKSTEP_COORDINATOR_ENROLLMENT_H_
 #define LOCKSTEP_COORDINATOR_ENROLLMENT_H_
 
+#include <set>
 #include <string>
 
 #include "common/job_config.h"
@@ -64,10 +65,14 @@ class Enrollment {
   // Records a worker's description; starts training once all have one.
   void HandleDescribe(const std::string& id, Peer& peer,
                       const wire::Describe& describe);
-  // A worker that cannot join (bad model, missing data) says why; before
-  // training that ends the job, which no worker could run.
+  // A worker that cannot join says why. Before training a bad model or
+  // missing data ends the job, which no worker could run; a device its
+  // machine lacks (DeviceUnavailable) leaves only that worker out - the
+  // job starts with the others (the evaluator's: without evaluations
+  // until one joins), and ends if none is left. During training the job
+  // goes on without it.
   void HandleWorkerError(const std::string& id, Peer& peer,
-                         const std::string& message);
+                         wire::ErrorCode code, const std::string& message);
   // Removes a dead (or refused) worker; the policy re-evaluates without it.
   // With no worker left the job ends, unless it is being `replaced`.
   void RemoveWorker(const std::string& id, const std::string& why,
@@ -94,6 +99,11 @@ class Enrollment {
   // resolves the job, builds the layout, welcomes the servers, starts the
   // workers. Errors end the job.
   void StartTrainingIfReady();
+  // After a worker was left out for its device: the start goes on without
+  // it, or the job ends when no worker is left.
+  void StartWithoutTheExcused();
+  // Ranks left out for their device whose slot no process holds now.
+  size_t ExcusedVacancies() const;
   Status StartTraining();
   // A resumed job whose servers all outlived the coordinator and hold the
   // same commit, at or after `restore`'s clock, under a commit policy:
@@ -115,6 +125,9 @@ class Enrollment {
   KeyLayout layout_;
   ShapeAgreement shapes_;
   bool training_ = false;
+  // Left out before training for a device their machine lacks.
+  std::set<int> excused_ranks_;
+  bool evaluator_excused_ = false;
   int64_t adopt_clock_ = -1;  // see AdoptableClock
   uint64_t dead_workers_ = 0;
 };

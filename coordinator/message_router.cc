@@ -196,7 +196,7 @@ void MessageRouter::HandleError(const std::string& id, Peer& peer,
   const std::string text = flatbuffers::GetString(err.message());
   const bool worker = peer.role == wire::Role::Worker;
   if ((worker || peer.role == wire::Role::Evaluator) && !peer.started) {
-    return c_.enrollment.HandleWorkerError(id, peer, text);
+    return c_.enrollment.HandleWorkerError(id, peer, err.code(), text);
   }
   // A server that cannot restore its round waits after saying so: a
   // damaged round is marked failed and an older one is tried, or the job

@@ -181,6 +181,7 @@ Status ServerLink::CheckTerminated(int rank) {
 
 std::string ServerLink::TakeShutdown(const wire::Shutdown& shutdown) {
   shutdown_kind_ = shutdown.kind();
+  shut_down_ = true;
   return flatbuffers::GetString(shutdown.reason());
 }
 

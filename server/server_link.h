@@ -71,6 +71,10 @@ class ServerLink {
   bool preempted() const {
     return shutdown_kind_ == wire::ShutdownKind::Preempted;
   }
+  // The coordinator ended the job as failed (Shutdown Aborted).
+  bool aborted() const {
+    return shut_down_ && shutdown_kind_ == wire::ShutdownKind::Aborted;
+  }
   uint64_t bad_messages() const { return bad_messages_; }
 
  private:
@@ -89,6 +93,7 @@ class ServerLink {
   uint64_t bad_messages_ = 0;
   TerminationWait termination_;  // after SIGTERM
   wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
+  bool shut_down_ = false;  // a Shutdown came
 };
 
 }  // namespace lockstep

@@ -122,9 +122,15 @@ int Main(int argc, char** argv) {
   lockstep::TerminationSignal::Install();  // serves until the job's end
   lockstep::Status done = (*server)->Run();
   const bool preempted = (*server)->preempted();
+  const bool aborted = (*server)->aborted();
   (*server).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
   if (preempted) return *preempted_code;
+  if (aborted) {
+    // The job's failure, not this server's: the coordinator says why.
+    LS_LOG(Warning) << done.message();
+    return lockstep::kExitJobAborted;
+  }
   if (!done.ok()) {
     LS_LOG(Error) << "server failed: " << done.ToString();
     return 1;

@@ -59,6 +59,7 @@ class ServerShard {
   // Whether the coordinator ended the job as preempted: resumable from
   // its snapshot rounds (common/termination.h).
   bool preempted() const { return link_ != nullptr && link_->preempted(); }
+  bool aborted() const { return link_ != nullptr && link_->aborted(); }
 
   // Counters, for tests and logs.
   uint64_t bad_messages() const {

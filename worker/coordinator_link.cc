@@ -108,6 +108,7 @@ StatusOr<bool> CoordinatorLink::Receive(Message* msg) {
     if (type == wire::Body::Shutdown) {
       const auto* shutdown = msg->envelope->body_as_Shutdown();
       shutdown_kind_ = shutdown->kind();
+      shut_down_ = true;
       return Unavailable("coordinator shut the job down: " +
                          flatbuffers::GetString(shutdown->reason()));
     }

@@ -83,6 +83,10 @@ class CoordinatorLink {
   bool preempted() const {
     return shutdown_kind_ == wire::ShutdownKind::Preempted;
   }
+  // The coordinator ended the job as failed (Shutdown Aborted).
+  bool aborted() const {
+    return shut_down_ && shutdown_kind_ == wire::ShutdownKind::Aborted;
+  }
   bool released() const {
     return shutdown_kind_ == wire::ShutdownKind::Released;
   }
@@ -137,6 +141,7 @@ class CoordinatorLink {
   int64_t welcomed_ms_ = 0;
   uint64_t bad_messages_ = 0;
   wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
+  bool shut_down_ = false;           // a Shutdown came
   TerminationWait termination_;      // after SIGTERM
   std::optional<Message> rollback_;  // a Start that came while training
   std::vector<std::pair<uint32_t, std::string>> reroutes_;

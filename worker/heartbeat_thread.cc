@@ -20,11 +20,16 @@ StatusOr<std::unique_ptr<HeartbeatThread>> HeartbeatThread::Start(
     uint32_t interval_ms) {
   std::unique_ptr<HeartbeatThread> h(new HeartbeatThread(
       coordinator, role, rank, std::max<uint32_t>(interval_ms, 10)));
-  // Fail early (on this thread) if the endpoint is unusable.
-  LS_RETURN_IF_ERROR(ConnectDealer(coordinator, "").status());
-  h->thread_ = std::thread([raw = h.get(), who = CurrentLogIdentity()] {
+  // Connected here, so an unusable endpoint fails on this thread, and
+  // handed over whole to the heartbeat thread (its start is the memory
+  // barrier a socket that changes threads needs): a socket made only to
+  // try the endpoint would break off its handshake, which the coordinator
+  // counts as a refused connection.
+  LS_ASSIGN_OR_RETURN(zmq::socket_t socket, ConnectDealer(coordinator, ""));
+  h->thread_ = std::thread([raw = h.get(), who = CurrentLogIdentity(),
+                            socket = std::move(socket)]() mutable {
     SetLogIdentity(who);
-    raw->Loop();
+    raw->Loop(socket);
   });
   return h;
 }
@@ -34,9 +39,7 @@ HeartbeatThread::~HeartbeatThread() {
   if (thread_.joinable()) thread_.join();
 }
 
-void HeartbeatThread::Loop() {
-  auto socket = ConnectDealer(coordinator_, "");
-  if (!socket.ok()) return;
+void HeartbeatThread::Loop(zmq::socket_t& socket) {
   int64_t next = 0;
   Message msg;
   while (!stop_) {
@@ -47,13 +50,13 @@ void HeartbeatThread::Loop() {
       Message out;
       out.header = FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
                                   role_, static_cast<int>(rank_));
-      (void)SendMessage(*socket, false, std::move(out));
+      (void)SendMessage(socket, false, std::move(out));
       next = NowMillis() + interval_ms_;
     }
-    zmq::pollitem_t item{static_cast<void*>(*socket), 0, ZMQ_POLLIN, 0};
+    zmq::pollitem_t item{static_cast<void*>(socket), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, std::chrono::milliseconds(20));
     while (true) {
-      auto got = ReceiveMessage(*socket, false, &msg);
+      auto got = ReceiveMessage(socket, false, &msg);
       if (!got.ok() || !*got) break;
       if (!VerifyHeader(&msg).ok()) continue;
       if (msg.envelope->body_type() == wire::Body::Heartbeat) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <zmq.hpp>
 
 #include "common/status.h"
 #include "common/wire/message.h"
@@ -39,7 +40,8 @@ class HeartbeatThread {
  private:
   HeartbeatThread(std::string coordinator, wire::Role role, uint32_t rank,
                   uint32_t interval_ms);
-  void Loop();
+  // Runs on the thread, which owns `socket` from its start.
+  void Loop(zmq::socket_t& socket);
 
   std::string coordinator_;
   wire::Role role_;

@@ -149,11 +149,17 @@ int Main(int argc, char** argv) {
   // engine replaces it (an Indexed Job's index is not done), and the
   // replacement rejoins at the current clock.
   const bool released = (*worker)->released();
+  const bool aborted = (*worker)->aborted();
   (*worker).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
   if (preempted || released) {
     if (preempted) LS_LOG(Warning) << done.message();
     return *preempted_code;
+  }
+  if (aborted) {
+    // The job's failure, not this worker's: the coordinator says why.
+    LS_LOG(Warning) << done.message();
+    return lockstep::kExitJobAborted;
   }
   if (!done.ok()) {
     LS_LOG(Error) << "worker failed: " << done.ToString();

@@ -42,6 +42,9 @@ class WorkerRuntime {
   // Whether it left a job that goes on (terminated alone: Shutdown
   // Released).
   bool released() const { return session_->released(); }
+  // Whether the coordinator ended the job as failed (not this worker's
+  // failure).
+  bool aborted() const { return session_->aborted(); }
 
  private:
   using Admission = WorkerSession::Admission;

@@ -170,8 +170,14 @@ StatusOr<int64_t> WorkerSession::ApplyRollback() {
 }
 
 void WorkerSession::ReportSetupError(const Status& why) {
-  coordinator_->Send(MakeErrorHeader(wire::ErrorCode::BadRequest, why.message(),
-                                     0, role(), static_cast<int>(rank_)));
+  // A device this machine lacks is this worker's problem (Unavailable:
+  // CreateComputeBackend); anything else would fail every worker alike.
+  const auto code =
+      why.code() == StatusCode::kUnavailable && options_.device != "cpu"
+          ? wire::ErrorCode::DeviceUnavailable
+          : wire::ErrorCode::BadRequest;
+  coordinator_->Send(
+      MakeErrorHeader(code, why.message(), 0, role(), static_cast<int>(rank_)));
 }
 
 // A clock: admission, batch, pull, compute, push, report.

@@ -103,8 +103,11 @@ class WorkerSession {
   // job must describe the same) and the largest batch it takes (0: no
   // limit), then waits for the Start: layout() is set. REQUIRES: Register.
   Status Describe(const JobShape& shape, uint32_t max_batch);
-  // Tells the coordinator why this worker cannot join (it stops the job
-  // before training, or drops this worker from a running one).
+  // Tells the coordinator why this worker cannot join: a device this
+  // machine lacks (Unavailable, with a device other than the CPU) leaves
+  // this worker out of the job; anything else stops the job before
+  // training (every worker would fail alike), or drops this worker from a
+  // running one.
   void ReportSetupError(const Status& why);
 
   uint32_t rank() const { return rank_; }
@@ -178,6 +181,7 @@ class WorkerSession {
   // SIGTERM while the job goes on (CoordinatorLink).
   bool preempted() const { return coordinator_->preempted(); }
   bool released() const { return coordinator_->released(); }
+  bool aborted() const { return coordinator_->aborted(); }
   // Whether an error from a wait was a rollback: the next Admit applies it.
   bool rollback_pending() const { return coordinator_->rollback_pending(); }
 

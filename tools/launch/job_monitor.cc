@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "common/termination.h"
 #include "tools/launch/hetero_spec.h"
 #include "tools/launch/progress.h"
 #include "tools/launch/stop_signal.h"
@@ -20,8 +21,9 @@ std::string Seconds(double s) {
 
 }  // namespace
 
-ExitVerdict JudgeExit(const std::string& role, bool is_coordinator, bool ok,
-                      const ExitRules& rules) {
+ExitVerdict JudgeExit(const std::string& role, bool is_coordinator,
+                      const ExitInfo& exit, const ExitRules& rules) {
+  const bool ok = exit.ok();
   // The rules in order of precedence: once the coordinator is done the
   // job's result stands whatever exits; --supervise restarts before any
   // failure is judged; a worker or the evaluator failing is survivable
@@ -31,6 +33,9 @@ ExitVerdict JudgeExit(const std::string& role, bool is_coordinator, bool ok,
     return ok ? ExitVerdict::kIgnored : ExitVerdict::kFailedAfterTheEnd;
   }
   if (is_coordinator && ok) return ExitVerdict::kJobDone;
+  if (!is_coordinator && !exit.signaled && exit.code == kExitJobAborted) {
+    return ExitVerdict::kLeftEarly;
+  }
   if (rules.supervise && !ok) {
     return is_coordinator ? ExitVerdict::kRestartJob
                           : ExitVerdict::kRestartRole;
@@ -75,6 +80,12 @@ void JobMonitor::HandleLine(RoleProcess& role, const ChildLine& line) {
       // The first one counts; ClearEndpoint forgets it when a restarted
       // job's coordinator is about to print its own.
       if (endpoint_.empty() && !ep->empty()) endpoint_ = *ep;
+    } else if (std::optional<std::string> url = StripTag(text, "@metrics")) {
+      // Said once a job (a restarted coordinator serves it again).
+      if (url->empty() || *url == metrics_url_) return;
+      metrics_url_ = *url;
+      console_->Message("metrics at " + metrics_url_ +
+                        " (also in the run directory's metrics_url)");
     } else if (StripTag(text, "@progress")) {
       StatusOr<Progress> progress = ParseProgressLine(text);
       if (progress.ok()) {
@@ -100,7 +111,7 @@ void JobMonitor::HandleExit(RoleProcess& role, const ChildExit& exit) {
                         options_.stop_on_worker_failure};
   const bool is_coordinator = exit.pid == roles_->coordinator_pid();
   const auto now = std::chrono::steady_clock::now();
-  switch (JudgeExit(role.role, is_coordinator, exit.how.ok(), rules)) {
+  switch (JudgeExit(role.role, is_coordinator, exit.how, rules)) {
     case ExitVerdict::kIgnored:
       break;
     case ExitVerdict::kFailedAfterTheEnd:

@@ -52,11 +52,12 @@ struct ExitRules {
   bool stop_on_worker_failure = false;
 };
 
-// The verdict on the exit of a process of `role` ("coordinator", "server",
-// "worker", "evaluator"); `is_coordinator`: it is the job's current
-// coordinator; `ok`: it exited with status 0.
-ExitVerdict JudgeExit(const std::string& role, bool is_coordinator, bool ok,
-                      const ExitRules& rules);
+// The verdict on the exit `exit` of a process of `role` ("coordinator",
+// "server", "worker", "evaluator"); `is_coordinator`: it is the job's
+// current coordinator. A role that exits kExitJobAborted was told the job
+// failed: the coordinator's exit is the one to judge.
+ExitVerdict JudgeExit(const std::string& role, bool is_coordinator,
+                      const ExitInfo& exit, const ExitRules& rules);
 
 class JobMonitor {
  public:
@@ -113,6 +114,7 @@ class JobMonitor {
   Supervisor* supervisor_;
   std::chrono::steady_clock::time_point start_ =
       std::chrono::steady_clock::now();
+  std::string metrics_url_;  // the coordinator's @metrics line
   std::string endpoint_;
   std::string summary_json_;
   bool coordinator_done_ = false;

@@ -43,9 +43,9 @@ StatusOr<std::unique_ptr<ComputeBackend>> CreateComputeBackend(
 #ifdef LOCKSTEP_HAVE_CUDA
   return CudaBackend::Create(ordinal);
 #else
-  return FailedPrecondition("device '" + device +
-                            "': this build has no CUDA backend (the CUDA "
-                            "toolkit was not found when it was configured)");
+  return Unavailable("device '" + device +
+                     "': this build has no CUDA backend (the CUDA toolkit "
+                     "was not found when it was configured)");
 #endif
 }
 

@@ -148,8 +148,10 @@ class ComputeBackend {
 };
 
 // The backend for `device`: "cpu", or "cuda" / "cuda:N" where the CUDA
-// backend is built and a device is present; otherwise an error saying
-// which and listing the known devices.
+// backend is built and a device is present. Errors: InvalidArgument for a
+// form no build knows (listing the known ones); Unavailable when this
+// machine or build has no such device (saying why and what to do), which
+// is the worker's own, not the job's, problem.
 StatusOr<std::unique_ptr<ComputeBackend>> CreateComputeBackend(
     const std::string& device);
 

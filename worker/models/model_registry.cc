@@ -33,7 +33,12 @@ StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& spec,
   if (f == nullptr) return ModelRegistry().Unknown(spec);
   auto model = f->create(args, data, device);
   if (!model.ok()) {
-    return InvalidArgument("model '" + spec + "': " + model.status().message());
+    // A device this machine lacks stays Unavailable (the worker's own
+    // problem, CreateComputeBackend); the rest is the model's.
+    const StatusCode code = model.status().code() == StatusCode::kUnavailable
+                                ? StatusCode::kUnavailable
+                                : StatusCode::kInvalidArgument;
+    return Status(code, "model '" + spec + "': " + model.status().message());
   }
   return model;
 }

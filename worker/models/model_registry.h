@@ -32,8 +32,9 @@ const Registry<ModelFactory>& ModelRegistry();
 
 // The model `spec` names, for data of `data`'s shape. Errors: an unknown
 // name (listing the known forms), bad arguments, or data the model cannot
-// train on (e.g. a dense model on sparse rows), naming both; a device the
-// model cannot run on, or that this machine lacks.
+// train on (e.g. a dense model on sparse rows), naming both, or a device
+// the model cannot run on (InvalidArgument); a device this machine or
+// build lacks (Unavailable: the worker's problem, not the job's).
 StatusOr<std::unique_ptr<Model>> CreateModel(const std::string& spec,
                                              const DataShape& data,
                                              const std::string& device = "cpu");

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "common/termination.h"
 #include "tests/support/memory_file.h"
 
 namespace lockstep {
@@ -16,7 +17,12 @@ namespace {
 class JudgeExitTest : public ::testing::Test {
  protected:
   ExitVerdict Judge(const std::string& role, bool ok) const {
-    return JudgeExit(role, role == "coordinator", ok, rules_);
+    return JudgeExit(role, role == "coordinator", Exit(ok ? 0 : 1), rules_);
+  }
+  static ExitInfo Exit(int code) {
+    ExitInfo exit;
+    exit.code = code;
+    return exit;
   }
   ExitRules rules_;
 };
@@ -46,8 +52,23 @@ TEST_F(JudgeExitTest, ARoleExitingZeroFirstIsTheCoordinatorsToJudge) {
   EXPECT_EQ(Judge("server", true), ExitVerdict::kLeftEarly);
   EXPECT_EQ(Judge("worker", true), ExitVerdict::kLeftEarly);
   // The exit of an old coordinator (not the job's current one).
-  EXPECT_EQ(JudgeExit("coordinator", false, true, rules_),
+  EXPECT_EQ(JudgeExit("coordinator", false, Exit(0), rules_),
             ExitVerdict::kLeftEarly);
+}
+
+// A role the coordinator told the job failed is not the job's cause: the
+// coordinator's exit (and its log) is, under --supervise too.
+TEST_F(JudgeExitTest, ARoleToldTheJobFailedIsTheCoordinatorsToJudge) {
+  for (const char* role : {"server", "worker", "evaluator"}) {
+    EXPECT_EQ(JudgeExit(role, false, Exit(kExitJobAborted), rules_),
+              ExitVerdict::kLeftEarly)
+        << role;
+  }
+  rules_.supervise = true;
+  EXPECT_EQ(JudgeExit("server", false, Exit(kExitJobAborted), rules_),
+            ExitVerdict::kLeftEarly);
+  EXPECT_EQ(JudgeExit("coordinator", true, Exit(kExitJobAborted), rules_),
+            ExitVerdict::kRestartJob);
 }
 
 TEST_F(JudgeExitTest, SuperviseRestartsFailedRolesAndTheJobForTheCoordinator) {

@@ -290,7 +290,8 @@ fi
 TEST_F(LaunchTest, JobStopsWhenEveryWorkerHasFailed) {
   WriteRole("coordinator", "echo '@endpoint tcp://127.0.0.1:5555'\nhang\n");
   WriteRole("server", "hang\n");
-  WriteRole("worker", "sleep 0.2\nexit 3\n");
+  // (Not 3: that is a role told the job failed, kExitJobAborted.)
+  WriteRole("worker", "sleep 0.2\nexit 5\n");
   LaunchResult r = Launch(LaunchArgs(Job(1, 2)));
   EXPECT_EQ(r.how.code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("the job goes on with the other workers"),

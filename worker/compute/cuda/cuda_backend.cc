@@ -25,6 +25,36 @@ cublasOperation_t BlasOp(ComputeBackend::Transpose t) {
 
 int BlasDim(uint64_t v) { return static_cast<int>(v); }
 
+// "13.0" from CUDA's 13000.
+std::string CudaVersion(int version) {
+  return std::to_string(version / 1000) + "." +
+         std::to_string(version % 1000 / 10);
+}
+
+// Why this machine offers `name` no GPU, in words that say what to do.
+std::string NoGpu(const std::string& name, cudaError_t e) {
+  std::string why;
+  if (e == cudaErrorInsufficientDriver) {
+    int runtime = 0;
+    int driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    why = driver == 0 ? "this host has no NVIDIA driver (no GPU, or a "
+                        "container started without one)"
+                      : "its NVIDIA driver supports CUDA " +
+                            CudaVersion(driver) + ", older than the " +
+                            CudaVersion(runtime) + " this build needs";
+  } else if (e == cudaErrorNoDevice) {
+    why =
+        "no CUDA GPU is visible to this process (none installed, or "
+        "hidden by CUDA_VISIBLE_DEVICES or the container)";
+  } else {
+    why = cudaGetErrorString(e);
+  }
+  return name + ": no usable GPU: " + why +
+         "; run this worker with --device cpu, or on a host with a GPU";
+}
+
 // Page-locked host memory of device `device`, falling back to the heap when
 // the system will not lock more.
 class PinnedHostMemory : public HostMemory {
@@ -133,12 +163,10 @@ StatusOr<std::unique_ptr<ComputeBackend>> CudaBackend::Create(int ordinal) {
   const std::string name = "cuda:" + std::to_string(ordinal);
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    return FailedPrecondition(CudaError(name + ": no usable CUDA device", e));
-  }
+  if (e != cudaSuccess) return Unavailable(NoGpu(name, e));
   if (ordinal < 0 || ordinal >= count) {
-    return FailedPrecondition(name + ": this machine has " +
-                              std::to_string(count) + " CUDA device(s)");
+    return Unavailable(name + ": this machine has " + std::to_string(count) +
+                       " CUDA device(s)");
   }
   if ((e = cudaSetDevice(ordinal)) != cudaSuccess) {
     return FailedPrecondition(CudaError(name + ": cudaSetDevice", e));
