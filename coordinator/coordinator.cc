@@ -106,6 +106,11 @@ Status Coordinator::Impl::SetUp() {
     }
     LS_ASSIGN_OR_RETURN(metrics_, HttpEndpoint::Start(options_.metrics_listen,
                                                       std::move(token)));
+    if (!options_.run_dir.empty()) {
+      // Where to scrape this job, beside its endpoint.
+      LS_RETURN_IF_ERROR(WriteFileDurably(options_.run_dir + "/metrics_url",
+                                          metrics_->url() + "\n"));
+    }
   }
   return Status::Ok();
 }

@@ -34,7 +34,7 @@ const std::vector<MetricFamily>& PolicyMetricFamilies() {
        "ASP's staleness beyond which a push is dropped (0: none)"},
       {"lockstep_global_batch", "gauge",
        "LB-BSP's global batch X, split among the workers by their quotas"},
-      {"lockstep_quota_sum", "gauge",
+      {"lockstep_quota_samples", "gauge",
        "The sum of LB-BSP's quotas (equals the global batch)"},
       {"lockstep_quota_infeasible", "gauge",
        "1 when no split of the global batch fits the workers' batch limits"},

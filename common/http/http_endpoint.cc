@@ -91,10 +91,14 @@ StatusOr<std::string> ReadMetricsToken(const std::string& path) {
     return InvalidArgument("the metrics token in " + path +
                            " must be one word of at least 16 characters");
   }
+  // As for key files: a mounted Secret is readable by the pod's group
+  // (defaultMode 0440 under fsGroup); one anybody may read is warned of.
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 0077) != 0) {
+  if (::stat(path.c_str(), &st) == 0 &&
+      (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)) != 0) {
     LS_LOG(Warning) << "the metrics token file " << path
-                    << " can be read by others than its owner (chmod 600)";
+                    << " can be read by others than its owner and group "
+                       "(chmod 600)";
   }
   return token;
 }

@@ -49,8 +49,7 @@ class HttpEndpoint {
   uint64_t unauthorized() const { return unauthorized_; }
 
  private:
-  HttpEndpoint(int fd, std::string base_url, std::string token,
-               Serves serves);
+  HttpEndpoint(int fd, std::string base_url, std::string token, Serves serves);
   void Serve();
   void Answer(int client);
   void AnswerMetrics(int client, const std::string& head);
@@ -69,7 +68,8 @@ class HttpEndpoint {
 
 // The bearer token in the file at `path`: its one line, surrounding
 // whitespace dropped. Errors: unreadable, shorter than 16 characters, or
-// holding whitespace. A file others may read is warned about.
+// holding whitespace. A file others than its owner and group may read is
+// warned about (a Kubernetes Secret mounted under fsGroup is 0440).
 StatusOr<std::string> ReadMetricsToken(const std::string& path);
 
 // Whether the HTTP request head `request` carries "Authorization: Bearer

@@ -247,7 +247,7 @@ std::map<std::string, double> LbBspPolicy::Metrics() const {
   uint64_t sum = 0;
   for (const auto& [w, quota] : quotas_) sum += quota;
   m["lockstep_global_batch"] = static_cast<double>(global_batch_);
-  m["lockstep_quota_sum"] = static_cast<double>(sum);
+  m["lockstep_quota_samples"] = static_cast<double>(sum);
   m["lockstep_quota_infeasible"] = feasible_ ? 0 : 1;
   m["lockstep_lbbsp_resplits_total"] = static_cast<double>(resplits_);
   if (options_.method == LbBspOptions::Method::kNumerical) {

@@ -90,7 +90,7 @@ class LbBspPolicy : public BspPolicy {
   std::optional<AdmissionDecision> Admit(uint32_t worker,
                                          int64_t clock) override;
   std::vector<CommitDecision> OnClockDone(const ClockReport& report) override;
-  // BspPolicy's metrics plus lockstep_global_batch, lockstep_quota_sum,
+  // BspPolicy's metrics plus lockstep_global_batch, lockstep_quota_samples,
   // lockstep_quota_infeasible, lockstep_lbbsp_resplits_total; analytical:
   // lockstep_predictor_rmse{worker="w"} and
   // lockstep_predicted_speed{worker="w"}; numerical: lockstep_lbbsp_phase

@@ -71,6 +71,13 @@ po::options_description LaunchFlags() {
        "connection proves it holds one; aead: that, and every data-plane "
        "record sealed (AES-256-GCM); off: no keys - anyone who reaches a "
        "port can join, read or stop the job")  //
+      ("metrics-listen", po::value<std::string>()->default_value("127.0.0.1:0"),
+       "the coordinator serves Prometheus metrics at http://HOST:PORT/metrics "
+       "(port 0 = any free port; empty = off); printed at start and written "
+       "to RUN_DIR/metrics_url")  //
+      ("metrics-token-file", po::value<std::string>()->default_value(""),
+       "answer /metrics only with 'Authorization: Bearer TOKEN' (the file's "
+       "one line; needed to serve beyond 127.0.0.1 without a warning)")  //
       ("stop-on-worker-failure", po::bool_switch(),
        "stop the whole job when a worker fails (default: the job goes on "
        "with the other workers)");
@@ -197,6 +204,8 @@ StatusOr<LaunchOptions> ParseLaunchFlags(int argc, const char* const* argv) {
     options.supervise = vm["supervise"].as<bool>();
     options.max_restarts = vm["max-restarts"].as<uint32_t>();
     options.security = vm["security"].as<std::string>();
+    options.metrics_listen = vm["metrics-listen"].as<std::string>();
+    options.metrics_token_file = vm["metrics-token-file"].as<std::string>();
     // The launcher's own flags first: CheckJob below reads the data set,
     // and a typo in --host should not wait for that.
     LS_RETURN_IF_ERROR(CheckLauncherFlags(options));

@@ -75,6 +75,9 @@ struct LaunchOptions {
   // every data-plane record sealed; "off": none, by explicit choice only
   // (warned about).
   std::string security = "auth";
+  // The coordinator's metrics port and bearer token file (its flags).
+  std::string metrics_listen = "127.0.0.1:0";
+  std::string metrics_token_file;
   // Where the job's keys are (set once the run directory is known).
   std::string keys_dir;
   // --help was given; nothing else is validated then.

@@ -37,7 +37,12 @@ std::vector<std::string> RoleCommands::Coordinator(
   for (std::string& flag : JobConfigToFlags(options_.job)) {
     argv.push_back(std::move(flag));
   }
-  argv.insert(argv.end(), {"--listen", listen, "--run-dir", run_dir});
+  argv.insert(argv.end(), {"--listen", listen, "--run-dir", run_dir,
+                           "--metrics-listen", options_.metrics_listen});
+  if (!options_.metrics_token_file.empty()) {
+    argv.insert(argv.end(),
+                {"--metrics-token-file", options_.metrics_token_file});
+  }
   AddKeyFlags("coordinator", &argv);
   if (options_.resume) argv.push_back("--resume");
   if (options_.verbose) argv.push_back("-v");

@@ -1,7 +1,11 @@
 """deploy/grafana's dashboard reads metrics a live job publishes: a small
 LB-BSP job of real processes (coordinator, 2 servers, 2 workers on
 127.0.0.1, snapshot rounds on) is scraped at its /metrics while it trains,
-and every metric a panel's query names must be there.
+and every metric a panel's query names must be there, selected by the
+dashboard's job and instance variables. The scrape is a clean exposition
+(`promtool check metrics`: every family with HELP and TYPE, no series
+twice), every family it holds is listed in docs/operations.md, and the
+honest job refused no connection.
   dashboard_metrics_test.py SOURCE_DIR BIN_DIR"""
 import json
 import os
@@ -15,6 +19,12 @@ import urllib.request
 src, bindir = sys.argv[1], sys.argv[2]
 dashboard = json.load(open(os.path.join(src, "deploy/grafana/lockstep-dashboard.json")))
 exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+variables = {v["name"] for v in dashboard["templating"]["list"]}
+assert {"job", "instance"} <= variables, variables
+for e in exprs:
+    for m in re.finditer(r"lockstep_[a-z_]+(\{[^}]*\})?", e):
+        assert m.group(1) and '$job' in m.group(1) and '$instance' in m.group(1), \
+            f"{m.group(0)} in '{e}' is not selected by the job and instance variables"
 wanted = set()
 for e in exprs:
     for name in re.findall(r"lockstep_[a-z_]+", e):
@@ -69,7 +79,19 @@ try:
         time.sleep(0.5)
     missing = sorted(wanted - names)
     assert not missing, f"the dashboard queries metrics the job does not publish: {missing}\n{text[:2000]}"
-    print(f"PASS: {len(exprs)} queries over {len(wanted)} metrics, all published")
+    lint = subprocess.run(["promtool", "check", "metrics"], input=text,
+                          capture_output=True, text=True)
+    assert lint.returncode == 0 and not (lint.stdout + lint.stderr).strip(), \
+        f"promtool check metrics: {lint.stdout}{lint.stderr}\n{text[:3000]}"
+    families = {l.split()[2] for l in text.splitlines() if l.startswith("# TYPE ")}
+    operations = open(os.path.join(src, "docs/operations.md")).read()
+    undocumented = sorted(f for f in families if f not in operations)
+    assert not undocumented, f"docs/operations.md does not list: {undocumented}"
+    refused = re.search(r'lockstep_refused_connections_total\{plane="control"\} ([0-9.]+)', text)
+    assert refused and float(refused.group(1)) == 0, \
+        f"an honest job refused connections:\n{text[:3000]}"
+    print(f"PASS: {len(exprs)} queries over {len(wanted)} metrics, all "
+          f"published; {len(families)} families, promtool clean, documented")
 finally:
     for p in procs:
         p.kill()

@@ -213,7 +213,7 @@ TEST_F(LbBspPolicyTest, ImpossibleBoundsAreClampedAndReported) {
   EXPECT_FALSE(policy.feasible());
   const auto m = policy.Metrics();
   EXPECT_EQ(m.at("lockstep_quota_infeasible"), 1);
-  EXPECT_EQ(m.at("lockstep_quota_sum"), 15);
+  EXPECT_EQ(m.at("lockstep_quota_samples"), 15);
   RunClock(&policy, {{0, 0.001}, {1, 0.001}, {2, 0.001}});  // no crash
 }
 

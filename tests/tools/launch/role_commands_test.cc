@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,15 +37,29 @@ TEST_F(RoleCommandsTest, CoordinatorGetsTheJobAFreePortAndTheRunDir) {
   for (const std::string& flag : JobConfigToFlags(options_.job)) {
     expected.push_back(flag);
   }
-  expected.insert(expected.end(),
-                  {"--listen", "tcp://127.0.0.1:0", "--run-dir", "/runs/r",
-                   "--keys", "/runs/r/keys/coordinator.key"});
+  expected.insert(expected.end(), {"--listen", "tcp://127.0.0.1:0", "--run-dir",
+                                   "/runs/r", "--metrics-listen", "127.0.0.1:0",
+                                   "--keys", "/runs/r/keys/coordinator.key"});
   EXPECT_EQ(Commands().Coordinator("/runs/r"), expected);
 
   options_.resume = true;
   options_.verbose = true;
   expected.insert(expected.end(), {"--resume", "-v"});
   EXPECT_EQ(Commands().Coordinator("/runs/r"), expected);
+}
+
+// The launcher's metrics flags are the coordinator's.
+TEST_F(RoleCommandsTest, TheMetricsFlagsPassToTheCoordinator) {
+  options_.metrics_listen = "0.0.0.0:9400";
+  options_.metrics_token_file = "/etc/token";
+  const Argv argv = Commands().Coordinator("/runs/r");
+  const auto at = std::find(argv.begin(), argv.end(), "--metrics-listen");
+  ASSERT_NE(at, argv.end());
+  EXPECT_EQ(*(at + 1), "0.0.0.0:9400");
+  const auto token =
+      std::find(argv.begin(), argv.end(), "--metrics-token-file");
+  ASSERT_NE(token, argv.end());
+  EXPECT_EQ(*(token + 1), "/etc/token");
 }
 
 TEST_F(RoleCommandsTest, ServerBindsItsDataPortAndGetsNoWorkerFlags) {
