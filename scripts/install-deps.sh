@@ -48,10 +48,20 @@ if [ ${#missing[@]} -eq 0 ]; then
   npm_modules
   exit 0
 fi
-echo "installing: ${missing[*]}"
+# apt and dpkg print a line per package and step: they go to a log, and
+# the terminal gets one line (and the log's end if the install fails).
+log="$(mktemp "${TMPDIR:-/tmp}/lockstep-install-deps.XXXXXX.log")"
+echo "installing ${#missing[@]} Debian packages (a few minutes; log: $log): ${missing[*]}"
+quietly() {
+  if ! "$@" >>"$log" 2>&1; then
+    echo "install-deps.sh: failed: $*; the end of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+}
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-$SUDO apt-get update -qq
+quietly $SUDO apt-get update -qq
 # PyTorch alone without its recommendations (libtorch-dev and a compiler
 # toolchain: hundreds of megabytes the tests never use), and Prometheus
 # (only promtool is used; its recommended node exporter is a daemon).
@@ -64,10 +74,12 @@ for p in "${missing[@]}"; do
   esac
 done
 if [ ${#rest[@]} -gt 0 ]; then
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${rest[@]}"
+  quietly $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    "${rest[@]}"
 fi
 if [ ${#lean[@]} -gt 0 ]; then
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+  quietly $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     --no-install-recommends "${lean[@]}"
 fi
+echo "installed; the log is $log"
 npm_modules
