@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+
 #include "common/termination.h"
 #include "snapshot/snapshot_manifest.h"
 #include "tests/integration/test_cluster.h"
@@ -165,6 +167,42 @@ TEST(PreemptionTest, ATerminatedWorkerLeavesAndTheJobGoesOn) {
   for (int w : {0, 2}) {
     EXPECT_TRUE(cluster.ExitOf("worker " + std::to_string(w)).ok());
   }
+}
+
+// What an Indexed Job (or a TFJob's ExitCode policy) does with a pod that
+// exited with the preempted code: a new process of the same rank. It
+// rejoins the running job at the current clock and trains to the end.
+TEST(PreemptionTest, ATerminatedWorkersReplacementRejoinsAtTheCurrentClock) {
+  const std::string dir = MakeTempDir("lockstep-preempt-replace");
+  JobConfig job = PreemptedJob(dir, 3);
+  job.max_clocks = 600;
+  TestCluster cluster;
+  StartJob(cluster, job, dir);
+  AwaitClocks(cluster, dir, 30);
+  ASSERT_EQ(kill(cluster.Pid("worker 1"), SIGTERM), 0);
+  auto left = cluster.WaitFor("worker 1", seconds(30));
+  ASSERT_TRUE(left.ok());
+  ASSERT_EQ(left->code, kExitPreempted) << cluster.Output("worker 1");
+  ASSERT_TRUE(
+      cluster.StartWorker(1, {"--hetero", "linear=0.004+0.00001"}).ok());
+  auto done = cluster.WaitFor("coordinator", seconds(120));
+  ASSERT_TRUE(done.ok() && done->ok()) << cluster.Output("coordinator");
+  EXPECT_TRUE(cluster.Printed("coordinator", "worker 1 on "))
+      << cluster.Output("coordinator");
+  EXPECT_TRUE(cluster.Printed("coordinator", "joined the running job"))
+      << cluster.Output("coordinator");
+  EXPECT_TRUE(cluster.WaitAll(seconds(30)));
+  EXPECT_TRUE(cluster.ExitOf("worker 1").ok()) << cluster.Output("worker 1");
+  // The replacement trained: clocks of worker 1 after its predecessor left.
+  int64_t last_of_worker_1 = -1;
+  for (const std::string& line : ReadLines(dir + "/metrics.jsonl")) {
+    if (JsonNumber(line, "worker") == 1) {
+      last_of_worker_1 =
+          std::max<int64_t>(last_of_worker_1,
+                            static_cast<int64_t>(JsonNumber(line, "clock")));
+    }
+  }
+  EXPECT_GE(last_of_worker_1, job.max_clocks - 10);
 }
 
 }  // namespace

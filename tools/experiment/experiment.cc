@@ -1,12 +1,39 @@
 #include "tools/experiment/experiment.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "tools/experiment/plan.h"
 #include "tools/experiment/run_failures.h"
+#include "tools/launch/launch_host.h"
 
 namespace lockstep {
 namespace {
+
+bool UsesRealLinks(const PlannedRun& run) {
+  const auto links = std::find(run.argv.begin(), run.argv.end(), "--links");
+  return links != run.argv.end() && links + 1 != run.argv.end() &&
+         *(links + 1) == "real";
+}
+
+// What the runs need of this machine (CheckLaunchHost): the first run's,
+// and the first with real links'.
+Status CheckRunsHost(const std::vector<PlannedRun>& runs,
+                     const std::string& launcher) {
+  const std::string dir = std::filesystem::path(launcher).parent_path();
+  const auto real = std::find_if(runs.begin(), runs.end(), UsesRealLinks);
+  for (const auto& run : {runs.begin(), real}) {
+    if (run == runs.end()) continue;
+    std::vector<const char*> args;
+    for (const std::string& a : run->argv) args.push_back(a.c_str());
+    LS_ASSIGN_OR_RETURN(
+        const LaunchOptions options,
+        ParseLaunchFlags(static_cast<int>(args.size()), args.data()));
+    LS_RETURN_IF_ERROR(CheckLaunchHost(options, dir).status());
+  }
+  return Status::Ok();
+}
 
 // The report's tables and failed runs, without its plots and set-up.
 void PrintTables(const std::string& md_path, std::ostream& out) {
@@ -37,6 +64,12 @@ int RunExperimentCommand(ExperimentCommand command, std::ostream& out,
       PlanExperiment(*spec, command.out_dir, command.launcher);
   if (!runs.ok()) {
     err << "lockstep-experiment: " << runs.status().message() << std::endl;
+    return 2;
+  }
+  // What the runs need of this machine (the launcher's binaries, real
+  // links), once: the first run's is every run's.
+  if (Status host = CheckRunsHost(*runs, command.launcher); !host.ok()) {
+    err << "lockstep-experiment: " << host.message() << std::endl;
     return 2;
   }
   StatusOr<ExperimentOutcome> outcome =

@@ -9,6 +9,7 @@
 
 #include "common/main_guard.h"
 #include "tools/launch/console.h"
+#include "tools/launch/launch_host.h"
 #include "tools/launch/launch_options.h"
 #include "tools/launch/launcher.h"
 
@@ -33,8 +34,8 @@ int Main(int argc, char** argv) {
     std::cerr << "lockstep-launch: " << self_dir.status().message() << "\n";
     return kBadInput;
   }
-  StatusOr<lockstep::RoleBinaries> binaries = lockstep::FindRoleBinaries(
-      options->bin_dir, self_dir.ok() ? *self_dir : "");
+  StatusOr<lockstep::RoleBinaries> binaries =
+      lockstep::CheckLaunchHost(*options, self_dir.ok() ? *self_dir : "");
   if (!binaries.ok()) {
     std::cerr << "lockstep-launch: " << binaries.status().message() << "\n";
     return kBadInput;

@@ -67,6 +67,17 @@ class ExperimentCommandTest : public ::testing::Test {
     script.replace(script.find("FAILS"), 5, fails);
     std::ofstream(tmp_ + "/launch") << script;
     chmod((tmp_ + "/launch").c_str(), 0755);
+    // The role binaries a launcher needs beside it (CheckLaunchHost).
+    for (const char* role :
+         {"lockstep-coordinator", "lockstep-server", "lockstep-worker"}) {
+      const std::string path = tmp_ + "/" + role;
+      if (!with_roles_) {
+        fs::remove(path);
+        continue;
+      }
+      std::ofstream(path) << "#!/bin/sh\nexit 1\n";
+      chmod(path.c_str(), 0755);
+    }
     std::ofstream(tmp_ + "/spec.toml") << spec;
     ExperimentCommand command;
     command.spec_path = tmp_ + "/spec.toml";
@@ -82,11 +93,26 @@ class ExperimentCommandTest : public ::testing::Test {
     return out_ + "/uniform/" + run + "/seed-1/launcher.log";
   }
 
+  bool with_roles_ = true;
   TempDir dir_{"lockstep-experiment-command"};
   const std::string tmp_ = dir_.path();
   const std::string out_ = tmp_ + "/out";
   std::ostringstream out_text_, err_text_;
 };
+
+// A launcher without its role binaries could run nothing: said before the
+// first run, as lockstep-launch itself would say it.
+TEST_F(ExperimentCommandTest, ALauncherWithoutItsRolesStopsAllAtOnce) {
+  with_roles_ = false;
+  for (bool dry_run : {true, false}) {
+    EXPECT_EQ(Run(kCommandSpec, "none", dry_run), 2);
+    EXPECT_NE(err_text_.str().find("no executable lockstep-coordinator in " +
+                                   tmp_),
+              std::string::npos)
+        << err_text_.str();
+    EXPECT_FALSE(fs::exists(tmp_ + "/launches"));
+  }
+}
 
 TEST_F(ExperimentCommandTest, ALaunchValueTheLauncherRefusesStopsAllAtOnce) {
   std::string spec = kCommandSpec;
