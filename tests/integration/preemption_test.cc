@@ -51,6 +51,14 @@ void StartJob(TestCluster& cluster, const JobConfig& job,
   }
 }
 
+// SIGTERM to worker 1 alone; its exit.
+ExitInfo TerminateWorker1(TestCluster& cluster) {
+  EXPECT_EQ(kill(cluster.Pid("worker 1"), SIGTERM), 0);
+  auto left = cluster.WaitFor("worker 1", seconds(30));
+  EXPECT_TRUE(left.ok());
+  return left.ok() ? *left : ExitInfo{};
+}
+
 void AwaitClocks(TestCluster& cluster, const std::string& dir, size_t lines) {
   for (int i = 0; i < 400 && ReadLines(dir + "/metrics.jsonl").size() < lines;
        ++i) {
@@ -150,13 +158,11 @@ TEST(PreemptionTest, ATerminatedWorkerLeavesAndTheJobGoesOn) {
   TestCluster cluster;
   StartJob(cluster, job, dir);
   AwaitClocks(cluster, dir, 30);
-  ASSERT_EQ(kill(cluster.Pid("worker 1"), SIGTERM), 0);
-  auto left = cluster.WaitFor("worker 1", seconds(30));
-  ASSERT_TRUE(left.ok());
+  const ExitInfo left = TerminateWorker1(cluster);
   // Not a success: an engine replaces it (an Indexed Job's index is not
   // done), and the replacement rejoins at the current clock.
-  EXPECT_EQ(left->code, kExitPreempted)
-      << left->ToString() << cluster.Output("worker 1");
+  EXPECT_EQ(left.code, kExitPreempted)
+      << left.ToString() << cluster.Output("worker 1");
   EXPECT_TRUE(cluster.Printed("worker 1", "left the job"))
       << cluster.Output("worker 1");
   auto done = cluster.WaitFor("coordinator", seconds(120));
@@ -179,10 +185,8 @@ TEST(PreemptionTest, ATerminatedWorkersReplacementRejoinsAtTheCurrentClock) {
   TestCluster cluster;
   StartJob(cluster, job, dir);
   AwaitClocks(cluster, dir, 30);
-  ASSERT_EQ(kill(cluster.Pid("worker 1"), SIGTERM), 0);
-  auto left = cluster.WaitFor("worker 1", seconds(30));
-  ASSERT_TRUE(left.ok());
-  ASSERT_EQ(left->code, kExitPreempted) << cluster.Output("worker 1");
+  ASSERT_EQ(TerminateWorker1(cluster).code, kExitPreempted)
+      << cluster.Output("worker 1");
   ASSERT_TRUE(
       cluster.StartWorker(1, {"--hetero", "linear=0.004+0.00001"}).ok());
   auto done = cluster.WaitFor("coordinator", seconds(120));
@@ -197,9 +201,8 @@ TEST(PreemptionTest, ATerminatedWorkersReplacementRejoinsAtTheCurrentClock) {
   int64_t last_of_worker_1 = -1;
   for (const std::string& line : ReadLines(dir + "/metrics.jsonl")) {
     if (JsonNumber(line, "worker") == 1) {
-      last_of_worker_1 =
-          std::max<int64_t>(last_of_worker_1,
-                            static_cast<int64_t>(JsonNumber(line, "clock")));
+      last_of_worker_1 = std::max<int64_t>(
+          last_of_worker_1, static_cast<int64_t>(JsonNumber(line, "clock")));
     }
   }
   EXPECT_GE(last_of_worker_1, job.max_clocks - 10);

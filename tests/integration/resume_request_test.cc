@@ -35,29 +35,22 @@ JobConfig SmallJob() {
   return job;
 }
 
-// lockstep-launch with `flags`; its exit and output.
-struct Launched {
-  ExitInfo exit;
-  std::string output;
-};
-Launched Launch(const std::vector<std::string>& flags) {
-  TestCluster cluster;
-  std::vector<std::string> argv = {BinaryPath("lockstep-launch"), "--timeout-s",
-                                   "120"};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  EXPECT_TRUE(cluster.Start(argv, "launch").ok());
-  auto exit = cluster.WaitFor("launch", seconds(150));
-  EXPECT_TRUE(exit.ok());
-  EXPECT_TRUE(cluster.WaitAll(seconds(15)));
-  return {exit.ok() ? *exit : ExitInfo{}, cluster.Output("launch")};
-}
-
 // The small job run to its end by the launcher in a fresh run directory.
 std::string FinishedRun() {
   const std::string run = MakeTempDir("lockstep-resume-request") + "/run";
-  const Launched first = Launch(LaunchArgs(SmallJob(), {"--run-dir", run}));
+  const LauncherRun first =
+      RunLauncher(LaunchArgs(SmallJob(), {"--run-dir", run}));
   EXPECT_TRUE(first.exit.ok()) << first.output;
   return run;
+}
+
+// A coordinator started by hand to resume `run` with nothing but its
+// snapshot folder and a longer run, as "coordinator".
+Status StartResumingCoordinator(TestCluster& cluster, const std::string& run) {
+  return cluster.StartCoordinatorWithFlags(
+      {"--resume", "--snapshot-dir", run + "/snapshots", "--run-dir", run,
+       "--clocks", "60"},
+      true);
 }
 
 // Roles started by hand against `cluster`'s coordinator: 2 servers and 2
@@ -71,8 +64,8 @@ TEST(ResumeRequestTest, AChangedModelIsRefusedBeforeAnyRoleStarts) {
   const std::string run = FinishedRun();
   const std::string manifest = ReadFile(run + "/snapshots/manifest.json");
   const std::string log = ReadFile(run + "/logs/coordinator.log");
-  const Launched changed =
-      Launch({"--resume", run, "--model", "mlp:8", "--clocks", "60"});
+  const LauncherRun changed =
+      RunLauncher({"--resume", run, "--model", "mlp:8", "--clocks", "60"});
   EXPECT_EQ(changed.exit.code, 2) << changed.output;
   EXPECT_NE(changed.output.find("--model mlp:8 cannot resume this run: it "
                                 "was softmax"),
@@ -83,14 +76,14 @@ TEST(ResumeRequestTest, AChangedModelIsRefusedBeforeAnyRoleStarts) {
   EXPECT_EQ(ReadFile(run + "/logs/coordinator.log"), log);
   EXPECT_FALSE(std::filesystem::exists(run + "/config-resumed.json"));
   // The run resumes as it was.
-  const Launched longer = Launch({"--resume", run, "--clocks", "60"});
+  const LauncherRun longer = RunLauncher({"--resume", run, "--clocks", "60"});
   EXPECT_TRUE(longer.exit.ok()) << longer.output;
   EXPECT_EQ(JsonNumber(ReadFile(run + "/summary.json"), "clocks"), 60);
 }
 
 TEST(ResumeRequestTest, AFinishedJobIsNotResumedIntoDoingNothing) {
   const std::string run = FinishedRun();
-  const Launched again = Launch({"--resume", run});
+  const LauncherRun again = RunLauncher({"--resume", run});
   EXPECT_EQ(again.exit.code, 2) << again.output;
   EXPECT_NE(again.output.find("holds the model after clock 39 and its job "
                               "ran to its end (clock 39)"),
@@ -110,7 +103,7 @@ TEST(ResumeRequestTest, AFinishedJobIsNotResumedIntoDoingNothing) {
   EXPECT_TRUE(cluster.Printed("coordinator", "ran to its end"))
       << cluster.Output("coordinator");
   // With more epochs it trains on.
-  const Launched more = Launch({"--resume", run, "--clocks", "50"});
+  const LauncherRun more = RunLauncher({"--resume", run, "--clocks", "50"});
   EXPECT_TRUE(more.exit.ok()) << more.output;
   EXPECT_EQ(JsonNumber(ReadFile(run + "/summary.json"), "clocks"), 50);
 }
@@ -121,12 +114,7 @@ TEST(ResumeRequestTest, AFinishedJobIsNotResumedIntoDoingNothing) {
 TEST(ResumeRequestTest, AByHandCoordinatorContinuesTheRecordedJob) {
   const std::string run = FinishedRun();
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .StartCoordinatorWithFlags(
-                      {"--resume", "--snapshot-dir", run + "/snapshots",
-                       "--run-dir", run, "--clocks", "60"},
-                      true)
-                  .ok())
+  ASSERT_TRUE(StartResumingCoordinator(cluster, run).ok())
       << cluster.Output("coordinator");
   StartRolesByHand(cluster);
   auto exit = cluster.WaitFor("coordinator", seconds(120));
@@ -151,12 +139,7 @@ TEST(ResumeRequestTest, ARoundOfAnotherJobIsNotMarkedFailed) {
   text.replace(text.find(from), from.size(), "\"model\": \"mlp:8\"");
   std::ofstream(path) << text;
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .StartCoordinatorWithFlags(
-                      {"--resume", "--snapshot-dir", run + "/snapshots",
-                       "--run-dir", run, "--clocks", "60"},
-                      true)
-                  .ok());
+  ASSERT_TRUE(StartResumingCoordinator(cluster, run).ok());
   StartRolesByHand(cluster);
   auto exit = cluster.WaitFor("coordinator", seconds(60));
   ASSERT_TRUE(exit.ok());
@@ -179,7 +162,7 @@ TEST(ResumeRequestTest, ARoundOfAnotherJobIsNotMarkedFailed) {
 // samples and clocks count on from the round's: one run, not two.
 TEST(ResumeRequestTest, AResumedRunAddsToItsRecordsAndCountsOn) {
   const std::string run = FinishedRun();
-  const Launched longer = Launch({"--resume", run, "--clocks", "60"});
+  const LauncherRun longer = RunLauncher({"--resume", run, "--clocks", "60"});
   ASSERT_TRUE(longer.exit.ok()) << longer.output;
   const std::string log = ReadFile(run + "/logs/coordinator.log");
   size_t starts = 0;
@@ -210,13 +193,14 @@ TEST(ResumeRequestTest, AResumedRunAddsToItsRecordsAndCountsOn) {
 TEST(ResumeRequestTest, NeitherAReusedRunDirectoryNorSecurityOffTakesARun) {
   const std::string run = FinishedRun();
   const std::string metrics = ReadFile(run + "/metrics.jsonl");
-  const Launched reused = Launch(LaunchArgs(SmallJob(), {"--run-dir", run}));
+  const LauncherRun reused =
+      RunLauncher(LaunchArgs(SmallJob(), {"--run-dir", run}));
   EXPECT_EQ(reused.exit.code, 1) << reused.output;
   EXPECT_NE(reused.output.find("holds a run already"), std::string::npos)
       << reused.output;
   EXPECT_EQ(ReadFile(run + "/metrics.jsonl"), metrics);
-  const Launched open =
-      Launch({"--resume", run, "--clocks", "60", "--security", "off"});
+  const LauncherRun open =
+      RunLauncher({"--resume", run, "--clocks", "60", "--security", "off"});
   EXPECT_EQ(open.exit.code, 1) << open.output;
   EXPECT_NE(open.output.find("--security off would open its ports"),
             std::string::npos)

@@ -164,15 +164,9 @@ TEST(SnapshotRecoveryTest,
 
 TEST(SnapshotRecoveryTest, LauncherResumesARunDirectoryWithMoreWorkers) {
   const std::string run_dir = MakeTempDir("lockstep-resume") + "/run";
-  auto launch = [&](const std::vector<std::string>& flags) {
-    TestCluster cluster;
-    std::vector<std::string> argv = {BinaryPath("lockstep-launch"),
-                                     "--timeout-s", "120"};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    EXPECT_TRUE(cluster.Start(argv, "launch").ok());
-    auto exit = cluster.WaitFor("launch", std::chrono::seconds(150));
-    EXPECT_TRUE(exit.ok() && exit->ok()) << cluster.Output("launch");
-    EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  auto launch = [](const std::vector<std::string>& flags) {
+    const LauncherRun run = RunLauncher(flags);
+    EXPECT_TRUE(run.exit.ok()) << run.output;
   };
   JobConfig job;
   job.servers = 2;

@@ -1,5 +1,6 @@
 #include "tests/integration/test_cluster.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -139,6 +140,18 @@ std::vector<std::string> LaunchCommand(const JobConfig& job,
     argv.push_back(std::move(arg));
   }
   return argv;
+}
+
+LauncherRun RunLauncher(const std::vector<std::string>& flags) {
+  TestCluster cluster;
+  std::vector<std::string> argv = {BinaryPath("lockstep-launch"), "--timeout-s",
+                                   "120"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  EXPECT_TRUE(cluster.Start(argv, "launch").ok());
+  auto exit = cluster.WaitFor("launch", std::chrono::seconds(150));
+  EXPECT_TRUE(exit.ok()) << cluster.Output("launch");
+  EXPECT_TRUE(cluster.WaitAll(std::chrono::seconds(15)));
+  return {exit.ok() ? *exit : ExitInfo{}, cluster.Output("launch")};
 }
 
 Status TestCluster::StartCoordinator(const JobConfig& job,

@@ -32,6 +32,14 @@ std::string MakeJobKeys();
 std::vector<std::string> LaunchCommand(const JobConfig& job,
                                        std::vector<std::string> extra = {});
 
+// lockstep-launch with `flags` (and --timeout-s 120) run to its end: its
+// exit and everything it printed.
+struct LauncherRun {
+  ExitInfo exit;
+  std::string output;
+};
+LauncherRun RunLauncher(const std::vector<std::string>& flags);
+
 class TestCluster;
 // The pid of the newest "started ROLE (pid N)" line that the process named
 // "launch" (lockstep-launch -v) printed; 0 when there is none.

@@ -23,8 +23,8 @@ class UnusableDeviceTest : public ::testing::Test {
   void SetUp() override { setenv("CUDA_VISIBLE_DEVICES", "", 1); }
   void TearDown() override { unsetenv("CUDA_VISIBLE_DEVICES"); }
 
-  // lockstep-launch of a small job with `device`; its exit and output.
-  std::pair<ExitInfo, std::string> Launch(const std::string& device) {
+  // lockstep-launch of a small job with `device`.
+  LauncherRun Launch(const std::string& device) {
     JobConfig job;
     job.servers = 1;
     job.workers = 2;
@@ -32,15 +32,9 @@ class UnusableDeviceTest : public ::testing::Test {
     job.data = "synthetic:samples=800:test=200:dim=8:classes=3";
     job.max_clocks = 40;
     job.eval_every = 0;
-    TestCluster cluster;
-    std::vector<std::string> argv = LaunchCommand(
-        job, {"--run-dir", MakeTempDir("lockstep-device") + "/run", "--device",
-              device, "--timeout-s", "120"});
-    EXPECT_TRUE(cluster.Start(argv, "launch").ok());
-    auto exit = cluster.WaitFor("launch", seconds(150));
-    EXPECT_TRUE(exit.ok());
-    EXPECT_TRUE(cluster.WaitAll(seconds(15)));
-    return {exit.ok() ? *exit : ExitInfo{}, cluster.Output("launch")};
+    return RunLauncher(
+        LaunchArgs(job, {"--run-dir", MakeTempDir("lockstep-device") + "/run",
+                         "--device", device}));
   }
 };
 
