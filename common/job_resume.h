@@ -25,10 +25,12 @@ namespace lockstep {
 Status CheckResumeChanges(const JobConfig& recorded,
                           const JobConfig& requested);
 
-// `recorded` with the job flags given in `vm` (not defaulted) over it, and
-// checked by CheckResumeChanges. --epochs given without --clocks derives the
-// clock count anew (the recorded count was resolved from the old epochs).
-// Errors: a flag that does not parse, an invalid job, a refused change.
+// `recorded` with the job flags given in `vm` (not defaulted) over it.
+// --epochs given without --clocks derives the clock count anew (the
+// recorded count was resolved from the old epochs). Whether the change can
+// resume is CheckResumeChanges's (SnapshotManifest::CheckResumableBy asks
+// it), once, by whoever resumes. Errors: a flag that does not parse, an
+// invalid job.
 StatusOr<JobConfig> ResumedJob(const boost::program_options::variables_map& vm,
                                const JobConfig& recorded);
 

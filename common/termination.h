@@ -29,6 +29,11 @@ inline constexpr int kExitPreempted = 75;
 // as failed (Shutdown Aborted): not this role's failure; the coordinator's
 // log and exit say why.
 inline constexpr int kExitJobAborted = 3;
+// The exit status of a worker told to compute on a device its machine
+// lacks (no GPU, no driver): the job goes on without it, and starting it
+// again on the same machine would fail the same way, so a supervisor does
+// not.
+inline constexpr int kExitDeviceUnavailable = 4;
 // Where an engine retries only some codes (a TFJob's restartPolicy
 // ExitCode retries 128-255), the environment names another.
 inline constexpr char kPreemptedExitCodeEnv[] = "LOCKSTEP_PREEMPTED_EXIT_CODE";

@@ -60,6 +60,12 @@ void ClockDriver::ResumeAt(const ManifestRound& round) {
 Status ClockDriver::Restart(const ManifestRound& round) {
   auto policy = CreateSyncPolicy(job_);
   if (!policy.ok()) return policy.status();
+  // Nothing of this process's timeline was recorded (a resume whose round
+  // was damaged, or a recovery before the first commit): the run continues
+  // from this round, as a resume from it would.
+  if (recorder_.commits() == 0) {
+    LS_RETURN_IF_ERROR(recorder_.TakeUpRound(round));
+  }
   policy_ = std::move(policy).value();
   ResumeAt(round);
   // The old timeline's reports and acks are of clocks that run again, and

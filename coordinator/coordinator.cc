@@ -182,11 +182,15 @@ std::optional<Status> Coordinator::Impl::EndNow(int64_t start_ms) {
   if (!enrollment_->training() &&
       NowMillis() - start_ms > options_.register_timeout_s * 1000) {
     SendShutdown(wire::ShutdownKind::Aborted, "registration timed out");
+    const std::string missing =
+        StartWaitsFor(options_.job, enrollment_->start_progress());
     return DeadlineExceeded(
         "the job did not start within --register-timeout-s " +
         std::to_string(static_cast<int64_t>(options_.register_timeout_s)) +
-        " s: it was still waiting for " +
-        StartWaitsFor(options_.job, enrollment_->start_progress()));
+        " s: " +
+        (missing.empty() ? std::string("every role had come, but the job "
+                                       "could not start (see above)")
+                         : "it was still waiting for " + missing));
   }
   // A recovery that ran out of time ends the job; the peers are told, as
   // on every other abort, instead of finding the coordinator silent.

@@ -6,21 +6,12 @@
 #include "common/job_fields.h"
 #include "common/job_resume.h"
 #include "common/logging.h"
-#include "common/wire/job_config_codec.h"
 #include "common/wire/job_shape_codec.h"
-#include "common/wire/layout_codec.h"
 #include "common/wire/message.h"
+#include "common/wire/placement_messages.h"
 #include "coordinator/recovery.h"
 
 namespace lockstep {
-namespace {
-
-wire::ApplyMode WireApplyMode(ApplyMode mode) {
-  return mode == ApplyMode::kOnArrival ? wire::ApplyMode::OnArrival
-                                       : wire::ApplyMode::OnCommit;
-}
-
-}  // namespace
 
 void Enrollment::RegisterPeer(const std::string& id,
                               const wire::Register& reg) {
@@ -118,12 +109,16 @@ void Enrollment::RemoveEvaluator(const std::string& id,
 }
 
 StartProgress Enrollment::start_progress() const {
-  return {members_.server_ids().size(), members_.worker_ids().size(),
-          !members_.evaluator_id().empty(), shapes_.described()};
+  return {members_.server_ids().size(),
+          members_.worker_ids().size(),
+          !members_.evaluator_id().empty(),
+          shapes_.described(),
+          excused_.Vacancies(members_.WorkerRanks()),
+          excused_.evaluator()};
 }
 
 bool Enrollment::EvaluatorReady() const {
-  if (job_.evaluators == 0 || evaluator_excused_) return true;
+  if (job_.evaluators == 0 || excused_.evaluator()) return true;
   return !members_.evaluator_id().empty() && shapes_.Has(kEvaluatorShapeKey);
 }
 
@@ -218,9 +213,9 @@ void Enrollment::HandleWorkerError(const std::string& id, Peer& peer,
   if (training_ || code == wire::ErrorCode::DeviceUnavailable) {
     if (evaluator) {
       RemoveEvaluator(id, why);
-      if (!training_) evaluator_excused_ = true;
+      if (!training_) excused_.ExcuseEvaluator();
     } else {
-      if (!training_) excused_ranks_.insert(peer.rank);
+      if (!training_) excused_.ExcuseWorker(peer.rank);
       RemoveWorker(id, why);
     }
     if (!training_) StartWithoutTheExcused();
@@ -231,7 +226,7 @@ void Enrollment::HandleWorkerError(const std::string& id, Peer& peer,
 }
 
 void Enrollment::StartWithoutTheExcused() {
-  if (ExcusedVacancies() >= job_.workers) {
+  if (excused_.Vacancies(members_.WorkerRanks()) >= job_.workers) {
     host_.Abort(FailedPrecondition(
         "no worker can run the job: every one's device is unusable"));
     return;
@@ -239,25 +234,13 @@ void Enrollment::StartWithoutTheExcused() {
   StartTrainingIfReady();
 }
 
-size_t Enrollment::ExcusedVacancies() const {
-  // A rank left out whose slot a new process has taken since is no
-  // vacancy.
-  size_t vacant = 0;
-  const std::vector<uint32_t> held = members_.WorkerRanks();
-  for (const int rank : excused_ranks_) {
-    if (std::find(held.begin(), held.end(), static_cast<uint32_t>(rank)) ==
-        held.end()) {
-      ++vacant;
-    }
-  }
-  return vacant;
-}
-
 void Enrollment::StartTrainingIfReady() {
   if (training_ || host_.aborted() ||
       members_.server_ids().size() < job_.servers ||
       !members_.workers_welcomed() ||
-      members_.worker_ids().size() + ExcusedVacancies() < job_.workers ||
+      members_.worker_ids().size() +
+              excused_.Vacancies(members_.WorkerRanks()) <
+          job_.workers ||
       !shapes_.Complete(members_.WorkerRanks()) || !EvaluatorReady()) {
     return;
   }
@@ -277,6 +260,7 @@ Status Enrollment::StartTraining() {
   // A resumed job carries the dimensions its run resolved: data whose
   // shape changed since would meet rounds of another model.
   if (rounds_.restore()) LS_RETURN_IF_ERROR(CheckResumeChanges(recorded, job_));
+  rounds_.RecordResolvedJob();
   LS_RETURN_IF_ERROR(clock_.StartJob());
   LS_ASSIGN_OR_RETURN(layout_,
                       KeyLayout::Build(shape.model.tensors, job_.servers,
@@ -348,46 +332,42 @@ void Enrollment::JoinRunningJob(const std::string& id, Peer& peer) {
 void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
   const bool server = peer.role == wire::Role::Server;
   const auto& restore = rounds_.restore();
-  flatbuffers::FlatBufferBuilder fbb(4096);
-  auto job = JobConfigToWire(fbb, job_);
-  // Servers get the layout; workers describe themselves first.
-  // The round to restore goes to servers only: workers learn the clock
-  // from their Start.
-  flatbuffers::Offset<wire::Layout> layout;
-  if (server) layout = LayoutToWire(fbb, layout_);
   const StalenessRule rule = clock_.policy().staleness_rule();
+  WelcomeFields welcome;
+  welcome.rank = static_cast<uint32_t>(peer.rank);
+  // Servers get the layout; workers describe themselves first.
+  if (server) welcome.layout = &layout_;
+  welcome.on_arrival = clock_.policy().apply_mode() == ApplyMode::kOnArrival;
+  welcome.scale_lr_by_staleness = rule.scale_lr;
+  welcome.max_staleness = rule.max_staleness;
+  welcome.epoch = recovery_.epoch();
   // Adopted servers keep their state; a replacement server (its clock
   // unknown) cannot be part of an adoption, which is decided once.
   const bool adopted = server && adopt_clock_ >= 0 && !training_;
+  if (adopted) welcome.adopt_clock = adopt_clock_;
   // Under --replicas: the shards this server serves, the backups it
   // holds, and where the backups of its own shard are. A server that
   // serves none (it replaced a lost one) restores nothing: its backups
   // are copied live from their primaries.
-  std::vector<uint32_t> primaries, backups;
-  std::vector<flatbuffers::Offset<wire::ReplicaPlace>> backups_at;
   const bool replicated = server && job_.replicas > 0;
   if (replicated) {
     const ReplicaFailover& failover = recovery_.failover();
     const auto slot = static_cast<uint32_t>(peer.rank);
-    primaries = failover.ServedBy(slot);
-    backups = failover.BackupsHeldBy(slot);
+    welcome.primaries = failover.ServedBy(slot);
+    welcome.backups = failover.BackupsHeldBy(slot);
     for (const std::string& endpoint : failover.BackupEndpoints(slot)) {
-      backups_at.push_back(
-          wire::CreateReplicaPlace(fbb, slot, fbb.CreateString(endpoint)));
+      welcome.backups_at.emplace_back(slot, endpoint);
     }
   }
-  const bool restoring =
-      server && restore && !adopted && (!replicated || !primaries.empty());
-  auto body = wire::CreateWelcome(
-      fbb, static_cast<uint32_t>(peer.rank), job, layout,
-      WireApplyMode(clock_.policy().apply_mode()), rule.scale_lr,
-      rule.max_staleness, restoring ? restore->round : 0,
-      restoring ? restore->shards : 0, recovery_.epoch(),
-      adopted ? adopt_clock_ : -1, fbb.CreateVector(backups),
-      fbb.CreateVector(backups_at),
-      replicated ? fbb.CreateVector(primaries) : 0);
-  outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
-                                  wire::Role::Coordinator, 0));
+  // The round to restore goes to servers only: workers learn the clock
+  // from their Start.
+  const bool restoring = server && restore && !adopted &&
+                         (!replicated || !welcome.primaries->empty());
+  if (restoring) {
+    welcome.restore_round = restore->round;
+    welcome.restore_shards = restore->shards;
+  }
+  outbox_.Send(id, MakeWelcomeHeader(job_, welcome));
   peer.welcomed = true;
   // A server loading a round is silent for a while: the longer limit of a
   // restore applies until it speaks (Membership::FindSilent).
@@ -396,13 +376,8 @@ void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
 }
 
 void Enrollment::SendStart(const std::string& id, Peer& peer) {
-  flatbuffers::FlatBufferBuilder fbb(4096);
-  auto job = JobConfigToWire(fbb, job_);
-  auto layout = LayoutToWire(fbb, layout_);
-  auto body = wire::CreateStart(fbb, job, layout, recovery_.epoch(),
-                                clock_.policy().CurrentClock());
-  outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Start, body.Union(),
-                                  wire::Role::Coordinator, 0));
+  outbox_.Send(id, MakeStartHeader(job_, layout_, recovery_.epoch(),
+                                   clock_.policy().CurrentClock()));
   peer.started = true;
 }
 

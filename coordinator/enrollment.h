@@ -14,7 +14,6 @@
 #ifndef LOCKSTEP_COORDINATOR_ENROLLMENT_H_
 #define LOCKSTEP_COORDINATOR_ENROLLMENT_H_
 
-#include <set>
 #include <string>
 
 #include "common/job_config.h"
@@ -102,8 +101,6 @@ class Enrollment {
   // After a worker was left out for its device: the start goes on without
   // it, or the job ends when no worker is left.
   void StartWithoutTheExcused();
-  // Ranks left out for their device whose slot no process holds now.
-  size_t ExcusedVacancies() const;
   Status StartTraining();
   // A resumed job whose servers all outlived the coordinator and hold the
   // same commit, at or after `restore`'s clock, under a commit policy:
@@ -126,8 +123,7 @@ class Enrollment {
   ShapeAgreement shapes_;
   bool training_ = false;
   // Left out before training for a device their machine lacks.
-  std::set<int> excused_ranks_;
-  bool evaluator_excused_ = false;
+  StartExcusals excused_;
   int64_t adopt_clock_ = -1;  // see AdoptableClock
   uint64_t dead_workers_ = 0;
 };

@@ -205,12 +205,10 @@ void MessageRouter::HandleError(const std::string& id, Peer& peer,
     return c_.recovery.HandleRestoreFailed(peer.rank, err.request_id(), text,
                                            c_.enrollment);
   }
-  if (!worker && err.code() == wire::ErrorCode::RoundIncompatible) {
-    return host_.Abort(FailedPrecondition(
-        text +
-        "; the round is intact (lockstep-snapshot verify), but this "
-        "job is not the one it was taken of: resume with that job's "
-        "--model, --optimizer and --data"));
+  if (!worker && (err.code() == wire::ErrorCode::RoundIncompatible ||
+                  err.code() == wire::ErrorCode::RoundUnreadable)) {
+    return c_.recovery.HandleRoundNotRestored(peer.rank, err.request_id(),
+                                              err.code(), text);
   }
   if (peer.role == wire::Role::Server &&
       err.code() == wire::ErrorCode::PrimaryLost) {

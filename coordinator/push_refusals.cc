@@ -26,7 +26,7 @@ void PushRefusals::Handle(int shard, const wire::PushRefused& refused) {
   LS_LOG(Warning) << "worker " << refused.worker() << " " << why.str();
   ++removed_;
   enrollment_.RemoveWorker(*id, why.str());
-  outbox_.Send(*id, MakeShutdownHeader(wire::ShutdownKind::Aborted, why.str()));
+  outbox_.Send(*id, MakeShutdownHeader(wire::ShutdownKind::Removed, why.str()));
 }
 
 void PushRefusals::AddMetrics(PrometheusText* text) const {

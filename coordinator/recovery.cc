@@ -139,6 +139,22 @@ void Recovery::HandleRestoreFailed(int shard, uint64_t round,
   host_.Abort(std::move(failure.abort));
 }
 
+void Recovery::HandleRoundNotRestored(int shard, uint64_t round,
+                                      wire::ErrorCode code,
+                                      const std::string& why) {
+  if (!rounds_.Restoring(round)) return;
+  const std::string what =
+      code == wire::ErrorCode::RoundIncompatible
+          ? "; the round is intact (lockstep-snapshot verify), but this job "
+            "is not the one it was taken of: resume with that job's "
+            "--model, --optimizer and --data"
+          : "; nothing is marked failed: make the snapshot folder readable "
+            "by every server (one machine, or a shared file system), or "
+            "resume from another round (--resume-round)";
+  host_.Abort(FailedPrecondition("server " + std::to_string(shard) + ": " +
+                                 why + what));
+}
+
 bool Recovery::AcceptReturningServer(const std::string& id,
                                      const wire::Register& reg,
                                      Enrollment& enrollment) {

@@ -94,6 +94,13 @@ class Recovery {
   // start-up as in a live recovery; with none left the job ends.
   void HandleRestoreFailed(int shard, uint64_t round, const std::string& why,
                            Enrollment& enrollment);
+  // A server could not restore `round` for a reason that is not the
+  // round's damage (RoundIncompatible: another job's round;
+  // RoundUnreadable: a store it cannot read): nothing is marked failed, and
+  // the job ends naming the reason. A report of a round not being
+  // restored now is late news, and ignored.
+  void HandleRoundNotRestored(int shard, uint64_t round, wire::ErrorCode code,
+                              const std::string& why);
   // Server `peer` restored the round of `restored`'s epoch; once every
   // shard has, training continues (FinishRecovery).
   void HandleRestored(const Peer& peer, const wire::Restored& restored,

@@ -65,7 +65,7 @@ class ReplicaFailover {
   // Tells the lost server `id` (if it still runs) to stop.
   void Fence(const std::string& id, const std::string& what) {
     outbox_.Send(id, MakeShutdownHeader(
-                         wire::ShutdownKind::Aborted,
+                         wire::ShutdownKind::Removed,
                          "this server was declared lost (" + what +
                              ") and its shards are served by their backups"));
   }

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "common/json.h"
+#include "coordinator/run_history.h"
 
 namespace lockstep {
 namespace {
@@ -46,53 +46,59 @@ StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
     const std::string& policy_name,
     const std::optional<ManifestRound>& resumed) {
   std::unique_ptr<RunRecorder> rec(new RunRecorder(run_dir, job, policy_name));
-  const bool append = resumed.has_value();
-  if (resumed) rec->Resume(*resumed);
-  if (run_dir.empty()) return rec;
-  std::error_code ec;
-  std::filesystem::create_directories(run_dir, ec);
-  if (ec)
-    return IOError("cannot create run dir " + run_dir + ": " + ec.message());
-  const auto mode = append ? std::ios::app : std::ios::trunc;
-  rec->metrics_.open(run_dir + "/metrics.jsonl", mode);
-  rec->evals_.open(run_dir + "/eval.jsonl", mode);
-  if (!rec->metrics_ || !rec->evals_) {
-    return IOError("cannot write metrics files in " + run_dir);
+  if (!run_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(run_dir, ec);
+    if (ec) {
+      return IOError("cannot create run dir " + run_dir + ": " + ec.message());
+    }
+  }
+  if (resumed) {
+    LS_RETURN_IF_ERROR(rec->TakeUpRound(*resumed));
+  } else {
+    LS_RETURN_IF_ERROR(rec->OpenFiles(std::ios::trunc));
   }
   return rec;
 }
 
-void RunRecorder::Resume(const ManifestRound& round) {
+Status RunRecorder::OpenFiles(std::ios::openmode mode) {
+  if (run_dir_.empty()) return Status::Ok();
+  metrics_.open(run_dir_ + "/metrics.jsonl", mode);
+  evals_.open(run_dir_ + "/eval.jsonl", mode);
+  if (!metrics_ || !evals_) {
+    return IOError("cannot write metrics files in " + run_dir_);
+  }
+  return Status::Ok();
+}
+
+Status RunRecorder::TakeUpRound(const ManifestRound& round) {
   resumed_from_ = round.clock;
   resumed_s_ = round.train_s;
   last_clock_ = round.clock;
   samples_ = round.samples;
-  if (run_dir_.empty()) return;
-  // The clocks after the round run again: their evaluations are of
-  // another timeline. (A point is a count of clocks: point p is the state
-  // after clock p - 1, so the round's state is point clock + 1.)
-  std::ifstream in(run_dir_ + "/eval.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto eval = nlohmann::json::parse(line, nullptr, false);
-    if (!eval.is_object() || !eval.contains("clock") ||
-        !eval.contains("test_accuracy") || !eval["test_accuracy"].is_number()) {
-      continue;  // a line torn by a crash
+  test_accuracy_ = -1;
+  test_loss_ = -1;
+  newest_eval_ = -1;
+  time_to_target_s_.reset();
+  if (run_dir_.empty()) return Status::Ok();
+  metrics_.close();
+  evals_.close();
+  // The clocks after the round run again: what the files hold of them is
+  // of a timeline that was undone (RunHistory).
+  LS_ASSIGN_OR_RETURN(const std::vector<KeptEvaluation> kept,
+                      RunHistory::KeepUpTo(run_dir_, round.clock));
+  for (const KeptEvaluation& e : kept) {
+    if (e.clock >= newest_eval_) {
+      newest_eval_ = e.clock;
+      test_accuracy_ = e.accuracy;
+      test_loss_ = e.loss;
     }
-    const int64_t clock = eval["clock"].get<int64_t>();
-    if (clock > round.clock + 1) continue;
-    const double accuracy = eval["test_accuracy"].get<double>();
-    const double reached = eval.value("train_s", 0.0);
-    if (clock >= newest_eval_) {
-      newest_eval_ = clock;
-      test_accuracy_ = accuracy;
-      test_loss_ = eval.value("test_loss", -1.0);
-    }
-    if (job_.target_accuracy > 0 && accuracy >= job_.target_accuracy &&
-        (!time_to_target_s_ || reached < *time_to_target_s_)) {
-      time_to_target_s_ = reached;
+    if (job_.target_accuracy > 0 && e.accuracy >= job_.target_accuracy &&
+        (!time_to_target_s_ || e.train_s < *time_to_target_s_)) {
+      time_to_target_s_ = e.train_s;
     }
   }
+  return OpenFiles(std::ios::app);
 }
 
 void RunRecorder::Start() { start_s_ = NowSeconds(); }
@@ -147,6 +153,7 @@ void RunRecorder::RecordClock(const ClockReport& r, int64_t staleness,
 
 void RunRecorder::RecordCommit(int64_t clock, uint64_t samples,
                                double mean_loss) {
+  ++commits_;
   last_clock_ = std::max(last_clock_, clock);
   samples_ += samples;
   // A NaN mean loss (a commit without any listed worker's report) is left

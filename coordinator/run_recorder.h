@@ -83,12 +83,19 @@ class RunRecorder {
   int64_t last_committed() const { return last_clock_; }
   // Samples processed since the job began.
   uint64_t samples() const { return samples_; }
+  // Commits recorded by this process.
+  uint64_t commits() const { return commits_; }
+  // Takes up the run from `round`, as if it resumed from it: its time,
+  // samples and clocks count on from the round's, the files keep only the
+  // round's timeline (RunHistory: the rest moves to undone-*.jsonl), and
+  // their evaluations give the newest accuracy and the time to target.
+  // Create does it for a resumed job; a resume whose round was damaged
+  // does it again for the round before, before any commit.
+  Status TakeUpRound(const ManifestRound& round);
 
  private:
   RunRecorder(std::string run_dir, JobConfig job, std::string policy);
-  // Takes up the run from `round`: its progress, and the evaluations
-  // eval.jsonl holds of the clocks it contains.
-  void Resume(const ManifestRound& round);
+  Status OpenFiles(std::ios::openmode mode);
 
   std::string run_dir_;
   JobConfig job_;
@@ -104,6 +111,7 @@ class RunRecorder {
   double last_flush_s_ = 0;
   int64_t last_clock_ = -1;
   uint64_t samples_ = 0;
+  uint64_t commits_ = 0;
   double loss_ema_ = 0;
   bool have_loss_ = false;
   double test_accuracy_ = -1;

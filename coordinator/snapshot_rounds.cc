@@ -54,9 +54,12 @@ Status SnapshotRounds::SetUp(bool resume, uint64_t resume_round,
                            ? "no complete round " + std::to_string(resume_round)
                            : std::string("no complete round")));
     }
-    if (Status can = manifest_.CheckResumableBy(job_, *round); !can.ok()) {
-      return can.WithContext("cannot resume " + job_.snapshot_dir);
-    }
+    // A round named on purpose runs its clocks again, whatever the job's
+    // end was.
+    const Status can = resume_round > 0
+                           ? CheckResumeChanges(manifest_.job(), job_)
+                           : manifest_.CheckResumableBy(job_);
+    if (!can.ok()) return can.WithContext("cannot resume " + job_.snapshot_dir);
     restore_ = *round;
     // The job as resumed (flags given on resume may change it), so a later
     // resume continues this job; it has not run to its end.
@@ -245,7 +248,7 @@ RestoreFailure SnapshotRounds::HandleRestoreFailed(int shard, uint64_t round,
   // Only a failure of the round being restored counts; one of a round
   // given up already (an earlier rollback) is late news.
   const ManifestRound* entry = manifest_.Find(round);
-  if (!restore_ || restore_->round != round || entry == nullptr) return result;
+  if (!Restoring(round) || entry == nullptr) return result;
   result.ignored = false;
   ManifestRound failed = *entry;
   failed.complete = false;
@@ -270,6 +273,15 @@ RestoreFailure SnapshotRounds::HandleRestoreFailed(int shard, uint64_t round,
                              : "; but the manifest could not be updated: " +
                                    saved.message()));
   return result;
+}
+
+void SnapshotRounds::RecordResolvedJob() {
+  if (job_.snapshot_dir.empty()) return;
+  manifest_.set_job(job_);
+  if (Status saved = manifest_.Save(job_.snapshot_dir); !saved.ok()) {
+    LS_LOG(Error) << "the manifest does not record the resolved job: "
+                  << saved.message();
+  }
 }
 
 void SnapshotRounds::RecordFinished(int64_t clock) {

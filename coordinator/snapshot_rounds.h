@@ -98,6 +98,15 @@ class SnapshotRounds {
   // none left the job ends.
   RestoreFailure HandleRestoreFailed(int shard, uint64_t round,
                                      const std::string& why);
+  // Whether `round` is the round being restored now (a report about
+  // another is late news).
+  bool Restoring(uint64_t round) const {
+    return restore_.has_value() && restore_->round == round;
+  }
+  // The job is resolved (its clock count and data dimensions known): the
+  // manifest records it as resolved, so a resume compares what the data
+  // set's dimensions are, and how long the job is, with this.
+  void RecordResolvedJob();
   // The job ran to its end at `clock`: the manifest says so, so a resume
   // that would train nothing is refused (CheckResumableBy).
   void RecordFinished(int64_t clock);

@@ -1,5 +1,6 @@
 #include "coordinator/start_wait.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace lockstep {
@@ -21,24 +22,37 @@ std::string Count(size_t missing, size_t wanted, const std::string& what) {
 
 }  // namespace
 
+size_t StartExcusals::Vacancies(const std::vector<uint32_t>& held) const {
+  size_t vacant = 0;
+  for (const int rank : ranks_) {
+    if (std::find(held.begin(), held.end(), static_cast<uint32_t>(rank)) ==
+        held.end()) {
+      ++vacant;
+    }
+  }
+  return vacant;
+}
+
 std::string StartWaitsFor(const JobConfig& job, const StartProgress& p) {
   std::vector<std::string> missing;
   if (p.servers < job.servers) {
     missing.push_back(Count(job.servers - p.servers, job.servers, "server") +
                       " (lockstep-server)");
   }
-  if (p.workers < job.workers) {
-    missing.push_back(Count(job.workers - p.workers, job.workers, "worker") +
+  const size_t workers =
+      job.workers - std::min<size_t>(p.excused_workers, job.workers);
+  if (p.workers < workers) {
+    missing.push_back(Count(workers - p.workers, workers, "worker") +
                       " (lockstep-worker)");
   }
-  const bool evaluator = job.evaluators > 0;
+  const bool evaluator = job.evaluators > 0 && !p.evaluator_excused;
   if (evaluator && !p.evaluator) {
     missing.push_back(
         "the evaluator (lockstep-worker --evaluator; or start the "
         "coordinator with --evaluators 0)");
   }
   if (!missing.empty()) return Joined(missing) + " to register";
-  const size_t describers = job.workers + (evaluator ? 1 : 0);
+  const size_t describers = workers + (evaluator ? 1 : 0);
   if (p.described >= describers) return "";
   return std::to_string(describers - p.described) + " of " +
          std::to_string(describers) +

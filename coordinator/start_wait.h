@@ -8,7 +8,10 @@
 #define LOCKSTEP_COORDINATOR_START_WAIT_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "common/job_config.h"
 
@@ -19,6 +22,26 @@ struct StartProgress {
   size_t workers = 0;      // registered
   bool evaluator = false;  // registered
   size_t described = 0;    // workers and evaluator that described the job
+  // Left out for a device their machine lacks: the job starts without
+  // them (and without the evaluator).
+  size_t excused_workers = 0;
+  bool evaluator_excused = false;
+};
+
+// Who the start no longer waits for: workers (by rank) and the evaluator
+// left out for a device their machine lacks. A rank whose slot a new
+// process took since is no vacancy.
+class StartExcusals {
+ public:
+  void ExcuseWorker(int rank) { ranks_.insert(rank); }
+  void ExcuseEvaluator() { evaluator_ = true; }
+  bool evaluator() const { return evaluator_; }
+  // The excused ranks no process in `held` holds.
+  size_t Vacancies(const std::vector<uint32_t>& held) const;
+
+ private:
+  std::set<int> ranks_;
+  bool evaluator_ = false;
 };
 
 // "1 of 2 servers (lockstep-server), the evaluator (lockstep-worker

@@ -41,4 +41,5 @@ PYBIND11_MODULE(_lockstep, m) {
     throw std::invalid_argument(preempted_code.status().message());
   }
   m.attr("EXIT_PREEMPTED") = *preempted_code;
+  m.attr("EXIT_JOB_ABORTED") = lockstep::kExitJobAborted;
 }

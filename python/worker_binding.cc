@@ -347,6 +347,13 @@ void BindEnd(py::class_<WorkerHandle>& c) {
           "After SIGTERM the coordinator let this worker go; the job goes "
           "on without it.")
       .def(
+          "aborted",
+          [](WorkerHandle& w) {
+            return w.Locked([](WorkerSession& s) { return s.aborted(); });
+          },
+          "The coordinator ended the job as failed: not this worker's "
+          "failure (exit with lockstep.EXIT_JOB_ABORTED).")
+      .def(
           "write_model",
           [](WorkerHandle& w, const std::string& path) {
             w.Locked([&](WorkerSession& s) {

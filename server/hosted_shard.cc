@@ -1,6 +1,7 @@
 #include "server/hosted_shard.h"
 
 #include "common/clock.h"
+#include "common/http/process_health.h"
 #include "common/logging.h"
 #include "server/replication/range_copy.h"
 
@@ -97,28 +98,36 @@ Status HostedShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
       return InvalidArgument("welcome asks to restore without a snapshot_dir");
     }
     const double start = NowSeconds();
+    // Reading a large round takes as long as it takes: not a hung loop.
+    const ProcessHealth::Busy restoring;
     auto restored =
         ShardRounds::Restore(job.snapshot_dir, round, shards, now_.layout,
                              shard_, job.optimizer, &model_);
     if (!restored.ok()) {
-      // A round of another job (FailedPrecondition: its tensors or its
-      // optimizer differ) is intact; any other failure is damage, and the
-      // coordinator marks the round failed and rolls back to the one
-      // before. Either way this range serves nothing meanwhile: what it
-      // holds is neither the round nor a fresh model.
-      const bool other_job =
-          restored.status().code() == StatusCode::kFailedPrecondition;
+      // Only damage (Corruption: a checksum, a chunk that does not
+      // decode) makes the coordinator mark the round failed and roll back
+      // to the one before. A round of another job (FailedPrecondition: its
+      // tensors or optimizer differ) is intact, and a store this node
+      // cannot read (a folder missing or unmounted, the round absent) says
+      // nothing of the round: both end the job, marking nothing. Either
+      // way this range serves nothing meanwhile: what it holds is neither
+      // the round nor a fresh model.
+      const StatusCode code = restored.status().code();
+      const auto error = code == StatusCode::kCorruption
+                             ? wire::ErrorCode::RestoreFailed
+                         : code == StatusCode::kFailedPrecondition
+                             ? wire::ErrorCode::RoundIncompatible
+                             : wire::ErrorCode::RoundUnreadable;
       const Status failed = restored.status().WithContext(
           "restoring round " + std::to_string(round));
       LS_LOG(Error) << failed.message()
-                    << (other_job ? "; the coordinator ends the job"
-                                  : "; the coordinator rolls back to the "
-                                    "round before it");
-      TellCoordinator(
-          MakeErrorHeader(other_job ? wire::ErrorCode::RoundIncompatible
-                                    : wire::ErrorCode::RestoreFailed,
-                          failed.message(), round, wire::Role::Server,
-                          static_cast<int>(shard_)));
+                    << (error == wire::ErrorCode::RestoreFailed
+                            ? "; the coordinator rolls back to the round "
+                              "before it"
+                            : "; the coordinator ends the job");
+      TellCoordinator(MakeErrorHeader(error, failed.message(), round,
+                                      wire::Role::Server,
+                                      static_cast<int>(shard_)));
       data_path_.Hold();
       return Status::Ok();
     }

@@ -109,6 +109,7 @@ void ServerLink::Serving(int rank, uint32_t heartbeat_ms) {
   // The coordinator's own rule for declaring a peer dead.
   watch_.set_heartbeat_ms(heartbeat_ms);
   watch_.Welcomed(NowMillis());
+  handshake_->Stop();  // the coordinator took this key
   ProcessHealth::SetReady(true);
 }
 
@@ -180,8 +181,7 @@ Status ServerLink::CheckTerminated(int rank) {
 }
 
 std::string ServerLink::TakeShutdown(const wire::Shutdown& shutdown) {
-  shutdown_kind_ = shutdown.kind();
-  shut_down_ = true;
+  shutdown_ = shutdown.kind();
   return flatbuffers::GetString(shutdown.reason());
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
@@ -68,13 +69,9 @@ class ServerLink {
   Status CheckTerminated(int rank);
   // Records how the coordinator ended the job; returns its reason.
   std::string TakeShutdown(const wire::Shutdown& shutdown);
-  bool preempted() const {
-    return shutdown_kind_ == wire::ShutdownKind::Preempted;
-  }
+  bool preempted() const { return shutdown_ == wire::ShutdownKind::Preempted; }
   // The coordinator ended the job as failed (Shutdown Aborted).
-  bool aborted() const {
-    return shut_down_ && shutdown_kind_ == wire::ShutdownKind::Aborted;
-  }
+  bool aborted() const { return shutdown_ == wire::ShutdownKind::Aborted; }
   uint64_t bad_messages() const { return bad_messages_; }
 
  private:
@@ -92,8 +89,8 @@ class ServerLink {
   int64_t next_heartbeat_ms_ = 0;
   uint64_t bad_messages_ = 0;
   TerminationWait termination_;  // after SIGTERM
-  wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
-  bool shut_down_ = false;  // a Shutdown came
+  // How the coordinator ended the job, once a Shutdown came.
+  std::optional<wire::ShutdownKind> shutdown_;
 };
 
 }  // namespace lockstep

@@ -187,29 +187,22 @@ const ManifestRound* SnapshotManifest::LatestComplete() const {
   return nullptr;
 }
 
-Status SnapshotManifest::CheckResumableBy(const JobConfig& requested,
-                                          const ManifestRound& from) const {
+Status SnapshotManifest::CheckResumableBy(const JobConfig& requested) const {
   LS_RETURN_IF_ERROR(CheckResumeChanges(job_, requested));
-  // Resolved, the job's clock count says; unresolved (a coordinator before
-  // its workers describe the data), a job that ran to its end from this
-  // round trains further only when a flag that sets its length changed.
-  const bool no_clocks_left = requested.max_clocks > 0
-                                  ? from.clock + 1 >= requested.max_clocks
-                                  : finished_clock_ >= 0 &&
-                                        from.clock >= finished_clock_ &&
-                                        requested.epochs == job_.epochs &&
-                                        requested.budget_s == job_.budget_s;
-  if (!no_clocks_left) return Status::Ok();
-  const std::string ended = finished_clock_ >= 0
-                                ? "its job ran to its end (clock " +
-                                      std::to_string(finished_clock_) + ")"
-                                : "its job has no clocks left after it";
+  if (finished_clock_ < 0) return Status::Ok();
+  // The same length as the job that ran to its end would train nothing
+  // (or redo its last clocks from an older round, under SSP and ASP, whose
+  // final state no round holds).
+  const bool same_length = requested.epochs == job_.epochs &&
+                           requested.max_clocks == job_.max_clocks &&
+                           requested.budget_s == job_.budget_s;
+  if (!same_length) return Status::Ok();
   return FailedPrecondition(
-      "round " + std::to_string(from.round) + " holds the model after clock " +
-      std::to_string(from.clock) + " and " + ended +
-      ", so resuming it would train nothing: give more --epochs or --clocks "
-      "to train further, or a fresh run directory (--snapshot-dir) to start "
-      "a new job");
+      "its job ran to its end (clock " + std::to_string(finished_clock_) +
+      "), so resuming it as it was would train nothing: give more --epochs "
+      "or --clocks (or another --budget-s) to train further, a fresh run "
+      "directory (--snapshot-dir) to start a new job, or (by hand) "
+      "--resume-round N to run again from round N");
 }
 
 uint64_t SnapshotManifest::NextRound(uint64_t at_least) const {

@@ -67,14 +67,13 @@ class SnapshotManifest {
   // resumed since): its newest round holds the final model.
   int64_t finished_clock() const { return finished_clock_; }
   void set_finished_clock(int64_t clock) { finished_clock_ = clock; }
-  // OK when `requested` can continue this manifest's job from round
-  // `from`: it changes nothing a round holds (CheckResumeChanges) and has
-  // clocks left to train after the round's (when its clock count is not
-  // resolved yet: when the job did not run to its end from that round, or
-  // other --epochs, --clocks or --budget-s were given). Errors name the
-  // flag or say what to do instead.
-  Status CheckResumableBy(const JobConfig& requested,
-                          const ManifestRound& from) const;
+  // OK when `requested` can continue this manifest's job: it changes
+  // nothing a round holds (CheckResumeChanges) and, when the job ran to
+  // its end, trains further (another --epochs, --clocks or --budget-s).
+  // Errors name the flag or say what to do instead. (A resume from a round
+  // named on purpose, --resume-round, redoes that round's clocks: the
+  // caller asks only for CheckResumeChanges then.)
+  Status CheckResumableBy(const JobConfig& requested) const;
   // Ascending by round.
   const std::vector<ManifestRound>& rounds() const { return rounds_; }
   // Adds a round or replaces the entry with its number.

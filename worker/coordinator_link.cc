@@ -38,6 +38,7 @@ Status CoordinatorLink::Welcomed(uint32_t rank, uint32_t heartbeat_ms) {
   LS_ASSIGN_OR_RETURN(heartbeats_, HeartbeatThread::Start(endpoint_, role_,
                                                           rank, heartbeat_ms));
   welcomed_ms_ = NowMillis();
+  handshake_->Stop();  // the coordinator took this key
   watch_.set_heartbeat_ms(heartbeat_ms);
   watch_.Welcomed(welcomed_ms_);
   return Status::Ok();
@@ -107,8 +108,7 @@ StatusOr<bool> CoordinatorLink::Receive(Message* msg) {
     }
     if (type == wire::Body::Shutdown) {
       const auto* shutdown = msg->envelope->body_as_Shutdown();
-      shutdown_kind_ = shutdown->kind();
-      shut_down_ = true;
+      shutdown_ = shutdown->kind();
       return Unavailable("coordinator shut the job down: " +
                          flatbuffers::GetString(shutdown->reason()));
     }

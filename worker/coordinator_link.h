@@ -76,20 +76,14 @@ class CoordinatorLink {
 
   // Whether the coordinator said "job finished" while this worker waited.
   bool job_finished() const {
-    return shutdown_kind_ == wire::ShutdownKind::Finished;
+    return shutdown_ == wire::ShutdownKind::Finished;
   }
   // Whether it ended the job as preempted (resumable; common/termination.h)
   // or let this worker go after its Leave while the job goes on.
-  bool preempted() const {
-    return shutdown_kind_ == wire::ShutdownKind::Preempted;
-  }
+  bool preempted() const { return shutdown_ == wire::ShutdownKind::Preempted; }
   // The coordinator ended the job as failed (Shutdown Aborted).
-  bool aborted() const {
-    return shut_down_ && shutdown_kind_ == wire::ShutdownKind::Aborted;
-  }
-  bool released() const {
-    return shutdown_kind_ == wire::ShutdownKind::Released;
-  }
+  bool aborted() const { return shutdown_ == wire::ShutdownKind::Aborted; }
+  bool released() const { return shutdown_ == wire::ShutdownKind::Released; }
   // After SIGTERM: tells the coordinator (Leave) and waits for its
   // Shutdown (always an error: Unavailable with its reason, or after
   // kTerminateGraceMs without one).
@@ -140,8 +134,8 @@ class CoordinatorLink {
   std::optional<zmq::message_t> describe_;  // for a re-attach
   int64_t welcomed_ms_ = 0;
   uint64_t bad_messages_ = 0;
-  wire::ShutdownKind shutdown_kind_ = wire::ShutdownKind::Aborted;
-  bool shut_down_ = false;           // a Shutdown came
+  // How the coordinator ended the job, once a Shutdown came.
+  std::optional<wire::ShutdownKind> shutdown_;
   TerminationWait termination_;      // after SIGTERM
   std::optional<Message> rollback_;  // a Start that came while training
   std::vector<std::pair<uint32_t, std::string>> reroutes_;

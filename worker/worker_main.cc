@@ -150,6 +150,7 @@ int Main(int argc, char** argv) {
   // replacement rejoins at the current clock.
   const bool released = (*worker)->released();
   const bool aborted = (*worker)->aborted();
+  const bool no_device = (*worker)->device_unavailable();
   (*worker).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
   if (preempted || released) {
@@ -163,7 +164,7 @@ int Main(int argc, char** argv) {
   }
   if (!done.ok()) {
     LS_LOG(Error) << "worker failed: " << done.ToString();
-    return 1;
+    return no_device ? lockstep::kExitDeviceUnavailable : 1;
   }
   return 0;
 }

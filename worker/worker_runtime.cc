@@ -75,6 +75,7 @@ Status WorkerRuntime::Join() {
   const std::string& device = session_->options().device;
   auto model = CreateModel(job.model, data_->shape(), device);
   if (!model.ok()) {
+    device_unavailable_ = model.status().code() == StatusCode::kUnavailable;
     session_->ReportSetupError(model.status());
     return model.status();
   }

@@ -45,6 +45,9 @@ class WorkerRuntime {
   // Whether the coordinator ended the job as failed (not this worker's
   // failure).
   bool aborted() const { return session_->aborted(); }
+  // Whether its device is one this machine lacks (CreateComputeBackend's
+  // Unavailable): the job went on without it.
+  bool device_unavailable() const { return device_unavailable_; }
 
  private:
   using Admission = WorkerSession::Admission;
@@ -69,6 +72,7 @@ class WorkerRuntime {
   // Waits for the end of the job, running the final evaluations asked for.
   Status Finish(Admission admission);
 
+  bool device_unavailable_ = false;
   std::unique_ptr<WorkerSession> session_;
   std::unique_ptr<Dataset> data_;
   std::unique_ptr<Model> model_;

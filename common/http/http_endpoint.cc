@@ -30,12 +30,14 @@ void WriteAll(int fd, const std::string& data) {
   }
 }
 
-// Reads a request's head (up to its blank line, 8 KiB or 1 s).
+// Reads a request's head (up to its blank line, 8 KiB or 250 ms: requests
+// are answered one at a time, so a client that sends nothing holds the
+// next probe up only that long).
 std::string ReadRequestHead(int client) {
   std::string head;
   char buf[2048];
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
   while (head.size() < 8192 && head.find("\r\n\r\n") == std::string::npos) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -154,7 +156,7 @@ StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
   }
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   const int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) ||
       ::listen(fd, 16) != 0) {
     const std::string why = std::strerror(errno);

@@ -21,8 +21,18 @@ class ProcessHealth {
   static constexpr int64_t kStaleMs = 15000;
 
   static void Beat();
+  // While one lives the role counts as alive though its loop does not
+  // turn: a long step it takes on purpose (a server restoring a large
+  // round), which a probe must not cut short.
+  class Busy {
+   public:
+    Busy();
+    ~Busy();
+    Busy(const Busy&) = delete;
+    Busy& operator=(const Busy&) = delete;
+  };
   static void SetReady(bool ready);
-  // Alive: beaten within kStaleMs of `now_ms` (NowMillis), or never
+  // Alive: beaten within kStaleMs of `now_ms` (NowMillis), busy, or never
   // beaten yet (a role still starting up is not dead).
   static bool Alive(int64_t now_ms);
   static bool Ready();

@@ -15,11 +15,13 @@ parse_worker_args().
 import argparse
 import json
 
-from ._lockstep import (EXIT_PREEMPTED, Admission, Dataset, Error, RolledBack,
-                        Worker, load_dataset, load_job_dataset, now)
+from ._lockstep import (EXIT_JOB_ABORTED, EXIT_PREEMPTED, Admission, Dataset,
+                        Error, RolledBack, Worker, load_dataset,
+                        load_job_dataset, now)
 
 __all__ = [
-    "EXIT_PREEMPTED", "Admission", "Dataset", "Error", "RolledBack", "Worker",
+    "EXIT_JOB_ABORTED", "EXIT_PREEMPTED", "Admission", "Dataset", "Error",
+    "RolledBack", "Worker",
     "load_dataset",
     "load_job_dataset", "now", "parse_worker_args", "connect",
 ]

@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 import torch
 
-from . import EXIT_PREEMPTED, Error, RolledBack, now
+from . import EXIT_JOB_ABORTED, EXIT_PREEMPTED, Error, RolledBack, now
 
 
 def torch_tensors(module):
@@ -158,6 +158,9 @@ def _ended(worker):
     replaces it and the replacement rejoins at the current clock."""
     if worker.preempted() or worker.released():
         raise SystemExit(EXIT_PREEMPTED)
+    if worker.aborted():
+        # The job failed, not this worker: the coordinator says why.
+        raise SystemExit(EXIT_JOB_ABORTED)
     return worker.job_finished()
 
 

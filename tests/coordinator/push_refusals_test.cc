@@ -70,7 +70,7 @@ TEST_F(PushRefusalsTest, AWorkerRefusedKTimesInARowIsRemovedAndTold) {
   ASSERT_EQ(shutdowns.size(), 1u);
   EXPECT_EQ(shutdowns[0].id, w1);
   const auto* shutdown = shutdowns[0].body<wire::Shutdown>();
-  EXPECT_EQ(shutdown->kind(), wire::ShutdownKind::Aborted);
+  EXPECT_EQ(shutdown->kind(), wire::ShutdownKind::Removed);
   EXPECT_EQ(flatbuffers::GetString(shutdown->reason()),
             "removed from the job: server 0 refused 3 of its pushes in a row "
             "(non_finite, last at clock 9; --max-refused-pushes 3)");

@@ -220,7 +220,7 @@ TEST_F(SnapshotRoundsTest, AFinishedJobIsRecordedAndNotResumedAsItWas) {
   SnapshotRounds again(job_, outbox_, members_, context_);
   const Status same = again.SetUp(/*resume=*/true, 0);
   EXPECT_EQ(same.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(same.message().find("holds the model after clock 3"),
+  EXPECT_NE(same.message().find("its job ran to its end (clock 3)"),
             std::string::npos)
       << same.message();
   JobConfig longer = job_;

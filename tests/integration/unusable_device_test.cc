@@ -41,6 +41,8 @@ class UnusableDeviceTest : public ::testing::Test {
 TEST_F(UnusableDeviceTest, TheJobStartsWithTheOtherWorkers) {
   const auto [exit, output] = Launch("w1:cuda;*:cpu");
   EXPECT_TRUE(exit.ok()) << output;
+  EXPECT_NE(output.find("worker 1 (pid "), std::string::npos) << output;
+  EXPECT_NE(output.find(") exited with status 4"), std::string::npos) << output;
   EXPECT_NE(output.find("cuda:0: no usable GPU"), std::string::npos) << output;
   EXPECT_NE(output.find("run this worker with --device cpu"), std::string::npos)
       << output;

@@ -27,3 +27,26 @@ def test_tensors_the_servers_cannot_start_are_refused():
     frozen.bias.requires_grad_(False)
     with pytest.raises(ValueError, match="does not require grad"):
         lockstep.torch.torch_tensors(frozen)
+
+
+class _Ended:
+    """A worker after an Error, as lockstep.torch sees it."""
+
+    def __init__(self, **how):
+        self.how = how
+
+    def __getattr__(self, name):
+        return lambda: self.how.get(name, False)
+
+
+def test_how_a_job_ended_is_the_workers_exit_status():
+    from lockstep.torch import _ended
+    assert _ended(_Ended(job_finished=True))
+    for how, code in [({"preempted": True}, lockstep.EXIT_PREEMPTED),
+                      ({"released": True}, lockstep.EXIT_PREEMPTED),
+                      ({"aborted": True}, lockstep.EXIT_JOB_ABORTED)]:
+        with pytest.raises(SystemExit) as ended:
+            _ended(_Ended(**how))
+        assert ended.value.code == code, how
+    assert lockstep.EXIT_JOB_ABORTED == 3
+    assert callable(lockstep.Worker.aborted)

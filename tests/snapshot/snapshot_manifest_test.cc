@@ -140,36 +140,32 @@ TEST(SnapshotManifestTest, AResumeChangesNoRoundsShapeAndTrainsFurther) {
   job.max_clocks = 300;
   job.input_dim = 784;
   SnapshotManifest manifest(job);
-  ManifestRound last = Round(30, true);     // clock 299
-  ManifestRound earlier = Round(20, true);  // clock 199
-  manifest.Record(earlier);
-  manifest.Record(last);
-  EXPECT_TRUE(manifest.CheckResumableBy(job, earlier).ok());
+  manifest.Record(Round(30, true));
+  EXPECT_TRUE(manifest.CheckResumableBy(job).ok()) << "stopped: resumable";
   JobConfig other = job;
   other.model = "mlp:64";
-  const Status refused = manifest.CheckResumableBy(other, earlier);
+  const Status refused = manifest.CheckResumableBy(other);
   EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.message(),
               HasSubstr("--model mlp:64 cannot resume this run: it was "
                         "mlp:32"));
-  // The last round of the job's 300 clocks: nothing to train after it.
-  EXPECT_THAT(manifest.CheckResumableBy(job, last).message(),
-              HasSubstr("round 30 holds the model after clock 299"));
-  JobConfig longer = job;
-  longer.max_clocks = 400;
-  EXPECT_TRUE(manifest.CheckResumableBy(longer, last).ok());
-  // Unresolved (a coordinator before its workers describe the data): the
-  // manifest's word that the job ran to its end decides.
-  JobConfig unresolved = job;
-  unresolved.max_clocks = 0;
-  EXPECT_TRUE(manifest.CheckResumableBy(unresolved, last).ok());
+  JobConfig other_data = job;
+  other_data.input_dim = 100;
+  EXPECT_THAT(manifest.CheckResumableBy(other_data).message(),
+              HasSubstr("input_dim is 100 where the run's was 784"));
+  // Ran to its end: the same length again would train nothing.
   manifest.set_finished_clock(299);
-  EXPECT_THAT(manifest.CheckResumableBy(unresolved, last).message(),
+  EXPECT_THAT(manifest.CheckResumableBy(job).message(),
               HasSubstr("its job ran to its end (clock 299)"));
-  EXPECT_TRUE(manifest.CheckResumableBy(unresolved, earlier).ok());
-  JobConfig more_epochs = unresolved;
+  JobConfig more_clocks = job;
+  more_clocks.max_clocks = 400;
+  JobConfig more_epochs = job;
   more_epochs.epochs = 9;
-  EXPECT_TRUE(manifest.CheckResumableBy(more_epochs, last).ok());
+  JobConfig a_budget = job;
+  a_budget.budget_s = 60;
+  for (const JobConfig& more : {more_clocks, more_epochs, a_budget}) {
+    EXPECT_TRUE(manifest.CheckResumableBy(more).ok());
+  }
 }
 
 }  // namespace

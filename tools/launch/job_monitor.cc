@@ -36,6 +36,13 @@ ExitVerdict JudgeExit(const std::string& role, bool is_coordinator,
   if (!is_coordinator && !exit.signaled && exit.code == kExitJobAborted) {
     return ExitVerdict::kLeftEarly;
   }
+  // Its machine lacks its device: started again it would fail again.
+  const bool no_device = !exit.signaled && exit.code == kExitDeviceUnavailable;
+  if (no_device && role == "worker") {
+    return rules.stop_on_worker_failure ? ExitVerdict::kJobFails
+                                        : ExitVerdict::kWorkerLost;
+  }
+  if (no_device && role == "evaluator") return ExitVerdict::kEvaluatorLost;
   if (rules.supervise && !ok) {
     return is_coordinator ? ExitVerdict::kRestartJob
                           : ExitVerdict::kRestartRole;

@@ -55,7 +55,8 @@ struct ExitRules {
 // The verdict on the exit `exit` of a process of `role` ("coordinator",
 // "server", "worker", "evaluator"); `is_coordinator`: it is the job's
 // current coordinator. A role that exits kExitJobAborted was told the job
-// failed: the coordinator's exit is the one to judge.
+// failed: the coordinator's exit is the one to judge; a worker that exits
+// kExitDeviceUnavailable is lost, not restarted (it would fail again).
 ExitVerdict JudgeExit(const std::string& role, bool is_coordinator,
                       const ExitInfo& exit, const ExitRules& rules);
 

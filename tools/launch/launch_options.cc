@@ -165,9 +165,7 @@ StatusOr<JobConfig> ResumingJob(const po::variables_map& vm,
   auto job = ResumedJob(vm, manifest.job());
   if (job.ok()) job = CheckJob(std::move(job).value());
   if (job.ok()) {
-    const Status can =
-        manifest.CheckResumableBy(*job, *manifest.LatestComplete());
-    if (!can.ok()) job = can;
+    if (Status can = manifest.CheckResumableBy(*job); !can.ok()) job = can;
   }
   if (!job.ok()) return job.status().WithContext("--resume " + run_dir);
   return job;

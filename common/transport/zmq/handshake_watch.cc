@@ -63,7 +63,13 @@ HandshakeWatch::~HandshakeWatch() {
   // The monitor stops before its reader closes: ZeroMQ's I/O thread sends
   // the events, and one sent to a reader that is gone blocks that thread,
   // and with it every other socket it serves.
+  Stop();
+}
+
+void HandshakeWatch::Stop() {
+  if (stopped_) return;
   zmq_socket_monitor(watched_, nullptr, 0);
+  stopped_ = true;
 }
 
 void HandshakeWatch::Poll() {

@@ -49,6 +49,10 @@ class HandshakeWatch {
   // Takes the events the monitor queued (never blocks) and says what they
   // mean (the warnings above, logged).
   void Poll();
+  // Stops watching (a connecting socket once its peer took it: the events
+  // of a later reconnect would queue unread, and ZeroMQ's I/O thread
+  // blocks on a full monitor queue). Idempotent.
+  void Stop();
   // A connecting socket's peer refused its handshake: FailedPrecondition
   // saying what to check; OK otherwise (also while nothing answers: the
   // peer may be starting).
@@ -68,6 +72,7 @@ class HandshakeWatch {
   void WarnIfUnreachable();
 
   void* const watched_;  // the watched socket's handle
+  bool stopped_ = false;
   zmq::socket_t monitor_;
   const std::string peer_;
   const std::string endpoint_;

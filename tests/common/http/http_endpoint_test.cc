@@ -73,8 +73,7 @@ TEST(HttpEndpointTest, WithATokenOnlyTheBearerReadsTheMetrics) {
   EXPECT_EQ((*server)->unauthorized(), 2u);
   const std::string other = HttpRequest(url, "GET /other HTTP/1.1\r\n\r\n");
   EXPECT_EQ(other.rfind("HTTP/1.0 404", 0), 0u) << other;
-  const std::string prefix =
-      HttpRequest(url, "GET /metricsx HTTP/1.1\r\n\r\n");
+  const std::string prefix = HttpRequest(url, "GET /metricsx HTTP/1.1\r\n\r\n");
   EXPECT_EQ(prefix.rfind("HTTP/1.0 404", 0), 0u) << prefix;
 }
 
@@ -98,12 +97,18 @@ TEST(HttpEndpointTest, ProbesNeedNoTokenAndFollowTheProcessHealth) {
   EXPECT_FALSE(
       ProcessHealth::Alive(NowMillis() + ProcessHealth::kStaleMs + 1000))
       << "a loop that stopped beating";
+  {
+    const ProcessHealth::Busy restoring;
+    EXPECT_TRUE(
+        ProcessHealth::Alive(NowMillis() + ProcessHealth::kStaleMs + 1000))
+        << "a long step taken on purpose";
+  }
   ProcessHealth::Reset();
 }
 
 TEST(HttpEndpointTest, AHealthOnlyPortServesNoMetrics) {
-  auto server = HttpEndpoint::Start("127.0.0.1:0", "",
-                                    HttpEndpoint::Serves::kHealthOnly);
+  auto server =
+      HttpEndpoint::Start("127.0.0.1:0", "", HttpEndpoint::Serves::kHealthOnly);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   (*server)->Publish("lockstep_samples_total 42\n");
   const std::string metrics =

@@ -119,11 +119,6 @@ TEST(HandshakeWatchUnreachableTest, NothingListeningIsRetriedNotRefused) {
   EXPECT_FALSE((*watch)->connected());
 }
 
-}  // namespace
-}  // namespace lockstep
-namespace lockstep {
-namespace {
-
 // A watch that goes before its socket stops the monitor first: the I/O
 // thread that served the first socket (whose connect ZeroMQ kept
 // retrying, each retry an event) still serves the next ones.

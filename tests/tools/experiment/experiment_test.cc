@@ -106,9 +106,9 @@ TEST_F(ExperimentCommandTest, ALauncherWithoutItsRolesStopsAllAtOnce) {
   with_roles_ = false;
   for (bool dry_run : {true, false}) {
     EXPECT_EQ(Run(kCommandSpec, "none", dry_run), 2);
-    EXPECT_NE(err_text_.str().find("no executable lockstep-coordinator in " +
-                                   tmp_),
-              std::string::npos)
+    EXPECT_NE(
+        err_text_.str().find("no executable lockstep-coordinator in " + tmp_),
+        std::string::npos)
         << err_text_.str();
     EXPECT_FALSE(fs::exists(tmp_ + "/launches"));
   }

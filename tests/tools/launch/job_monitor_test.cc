@@ -56,6 +56,21 @@ TEST_F(JudgeExitTest, ARoleExitingZeroFirstIsTheCoordinatorsToJudge) {
             ExitVerdict::kLeftEarly);
 }
 
+// A worker whose machine lacks its device is let go, never restarted: it
+// would fail the same way, and the job goes on without it.
+TEST_F(JudgeExitTest, AWorkerWithoutItsDeviceIsLostNotRestarted) {
+  rules_.supervise = true;
+  EXPECT_EQ(JudgeExit("worker", false, Exit(kExitDeviceUnavailable), rules_),
+            ExitVerdict::kWorkerLost);
+  EXPECT_EQ(JudgeExit("evaluator", false, Exit(kExitDeviceUnavailable), rules_),
+            ExitVerdict::kEvaluatorLost);
+  EXPECT_EQ(JudgeExit("worker", false, Exit(1), rules_),
+            ExitVerdict::kRestartRole);
+  rules_.stop_on_worker_failure = true;
+  EXPECT_EQ(JudgeExit("worker", false, Exit(kExitDeviceUnavailable), rules_),
+            ExitVerdict::kJobFails);
+}
+
 // A role the coordinator told the job failed is not the job's cause: the
 // coordinator's exit (and its log) is, under --supervise too.
 TEST_F(JudgeExitTest, ARoleToldTheJobFailedIsTheCoordinatorsToJudge) {
