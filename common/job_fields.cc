@@ -146,10 +146,10 @@ std::vector<JobField> SizeFields() {
   };
 }
 
-std::vector<JobField> MakeTable() {
+// What is trained: the policy, the model and its data.
+std::vector<JobField> ModelAndDataFields() {
   using C = JobConfig;
-  std::vector<JobField> table = SizeFields();
-  std::vector<JobField> rest = {
+  return {
       Field("sync", "sync", &C::sync,
             "synchronization policy, e.g. bsp, ssp:3, asp, backup:1, lbbsp, "
             "lbbsp:numerical (a bad name lists every known form)"),
@@ -169,6 +169,13 @@ std::vector<JobField> MakeTable() {
             "LIBSVM test file (default: hold out the last 10% of --data)"),
       Field("batches", "batch", &C::batches,
             "batch per worker: X, or X0,X1,... one per worker"),
+  };
+}
+
+// How it is optimized: the servers' optimizer and its schedule.
+std::vector<JobField> OptimizerFields() {
+  using C = JobConfig;
+  return {
       FixedOnResume(
           Field("optimizer", "optimizer", &C::optimizer,
                 "server-side optimizer: sgd | momentum | adam | adagrad"),
@@ -183,6 +190,13 @@ std::vector<JobField> MakeTable() {
       Field("lr_schedule", "lr-schedule", &C::lr_schedule,
             "const | step:EVERY_CLOCKS:GAMMA | cosine"),
       Field("seed", "seed", &C::seed, "random seed"),
+  };
+}
+
+// How long it runs, how it is evaluated, how its samples are drawn.
+std::vector<JobField> RunFields() {
+  using C = JobConfig;
+  return {
       Field("epochs", "epochs", &C::epochs, "passes over the training set"),
       Field("max_clocks", "clocks", &C::max_clocks,
             "total clocks (overrides --epochs when > 0)"),
@@ -208,8 +222,14 @@ std::vector<JobField> MakeTable() {
             "partition | global | auto (the policy's choice: global for "
             "lbbsp, else partition)"),
   };
-  for (JobField& f : rest) table.push_back(std::move(f));
-  for (JobField& f : SnapshotAndResolvedFields()) table.push_back(std::move(f));
+}
+
+std::vector<JobField> MakeTable() {
+  std::vector<JobField> table;
+  for (auto* part : {&SizeFields, &ModelAndDataFields, &OptimizerFields,
+                     &RunFields, &SnapshotAndResolvedFields}) {
+    for (JobField& f : part()) table.push_back(std::move(f));
+  }
   return table;
 }
 

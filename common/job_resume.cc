@@ -13,17 +13,20 @@ Status CheckResumeChanges(const JobConfig& recorded,
     const std::string was = f.format(recorded);
     const std::string now = f.format(requested);
     if (was == now) continue;
+    std::string why;
     if (f.flag.empty()) {
       // Resolved from the data set: unknown ("0") until a job is resolved.
       if (was == "0" || now == "0") continue;
-      return FailedPrecondition(
-          "this job's " + f.name + " is " + now + " where the run's was " +
-          was + ", so it cannot resume the run: " + f.fixed_on_resume);
+      why.append("this job's ").append(f.name).append(" is ").append(now);
+      why.append(" where the run's was ").append(was);
+      why.append(", so it cannot resume the run: ").append(f.fixed_on_resume);
+      return FailedPrecondition(why);
     }
-    return FailedPrecondition("--" + f.flag + " " + now +
-                              " cannot resume this run: it was " + was +
-                              ", and " + f.fixed_on_resume + " (drop --" +
-                              f.flag + ", or start a new run)");
+    why.append("--").append(f.flag).append(" ").append(now);
+    why.append(" cannot resume this run: it was ").append(was);
+    why.append(", and ").append(f.fixed_on_resume);
+    why.append(" (drop --").append(f.flag).append(", or start a new run)");
+    return FailedPrecondition(why);
   }
   return Status::Ok();
 }

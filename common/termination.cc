@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/logging.h"
 
 namespace lockstep {
 namespace {
@@ -24,6 +25,24 @@ StatusOr<int> PreemptedExitCode() {
                            "' is not an exit status in 1..255");
   }
   return static_cast<int>(code);
+}
+
+int RoleExitStatus(const RoleEnd& end, int preempted_code,
+                   const std::string& role) {
+  if (end.preempted || end.released) {
+    if (end.preempted) LS_LOG(Warning) << end.done.message();
+    return preempted_code;
+  }
+  if (end.aborted) {
+    // The job's failure, not this role's: the coordinator says why.
+    LS_LOG(Warning) << end.done.message();
+    return kExitJobAborted;
+  }
+  if (!end.done.ok()) {
+    LS_LOG(Error) << role << " failed: " << end.done.ToString();
+    return end.device_unavailable ? kExitDeviceUnavailable : 1;
+  }
+  return 0;
 }
 
 void TerminationSignal::Install() {

@@ -49,6 +49,22 @@ inline constexpr int64_t kTerminateGraceMs = 25000;
 // below kTerminateGraceMs, so the roles hear how the job ended.
 inline constexpr int64_t kPreemptionRoundMs = 20000;
 
+// How a role's run ended, for its exit status.
+struct RoleEnd {
+  Status done;
+  bool preempted = false;  // the job was preempted: resumable
+  bool released = false;   // a worker let go from a job that goes on
+  bool aborted = false;    // told the job failed (not this role's failure)
+  bool device_unavailable = false;  // its machine lacks its device
+};
+
+// The exit status of a role that ended as `end` (docs/binaries.md): 0, the
+// preempted code (`preempted_code`, for a preempted or released role), 3
+// (told the job failed), 4 (no device) or 1; the reason is logged, as a
+// failure of `role` where it is one.
+int RoleExitStatus(const RoleEnd& end, int preempted_code,
+                   const std::string& role);
+
 class TerminationSignal {
  public:
   // Makes SIGTERM call Request().

@@ -86,6 +86,11 @@ Status Coordinator::Impl::SetUp() {
                                 *rounds_, *clock_, *liveness_, *termination_,
                                 *refusals_},
       *this, *this);
+  LS_RETURN_IF_ERROR(BindControlPlane());
+  return ServeMetrics();
+}
+
+Status Coordinator::Impl::BindControlPlane() {
   std::string bound;
   LS_ASSIGN_OR_RETURN(socket_, BindRouter(options_.listen, &bound));
   endpoint_ = AdvertisedEndpoint(bound, options_.advertise);
@@ -99,6 +104,10 @@ Status Coordinator::Impl::SetUp() {
     LS_RETURN_IF_ERROR(
         WriteFileDurably(options_.run_dir + "/endpoint", endpoint_ + "\n"));
   }
+  return Status::Ok();
+}
+
+Status Coordinator::Impl::ServeMetrics() {
   if (!options_.metrics_listen.empty()) {
     std::string token;
     if (!options_.metrics_token_file.empty()) {

@@ -47,6 +47,10 @@ class Coordinator::Impl : public Outbox, public JobHost {
         access_(InstalledTransportKeys() != nullptr) {}
 
   Status SetUp();
+  // The control plane's socket, its handshake watch and RUN_DIR/endpoint.
+  Status BindControlPlane();
+  // The metrics port (--metrics-listen) and RUN_DIR/metrics_url.
+  Status ServeMetrics();
   Status Run();
   const std::string& endpoint() const { return endpoint_; }
   bool preempted() const { return preempted_; }

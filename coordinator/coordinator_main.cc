@@ -138,11 +138,8 @@ int Main(int argc, char** argv) {
   auto keys = lockstep::KeysFromFlags(vm, {lockstep::KeyRole::kCoordinator});
   if (!keys.ok()) return Fail(keys.status().message());
   lockstep::InstallTransportKeys(std::move(*keys));
-  const auto preempted_code = lockstep::PreemptedExitCode();
-  auto health = lockstep::StartHealthEndpoint(vm);
-  for (const lockstep::Status& s : {preempted_code.status(), health.status()}) {
-    if (!s.ok()) return Fail(s.message());
-  }
+  auto services = lockstep::StartRoleServices(vm);
+  if (!services.ok()) return Fail(services.status().message());
   auto coordinator = lockstep::Coordinator::Create(*opts);
   if (!coordinator.ok()) return Fail(coordinator.status().message());
   std::signal(SIGINT, [](int) { lockstep::Coordinator::RequestStop(); });
@@ -155,19 +152,12 @@ int Main(int argc, char** argv) {
   LS_LOG(Info) << "listening on " << (*coordinator)->endpoint() << " for "
                << opts->job.servers << " servers and " << opts->job.workers
                << " workers";
-  lockstep::Status done = (*coordinator)->Run();
-  const bool preempted = (*coordinator)->preempted();
+  lockstep::RoleEnd end;
+  end.done = (*coordinator)->Run();
+  end.preempted = (*coordinator)->preempted();
   (*coordinator).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
-  if (preempted) {
-    LS_LOG(Warning) << done.message();
-    return *preempted_code;
-  }
-  if (!done.ok()) {
-    LS_LOG(Error) << "job failed: " << done.ToString();
-    return 1;
-  }
-  return 0;
+  return lockstep::RoleExitStatus(end, services->preempted_code, "job");
 }
 
 }  // namespace

@@ -43,8 +43,7 @@ class ReplicaFailover {
   // Every reference must outlive this.
   ReplicaFailover(const JobConfig& job, Outbox& outbox, Membership& members,
                   SnapshotRounds& rounds, ClockDriver& clock)
-      : job_(job),
-        outbox_(outbox),
+      : outbox_(outbox),
         members_(members),
         rounds_(rounds),
         clock_(clock),
@@ -113,7 +112,6 @@ class ReplicaFailover {
  private:
   void SendPromote(uint32_t shard, uint32_t slot);
 
-  const JobConfig& job_;
   Outbox& outbox_;
   Membership& members_;
   SnapshotRounds& rounds_;

@@ -105,13 +105,10 @@ int Main(int argc, char** argv) {
     LS_LOG(Info) << "data plane: "
                  << lockstep::DataSecurityName(installed->data_plane) << how;
   }
-  const auto preempted_code = lockstep::PreemptedExitCode();
-  auto health = lockstep::StartHealthEndpoint(vm);
-  for (const lockstep::Status& s : {preempted_code.status(), health.status()}) {
-    if (!s.ok()) {
-      std::cerr << "lockstep-server: " << s.message() << std::endl;
-      return 2;
-    }
+  auto services = lockstep::StartRoleServices(vm);
+  if (!services.ok()) {
+    std::cerr << "lockstep-server: " << services.status().message() << "\n";
+    return 2;
   }
   auto server = lockstep::ServerShard::Create(*opts);
   if (!server.ok()) {
@@ -120,22 +117,13 @@ int Main(int argc, char** argv) {
   }
   std::signal(SIGINT, [](int) { lockstep::ServerShard::RequestStop(); });
   lockstep::TerminationSignal::Install();  // serves until the job's end
-  lockstep::Status done = (*server)->Run();
-  const bool preempted = (*server)->preempted();
-  const bool aborted = (*server)->aborted();
+  lockstep::RoleEnd end;
+  end.done = (*server)->Run();
+  end.preempted = (*server)->preempted();
+  end.aborted = (*server)->aborted();
   (*server).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
-  if (preempted) return *preempted_code;
-  if (aborted) {
-    // The job's failure, not this server's: the coordinator says why.
-    LS_LOG(Warning) << done.message();
-    return lockstep::kExitJobAborted;
-  }
-  if (!done.ok()) {
-    LS_LOG(Error) << "server failed: " << done.ToString();
-    return 1;
-  }
-  return 0;
+  return lockstep::RoleExitStatus(end, services->preempted_code, "server");
 }
 
 }  // namespace

@@ -88,6 +88,38 @@ lockstep::WorkerOptions WorkerOptionsFrom(const po::variables_map& vm,
   return opts;
 }
 
+// Where the engine (or the flags) put this worker; names it in the log.
+lockstep::StatusOr<lockstep::RoleFlags> PlaceWorker(
+    const po::variables_map& vm) {
+  const bool evaluator = vm.count("evaluator") > 0;
+  lockstep::RoleFlags flags;
+  if (vm.count("coordinator")) {
+    flags.coordinator = vm["coordinator"].as<std::string>();
+  }
+  flags.rank = vm["rank"].as<int>();
+  auto placed = lockstep::PlaceRole(evaluator ? lockstep::EngineRole::kEvaluator
+                                              : lockstep::EngineRole::kWorker,
+                                    flags);
+  if (placed.ok()) {
+    lockstep::SetLogIdentity(evaluator ? "evaluator" : "worker", placed->rank);
+  }
+  return placed;
+}
+
+// Trains until the job ends and says how this worker's part ended.
+lockstep::RoleEnd RunToEnd(lockstep::WorkerRuntime& worker) {
+  lockstep::RoleEnd end;
+  end.done = worker.Run();
+  end.preempted = worker.preempted();
+  // Terminated alone, it left a job that goes on: not a success, so an
+  // engine replaces it (an Indexed Job's index is not done), and the
+  // replacement rejoins at the current clock.
+  end.released = worker.released();
+  end.aborted = worker.aborted();
+  end.device_unavailable = worker.device_unavailable();
+  return end;
+}
+
 int Main(int argc, char** argv) {
   lockstep::RetainFreedHeapMemory();
   const po::options_description options = Options();
@@ -103,20 +135,11 @@ int Main(int argc, char** argv) {
     std::cout << options << std::endl;
     return 0;
   }
-  const bool evaluator = vm.count("evaluator") > 0;
-  lockstep::RoleFlags flags;
-  if (vm.count("coordinator")) {
-    flags.coordinator = vm["coordinator"].as<std::string>();
-  }
-  flags.rank = vm["rank"].as<int>();
-  auto placed = lockstep::PlaceRole(evaluator ? lockstep::EngineRole::kEvaluator
-                                              : lockstep::EngineRole::kWorker,
-                                    flags);
+  auto placed = PlaceWorker(vm);
   if (!placed.ok()) {
     std::cerr << "lockstep-worker: " << placed.status().message() << std::endl;
     return 2;
   }
-  lockstep::SetLogIdentity(evaluator ? "evaluator" : "worker", placed->rank);
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
   auto keys = lockstep::KeysFromFlags(vm, {lockstep::KeyRole::kWorker});
   if (!keys.ok()) {
@@ -125,12 +148,10 @@ int Main(int argc, char** argv) {
   }
   lockstep::InstallTransportKeys(std::move(*keys));
   const auto threads = ComputeThreads(vm);
-  const auto preempted_code = lockstep::PreemptedExitCode();
-  auto health = lockstep::StartHealthEndpoint(vm);
-  for (const lockstep::Status& s :
-       {threads.status(), preempted_code.status(), health.status()}) {
+  auto services = lockstep::StartRoleServices(vm);
+  for (const lockstep::Status& s : {threads.status(), services.status()}) {
     if (!s.ok()) {
-      std::cerr << "lockstep-worker: " << s.message() << std::endl;
+      std::cerr << "lockstep-worker: " << s.message() << "\n";
       return 2;
     }
   }
@@ -143,30 +164,10 @@ int Main(int argc, char** argv) {
   }
   std::signal(SIGINT, [](int) { lockstep::WorkerRuntime::RequestStop(); });
   lockstep::TerminationSignal::Install();  // leaves the job, or preempted
-  lockstep::Status done = (*worker)->Run();
-  const bool preempted = (*worker)->preempted();
-  // Terminated alone, it left a job that goes on: not a success, so an
-  // engine replaces it (an Indexed Job's index is not done), and the
-  // replacement rejoins at the current clock.
-  const bool released = (*worker)->released();
-  const bool aborted = (*worker)->aborted();
-  const bool no_device = (*worker)->device_unavailable();
+  const lockstep::RoleEnd end = RunToEnd(**worker);
   (*worker).reset();  // closes its sockets before the context
   lockstep::CloseProcessContext();
-  if (preempted || released) {
-    if (preempted) LS_LOG(Warning) << done.message();
-    return *preempted_code;
-  }
-  if (aborted) {
-    // The job's failure, not this worker's: the coordinator says why.
-    LS_LOG(Warning) << done.message();
-    return lockstep::kExitJobAborted;
-  }
-  if (!done.ok()) {
-    LS_LOG(Error) << "worker failed: " << done.ToString();
-    return no_device ? lockstep::kExitDeviceUnavailable : 1;
-  }
-  return 0;
+  return lockstep::RoleExitStatus(end, services->preempted_code, "worker");
 }
 
 }  // namespace

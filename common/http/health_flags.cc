@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "common/logging.h"
+#include "common/termination.h"
 
 namespace lockstep {
 
@@ -30,6 +31,13 @@ StatusOr<std::unique_ptr<HttpEndpoint>> StartHealthEndpoint(
   LS_LOG(Info) << "probes answered at " << endpoint->base_url()
                << "/healthz and /readyz";
   return endpoint;
+}
+
+StatusOr<RoleServices> StartRoleServices(const po::variables_map& vm) {
+  RoleServices services;
+  LS_ASSIGN_OR_RETURN(services.preempted_code, PreemptedExitCode());
+  LS_ASSIGN_OR_RETURN(services.health, StartHealthEndpoint(vm));
+  return services;
 }
 
 }  // namespace lockstep

@@ -25,6 +25,16 @@ void AddHealthFlags(boost::program_options::options_description* options);
 StatusOr<std::unique_ptr<HttpEndpoint>> StartHealthEndpoint(
     const boost::program_options::variables_map& vm);
 
+// What every role binary sets up beside its own work: the exit status a
+// preempted job gets ($LOCKSTEP_PREEMPTED_EXIT_CODE) and the probes'
+// endpoint. Errors: either one's.
+struct RoleServices {
+  int preempted_code = 0;
+  std::unique_ptr<HttpEndpoint> health;  // null without --health-listen
+};
+StatusOr<RoleServices> StartRoleServices(
+    const boost::program_options::variables_map& vm);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMMON_HTTP_HEALTH_FLAGS_H_

@@ -37,7 +37,7 @@ JobConfig SmallJob() {
 
 // The small job run to its end by the launcher in a fresh run directory.
 std::string FinishedRun() {
-  const std::string run = MakeTempDir("lockstep-resume-request") + "/run";
+  std::string run = MakeTempDir("lockstep-resume-request") + "/run";
   const LauncherRun first =
       RunLauncher(LaunchArgs(SmallJob(), {"--run-dir", run}));
   EXPECT_TRUE(first.exit.ok()) << first.output;

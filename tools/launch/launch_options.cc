@@ -18,9 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
-po::options_description LaunchFlags() {
-  po::options_description options("lockstep-launch flags");
-  options.add_options()                                         //
+// Where the roles run and how they reach each other.
+void AddPlacementFlags(po::options_description* options) {
+  options->add_options()                                        //
       ("help", "print this help and exit")                      //
       ("verbose,v", po::bool_switch(),                          //
        "show every line of every role (and run them with -v)")  //
@@ -54,7 +54,12 @@ po::options_description LaunchFlags() {
        "run workers with this command instead of lockstep-worker, e.g. a "
        "Python script using the lockstep module ('/usr/bin/python3 "
        "train.py'), or per worker 'wR:CMD;*:CMD' (CMD lockstep-worker: the "
-       "C++ worker); it gets lockstep-worker's flags")  //
+       "C++ worker); it gets lockstep-worker's flags");
+}
+
+// How a run starts, survives failures, is secured and is watched.
+void AddLifecycleFlags(po::options_description* options) {
+  options->add_options()  //
       ("resume", po::value<std::string>()->default_value(""),
        "RUN_DIR: continue that run's job from its newest complete snapshot "
        "round (job flags given here, e.g. --workers or --servers, change "
@@ -81,6 +86,12 @@ po::options_description LaunchFlags() {
       ("stop-on-worker-failure", po::bool_switch(),
        "stop the whole job when a worker fails (default: the job goes on "
        "with the other workers)");
+}
+
+po::options_description LaunchFlags() {
+  po::options_description options("lockstep-launch flags");
+  AddPlacementFlags(&options);
+  AddLifecycleFlags(&options);
   // The job flags come from the same table as the coordinator's, so they
   // have the same names and defaults on every binary.
   AddJobFlags(&options);

@@ -84,10 +84,12 @@ Status RequestRoundNow(const std::string& target, double timeout_s,
     handshake->Poll();
     LS_RETURN_IF_ERROR(handshake->Refusal());
     if (!handshake->connected() && NowSeconds() - start > kConnectS) {
-      return Unavailable("no coordinator answers at " + endpoint + " within " +
-                         std::to_string(static_cast<int>(kConnectS)) +
-                         " s: is the job running (" + target +
-                         "/endpoint names its coordinator)?");
+      std::string why = "no coordinator answers at " + endpoint;
+      why.append(" within ")
+          .append(std::to_string(static_cast<int>(kConnectS)));
+      why.append(" s: is the job running (").append(target);
+      why.append("/endpoint names its coordinator)?");
+      return Unavailable(why);
     }
     LS_ASSIGN_OR_RETURN(bool got, ReceiveMessage(socket, false, &msg));
     if (!got) continue;
