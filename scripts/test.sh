@@ -19,7 +19,9 @@ ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600 --no-tests=e
 echo "== lint (at ${SECONDS} s)"
 scripts/lint.sh
 
-# Whole in-process jobs (cluster) run under TSan below, not here. The
+# Whole in-process jobs (cluster) run under TSan below, not here; the
+# docs' commands (docs), whole jobs of real processes with Python workers
+# (which cannot load an ASan module), run in the release pass only. The
 # sanitizer presets run each test binary as 3 GoogleTest shards and leave
 # out the 2 GiB frame test, which only copies memory (26 s under ASan, minutes
 # under TSan); the release run has it.
@@ -27,7 +29,7 @@ echo "== ASan+UBSan build (unit tests) (at ${SECONDS} s)"
 scripts/build.sh asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 \
-  --label-exclude '^(integration|cluster|deploy)$'
+  --label-exclude '^(integration|cluster|deploy|docs)$'
 
 # The suites with threads that share state: the transports (I/O threads,
 # the in-process mailbox), the shard (background apply), the worker
