@@ -1,5 +1,6 @@
 #include "common/job_config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/aggregation.h"
@@ -11,6 +12,13 @@ namespace lockstep {
 uint32_t JobConfig::BatchOf(uint32_t rank) const {
   if (batches.size() == 1) return batches[0];
   return rank < batches.size() ? batches[rank] : 0;
+}
+
+uint64_t JobConfig::MaxPushBatch() const {
+  if (sync.rfind("lbbsp", 0) == 0) return GlobalBatch();
+  uint32_t largest = 0;
+  for (uint32_t b : batches) largest = std::max(largest, b);
+  return largest;
 }
 
 uint64_t JobConfig::GlobalBatch() const {

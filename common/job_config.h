@@ -107,6 +107,11 @@ struct JobConfig {
   uint32_t BatchOf(uint32_t rank) const;
   // Sum of the per-worker batches: the global batch X.
   uint64_t GlobalBatch() const;
+  // The largest batch a worker may push for one clock, as the job declares
+  // it: X under LB-BSP (its quotas share X), else the largest per-worker
+  // batch. A push above it is refused (what a worker states is not
+  // trusted beyond that).
+  uint64_t MaxPushBatch() const;
   uint32_t MaxWorkers() const {
     return max_workers > workers ? max_workers : workers;
   }

@@ -193,6 +193,7 @@ void ClockDriver::SendAdmission(const std::string& id, Peer& peer,
   // Evaluation is out of band (the evaluator's; AnswerEvaluator): no
   // training worker is ever asked to evaluate before the job is over.
   peer.clock = decision.clock;
+  peer.admitted_batch = batch;
   if (finished) peer.finished = true;
   flatbuffers::FlatBufferBuilder fbb(128);
   const double epoch = static_cast<double>(decision.clock) *
@@ -207,8 +208,18 @@ void ClockDriver::SendAdmission(const std::string& id, Peer& peer,
 
 void ClockDriver::HandleClockDone(const Peer& peer,
                                   const wire::ClockDone& done) {
-  const ClockReport report =
-      ReadClockReport(static_cast<uint32_t>(peer.rank), done);
+  const ClockReport report = ReadClockReport(static_cast<uint32_t>(peer.rank),
+                                             done, peer.admitted_batch);
+  if (report.batch < done.batch()) {
+    // Its samples count as admitted, no more: a worker cannot weigh its
+    // push above the others, take more of the budget or end the job early.
+    if (overstated_batches_++ < 10) {
+      LS_LOG(Warning) << "worker " << peer.rank << " reported batch "
+                      << done.batch() << " for clock " << report.clock
+                      << ", admitted " << peer.admitted_batch << ": counted as "
+                      << report.batch;
+    }
+  }
   // A push a shard refused (PushGuard) carried nothing into the model: its
   // samples and loss count nowhere.
   const bool refused = done.refused() > 0;

@@ -12,11 +12,12 @@ double Share(double v) { return std::isnan(v) ? 1 : std::clamp(v, 0.0, 1.0); }
 
 }  // namespace
 
-ClockReport ReadClockReport(uint32_t worker, const wire::ClockDone& done) {
+ClockReport ReadClockReport(uint32_t worker, const wire::ClockDone& done,
+                            uint32_t admitted) {
   ClockReport report;
   report.worker = worker;
   report.clock = done.clock();
-  report.batch = done.batch();
+  report.batch = std::min(done.batch(), admitted);
   report.compute_s = Seconds(done.compute_s());
   report.push_s = Seconds(done.push_s());
   report.pull_s = Seconds(done.pull_s());

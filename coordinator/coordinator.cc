@@ -66,9 +66,9 @@ Status Coordinator::Impl::SetUp() {
   recovery_ =
       std::make_unique<Recovery>(job, options_.register_timeout_s, *this, *this,
                                  members_, *rounds_, *clock_);
-  enrollment_ =
-      std::make_unique<Enrollment>(options_.job, *this, *this, members_,
-                                   *clock_, *rounds_, *recorder_, *recovery_);
+  enrollment_ = std::make_unique<Enrollment>(options_.job, *this, *this,
+                                             members_, *clock_, *rounds_,
+                                             *recorder_, *recovery_, tickets_);
   refusals_ =
       std::make_unique<PushRefusals>(job, *this, members_, *enrollment_);
   metrics_text_ = std::make_unique<JobMetrics>(
@@ -78,7 +78,8 @@ Status Coordinator::Impl::SetUp() {
                                                *rounds_, *enrollment_);
   liveness_ = std::make_unique<Liveness>(
       static_cast<int64_t>(job.heartbeat_ms) * options_.dead_after_heartbeats,
-      options_.register_timeout_s * 1000, *this, members_, *recorder_);
+      options_.register_timeout_s * 1000, *this, members_, *recorder_,
+      tickets_);
   links_.Connect(enrollment_.get(), clock_.get(), rounds_.get(),
                  recovery_.get(), recorder_.get());
   router_ = std::make_unique<MessageRouter>(

@@ -32,6 +32,7 @@
 #include "coordinator/run_recorder.h"
 #include "coordinator/snapshot_rounds.h"
 #include "coordinator/termination.h"
+#include "coordinator/ticket_desk.h"
 
 namespace lockstep {
 
@@ -91,6 +92,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
   int64_t start_wait_said_ms_ = 0;
   std::unique_ptr<RunRecorder> recorder_;
   Membership members_;
+  TicketDesk tickets_;  // data-plane tickets: given, and heartbeats checked
   std::unique_ptr<SnapshotRounds> rounds_;
   std::unique_ptr<ClockDriver> clock_;
   std::unique_ptr<Recovery> recovery_;

@@ -367,6 +367,7 @@ void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
     welcome.restore_round = restore->round;
     welcome.restore_shards = restore->shards;
   }
+  if (!server) GiveTicket(peer, &welcome);
   outbox_.Send(id, MakeWelcomeHeader(job_, welcome));
   peer.welcomed = true;
   // A server loading a round is silent for a while: the longer limit of a
@@ -401,6 +402,16 @@ void Enrollment::RemoveWorker(const std::string& id, const std::string& why,
     host_.Abort(Unavailable("every worker is gone (last: worker " +
                             std::to_string(gone.rank) + ", " + why + ")"));
   }
+}
+
+void Enrollment::GiveTicket(const Peer& peer, WelcomeFields* welcome) {
+  const std::optional<PeerTicket> ticket =
+      tickets_.Issue(peer.role == wire::Role::Evaluator ? TicketRole::kEvaluator
+                                                        : TicketRole::kWorker,
+                     peer.rank);
+  if (!ticket) return;  // --security off: the data plane is open
+  welcome->ticket_incarnation = ticket->incarnation;
+  welcome->ticket_secret = ticket->secret;
 }
 
 }  // namespace lockstep

@@ -19,6 +19,7 @@
 #include "common/job_config.h"
 #include "common/layout.h"
 #include "common/status.h"
+#include "common/wire/placement_messages.h"
 #include "coordinator/clock_driver.h"
 #include "coordinator/job_host.h"
 #include "coordinator/membership.h"
@@ -27,6 +28,7 @@
 #include "coordinator/shape_agreement.h"
 #include "coordinator/snapshot_rounds.h"
 #include "coordinator/start_wait.h"
+#include "coordinator/ticket_desk.h"
 
 namespace lockstep {
 
@@ -38,7 +40,7 @@ class Enrollment {
   // when training starts. `recovery` gives the epoch Welcomes carry.
   Enrollment(JobConfig& job, Outbox& outbox, JobHost& host, Membership& members,
              ClockDriver& clock, SnapshotRounds& rounds, RunRecorder& recorder,
-             const Recovery& recovery)
+             const Recovery& recovery, TicketDesk& tickets)
       : job_(job),
         outbox_(outbox),
         host_(host),
@@ -46,7 +48,8 @@ class Enrollment {
         clock_(clock),
         rounds_(rounds),
         recorder_(recorder),
-        recovery_(recovery) {}
+        recovery_(recovery),
+        tickets_(tickets) {}
 
   bool training() const { return training_; }
   // Who has registered and described the job so far (before training).
@@ -110,6 +113,9 @@ class Enrollment {
   // A worker whose description matches, welcomed after the others started:
   // joins the policy at its current clock and gets its Start.
   void JoinRunningJob(const std::string& id, Peer& peer);
+  // With job keys: a fresh ticket for this registration of worker (or
+  // evaluator) `peer`, which its data connections prove.
+  void GiveTicket(const Peer& peer, WelcomeFields* welcome);
 
   JobConfig& job_;
   Outbox& outbox_;
@@ -126,6 +132,7 @@ class Enrollment {
   StartExcusals excused_;
   int64_t adopt_clock_ = -1;  // see AdoptableClock
   uint64_t dead_workers_ = 0;
+  TicketDesk& tickets_;
 };
 
 }  // namespace lockstep

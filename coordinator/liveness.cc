@@ -17,6 +17,18 @@ bool Liveness::HandleSideHeartbeat(const std::string& id,
   if (env.body_type() != wire::Body::Heartbeat) return false;
   Peer* owner = members_.FindByRank(env.sender_role(), env.sender_rank());
   if (owner == nullptr) return false;
+  if (!tickets_.Vouches(env.sender_role(), env.sender_rank(),
+                        *env.body_as_Heartbeat())) {
+    if (refused_heartbeats_++ < 10) {
+      LS_LOG(Warning) << "a heartbeat for "
+                      << (env.sender_role() == wire::Role::Evaluator
+                              ? "evaluator "
+                              : "worker ")
+                      << env.sender_rank()
+                      << " without that rank's ticket: not counted";
+    }
+    return true;
+  }
   owner->last_seen_ms = NowMillis();
   ReplyHeartbeat(id);
   return true;

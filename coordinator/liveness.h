@@ -16,6 +16,7 @@
 #include "coordinator/outbox.h"
 #include "coordinator/recovery.h"
 #include "coordinator/run_recorder.h"
+#include "coordinator/ticket_desk.h"
 
 namespace lockstep {
 
@@ -24,20 +25,25 @@ class Liveness {
   // A peer is dead after `dead_after_ms` of silence (a registering one
   // after `register_timeout_ms`, membership.h).
   Liveness(int64_t dead_after_ms, int64_t register_timeout_ms, Outbox& outbox,
-           Membership& members, const RunRecorder& recorder)
+           Membership& members, const RunRecorder& recorder,
+           TicketDesk& tickets)
       : dead_after_ms_(dead_after_ms),
         register_timeout_ms_(register_timeout_ms),
         outbox_(outbox),
         members_(members),
-        recorder_(recorder) {}
+        recorder_(recorder),
+        tickets_(tickets) {}
 
   // Answers a heartbeat with the newest committed clock.
   void ReplyHeartbeat(const std::string& id);
 
   // A heartbeat from a socket that is not a member's: a worker's heartbeat
-  // thread has a socket of its own, matched by role and rank. True when it
-  // was that (the owner marked alive, the heartbeat answered).
+  // thread has a socket of its own, matched by role and rank, which it
+  // proves with its ticket (TicketDesk). True when it was that: the owner
+  // marked alive and the heartbeat answered, or, without a proof of that
+  // rank's ticket, neither (counted: refused_heartbeats).
   bool HandleSideHeartbeat(const std::string& id, const wire::Envelope& env);
+  uint64_t refused_heartbeats() const { return refused_heartbeats_; }
 
   // Removes every peer silent past its limit; an error when a recovery
   // outlived the registration timeout (the job ends). When the coordinator
@@ -52,6 +58,8 @@ class Liveness {
   Outbox& outbox_;
   Membership& members_;
   const RunRecorder& recorder_;
+  TicketDesk& tickets_;
+  uint64_t refused_heartbeats_ = 0;
   int64_t last_check_ms_ = 0;
 };
 

@@ -43,6 +43,7 @@ struct Peer {
   // Workers: sent Start and joined the policy.
   bool started = false;
   int64_t clock = -1;                    // workers: clock last admitted to
+  uint32_t admitted_batch = 0;           // workers: that clock's quota
   std::optional<int64_t> pending_admit;  // workers: deferred Admit clock
   bool finished = false;                 // workers: told the job is over
   // Servers: welcomed with a round to restore and silent since.

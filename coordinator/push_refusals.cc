@@ -8,7 +8,14 @@
 namespace lockstep {
 
 const char* RefusalLabel(wire::RefusalReason reason) {
-  return reason == wire::RefusalReason::GradNorm ? "grad_norm" : "non_finite";
+  switch (reason) {
+    case wire::RefusalReason::GradNorm:
+      return "grad_norm";
+    case wire::RefusalReason::Impersonation:
+      return "impersonation";
+    default:
+      return "non_finite";
+  }
 }
 
 void PushRefusals::Handle(int shard, const wire::PushRefused& refused) {

@@ -52,7 +52,8 @@ class PushRefusals {
   uint64_t removed_ = 0;
 };
 
-// The metric label of a refusal's reason: "non_finite" or "grad_norm".
+// The metric label of a refusal's reason: "non_finite", "grad_norm" or
+// "impersonation".
 const char* RefusalLabel(wire::RefusalReason reason);
 
 }  // namespace lockstep

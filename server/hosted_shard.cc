@@ -59,7 +59,8 @@ void HostedShard::ConfigureDataPath(bool on_arrival) {
                         now_.layout.sparse_dim(),
                         on_arrival,
                         ShardKeys(now_.layout, shard_),
-                        {job.max_grad_norm, job.grad_norm_action == "clip"}});
+                        {job.max_grad_norm, job.grad_norm_action == "clip"},
+                        job.MaxPushBatch()});
 }
 
 Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {

@@ -233,7 +233,8 @@ void ServerShard::RouteData() {
         Status taken =
             msg.role != "" && msg.role != "server"
                 ? FailedPrecondition(
-                      "a replica subscription needs the server key")
+                      "a replica subscription needs a server's ticket (the "
+                      "server key)")
             : range == nullptr
                 ? FailedPrecondition("shard " + std::to_string(ack->shard()) +
                                      " is not served here")

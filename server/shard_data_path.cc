@@ -6,6 +6,7 @@
 
 #include "common/logging.h"
 #include "common/transport/buffer_pool.h"
+#include "server/named_sender.h"
 
 namespace lockstep {
 namespace {
@@ -54,17 +55,14 @@ void ShardDataPath::Handle(Message& msg) {
     }
     return;
   }
-  const int rank = msg.envelope->sender_rank();
-  const bool evaluator = msg.envelope->sender_role() == wire::Role::Evaluator;
-  if (evaluator && msg.envelope->body_type() != wire::Body::Pull) {
-    RejectBadMessage(msg.peer, InvalidArgument("the evaluator only pulls"), 0);
-    return;
-  }
-  if (!evaluator && (rank < 0 || static_cast<uint32_t>(rank) >= job_.workers)) {
-    RejectBadMessage(msg.peer,
-                     InvalidArgument("sender rank " + std::to_string(rank) +
-                                     " is not a worker of this job"),
-                     0);
+  if (Status sender = CheckSender(msg, job_.workers); !sender.ok()) {
+    // A worker's push as another is reported as the worker it is, whose
+    // refusals count toward its removal.
+    if (ReportsImpostor(msg, sender)) {
+      tell_coordinator_(MakeImpostorReport(msg, ++impostures_[msg.rank],
+                                           static_cast<int>(job_.shard)));
+    }
+    RejectBadMessage(msg.peer, sender, 0);
     return;
   }
   const auto type = msg.envelope->body_type();
@@ -230,6 +228,11 @@ Status ShardDataPath::CheckPush(const Message& msg,
                            std::to_string(want_frames));
   }
   if (record->batch == 0) return InvalidArgument("push with batch 0");
+  if (job_.max_batch > 0 && record->batch > job_.max_batch) {
+    return InvalidArgument("push with batch " + std::to_string(record->batch) +
+                           ", above the job's largest, " +
+                           std::to_string(job_.max_batch));
+  }
   std::vector<float> scratch;
   LS_RETURN_IF_ERROR(
       PayloadAs<float>(msg.payloads[0], dense_values, &scratch).status());

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -43,6 +44,7 @@ class ShardDataPath {
     bool on_arrival = false;
     ShardKeys keys;
     PushGuard::Rules guard;
+    uint64_t max_batch = 0;  // JobConfig::MaxPushBatch; 0: any
   };
 
   // The objects it serves from, owned by the shard and outliving this.
@@ -136,6 +138,7 @@ class ShardDataPath {
   PushLedger ledger_;
   ReplicaStream* stream_ = nullptr;
   uint64_t bad_messages_ = 0;
+  std::map<int, uint32_t> impostures_;  // by the proven worker rank
   int64_t bad_log_budget_ = 20;
   bool held_ = false;
   uint64_t held_dropped_ = 0;

@@ -32,11 +32,14 @@ StatusOr<std::unique_ptr<CoordinatorLink>> CoordinatorLink::Connect(
   return link;
 }
 
-Status CoordinatorLink::Welcomed(uint32_t rank, uint32_t heartbeat_ms) {
+Status CoordinatorLink::Welcomed(uint32_t rank, uint32_t heartbeat_ms,
+                                 const std::optional<PeerTicket>& ticket) {
   rank_ = rank;
   heartbeat_ms_ = heartbeat_ms;
-  LS_ASSIGN_OR_RETURN(heartbeats_, HeartbeatThread::Start(endpoint_, role_,
-                                                          rank, heartbeat_ms));
+  heartbeats_.reset();  // a thread proving an older ticket
+  LS_ASSIGN_OR_RETURN(
+      heartbeats_,
+      HeartbeatThread::Start(endpoint_, role_, rank, heartbeat_ms, ticket));
   welcomed_ms_ = NowMillis();
   handshake_->Stop();  // the coordinator took this key
   watch_.set_heartbeat_ms(heartbeat_ms);

@@ -19,6 +19,7 @@
 #include <zmq.hpp>
 
 #include "common/coordinator_watch.h"
+#include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "common/termination.h"
 #include "common/transport/zmq/handshake_watch.h"
@@ -47,8 +48,10 @@ class CoordinatorLink {
 
   // Welcomed as `rank` of a job with heartbeat interval `heartbeat_ms`:
   // from now on a thread heartbeats, even while data loads, and the
-  // coordinator counts as gone after 10 silent intervals.
-  Status Welcomed(uint32_t rank, uint32_t heartbeat_ms);
+  // coordinator counts as gone after 10 silent intervals. Its heartbeats
+  // prove `ticket` (the Welcome's, with job keys).
+  Status Welcomed(uint32_t rank, uint32_t heartbeat_ms,
+                  const std::optional<PeerTicket>& ticket = std::nullopt);
   // Once training runs, a Start from the coordinator is a rollback.
   void set_training(bool training) { training_ = training; }
 

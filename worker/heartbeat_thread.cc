@@ -9,17 +9,20 @@
 namespace lockstep {
 
 HeartbeatThread::HeartbeatThread(std::string coordinator, wire::Role role,
-                                 uint32_t rank, uint32_t interval_ms)
+                                 uint32_t rank, uint32_t interval_ms,
+                                 const std::optional<PeerTicket>& ticket)
     : coordinator_(std::move(coordinator)),
       role_(role),
       rank_(rank),
-      interval_ms_(interval_ms) {}
+      interval_ms_(interval_ms),
+      incarnation_(ticket ? ticket->incarnation : 0),
+      proof_(ticket ? HeartbeatProof(*ticket) : std::string()) {}
 
 StatusOr<std::unique_ptr<HeartbeatThread>> HeartbeatThread::Start(
     const std::string& coordinator, wire::Role role, uint32_t rank,
-    uint32_t interval_ms) {
+    uint32_t interval_ms, const std::optional<PeerTicket>& ticket) {
   std::unique_ptr<HeartbeatThread> h(new HeartbeatThread(
-      coordinator, role, rank, std::max<uint32_t>(interval_ms, 10)));
+      coordinator, role, rank, std::max<uint32_t>(interval_ms, 10), ticket));
   // Connected here, so an unusable endpoint fails on this thread, and
   // handed over whole to the heartbeat thread (its start is the memory
   // barrier a socket that changes threads needs): a socket made only to
@@ -45,8 +48,13 @@ void HeartbeatThread::Loop(zmq::socket_t& socket) {
   while (!stop_) {
     ProcessHealth::Beat();
     if (NowMillis() >= next) {
-      flatbuffers::FlatBufferBuilder fbb(64);
-      auto body = wire::CreateHeartbeat(fbb, 0);
+      flatbuffers::FlatBufferBuilder fbb(128);
+      auto body = wire::CreateHeartbeat(
+          fbb, 0, incarnation_,
+          proof_.empty() ? 0
+                         : fbb.CreateVector(
+                               reinterpret_cast<const uint8_t*>(proof_.data()),
+                               proof_.size()));
       Message out;
       out.header = FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
                                   role_, static_cast<int>(rank_));

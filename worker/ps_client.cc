@@ -44,11 +44,12 @@ PsClient::PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
 
 StatusOr<std::unique_ptr<PsClient>> PsClient::Create(
     const KeyLayout& layout, uint32_t rank, double timeout_s, uint32_t epoch,
-    wire::Role role, bool replicated) {
+    wire::Role role, bool replicated, std::optional<PeerTicket> ticket) {
   std::unique_ptr<PsClient> client(
       new PsClient(layout, rank, timeout_s, epoch, role));
-  LS_ASSIGN_OR_RETURN(client->channels_,
-                      ShardChannels::Connect(layout, timeout_s, replicated));
+  LS_ASSIGN_OR_RETURN(
+      client->channels_,
+      ShardChannels::Connect(layout, timeout_s, replicated, std::move(ticket)));
   client->clocks_read_.assign(layout.num_shards(), 0);
   return client;
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@
 #include <zmq.hpp>
 
 #include "common/layout.h"
+#include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "common/wire/message.h"
 #include "worker/compute/host_allocator.h"
@@ -34,11 +36,12 @@ class PsClient {
   // carry recovery epoch `epoch` (see wire::Restored).
   // `role` is Worker, or Evaluator for the job's evaluator (it only
   // pulls). With `replicated` shards (--replicas) a server found gone is
-  // waited out, not an error: ShardChannels::Connect.
+  // waited out, not an error: ShardChannels::Connect. Its connections
+  // prove `ticket` (with job keys: the Welcome's).
   static StatusOr<std::unique_ptr<PsClient>> Create(
       const KeyLayout& layout, uint32_t rank, double timeout_s,
       uint32_t epoch = 0, wire::Role role = wire::Role::Worker,
-      bool replicated = false);
+      bool replicated = false, std::optional<PeerTicket> ticket = std::nullopt);
 
   // Pushes applied on arrival under a staleness rule (a drop limit or a
   // staleness-scaled step) go to shard 0 first, and the other shards are

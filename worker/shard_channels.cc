@@ -6,18 +6,19 @@
 
 namespace lockstep {
 
-StatusOr<ShardChannels> ShardChannels::Connect(const KeyLayout& layout,
-                                               double timeout_s,
-                                               bool replicated) {
+StatusOr<ShardChannels> ShardChannels::Connect(
+    const KeyLayout& layout, double timeout_s, bool replicated,
+    std::optional<PeerTicket> ticket) {
   ShardChannels channels;
   channels.replicated_ = replicated;
+  channels.ticket_ = std::move(ticket);
   for (const ShardInfo& shard : layout.shards()) {
     if (shard.endpoint.empty()) {
       return InvalidArgument("shard " + std::to_string(shard.shard) +
                              " has no endpoint");
     }
-    auto channel =
-        DataChannel::Connect(shard.endpoint, timeout_s, /*listening=*/true);
+    auto channel = DataChannel::Connect(shard.endpoint, timeout_s,
+                                        /*listening=*/true, channels.ticket());
     channels.lost_.push_back(!channel.ok());
     channels.endpoints_.push_back(shard.endpoint);
     if (channel.ok()) {
@@ -69,8 +70,8 @@ StatusOr<std::vector<uint32_t>> ShardChannels::Reroute(
   for (const auto& [shard, endpoint] : newest) {
     channels_[shard].reset();
     ++generation_;
-    auto channel =
-        DataChannel::Connect(endpoint, timeout_s, /*listening=*/replicated_);
+    auto channel = DataChannel::Connect(endpoint, timeout_s,
+                                        /*listening=*/replicated_, ticket());
     if (!channel.ok()) {
       // Waited out like a lost server: a rollback or another reroute.
       LS_LOG(Warning) << "shard " << shard << "'s new server at " << endpoint

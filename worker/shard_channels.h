@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/layout.h"
+#include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "common/transport/data_channel.h"
 #include "common/wire/message.h"
@@ -30,10 +32,11 @@ class ShardChannels {
   // promoted backup (`replicated`, --replicas), a rollback or the job's
   // end. With `replicated` a reroute's endpoint refused (a shard promoted
   // twice in a row: the first new server may be gone already) is waited
-  // out the same way.
-  static StatusOr<ShardChannels> Connect(const KeyLayout& layout,
-                                         double timeout_s,
-                                         bool replicated = false);
+  // out the same way. Every connection proves `ticket` (with job keys: the
+  // Welcome's).
+  static StatusOr<ShardChannels> Connect(
+      const KeyLayout& layout, double timeout_s, bool replicated = false,
+      std::optional<PeerTicket> ticket = std::nullopt);
 
   // With `wait` a lost server is waited out (someone will say what comes:
   // a reroute or a rollback); without, it is the sender's error.
@@ -61,11 +64,14 @@ class ShardChannels {
       double timeout_s, const std::function<Status(uint32_t)>& after);
 
  private:
+  const PeerTicket* ticket() const { return ticket_ ? &*ticket_ : nullptr; }
+
   std::vector<std::unique_ptr<DataChannel>> channels_;
   std::vector<std::string> endpoints_;
   std::vector<bool> lost_;  // its server is gone, not rerouted yet
   bool wait_for_lost_ = false;
-  bool replicated_ = false;  // Connect's
+  bool replicated_ = false;           // Connect's
+  std::optional<PeerTicket> ticket_;  // Connect's
   uint64_t generation_ = 0;
 };
 

@@ -28,6 +28,7 @@
 #include "common/job_config.h"
 #include "common/job_shape.h"
 #include "common/layout.h"
+#include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "common/wire/message.h"
 #include "worker/compute/host_allocator.h"
@@ -208,6 +209,7 @@ class WorkerSession {
   std::unique_ptr<CoordinatorLink> coordinator_;
   WorkerEmulation emulation_;
   uint32_t rank_ = 0;
+  std::optional<PeerTicket> ticket_;  // the Welcome's, with job keys
   JobConfig job_;
   KeyLayout layout_;
   std::unique_ptr<PsClient> ps_;

@@ -139,10 +139,21 @@ Status FakeCoordinator::Bind() {
       LoadRoleKeys(dir + "/" + KeyFileName(KeyRole::kCoordinator)));
   LS_ASSIGN_OR_RETURN(RoleKeys worker,
                       LoadRoleKeys(dir + "/" + KeyFileName(KeyRole::kWorker)));
+  LS_ASSIGN_OR_RETURN(TicketMint mint, TicketMint::Create(coordinator));
+  tickets_.emplace(std::move(mint));
   InstallTransportKeys(std::move(coordinator));
   LS_ASSIGN_OR_RETURN(router_, BindRouter(CoordinatorListen(), &endpoint_));
   InstallTransportKeys(std::move(worker));
   return Status::Ok();
+}
+
+std::vector<PeerTicket> FakeCoordinator::Tickets(uint32_t workers) {
+  std::vector<PeerTicket> tickets;
+  for (uint32_t w = 0; tickets_ && w < workers; ++w) {
+    tickets.push_back(
+        tickets_->Mint(TicketRole::kWorker, static_cast<int32_t>(w)));
+  }
+  return tickets;
 }
 
 Status FakeCoordinator::Spawn() {

@@ -11,12 +11,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
 
 #include "common/job_config.h"
 #include "common/layout.h"
+#include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "tools/launch/process_group.h"
 
@@ -64,6 +66,9 @@ class FakeCoordinator {
   // The layout with every shard's data endpoint set.
   const KeyLayout& layout() const { return layout_; }
   const JobConfig& job() const { return job_; }
+  // With job keys: a data-plane ticket for each of `workers` ranks, as
+  // its Welcome would give it (none without keys).
+  std::vector<PeerTicket> Tickets(uint32_t workers);
 
   // Answers heartbeats and collects the servers' output without waiting.
   // Fails if a server has exited. Call between measurements (servers give
@@ -91,6 +96,7 @@ class FakeCoordinator {
 
   ServerSetOptions options_;
   JobConfig job_;
+  std::optional<TicketMint> tickets_;  // with job keys
   KeyLayout layout_;
   zmq::socket_t router_;
   std::string endpoint_;

@@ -83,7 +83,9 @@ Status LoadClient::Connect() {
     const std::string& endpoint = work_.layout().shards()[slice.shard].endpoint;
     // The stall limit also bounds a connect and a Send waiting for the
     // socket to drain (a server busy applying large pushes reads late).
-    auto channel = DataChannel::Connect(endpoint, options_.stall_timeout_s);
+    auto channel = DataChannel::Connect(
+        endpoint, options_.stall_timeout_s, /*listening=*/false,
+        options_.tickets.empty() ? nullptr : &options_.tickets.at(rank_));
     if (!channel.ok()) {
       return channel.status().WithContext("shard " +
                                           std::to_string(slice.shard));

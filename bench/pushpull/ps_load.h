@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench/pushpull/workload.h"
+#include "common/security/peer_ticket.h"
 #include "common/status.h"
 
 namespace lockstep::bench {
@@ -45,6 +46,9 @@ struct LoadOptions {
   double stall_timeout_s = 60;
   // Only the checked probe op: a verification, not a measurement.
   bool probe_only = false;
+  // With job keys: each worker's data-plane ticket, by rank (a Welcome
+  // gives a real worker its own).
+  std::vector<PeerTicket> tickets;
 };
 
 struct LoadResult {

@@ -125,6 +125,7 @@ PsRow SetRunner::MeasureRow(const std::string& op, uint32_t workers,
   load.row_seconds = options_.row_seconds;
   load.max_ops = options_.max_ops;
   ScaleForSize(&load, spec_.bytes);
+  load.tickets = coordinator_->Tickets(workers);
   auto result = RunLoad(*work_, load);
   Status ok = result.status();
   if (ok.ok()) {
@@ -152,6 +153,7 @@ Status SetRunner::VerifyAfterPushes(uint64_t pushes, uint64_t* wrong) {
   LoadOptions verify;
   verify.op = OpKind::kPull;
   verify.probe_only = true;
+  verify.tickets = coordinator_->Tickets(1);
   LS_ASSIGN_OR_RETURN(LoadResult result, RunLoad(*work_, verify));
   *wrong += result.wrong;
   return Status::Ok();

@@ -39,32 +39,6 @@ bool ValidZ85Key(const std::string& text) {
   return zmq_z85_decode(raw, text.c_str()) != nullptr;
 }
 
-std::string Hex(const std::string& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
-
-std::optional<std::string> Unhex(const std::string& text) {
-  if (text.size() % 2 != 0) return std::nullopt;
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  std::string out;
-  for (size_t i = 0; i < text.size(); i += 2) {
-    const int hi = digit(text[i]), lo = digit(text[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-  }
-  return out;
-}
-
 // The file's "name value" lines. Errors name the line, never its value.
 StatusOr<std::map<std::string, std::string>> ParseLines(
     const std::string& text, const std::string& path) {
@@ -136,39 +110,15 @@ StatusOr<RoleKeys> KeysFromFields(std::map<std::string, std::string> fields,
       return LineError(path, name, "is not a Z85 CurveZMQ key");
     }
   }
-  if (fields.count("data-secret") > 0) {
-    LS_ASSIGN_OR_RETURN(const std::string hex, take("data-secret"));
-    const auto raw = Unhex(hex);
-    if (!raw || raw->size() != kDataSecretBytes) {
-      return InvalidArgument(path + ": 'data-secret' is not " +
-                             std::to_string(kDataSecretBytes) + " hex bytes");
-    }
-    keys.data_secret = *raw;
-  }
-  const bool data_role =
-      keys.role == KeyRole::kServer || keys.role == KeyRole::kWorker;
-  if (data_role && keys.data_secret.empty()) {
-    return InvalidArgument(path + ": a " + role + " key needs 'data-secret'");
-  }
+  // Key files of protocol 7 and before shared one data secret between
+  // servers and workers; the data plane now proves tickets
+  // (peer_ticket.h), so an old run's keys still load, without it.
+  fields.erase("data-secret");
   if (!fields.empty()) {
     return InvalidArgument(path + ": unknown line '" + fields.begin()->first +
                            "'");
   }
   return keys;
-}
-
-Status RandomBytes(std::string* out, size_t n) {
-  out->assign(n, '\0');
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = getrandom(out->data() + got, n - got, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      return Internal(std::string("no random bytes: ") + std::strerror(errno));
-    }
-    got += static_cast<size_t>(r);
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -247,9 +197,6 @@ std::string FormatRoleKeys(const RoleKeys& keys) {
     text +=
         std::string("public-") + kRoleNames[r] + " " + keys.publics[r] + "\n";
   }
-  if (!keys.data_secret.empty()) {
-    text += "data-secret " + Hex(keys.data_secret) + "\n";
-  }
   return text;
 }
 
@@ -280,14 +227,9 @@ Status WriteJobKeys(const std::string& dir, DataSecurity data_plane) {
     keys.publics[r] = pub;
     secrets[r] = sec;
   }
-  std::string data_secret;
-  LS_RETURN_IF_ERROR(RandomBytes(&data_secret, kDataSecretBytes));
   for (int r = 0; r < kKeyRoles; ++r) {
     keys.role = static_cast<KeyRole>(r);
     keys.secret = secrets[r];
-    const bool data_role =
-        keys.role == KeyRole::kServer || keys.role == KeyRole::kWorker;
-    keys.data_secret = data_role ? data_secret : std::string();
     LS_RETURN_IF_ERROR(WriteFileDurably(dir + "/" + KeyFileName(keys.role),
                                         FormatRoleKeys(keys), 0600));
   }

@@ -3,11 +3,12 @@
 // launcher or `lockstep-keys` (docs/operations.md#security).
 //
 // Each role's file holds that role's CurveZMQ secret key, every role's
-// public key (to know whom a connection comes from, and whom it goes to),
-// the data plane's mode and, for servers and workers, the data plane's
-// shared secret. A worker's file therefore cannot speak as a server or the
-// admin: only the admin key may ask for a snapshot round, only a server
-// key may register a shard.
+// public key (to know whom a connection comes from, and whom it goes to)
+// and the data plane's mode. A worker's file therefore cannot speak as a
+// server or the admin: only the admin key may ask for a snapshot round,
+// only a server key may register a shard, and only the coordinator's and
+// a server's compute the tickets that name a data-plane peer
+// (peer_ticket.h).
 //
 // The file is text, one "name value" pair a line (a line starting with
 // '#' is a comment):
@@ -15,7 +16,6 @@
 //   data-plane auth            (auth or aead)
 //   secret <40 Z85 chars>      (this role's CurveZMQ secret key)
 //   public-coordinator <Z85>   (and public-server, -worker, -admin)
-//   data-secret <64 hex>       (servers and workers only)
 // Loading refuses a file that anyone but its owner and group may read, or
 // anyone but its owner may write (a Kubernetes Secret is mounted 0440 for
 // the pod's own group); the open file is checked, then read.
@@ -35,9 +35,10 @@ enum class KeyRole { kCoordinator = 0, kServer, kWorker, kAdmin };
 inline constexpr int kKeyRoles = 4;
 
 // How the data plane (workers' connections to servers) is protected once
-// both ends proved they hold the job's data secret: `auth` leaves the
-// records in the clear; `aead` seals every record (AES-256-GCM under keys
-// of that connection alone, stream/record_cipher.h).
+// the client proved its ticket and the server the ticket key
+// (transport/stream/handshake.h): `auth` leaves the records in the clear;
+// `aead` seals every record (AES-256-GCM under keys of that connection alone,
+// stream/record_cipher.h).
 enum class DataSecurity { kAuth, kAead };
 
 // "coordinator", "server", "worker", "admin"; the file "<name>.key".
@@ -47,15 +48,11 @@ std::string KeyFileName(KeyRole role);
 const char* DataSecurityName(DataSecurity mode);
 StatusOr<DataSecurity> ParseDataSecurity(const std::string& name);
 
-// The data secret's length in bytes.
-inline constexpr size_t kDataSecretBytes = 32;
-
 struct RoleKeys {
   KeyRole role = KeyRole::kWorker;
   DataSecurity data_plane = DataSecurity::kAuth;
   std::string secret;                          // Z85, 40 characters
   std::array<std::string, kKeyRoles> publics;  // Z85, by KeyRole
-  std::string data_secret;  // kDataSecretBytes raw bytes; may be empty
 
   const std::string& public_key(KeyRole r) const {
     return publics[static_cast<int>(r)];

@@ -7,7 +7,8 @@
 namespace lockstep {
 
 StatusOr<std::unique_ptr<DataChannel>> DataChannel::Connect(
-    const std::string& endpoint, double timeout_s, bool listening) {
+    const std::string& endpoint, double timeout_s, bool listening,
+    const PeerTicket* ticket) {
   switch (BackendOf(endpoint)) {
     case TransportBackend::kZmq:
       return ConnectZmqChannel(endpoint);
@@ -16,7 +17,7 @@ StatusOr<std::unique_ptr<DataChannel>> DataChannel::Connect(
     case TransportBackend::kStream:
       break;
   }
-  return ConnectStreamChannel(endpoint, timeout_s, listening);
+  return ConnectStreamChannel(endpoint, timeout_s, listening, ticket);
 }
 
 }  // namespace lockstep

@@ -9,6 +9,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "common/transport/endpoint.h"
 #include "common/wire/message.h"
@@ -21,9 +22,11 @@ class DataChannel {
   // connection to be accepted (ZeroMQ connects in the background). With
   // `listening` the server is known to have been listening (it
   // registered): a direct connection it refuses means it is gone, and is
-  // not waited for.
+  // not waited for. With a job key installed, a direct connection proves
+  // `ticket` (who this client is, peer_ticket.h; required there).
   static StatusOr<std::unique_ptr<DataChannel>> Connect(
-      const std::string& endpoint, double timeout_s, bool listening = false);
+      const std::string& endpoint, double timeout_s, bool listening = false,
+      const PeerTicket* ticket = nullptr);
   virtual ~DataChannel() = default;
 
   // Sends one message (payload frames are not copied). Returns once the

@@ -29,7 +29,7 @@ namespace lockstep {
 // model and data (Describe) and get the layout in Start; job configs travel as
 // (name, value) fields. Version 1: the first protocol. Peers refuse any other
 // version.
-inline constexpr uint32_t kProtocolVersion = 7;
+inline constexpr uint32_t kProtocolVersion = 8;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;
@@ -41,10 +41,15 @@ inline constexpr size_t kMaxPayloadBytes = size_t{64} << 30;
 // A message on the wire. For ROUTER sockets `peer` is the routing id.
 struct Message {
   std::string peer;
-  // The role of the job key the sender proved it holds ("server",
-  // "worker", "admin"; common/security/job_keys.h); empty when the
-  // connection is not authenticated (--security off, in-process).
+  // The role the sender proved: of its job key on a ZeroMQ socket
+  // ("server", "worker", "admin"; common/security/job_keys.h), of its
+  // ticket on a direct data connection ("server", "worker", "evaluator");
+  // empty when the connection is not authenticated (--security off,
+  // in-process).
   std::string role;
+  // The rank the sender proved on a direct data connection (its ticket,
+  // common/security/peer_ticket.h); -1 when the connection proves none.
+  int rank = -1;
   zmq::message_t header;
   std::vector<zmq::message_t> payloads;
   // Valid after VerifyHeader succeeded; points into `header`.

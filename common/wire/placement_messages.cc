@@ -25,7 +25,13 @@ zmq::message_t MakeWelcomeHeader(const JobConfig& job,
       welcome.restore_round, welcome.restore_shards, welcome.epoch,
       welcome.adopt_clock, fbb.CreateVector(welcome.backups),
       fbb.CreateVector(backups_at),
-      welcome.primaries ? fbb.CreateVector(*welcome.primaries) : 0);
+      welcome.primaries ? fbb.CreateVector(*welcome.primaries) : 0,
+      welcome.ticket_incarnation,
+      welcome.ticket_secret.empty()
+          ? 0
+          : fbb.CreateVector(
+                reinterpret_cast<const uint8_t*>(welcome.ticket_secret.data()),
+                welcome.ticket_secret.size()));
   return FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                         wire::Role::Coordinator, 0);
 }

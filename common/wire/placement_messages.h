@@ -36,6 +36,10 @@ struct WelcomeFields {
   std::vector<uint32_t> backups;
   std::vector<std::pair<uint32_t, std::string>> backups_at;
   std::optional<std::vector<uint32_t>> primaries;
+  // A worker's or the evaluator's data-plane ticket (with job keys; an
+  // empty secret: none): common/security/peer_ticket.h.
+  uint32_t ticket_incarnation = 0;
+  std::string ticket_secret;
 };
 
 zmq::message_t MakeWelcomeHeader(const JobConfig& job,

@@ -1,8 +1,11 @@
 #include "server/replication/replica_feed.h"
 
 #include <chrono>
+#include <optional>
 
 #include "common/logging.h"
+#include "common/security/peer_ticket.h"
+#include "common/transport/transport_keys.h"
 
 namespace lockstep {
 namespace {
@@ -22,9 +25,19 @@ Message AckMessage(uint32_t shard, uint64_t seq, const std::string& own) {
 ReplicaFeed::ReplicaFeed(uint32_t shard, std::string primary, std::string own,
                          double timeout_s)
     : shard_(shard), primary_(std::move(primary)), own_(std::move(own)) {
-  connecting_ = std::async(std::launch::async, [this, timeout_s] {
-    return DataChannel::Connect(primary_, timeout_s);
-  });
+  connecting_ = std::async(
+      std::launch::async,
+      [this, timeout_s]() -> StatusOr<std::unique_ptr<DataChannel>> {
+        // With job keys, a server proves a server's ticket, which only a
+        // server key can make: no worker subscribes as a backup.
+        std::optional<PeerTicket> ticket;
+        if (const RoleKeys* keys = InstalledTransportKeys()) {
+          LS_ASSIGN_OR_RETURN(TicketMint mint, TicketMint::Create(*keys));
+          ticket = mint.Mint(TicketRole::kServer, static_cast<int32_t>(shard_));
+        }
+        return DataChannel::Connect(primary_, timeout_s, /*listening=*/false,
+                                    ticket ? &*ticket : nullptr);
+      });
 }
 
 ReplicaFeed::~ReplicaFeed() {

@@ -19,6 +19,7 @@
 #include "coordinator/membership.h"
 #include "coordinator/recovery.h"
 #include "coordinator/snapshot_rounds.h"
+#include "coordinator/ticket_desk.h"
 #include "sync_policies/policy_registry.h"
 #include "tests/coordinator/recording_outbox.h"
 
@@ -39,8 +40,9 @@ class ComponentHarness : public JobHost {
                                            outbox, members, *recorder, links);
     recovery = std::make_unique<Recovery>(job, 300, *this, outbox, members,
                                           *rounds, *driver);
-    enrollment = std::make_unique<Enrollment>(
-        job, outbox, *this, members, *driver, *rounds, *recorder, *recovery);
+    enrollment =
+        std::make_unique<Enrollment>(job, outbox, *this, members, *driver,
+                                     *rounds, *recorder, *recovery, tickets);
     links.Connect(enrollment.get(), driver.get(), rounds.get(), recovery.get(),
                   recorder.get());
   }
@@ -126,6 +128,7 @@ class ComponentHarness : public JobHost {
   std::unique_ptr<SnapshotRounds> rounds;
   std::unique_ptr<ClockDriver> driver;
   std::unique_ptr<Recovery> recovery;
+  TicketDesk tickets;  // gives none unless a test installs job keys
   std::unique_ptr<Enrollment> enrollment;
   ComponentLinks links;
   std::vector<std::pair<std::string, std::string>> rejected;

@@ -201,12 +201,17 @@ std::vector<std::string> IntruderAttacks(const IntruderTargets& t) {
   return findings.wrong();
 }
 
-std::string RecordedProof(const RoleKeys& worker) {
+std::string RecordedProof(const RoleKeys& server) {
+  auto ticket_key = TicketKey(server);
+  auto mint = TicketMint::Create(server);
+  if (!ticket_key.ok() || !mint.ok()) return "";
+  const PeerTicket ticket = mint->Mint(TicketRole::kWorker, 0);
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, pair) != 0) return "";
-  ServerHandshake recorder(worker);
+  ServerHandshake recorder(server.data_plane, *ticket_key);
   (void)send(pair[0], recorder.hello().data(), recorder.hello().size(), 0);
-  std::thread client([&] { (void)ClientHandshake(pair[1], worker, 5); });
+  std::thread client(
+      [&] { (void)ClientHandshake(pair[1], server.data_plane, ticket, 5); });
   std::string recorded;
   for (int i = 0; i < 500 && recorded.size() < kClientProofBytes; ++i) {
     char buf[kClientProofBytes];

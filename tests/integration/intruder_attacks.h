@@ -25,9 +25,10 @@ struct IntruderTargets {
 // Every attack; what was not refused (empty: everything was).
 std::vector<std::string> IntruderAttacks(const IntruderTargets& t);
 
-// A real client proof of the job's worker key, as a host on the path
-// would record it from the wire.
-std::string RecordedProof(const RoleKeys& worker);
+// A real client proof of a worker's ticket (minted with the job's
+// `server` key, as the coordinator mints one), as a host on the path would
+// record it from the wire.
+std::string RecordedProof(const RoleKeys& server);
 
 }  // namespace lockstep
 

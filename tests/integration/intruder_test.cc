@@ -161,7 +161,8 @@ TEST(IntruderTest, EveryAttemptWithoutTheKeyIsRefusedAndTheJobTrains) {
   ASSERT_FALSE(targets.metrics.empty());
   const RoleKeys worker = *LoadRoleKeys(cluster.keys_dir() + "/worker.key");
   targets.coordinator_public = worker.public_key(KeyRole::kCoordinator);
-  targets.recorded_proof = RecordedProof(worker);
+  targets.recorded_proof =
+      RecordedProof(*LoadRoleKeys(cluster.keys_dir() + "/server.key"));
   ASSERT_EQ(targets.recorded_proof.size(), kClientProofBytes);
   TempDir other_dir("lockstep-other-job");
   ASSERT_TRUE(WriteJobKeys(other_dir.path(), DataSecurity::kAuth).ok());

@@ -16,31 +16,13 @@
 #include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/message.h"
+#include "tests/integration/data_plane_probe.h"
 #include "tests/integration/test_cluster.h"
 
 namespace lockstep {
 namespace {
 
-// The test speaks to its cluster as a worker holding the job's key: what it
-// sends is malformed, not unauthorized (tests/integration/intruder_test.cc
-// covers peers without the key).
-class SpeakAsWorker {
- public:
-  explicit SpeakAsWorker(TestCluster& cluster) {
-    auto keys = LoadRoleKeys(cluster.keys_dir() + "/worker.key");
-    EXPECT_TRUE(keys.ok()) << keys.status().message();
-    if (keys.ok()) InstallTransportKeys(*keys);
-  }
-  ~SpeakAsWorker() { InstallTransportKeys(std::nullopt); }
-  SpeakAsWorker(const SpeakAsWorker&) = delete;
-  SpeakAsWorker& operator=(const SpeakAsWorker&) = delete;
-};
-
 constexpr auto kJobTimeout = std::chrono::seconds(120);
-
-zmq::message_t Bytes(const std::string& text) {
-  return zmq::message_t(text.data(), text.size());
-}
 
 zmq::message_t RegisterHeader(uint32_t version) {
   flatbuffers::FlatBufferBuilder fbb(128);
@@ -54,77 +36,6 @@ zmq::message_t RegisterHeader(uint32_t version) {
 
 zmq::message_t Truncated(zmq::message_t whole) {
   return zmq::message_t(whole.data(), whole.size() / 2);
-}
-
-zmq::message_t PushHeader(int sender_rank, uint64_t begin, uint64_t end) {
-  flatbuffers::FlatBufferBuilder fbb(128);
-  std::vector<wire::KeyRange> ranges = {wire::KeyRange(begin, end)};
-  auto body =
-      wire::CreatePush(fbb, 42, 0, 8, fbb.CreateVectorOfStructs(ranges));
-  return FinishEnvelope(fbb, wire::Body::Push, body.Union(), wire::Role::Worker,
-                        sender_rank);
-}
-
-// Sends `frames` as one message and returns the Error reply's code.
-Message MessageOf(std::vector<zmq::message_t> frames) {
-  Message msg;
-  msg.header = std::move(frames[0]);
-  for (size_t i = 1; i < frames.size(); ++i) {
-    msg.payloads.push_back(std::move(frames[i]));
-  }
-  return msg;
-}
-
-// Receives one message from `socket`, waiting at most 5 s.
-template <typename Socket>
-Status AwaitMessage(Socket& socket, Message* out) {
-  for (int i = 0; i < 50; ++i) {
-    LS_ASSIGN_OR_RETURN(bool got, socket.Receive(out));
-    if (got) return Status::Ok();
-    zmq::pollitem_t item = socket.PollItem();
-    zmq::poll(&item, 1, std::chrono::milliseconds(100));
-  }
-  return DeadlineExceeded("no reply");
-}
-
-// Adapts a coordinator-side ZeroMQ DEALER to AwaitMessage.
-struct DealerSocket {
-  zmq::socket_t& socket;
-  StatusOr<bool> Receive(Message* out) {
-    return ReceiveMessage(socket, false, out);
-  }
-  zmq::pollitem_t PollItem() {
-    return {static_cast<void*>(socket), 0, ZMQ_POLLIN, 0};
-  }
-};
-
-// Awaits an Error reply and returns its code (*text: its message).
-template <typename Socket>
-StatusOr<wire::ErrorCode> ExpectError(Socket& socket, std::string* text) {
-  Message reply;
-  LS_RETURN_IF_ERROR(AwaitMessage(socket, &reply));
-  LS_RETURN_IF_ERROR(VerifyHeader(&reply));
-  if (reply.envelope->body_type() != wire::Body::Error) {
-    return Internal("reply is not an Error");
-  }
-  *text = flatbuffers::GetString(reply.envelope->body_as_Error()->message());
-  return reply.envelope->body_as_Error()->code();
-}
-
-// Sends `frames` as one message and returns the Error reply's code.
-StatusOr<wire::ErrorCode> SendExpectError(zmq::socket_t& socket,
-                                          std::vector<zmq::message_t> frames,
-                                          std::string* text) {
-  LS_RETURN_IF_ERROR(SendMessage(socket, false, MessageOf(std::move(frames))));
-  DealerSocket dealer{socket};
-  return ExpectError(dealer, text);
-}
-
-StatusOr<wire::ErrorCode> SendExpectError(DataChannel& channel,
-                                          std::vector<zmq::message_t> frames,
-                                          std::string* text) {
-  LS_RETURN_IF_ERROR(channel.Send(MessageOf(std::move(frames))));
-  return ExpectError(channel, text);
 }
 
 JobConfig SmallJob(int clocks) {
@@ -185,19 +96,6 @@ TEST(MalformedMessageTest, CoordinatorRejectsBadMessagesAndKeepsServing) {
   EXPECT_EQ(JsonNumber(ReadFile(run_dir + "/summary.json"), "bad_messages"), 4);
 }
 
-// The shard logs its data endpoint once the coordinator welcomed it.
-std::string AwaitServerEndpoint(TestCluster& cluster) {
-  const std::regex on_endpoint(" on ((zmq\\+)?(tcp|ipc)://[^ ]+) ");
-  for (int i = 0; i < 300; ++i) {
-    cluster.Pump(std::chrono::milliseconds(100));
-    for (const auto& line : cluster.Lines("server 0")) {
-      std::smatch m;
-      if (std::regex_search(line, m, on_endpoint)) return m[1];
-    }
-  }
-  return "";
-}
-
 // Runs against each data transport: the listen endpoint given to the shard.
 class ServerMalformedTest : public ::testing::TestWithParam<std::string> {};
 
@@ -212,7 +110,7 @@ TEST_P(ServerMalformedTest, RejectsBadMessagesAndKeepsServing) {
   const std::string endpoint = AwaitServerEndpoint(cluster);
   ASSERT_FALSE(endpoint.empty()) << cluster.Output("server 0");
   EXPECT_EQ(IsZmqDataEndpoint(endpoint), IsZmqDataEndpoint(GetParam()));
-  auto channel = DataChannel::Connect(endpoint, 10);
+  auto channel = DataChannel::Connect(endpoint, 10, false, as_worker.ticket());
   ASSERT_TRUE(channel.ok()) << channel.status().message();
   DataChannel& socket = **channel;
   std::string text;
@@ -241,6 +139,15 @@ TEST_P(ServerMalformedTest, RejectsBadMessagesAndKeepsServing) {
   EXPECT_EQ(*SendExpectError(socket, std::move(frames), &text),
             wire::ErrorCode::Malformed);
   EXPECT_NE(text.find("28 bytes"), std::string::npos) << text;
+  frames.clear();
+  // A batch above the job's (16): it would weigh the push above the
+  // others, or make 2^32-1 optimizer steps of it on arrival.
+  frames.push_back(PushHeader(0, 0, 10, 4294967295u));
+  frames.push_back(zmq::message_t(40));
+  EXPECT_EQ(*SendExpectError(socket, std::move(frames), &text),
+            wire::ErrorCode::Malformed);
+  EXPECT_NE(text.find("above the job's largest, 16"), std::string::npos)
+      << text;
   ExpectJobFinishes(cluster);
 }
 
@@ -250,11 +157,12 @@ INSTANTIATE_TEST_SUITE_P(Transports, ServerMalformedTest,
 
 // Writes `bytes` on a fresh direct connection and returns true when the
 // server closes it (it does so for anything that is not Lockstep framing).
-bool ServerClosesAfter(const std::string& endpoint, const std::string& bytes) {
+bool ServerClosesAfter(const std::string& endpoint, const PeerTicket& ticket,
+                       const std::string& bytes) {
   auto fd = ConnectDirect(endpoint, 10);
   if (!fd.ok()) return false;
   // Past the handshake: the framing is what is under test.
-  if (!ClientHandshake(*fd, *InstalledTransportKeys(), 10).ok()) {
+  if (!ClientHandshake(*fd, DataSecurity::kAuth, ticket, 10).ok()) {
     close(*fd);
     return false;
   }
@@ -294,14 +202,19 @@ TEST(MalformedMessageTest, DirectPortClosesBrokenStreamsAndKeepsServing) {
   ASSERT_TRUE(cluster.StartWorker(0).ok());
   const std::string endpoint = AwaitServerEndpoint(cluster);
   ASSERT_EQ(endpoint, ipc) << cluster.Output("server 0");
-  EXPECT_TRUE(ServerClosesAfter(endpoint, "GET / HTTP/1.1\r\n\r\n"));
-  EXPECT_TRUE(ServerClosesAfter(endpoint, Words({kDirectMagic, 0}, {})));
-  EXPECT_TRUE(ServerClosesAfter(endpoint, Words({kDirectMagic, 1000}, {})));
-  EXPECT_TRUE(ServerClosesAfter(endpoint, Words({kDirectMagic, 1}, {0})));
-  EXPECT_TRUE(ServerClosesAfter(endpoint,
+  EXPECT_TRUE(ServerClosesAfter(endpoint, *as_worker.ticket(),
+                                "GET / HTTP/1.1\r\n\r\n"));
+  EXPECT_TRUE(ServerClosesAfter(endpoint, *as_worker.ticket(),
+                                Words({kDirectMagic, 0}, {})));
+  EXPECT_TRUE(ServerClosesAfter(endpoint, *as_worker.ticket(),
+                                Words({kDirectMagic, 1000}, {})));
+  EXPECT_TRUE(ServerClosesAfter(endpoint, *as_worker.ticket(),
+                                Words({kDirectMagic, 1}, {0})));
+  EXPECT_TRUE(ServerClosesAfter(endpoint, *as_worker.ticket(),
                                 Words({kDirectMagic, 1}, {uint64_t{1} << 40})));
-  EXPECT_TRUE(ServerClosesAfter(
-      endpoint, Words({kDirectMagic, 2}, {100, uint64_t{1} << 60})));
+  EXPECT_TRUE(
+      ServerClosesAfter(endpoint, *as_worker.ticket(),
+                        Words({kDirectMagic, 2}, {100, uint64_t{1} << 60})));
   // A well-formed prefix declaring 32 GiB: either the reservation fails
   // (closing the connection) or it is reserved lazily until the peer
   // goes away; the server survives both.
@@ -316,7 +229,7 @@ TEST(MalformedMessageTest, DirectPortClosesBrokenStreamsAndKeepsServing) {
     close(*fd);
   }
   // A well-framed message still gets its answer on a new connection.
-  auto channel = DataChannel::Connect(endpoint, 10);
+  auto channel = DataChannel::Connect(endpoint, 10, false, as_worker.ticket());
   ASSERT_TRUE(channel.ok());
   std::vector<zmq::message_t> frames;
   frames.push_back(Bytes("not flatbuffers"));

@@ -44,6 +44,8 @@ class EchoServer {
   EchoServer(const EchoServer&) = delete;
   EchoServer& operator=(const EchoServer&) = delete;
   uint64_t echoed() const { return echoed_; }
+  // The rank the last message's connection proved (Message::rank).
+  int last_rank() const { return last_rank_; }
 
  private:
   void Loop() {
@@ -57,6 +59,7 @@ class EchoServer {
       while (true) {
         auto got = port_->Receive(&msg);
         if (!got.ok() || !*got) break;
+        last_rank_ = msg.rank;
         Message reply;
         reply.peer = msg.peer;
         reply.header = std::move(msg.header);
@@ -69,6 +72,7 @@ class EchoServer {
   std::unique_ptr<DataPort> port_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> echoed_{0};
+  std::atomic<int> last_rank_{-2};
   std::thread thread_;
 };
 

@@ -59,11 +59,19 @@ class StreamDataChannel : public DataChannel {
 }  // namespace
 
 StatusOr<std::unique_ptr<DataChannel>> ConnectStreamChannel(
-    const std::string& endpoint, double timeout_s, bool listening) {
+    const std::string& endpoint, double timeout_s, bool listening,
+    const PeerTicket* ticket) {
+  const RoleKeys* keys = InstalledTransportKeys();
+  if (keys != nullptr && ticket == nullptr) {
+    return FailedPrecondition(
+        endpoint +
+        ": no ticket to prove on the data plane (a worker is given one "
+        "when it registers)");
+  }
   LS_ASSIGN_OR_RETURN(int fd, ConnectDirect(endpoint, timeout_s, listening));
   auto channel = std::make_unique<StreamDataChannel>(endpoint, fd, timeout_s);
-  if (const RoleKeys* keys = InstalledTransportKeys()) {
-    auto session = ClientHandshake(fd, *keys, timeout_s);
+  if (keys != nullptr) {
+    auto session = ClientHandshake(fd, keys->data_plane, *ticket, timeout_s);
     if (!session.ok()) return session.status().WithContext(endpoint);
     if (session->mode == DataSecurity::kAead) {
       LS_RETURN_IF_ERROR(channel->Seal(*session).WithContext(endpoint));

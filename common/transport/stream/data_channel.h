@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "common/transport/data_channel.h"
 
@@ -14,9 +15,12 @@ namespace lockstep {
 
 // Connects to `endpoint`, waiting at most `timeout_s` for the server to
 // accept (it may still be starting; with `listening`, not: ConnectDirect).
-// Sends wait at most `timeout_s` for the socket to drain.
+// Sends wait at most `timeout_s` for the socket to drain. With a job key
+// installed the connection proves `ticket` (errors: none given, or the
+// handshake's).
 StatusOr<std::unique_ptr<DataChannel>> ConnectStreamChannel(
-    const std::string& endpoint, double timeout_s, bool listening = false);
+    const std::string& endpoint, double timeout_s, bool listening,
+    const PeerTicket* ticket);
 
 }  // namespace lockstep
 

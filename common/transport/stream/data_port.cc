@@ -8,6 +8,7 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "common/clock.h"
@@ -21,10 +22,12 @@ namespace {
 
 class StreamDataPort : public DataPort {
  public:
-  StreamDataPort(std::string bound, int listener, std::string ipc_path)
+  StreamDataPort(std::string bound, int listener, std::string ipc_path,
+                 std::optional<PortKeys> keys)
       : DataPort(std::move(bound)),
         listener_(listener),
-        ipc_path_(std::move(ipc_path)) {
+        ipc_path_(std::move(ipc_path)),
+        keys_(std::move(keys)) {
     struct stat st {};
     if (!ipc_path_.empty() && stat(ipc_path_.c_str(), &st) == 0) {
       ipc_inode_ = st.st_ino;
@@ -80,7 +83,7 @@ class StreamDataPort : public DataPort {
            fd = AcceptDirect(listener_)) {
         auto connection = std::make_unique<StreamConnection>(fd);
         // With a job key installed, the peer is greeted with the hello.
-        if (!connection->Greet(InstalledTransportKeys(), NowSeconds())) {
+        if (!connection->Greet(keys_ ? &*keys_ : nullptr, NowSeconds())) {
           continue;
         }
         auto it = connections_.emplace(next_id_++, std::move(connection)).first;
@@ -213,6 +216,12 @@ class StreamDataPort : public DataPort {
       }
       if (*r == FrameReader::Result::kWouldBlock) return;
       msg.peer = PeerName(it->first);
+      // Who sent it is who the connection proved to be, whatever the
+      // message says.
+      if (const auto& peer = it->second->peer()) {
+        msg.role = TicketRoleName(peer->role);
+        msg.rank = peer->rank;
+      }
       ready_.push_back(std::move(msg));
     }
   }
@@ -232,6 +241,7 @@ class StreamDataPort : public DataPort {
 
   int listener_;
   std::string ipc_path_;
+  std::optional<PortKeys> keys_;  // none: --security off
   ino_t ipc_inode_ = 0;
   uint32_t next_id_ = 1;
   std::set<uint32_t> backlog_;  // connections Process must read again
@@ -245,9 +255,16 @@ class StreamDataPort : public DataPort {
 StatusOr<std::unique_ptr<DataPort>> BindStreamPort(const std::string& listen) {
   LS_ASSIGN_OR_RETURN(DirectAddress address, ParseDirectEndpoint(listen));
   std::string bound;
+  std::optional<PortKeys> keys;
+  if (const RoleKeys* installed = InstalledTransportKeys()) {
+    // Only a server (or the coordinator's) key computes the ticket key.
+    keys.emplace();
+    keys->mode = installed->data_plane;
+    LS_ASSIGN_OR_RETURN(keys->ticket_key, TicketKey(*installed));
+  }
   LS_ASSIGN_OR_RETURN(int fd, ListenDirect(listen, &bound));
-  return std::unique_ptr<DataPort>(
-      new StreamDataPort(bound, fd, address.ipc ? address.path : ""));
+  return std::unique_ptr<DataPort>(new StreamDataPort(
+      bound, fd, address.ipc ? address.path : "", std::move(keys)));
 }
 
 }  // namespace lockstep

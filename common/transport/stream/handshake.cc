@@ -2,7 +2,6 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -22,19 +21,15 @@ uint32_t ModeWord(DataSecurity mode) {
   return mode == DataSecurity::kAead ? kModeAead : kModeAuth;
 }
 
+// `client`: the client's ticket and nonce, as sent.
 std::string Mac(const std::string& secret, const char* label,
-                const std::string& hello, const char* client_nonce) {
+                const std::string& hello, const char* client) {
   // The label's terminating NUL goes in too: no label is a prefix of
   // another's input, so a proof and a record key never share one.
   std::string input(label, std::strlen(label) + 1);
   input += hello;
-  input.append(client_nonce, kHandshakeNonceBytes);
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-       reinterpret_cast<const unsigned char*>(input.data()), input.size(), out,
-       &size);
-  return std::string(reinterpret_cast<char*>(out), size);
+  input.append(client, kTicketBytes + kHandshakeNonceBytes);
+  return HmacSha256(secret, input);
 }
 
 std::string Nonce() {
@@ -52,14 +47,14 @@ void Wipe(std::string& secret) {
 }
 
 SessionKeys KeysFor(DataSecurity mode, const std::string& secret,
-                    const std::string& hello, const char* client_nonce) {
+                    const std::string& hello, const char* client) {
   SessionKeys keys;
   keys.mode = mode;
   if (mode == DataSecurity::kAead) {
     keys.client_to_server =
-        Mac(secret, "lockstep client to server", hello, client_nonce);
+        Mac(secret, "lockstep client to server", hello, client);
     keys.server_to_client =
-        Mac(secret, "lockstep server to client", hello, client_nonce);
+        Mac(secret, "lockstep server to client", hello, client);
   }
   return keys;
 }
@@ -105,32 +100,45 @@ SessionKeys::~SessionKeys() {
   Wipe(server_to_client);
 }
 
-ServerHandshake::~ServerHandshake() { Wipe(secret_); }
+ServerHandshake::~ServerHandshake() {
+  Wipe(ticket_key_);
+  Wipe(peer_.secret);
+}
 
-ServerHandshake::ServerHandshake(const RoleKeys& keys)
-    : mode_(keys.data_plane), secret_(keys.data_secret) {
+ServerHandshake::ServerHandshake(DataSecurity mode,
+                                 const std::string& ticket_key)
+    : mode_(mode), ticket_key_(ticket_key) {
   const uint32_t head[2] = {kHandshakeMagic, ModeWord(mode_)};
   hello_.assign(reinterpret_cast<const char*>(head), sizeof(head));
   hello_ += Nonce();
 }
 
-StatusOr<std::string> ServerHandshake::Finish() const {
+StatusOr<std::string> ServerHandshake::Finish() {
   uint32_t magic = 0;
   std::memcpy(&magic, reply_.data(), sizeof(magic));
   if (magic != kHandshakeMagic) {
-    return InvalidArgument("the peer did not answer the handshake");
+    return InvalidArgument(
+        "the peer did not answer the handshake (a build of another "
+        "version?)");
   }
-  const char* nonce = reply_.data() + 4;
-  const std::string expected = Mac(secret_, "lockstep client", hello_, nonce);
-  if (!SameBytes(expected.data(), nonce + kHandshakeNonceBytes,
+  const char* client = reply_.data() + 4;
+  LS_ASSIGN_OR_RETURN(peer_,
+                      PeerTicket::Decode(std::string(client, kTicketBytes)));
+  peer_.secret = TicketSecret(ticket_key_, peer_);
+  const std::string expected =
+      Mac(peer_.secret, "lockstep client", hello_, client);
+  if (!SameBytes(expected.data(), client + kTicketBytes + kHandshakeNonceBytes,
                  kHandshakeMacBytes)) {
-    return FailedPrecondition("the peer does not hold the job's data key");
+    return FailedPrecondition(std::string("the peer does not hold the ") +
+                              TicketRoleName(peer_.role) + " " +
+                              std::to_string(peer_.rank) +
+                              " ticket it presents");
   }
-  return Mac(secret_, "lockstep server", hello_, nonce);
+  return Mac(peer_.secret, "lockstep server", hello_, client);
 }
 
 SessionKeys ServerHandshake::session_keys() const {
-  return KeysFor(mode_, secret_, hello_, reply_.data() + 4);
+  return KeysFor(mode_, peer_.secret, hello_, reply_.data() + 4);
 }
 
 StatusOr<RecordCiphers> CiphersFor(const SessionKeys& session,
@@ -148,7 +156,8 @@ StatusOr<RecordCiphers> CiphersFor(const SessionKeys& session,
   return ciphers;
 }
 
-StatusOr<SessionKeys> ClientHandshake(int fd, const RoleKeys& keys,
+StatusOr<SessionKeys> ClientHandshake(int fd, DataSecurity mode,
+                                      const PeerTicket& ticket,
                                       double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -164,33 +173,35 @@ StatusOr<SessionKeys> ClientHandshake(int fd, const RoleKeys& keys,
   std::memcpy(head, hello.data(), sizeof(head));
   if (head[0] != kHandshakeMagic) {
     return FailedPrecondition(
-        "the server does not authenticate (is it running with "
-        "--security off?)");
+        "the server does not authenticate this version's way (is it running "
+        "with --security off, or a build of another version?)");
   }
-  if (head[1] != ModeWord(keys.data_plane)) {
+  if (head[1] != ModeWord(mode)) {
     // One job's keys name one mode: another is another job (or a build
     // that speaks a mode this one does not).
     return FailedPrecondition("the server's data plane is mode " +
                               std::to_string(head[1]) + ", not this worker's " +
-                              DataSecurityName(keys.data_plane) +
+                              DataSecurityName(mode) +
                               " (are both running with the same job's keys?)");
   }
-  const std::string nonce = Nonce();
+  // The ticket and nonce, as the proofs cover them.
+  std::string client = ticket.Encode() + Nonce();
   std::string proof(reinterpret_cast<const char*>(&kHandshakeMagic), 4);
-  proof += nonce;
-  proof += Mac(keys.data_secret, "lockstep client", hello, nonce.data());
+  proof += client;
+  proof += Mac(ticket.secret, "lockstep client", hello, client.data());
   LS_RETURN_IF_ERROR(
       Exactly(fd, proof.data(), proof.size(), POLLOUT, deadline, send_all));
   std::string answer(kHandshakeMacBytes, '\0');
   LS_RETURN_IF_ERROR(
       Exactly(fd, answer.data(), answer.size(), POLLIN, deadline, receive));
   const std::string expected =
-      Mac(keys.data_secret, "lockstep server", hello, nonce.data());
+      Mac(ticket.secret, "lockstep server", hello, client.data());
   if (!SameBytes(expected.data(), answer.data(), kHandshakeMacBytes)) {
     return FailedPrecondition(
-        "the server at the other end does not hold the job's data key");
+        "the server at the other end does not hold the job's ticket key "
+        "(or this ticket is not the job's)");
   }
-  return KeysFor(keys.data_plane, keys.data_secret, hello, nonce.data());
+  return KeysFor(mode, ticket.secret, hello, client.data());
 }
 
 }  // namespace lockstep

@@ -1,24 +1,32 @@
 // The direct transport's mutual authentication: before a connection
-// carries a single Lockstep message, the worker and the server each prove
-// they hold the job's data secret (job_keys.h), without sending it.
+// carries a single Lockstep message, the client proves which peer it is -
+// the ticket it was given (common/security/peer_ticket.h) - and the server
+// proves it holds the job's ticket key, each without sending a secret.
 //
-//   server -> client  hello: u32 "LSA1" | u32 mode (1 auth, 2 aead) |
+//   server -> client  hello: u32 "LSA2" | u32 mode (1 auth, 2 aead) |
 //                     32-byte nonce
-//   client -> server  u32 "LSA1" | 32-byte nonce | HMAC-SHA256(K, "lockstep
-//                     client\0" | hello | client nonce)
-//   server -> client  HMAC-SHA256(K, "lockstep server\0" | hello | client
-//                     nonce)
+//   client -> server  u32 "LSA2" | 12-byte ticket | 32-byte nonce |
+//                     HMAC-SHA256(S, "lockstep client\0" | hello | ticket |
+//                     client nonce)
+//   server -> client  HMAC-SHA256(S, "lockstep server\0" | hello | ticket |
+//                     client nonce)
 //
-// Fresh nonces on both sides: a proof captured from one connection is
-// worth nothing on another, so a replayed handshake (or a replayed frame
-// on a connection that never authenticated) is refused. The mode is inside
-// both proofs: nobody in between can change it, and a client refuses a
-// mode other than its own keys'. The client sends nothing of the job
-// before the server has proved itself. `auth` authenticates the
-// connection only; `aead` then seals every record (record_cipher.h) under
-// two keys of this connection alone, HMAC-SHA256(K, "lockstep client to
-// server\0" | hello | client nonce) and the same with "server to client".
-// Each label ends in its NUL, so no label is a prefix of another's input.
+// S is the ticket's secret: the client was given it; the server computes
+// it from the ticket under the ticket key, which only servers and the
+// coordinator hold. A worker therefore proves only its own ticket, and
+// the connection is that ticket's peer for its life: a shard takes the
+// sender's role and rank from it. Fresh nonces on both sides: a proof
+// captured from one connection is worth nothing on another, so a replayed
+// handshake (or a replayed frame on a connection that never
+// authenticated) is refused. The mode is inside both proofs: nobody in
+// between can change it, and a client refuses a mode other than its own
+// keys'. The client sends nothing of the job before the server has proved
+// itself. `auth` authenticates the connection only; `aead` then seals
+// every record (record_cipher.h) under two keys of this connection alone,
+// HMAC-SHA256(S, "lockstep client to server\0" | hello | ticket | client
+// nonce) and the same with "server to client": another worker, not
+// holding S, cannot compute them. Each label ends in its NUL, so no label
+// is a prefix of another's input.
 // Thread-safety: a ServerHandshake belongs to its connection's thread.
 #ifndef LOCKSTEP_COMMON_TRANSPORT_STREAM_HANDSHAKE_H_
 #define LOCKSTEP_COMMON_TRANSPORT_STREAM_HANDSHAKE_H_
@@ -29,6 +37,7 @@
 #include <string>
 
 #include "common/security/job_keys.h"
+#include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "common/transport/stream/record_cipher.h"
 
@@ -50,20 +59,20 @@ struct SessionKeys {
   ~SessionKeys();
 };
 
-inline constexpr uint32_t kHandshakeMagic = 0x3141534c;  // "LSA1"
+inline constexpr uint32_t kHandshakeMagic = 0x3241534c;  // "LSA2"
 inline constexpr size_t kHandshakeNonceBytes = 32;
 inline constexpr size_t kHandshakeMacBytes = 32;
 inline constexpr size_t kServerHelloBytes = 8 + kHandshakeNonceBytes;
 inline constexpr size_t kClientProofBytes =
-    4 + kHandshakeNonceBytes + kHandshakeMacBytes;
+    4 + kTicketBytes + kHandshakeNonceBytes + kHandshakeMacBytes;
 
 // The server's side of one connection's handshake, fed by non-blocking
 // reads.
 class ServerHandshake {
  public:
-  // REQUIRES: keys.data_secret holds kDataSecretBytes bytes.
-  explicit ServerHandshake(const RoleKeys& keys);
-  // Wipes its copy of the data secret.
+  // `ticket_key`: the job's (TicketKey).
+  ServerHandshake(DataSecurity mode, const std::string& ticket_key);
+  // Wipes its copies of the keys.
   ~ServerHandshake();
   ServerHandshake(const ServerHandshake&) = delete;
   ServerHandshake& operator=(const ServerHandshake&) = delete;
@@ -78,15 +87,18 @@ class ServerHandshake {
   size_t wanted() const { return reply_.size() - received_; }
   void Received(size_t n) { received_ += n; }
 
-  // Checks the client's proof; returns the server's, to send. Errors: not
-  // a handshake, or a proof made without the job's data secret.
-  StatusOr<std::string> Finish() const;
-  // The connection's keys. REQUIRES: Finish succeeded.
+  // Checks the client's ticket and proof; returns the server's, to send.
+  // Errors: not a handshake, a malformed ticket, or a proof made without
+  // the ticket's secret.
+  StatusOr<std::string> Finish();
+  // The connection's peer and keys. REQUIRES: Finish succeeded.
+  const PeerTicket& peer() const { return peer_; }
   SessionKeys session_keys() const;
 
  private:
   DataSecurity mode_;
-  std::string secret_;
+  std::string ticket_key_;
+  PeerTicket peer_;  // its secret: S, once Finish has read the ticket
   std::string hello_;
   std::array<char, kClientProofBytes> reply_{};
   size_t received_ = 0;
@@ -104,11 +116,12 @@ StatusOr<RecordCiphers> CiphersFor(const SessionKeys& session,
                                    HandshakeSide side);
 
 // The client's side on a connected, non-blocking `fd`: waits (at most
-// timeout_s) for the server's hello, proves itself, and checks the
+// timeout_s) for the server's hello, proves `ticket`, and checks the
 // server's proof. Errors: the server is not the job's (a wrong proof, a
-// stream that is not a handshake), it asks for another mode than `keys`
-// name, it closed the connection, or timed out.
-StatusOr<SessionKeys> ClientHandshake(int fd, const RoleKeys& keys,
+// stream that is not a handshake), it asks for another mode than `mode`,
+// it closed the connection, or timed out.
+StatusOr<SessionKeys> ClientHandshake(int fd, DataSecurity mode,
+                                      const PeerTicket& ticket,
                                       double timeout_s);
 
 }  // namespace lockstep

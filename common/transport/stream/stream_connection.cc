@@ -11,9 +11,9 @@ namespace lockstep {
 
 StreamConnection::~StreamConnection() { close(fd_); }
 
-bool StreamConnection::Greet(const RoleKeys* keys, double now_s) {
+bool StreamConnection::Greet(const PortKeys* keys, double now_s) {
   if (keys == nullptr) return true;
-  handshake_ = std::make_unique<ServerHandshake>(*keys);
+  handshake_ = std::make_unique<ServerHandshake>(keys->mode, keys->ticket_key);
   deadline_s_ = now_s + kHandshakeDeadlineMs / 1000.0;
   // A fresh socket's send buffer takes the few bytes at once.
   const std::string& hello = handshake_->hello();
@@ -45,6 +45,8 @@ StreamConnection::Proof StreamConnection::Authenticate(std::string* reason) {
     return Proof::kRefused;
   }
   const SessionKeys session = handshake_->session_keys();
+  peer_ = handshake_->peer();
+  peer_->secret.clear();  // the handshake wipes its own copy
   handshake_.reset();
   if (session.mode == DataSecurity::kAead) {
     if (Status sealed = Seal(session); !sealed.ok()) {

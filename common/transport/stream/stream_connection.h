@@ -1,12 +1,13 @@
 // One accepted connection of a direct data port (data_port.cc): its
-// socket, the job's handshake until the peer proved it holds the data key
-// (nothing it sends is read as a message before), and its reader and
-// writer, sealed once an aead handshake finished.
+// socket, the job's handshake until the peer proved its ticket (nothing it
+// sends is read as a message before), who the peer is from then on, and
+// its reader and writer, sealed once an aead handshake finished.
 // Thread-safety: a StreamConnection belongs to its port's thread.
 #ifndef LOCKSTEP_COMMON_TRANSPORT_STREAM_STREAM_CONNECTION_H_
 #define LOCKSTEP_COMMON_TRANSPORT_STREAM_STREAM_CONNECTION_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/security/job_keys.h"
@@ -15,6 +16,12 @@
 #include "common/transport/stream/handshake.h"
 
 namespace lockstep {
+
+// What a port authenticates its connections with.
+struct PortKeys {
+  DataSecurity mode = DataSecurity::kAuth;
+  std::string ticket_key;  // TicketKey of the server's keys
+};
 
 class StreamConnection {
  public:
@@ -27,10 +34,10 @@ class StreamConnection {
   StreamConnection(const StreamConnection&) = delete;
   StreamConnection& operator=(const StreamConnection&) = delete;
 
-  // With the job's `keys` (null: none, the port runs --security off),
+  // With the port's `keys` (null: none, the port runs --security off),
   // sends the server's hello and starts the deadline. False: the peer is
   // gone.
-  bool Greet(const RoleKeys* keys, double now_s);
+  bool Greet(const PortKeys* keys, double now_s);
   // Reads the peer's proof and, once it is whole, answers it (and, for
   // aead, seals the connection). kRefused: `reason` says why.
   Proof Authenticate(std::string* reason);
@@ -38,6 +45,8 @@ class StreamConnection {
   bool proven() const { return handshake_ == nullptr; }
   // True while the peer has not proved itself by its deadline.
   bool late(double now_s) const { return !proven() && now_s > deadline_s_; }
+  // The ticket the peer proved (its secret dropped); nullopt without keys.
+  const std::optional<PeerTicket>& peer() const { return peer_; }
 
   int fd() const { return fd_; }
   FrameReader& reader() { return reader_; }
@@ -50,6 +59,7 @@ class StreamConnection {
 
   int fd_;
   std::unique_ptr<ServerHandshake> handshake_;
+  std::optional<PeerTicket> peer_;
   double deadline_s_ = 0;
   FrameReader reader_;
   FrameWriter writer_;

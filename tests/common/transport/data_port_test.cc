@@ -90,7 +90,8 @@ INSTANTIATE_TEST_SUITE_P(Transports, DataPortTest,
                                            "inproc://echo:0"));
 
 // With the job's key installed, a direct port serves a connection only once
-// the peer proved it holds the key; anything else is refused and counted.
+// the peer proved its ticket, and names the sender by it; anything else is
+// refused and counted.
 class SecuredDataPortTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -111,7 +112,7 @@ class SecuredDataPortTest : public ::testing::TestWithParam<std::string> {
   std::string dir_;
 };
 
-TEST_P(SecuredDataPortTest, ServesOnlyPeersThatProveTheyHoldTheKey) {
+TEST_P(SecuredDataPortTest, ServesOnlyPeersThatProveATicket) {
   std::string listen = GetParam();
   if (const auto at = listen.find("@PID"); at != std::string::npos) {
     listen.replace(at, 4, std::to_string(getpid()));
@@ -120,12 +121,19 @@ TEST_P(SecuredDataPortTest, ServesOnlyPeersThatProveTheyHoldTheKey) {
   ASSERT_TRUE(port.ok()) << port.status().message();
   const std::string endpoint = (*port)->bound();
   EchoServer server(std::move(*port));
-  auto channel = DataChannel::Connect(endpoint, 10);
+  // Without a ticket a client does not even connect.
+  EXPECT_EQ(DataChannel::Connect(endpoint, 10).status().code(),
+            StatusCode::kFailedPrecondition);
+  auto mint = TicketMint::Create(*InstalledTransportKeys());
+  ASSERT_TRUE(mint.ok()) << mint.status().message();
+  const PeerTicket ticket = mint->Mint(TicketRole::kWorker, 2);
+  auto channel = DataChannel::Connect(endpoint, 10, false, &ticket);
   ASSERT_TRUE(channel.ok()) << channel.status().message();
   ASSERT_TRUE((*channel)->Send(Numbered(7, 3 << 20)).ok());
   std::vector<Message> back = ReceiveN(**channel, 1);
   ASSERT_EQ(back.size(), 1u);
   ExpectNumbered(back[0], 7, 3 << 20);
+  EXPECT_EQ(server.last_rank(), 2);
 
   // A peer that skips the handshake and sends a message at once.
   auto raw = ConnectDirect(endpoint, 10);
@@ -136,12 +144,16 @@ TEST_P(SecuredDataPortTest, ServesOnlyPeersThatProveTheyHoldTheKey) {
   ASSERT_TRUE(FlushBlocking(*raw, writer, 5).ok());
   EXPECT_TRUE(ClosedByPeer(*raw));
   close(*raw);
-  // A peer holding another job's key.
-  auto stranger = LoadRoleKeys(MakeKeys() + "/worker.key");
+  // A peer holding a ticket of another job.
+  auto stranger = LoadRoleKeys(MakeKeys() + "/server.key");
   ASSERT_TRUE(stranger.ok());
+  auto other_mint = TicketMint::Create(*stranger);
+  ASSERT_TRUE(other_mint.ok());
   auto other = ConnectDirect(endpoint, 10);
   ASSERT_TRUE(other.ok());
-  EXPECT_FALSE(ClientHandshake(*other, *stranger, 5).ok());
+  EXPECT_FALSE(ClientHandshake(*other, DataSecurity::kAuth,
+                               other_mint->Mint(TicketRole::kWorker, 2), 5)
+                   .ok());
   EXPECT_TRUE(ClosedByPeer(*other));
   close(*other);
   server.Stop();

@@ -16,12 +16,17 @@
 namespace lockstep {
 namespace {
 
-RoleKeys KeysWithSecret(char fill, DataSecurity mode = DataSecurity::kAuth) {
-  RoleKeys keys;
-  keys.role = KeyRole::kWorker;
-  keys.data_plane = mode;
-  keys.data_secret.assign(kDataSecretBytes, fill);
-  return keys;
+// The job's ticket key, filled with `fill` (the handshake takes it as
+// given: peer_ticket_test checks how it is computed).
+std::string TicketKeyOf(char fill) { return std::string(32, fill); }
+
+// Worker `rank`'s ticket under the ticket key filled with `fill`.
+PeerTicket TicketOf(int32_t rank, char fill = 'k') {
+  PeerTicket ticket;
+  ticket.rank = rank;
+  ticket.incarnation = 7;
+  ticket.secret = TicketSecret(TicketKeyOf(fill), ticket);
+  return ticket;
 }
 
 // A connected pair of non-blocking stream sockets.
@@ -41,10 +46,11 @@ struct Pair {
 // The server's side as StreamDataPort drives it, blocking here for
 // brevity. Returns the server's verdict; `sent` gets the client's proof,
 // `session` (if given) the connection's keys.
-Status ServeHandshake(int fd, const RoleKeys& keys, std::string* sent,
+Status ServeHandshake(int fd, DataSecurity mode, std::string* sent,
                       const std::string& replay = "",
-                      SessionKeys* session = nullptr) {
-  ServerHandshake server(keys);
+                      SessionKeys* session = nullptr,
+                      PeerTicket* peer = nullptr) {
+  ServerHandshake server(mode, TicketKeyOf('k'));
   if (send(fd, server.hello().data(), server.hello().size(), 0) !=
       static_cast<ssize_t>(server.hello().size())) {
     return Unavailable("hello not sent");
@@ -65,49 +71,71 @@ Status ServeHandshake(int fd, const RoleKeys& keys, std::string* sent,
   LS_ASSIGN_OR_RETURN(std::string proof, server.Finish());
   (void)send(fd, proof.data(), proof.size(), 0);
   if (session != nullptr) *session = server.session_keys();
+  if (peer != nullptr) *peer = server.peer();
   return Status::Ok();
 }
 
-// Both sides over a socket pair, the server's secret filled with 'k' and
-// the client's with `client_fill`: (server's verdict, client's).
+// Both sides over a socket pair, the server with the job's ticket key and
+// the client proving `ticket`: (server's verdict, client's).
 struct Verdicts {
   Status server, client;
   std::string sent;  // the client's proof
+  PeerTicket peer;   // whom the server took the client for
 };
-Verdicts HandshakeBetween(char client_fill, double timeout_s) {
+Verdicts HandshakeWith(const PeerTicket& ticket, double timeout_s) {
   Pair pair;
   Verdicts v;
   std::thread t([&] {
-    v.server = ServeHandshake(pair.fd[0], KeysWithSecret('k'), &v.sent);
+    v.server = ServeHandshake(pair.fd[0], DataSecurity::kAuth, &v.sent, "",
+                              nullptr, &v.peer);
   });
-  v.client = ClientHandshake(pair.fd[1], KeysWithSecret(client_fill), timeout_s)
+  v.client = ClientHandshake(pair.fd[1], DataSecurity::kAuth, ticket, timeout_s)
                  .status();
   t.join();
   return v;
 }
 
-TEST(HandshakeTest, BothSidesWithTheJobsKeyProveThemselves) {
-  const auto [server, client, sent] = HandshakeBetween('k', 5);
-  EXPECT_TRUE(server.ok()) << server.message();
-  EXPECT_TRUE(client.ok()) << client.message();
-  // The secret itself never crosses the wire.
-  EXPECT_EQ(sent.find(std::string(8, 'k')), std::string::npos);
+TEST(HandshakeTest, TheServerLearnsWhichWorkerProvedItself) {
+  const Verdicts v = HandshakeWith(TicketOf(3), 5);
+  EXPECT_TRUE(v.server.ok()) << v.server.message();
+  EXPECT_TRUE(v.client.ok()) << v.client.message();
+  EXPECT_EQ(v.peer.role, TicketRole::kWorker);
+  EXPECT_EQ(v.peer.rank, 3);
+  EXPECT_EQ(v.peer.incarnation, 7u);
+  // The ticket's secret never crosses the wire.
+  EXPECT_EQ(v.sent.find(TicketOf(3).secret), std::string::npos);
 }
 
-TEST(HandshakeTest, AClientWithAnotherKeyIsRefused) {
-  const auto [server, client, sent] = HandshakeBetween('x', 1);
-  EXPECT_EQ(server.code(), StatusCode::kFailedPrecondition) << server.message();
-  EXPECT_FALSE(client.ok());
+TEST(HandshakeTest, ATicketOfAnotherJobIsRefused) {
+  const Verdicts v = HandshakeWith(TicketOf(0, 'x'), 1);
+  EXPECT_EQ(v.server.code(), StatusCode::kFailedPrecondition)
+      << v.server.message();
+  EXPECT_FALSE(v.client.ok());
 }
 
-TEST(HandshakeTest, AServerWithAnotherKeyIsNotBelieved) {
+// A worker holding its own ticket claims another rank with it: the secret
+// is of rank 0's ticket, so rank 1's proof fails.
+TEST(HandshakeTest, AWorkerCannotProveAnotherRanksTicket) {
+  PeerTicket forged = TicketOf(0);
+  forged.rank = 1;
+  const Verdicts v = HandshakeWith(forged, 1);
+  EXPECT_EQ(v.server.code(), StatusCode::kFailedPrecondition)
+      << v.server.message();
+  EXPECT_NE(v.server.message().find("worker 1 ticket"), std::string::npos)
+      << v.server.message();
+  EXPECT_FALSE(v.client.ok());
+  // Nor a server's, with any secret it holds.
+  PeerTicket server = TicketOf(0);
+  server.role = TicketRole::kServer;
+  EXPECT_EQ(HandshakeWith(server, 1).server.code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST(HandshakeTest, AServerWithoutTheTicketKeyIsNotBelieved) {
   Pair pair;
-  std::string sent;
-  Status server;
-  RoleKeys impostor = KeysWithSecret('x');
   // The impostor answers as if the proof were fine: it cannot make its own.
   std::thread t([&] {
-    ServerHandshake fake(impostor);
+    ServerHandshake fake(DataSecurity::kAuth, TicketKeyOf('x'));
     (void)send(pair.fd[0], fake.hello().data(), fake.hello().size(), 0);
     char proof[kClientProofBytes];
     size_t got = 0;
@@ -119,11 +147,13 @@ TEST(HandshakeTest, AServerWithAnotherKeyIsNotBelieved) {
     const std::string answer(kHandshakeMacBytes, 'a');
     (void)send(pair.fd[0], answer.data(), answer.size(), 0);
   });
-  Status client = ClientHandshake(pair.fd[1], KeysWithSecret('k'), 5).status();
+  Status client =
+      ClientHandshake(pair.fd[1], DataSecurity::kAuth, TicketOf(0), 5).status();
   t.join();
   EXPECT_EQ(client.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(client.message().find("does not hold the job's data key"),
-            std::string::npos);
+  EXPECT_NE(client.message().find("does not hold the job's ticket key"),
+            std::string::npos)
+      << client.message();
 }
 
 // A proof recorded from one connection is refused on another: each server
@@ -134,22 +164,23 @@ TEST(HandshakeTest, AReplayedProofIsRefused) {
     Pair pair;
     Status server;
     std::thread t([&] {
-      server = ServeHandshake(pair.fd[0], KeysWithSecret('k'), &recorded);
+      server = ServeHandshake(pair.fd[0], DataSecurity::kAuth, &recorded);
     });
-    ASSERT_TRUE(ClientHandshake(pair.fd[1], KeysWithSecret('k'), 5).ok());
+    ASSERT_TRUE(
+        ClientHandshake(pair.fd[1], DataSecurity::kAuth, TicketOf(0), 5).ok());
     t.join();
     ASSERT_TRUE(server.ok());
   }
   Pair pair;
   std::string sent;
   Status replayed =
-      ServeHandshake(pair.fd[0], KeysWithSecret('k'), &sent, recorded);
+      ServeHandshake(pair.fd[0], DataSecurity::kAuth, &sent, recorded);
   EXPECT_EQ(replayed.code(), StatusCode::kFailedPrecondition)
       << replayed.message();
 }
 
 TEST(HandshakeTest, BytesThatAreNotAHandshakeAreRefused) {
-  ServerHandshake server(KeysWithSecret('k'));
+  ServerHandshake server(DataSecurity::kAuth, TicketKeyOf('k'));
   const std::string junk(kClientProofBytes, 'G');
   std::memcpy(server.into(), junk.data(), junk.size());
   server.Received(junk.size());
@@ -162,14 +193,16 @@ TEST(HandshakeTest, BytesThatAreNotAHandshakeAreRefused) {
 TEST(HandshakeTest, AClientOfAServerThatSaysNothingGivesUpInTime) {
   Pair pair;
   Status client =
-      ClientHandshake(pair.fd[1], KeysWithSecret('k'), 0.2).status();
+      ClientHandshake(pair.fd[1], DataSecurity::kAuth, TicketOf(0), 0.2)
+          .status();
   EXPECT_EQ(client.code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(client.message().find("--security off"), std::string::npos)
       << client.message();
 }
 
 // aead: both ends derive the same two record keys, different for each
-// direction and for each connection; auth derives none.
+// direction and for each connection; auth derives none. The keys come
+// from the ticket's secret: another worker cannot compute them.
 TEST(HandshakeTest, AeadGivesBothEndsTheSameKeysOfThisConnectionOnly) {
   std::vector<SessionKeys> servers, clients;
   for (int connection = 0; connection < 2; ++connection) {
@@ -179,11 +212,10 @@ TEST(HandshakeTest, AeadGivesBothEndsTheSameKeysOfThisConnectionOnly) {
     Status served;
     std::thread t([&] {
       served =
-          ServeHandshake(pair.fd[0], KeysWithSecret('k', DataSecurity::kAead),
-                         &sent, "", &server);
+          ServeHandshake(pair.fd[0], DataSecurity::kAead, &sent, "", &server);
     });
-    auto client = ClientHandshake(pair.fd[1],
-                                  KeysWithSecret('k', DataSecurity::kAead), 5);
+    auto client = ClientHandshake(pair.fd[1], DataSecurity::kAead,
+                                  TicketOf(connection), 5);
     t.join();
     ASSERT_TRUE(served.ok()) << served.message();
     ASSERT_TRUE(client.ok()) << client.status().message();
@@ -206,12 +238,10 @@ TEST(HandshakeTest, AeadGivesBothEndsTheSameKeysOfThisConnectionOnly) {
 TEST(HandshakeTest, AClientRefusesAServerOfAnotherMode) {
   Pair pair;
   std::string sent;
-  std::thread t([&] {
-    (void)ServeHandshake(pair.fd[0], KeysWithSecret('k', DataSecurity::kAuth),
-                         &sent);
-  });
+  std::thread t(
+      [&] { (void)ServeHandshake(pair.fd[0], DataSecurity::kAuth, &sent); });
   auto client =
-      ClientHandshake(pair.fd[1], KeysWithSecret('k', DataSecurity::kAead), 1);
+      ClientHandshake(pair.fd[1], DataSecurity::kAead, TicketOf(0), 1);
   shutdown(pair.fd[1], SHUT_RDWR);
   t.join();
   ASSERT_FALSE(client.ok());

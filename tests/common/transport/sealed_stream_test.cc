@@ -240,6 +240,9 @@ class AeadDataPortTest : public ::testing::TestWithParam<std::string> {
     auto keys = LoadRoleKeys(dir_ + "/server.key");
     ASSERT_TRUE(keys.ok()) << keys.status().message();
     ASSERT_EQ(keys->data_plane, DataSecurity::kAead);
+    auto mint = TicketMint::Create(*keys);
+    ASSERT_TRUE(mint.ok()) << mint.status().message();
+    ticket_ = mint->Mint(TicketRole::kWorker, 0);
     InstallTransportKeys(*keys);
     listen_ = GetParam();
     if (const auto at = listen_.find("@PID"); at != std::string::npos) {
@@ -251,13 +254,14 @@ class AeadDataPortTest : public ::testing::TestWithParam<std::string> {
     std::filesystem::remove_all(dir_);
   }
   std::string dir_, listen_;
+  PeerTicket ticket_;  // worker 0's
 };
 
 TEST_P(AeadDataPortTest, EchoesSealedMessagesBothWays) {
   auto port = DataPort::Bind(listen_);
   ASSERT_TRUE(port.ok()) << port.status().message();
   EchoServer server(std::move(*port));
-  auto channel = DataChannel::Connect(server.endpoint(), 10);
+  auto channel = DataChannel::Connect(server.endpoint(), 10, false, &ticket_);
   ASSERT_TRUE(channel.ok()) << channel.status().message();
   for (uint32_t n = 0; n < 4; ++n) {
     ASSERT_TRUE((*channel)->Send(Numbered(n, 3 << 20)).ok());
@@ -281,13 +285,11 @@ TEST_P(AeadDataPortTest, ClosesAConnectionThatSendsWhatItDidNotSeal) {
   auto port = DataPort::Bind(listen_);
   ASSERT_TRUE(port.ok()) << port.status().message();
   EchoServer server(std::move(*port));
-  auto worker = LoadRoleKeys(dir_ + "/worker.key");
-  ASSERT_TRUE(worker.ok());
   for (const bool replay : {false, true}) {
     SCOPED_TRACE(replay ? "replay" : "clear");
     auto fd = ConnectDirect(server.endpoint(), 10);
     ASSERT_TRUE(fd.ok());
-    auto session = ClientHandshake(*fd, *worker, 10);
+    auto session = ClientHandshake(*fd, DataSecurity::kAead, ticket_, 10);
     ASSERT_TRUE(session.ok()) << session.status().message();
     FrameWriter writer;
     if (replay) {

@@ -1,0 +1,48 @@
+#include "coordinator/ticket_desk.h"
+
+#include "common/logging.h"
+#include "common/transport/transport_keys.h"
+
+namespace lockstep {
+
+TicketMint* TicketDesk::Mint() {
+  if (!made_) {
+    made_ = true;
+    if (const RoleKeys* keys = InstalledTransportKeys()) {
+      auto mint = TicketMint::Create(*keys);
+      if (mint.ok()) {
+        mint_.emplace(std::move(*mint));
+      } else {
+        // The keys loaded, so this is not expected; shards will refuse
+        // every worker, saying so.
+        LS_LOG(Error) << "no data-plane tickets: " << mint.status().message();
+      }
+    }
+  }
+  return mint_ ? &*mint_ : nullptr;
+}
+
+std::optional<PeerTicket> TicketDesk::Issue(TicketRole role, int32_t rank) {
+  if (InstalledTransportKeys() == nullptr) return std::nullopt;
+  TicketMint* mint = Mint();
+  if (mint == nullptr) return std::nullopt;
+  return mint->Mint(role, rank);
+}
+
+bool TicketDesk::Vouches(wire::Role role, int32_t rank,
+                         const wire::Heartbeat& beat) {
+  if (InstalledTransportKeys() == nullptr) return true;
+  TicketMint* mint = Mint();
+  if (mint == nullptr || beat.ticket_proof() == nullptr) return false;
+  PeerTicket ticket;
+  ticket.role = role == wire::Role::Evaluator ? TicketRole::kEvaluator
+                                              : TicketRole::kWorker;
+  ticket.rank = rank;
+  ticket.incarnation = beat.ticket_incarnation();
+  const std::string proof(
+      reinterpret_cast<const char*>(beat.ticket_proof()->data()),
+      beat.ticket_proof()->size());
+  return mint->VerifiesHeartbeat(ticket, proof);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,41 @@
+// The data-plane tickets the coordinator gives its workers and evaluator
+// (common/security/peer_ticket.h), and its check of the tickets their
+// heartbeat sockets show. A worker's heartbeats come on a socket of their
+// own (worker/heartbeat_thread.h), which names its rank: they count for
+// that rank only when they prove a ticket of that rank, so a worker cannot
+// keep another rank alive. Without job keys (--security off) it gives no
+// ticket and takes every heartbeat as it says.
+// Thread-safety: the coordinator's thread only.
+#ifndef LOCKSTEP_COORDINATOR_TICKET_DESK_H_
+#define LOCKSTEP_COORDINATOR_TICKET_DESK_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/security/peer_ticket.h"
+#include "common/wire/message.h"
+
+namespace lockstep {
+
+class TicketDesk {
+ public:
+  // A ticket for this registration of (role, rank); nullopt without keys.
+  std::optional<PeerTicket> Issue(TicketRole role, int32_t rank);
+  // Whether heartbeat `beat`, sent as `role` `rank`, proves a ticket of
+  // that role and rank (any registration of it: a coordinator restarted
+  // with the job's keys honours its predecessor's). Always true without
+  // keys.
+  bool Vouches(wire::Role role, int32_t rank, const wire::Heartbeat& beat);
+
+ private:
+  // The mint, made at first use; null without keys.
+  TicketMint* Mint();
+
+  std::optional<TicketMint> mint_;
+  bool made_ = false;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COORDINATOR_TICKET_DESK_H_

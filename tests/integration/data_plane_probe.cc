@@ -1,0 +1,117 @@
+#include "tests/integration/data_plane_probe.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <regex>
+
+#include "common/security/job_keys.h"
+#include "common/transport/transport_keys.h"
+#include "common/transport/zmq/zmq_socket.h"
+
+namespace lockstep {
+namespace {
+
+// Receives one message from `socket`, waiting at most 5 s.
+template <typename Socket>
+Status AwaitMessage(Socket& socket, Message* out) {
+  for (int i = 0; i < 50; ++i) {
+    LS_ASSIGN_OR_RETURN(bool got, socket.Receive(out));
+    if (got) return Status::Ok();
+    zmq::pollitem_t item = socket.PollItem();
+    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+  }
+  return DeadlineExceeded("no reply");
+}
+
+// Adapts a coordinator-side ZeroMQ DEALER to AwaitMessage.
+struct DealerSocket {
+  zmq::socket_t& socket;
+  StatusOr<bool> Receive(Message* out) {
+    return ReceiveMessage(socket, false, out);
+  }
+  zmq::pollitem_t PollItem() {
+    return {static_cast<void*>(socket), 0, ZMQ_POLLIN, 0};
+  }
+};
+
+// Awaits an Error reply and returns its code (*text: its message).
+template <typename Socket>
+StatusOr<wire::ErrorCode> ExpectError(Socket& socket, std::string* text) {
+  Message reply;
+  LS_RETURN_IF_ERROR(AwaitMessage(socket, &reply));
+  LS_RETURN_IF_ERROR(VerifyHeader(&reply));
+  if (reply.envelope->body_type() != wire::Body::Error) {
+    return Internal("reply is not an Error");
+  }
+  *text = flatbuffers::GetString(reply.envelope->body_as_Error()->message());
+  return reply.envelope->body_as_Error()->code();
+}
+
+}  // namespace
+
+SpeakAsWorker::SpeakAsWorker(TestCluster& cluster, int32_t rank) {
+  auto keys = LoadRoleKeys(cluster.keys_dir() + "/worker.key");
+  EXPECT_TRUE(keys.ok()) << keys.status().message();
+  if (keys.ok()) InstallTransportKeys(*keys);
+  auto server = LoadRoleKeys(cluster.keys_dir() + "/server.key");
+  EXPECT_TRUE(server.ok()) << server.status().message();
+  if (!server.ok()) return;
+  auto mint = TicketMint::Create(*server);
+  EXPECT_TRUE(mint.ok()) << mint.status().message();
+  if (mint.ok()) ticket_ = mint->Mint(TicketRole::kWorker, rank);
+}
+
+SpeakAsWorker::~SpeakAsWorker() { InstallTransportKeys(std::nullopt); }
+
+zmq::message_t Bytes(const std::string& text) {
+  return zmq::message_t(text.data(), text.size());
+}
+
+zmq::message_t PushHeader(int sender_rank, uint64_t begin, uint64_t end,
+                          uint32_t batch) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  std::vector<wire::KeyRange> ranges = {wire::KeyRange(begin, end)};
+  auto body =
+      wire::CreatePush(fbb, 42, 0, batch, fbb.CreateVectorOfStructs(ranges));
+  return FinishEnvelope(fbb, wire::Body::Push, body.Union(), wire::Role::Worker,
+                        sender_rank);
+}
+
+Message MessageOf(std::vector<zmq::message_t> frames) {
+  Message msg;
+  msg.header = std::move(frames[0]);
+  for (size_t i = 1; i < frames.size(); ++i) {
+    msg.payloads.push_back(std::move(frames[i]));
+  }
+  return msg;
+}
+
+StatusOr<wire::ErrorCode> SendExpectError(zmq::socket_t& socket,
+                                          std::vector<zmq::message_t> frames,
+                                          std::string* text) {
+  LS_RETURN_IF_ERROR(SendMessage(socket, false, MessageOf(std::move(frames))));
+  DealerSocket dealer{socket};
+  return ExpectError(dealer, text);
+}
+
+StatusOr<wire::ErrorCode> SendExpectError(DataChannel& channel,
+                                          std::vector<zmq::message_t> frames,
+                                          std::string* text) {
+  LS_RETURN_IF_ERROR(channel.Send(MessageOf(std::move(frames))));
+  return ExpectError(channel, text);
+}
+
+std::string AwaitServerEndpoint(TestCluster& cluster, const std::string& name) {
+  const std::regex on_endpoint(" on ((zmq\\+)?(tcp|ipc)://[^ ]+) ");
+  for (int i = 0; i < 300; ++i) {
+    cluster.Pump(std::chrono::milliseconds(100));
+    for (const auto& line : cluster.Lines(name)) {
+      std::smatch m;
+      if (std::regex_search(line, m, on_endpoint)) return m[1];
+    }
+  }
+  return "";
+}
+
+}  // namespace lockstep

@@ -1,0 +1,60 @@
+// What a test needs to speak to a live job by hand as one of its workers:
+// the job's worker key and that worker's data-plane ticket, messages built
+// from raw frames, and the Error a role answers them with.
+#ifndef LOCKSTEP_TESTS_INTEGRATION_DATA_PLANE_PROBE_H_
+#define LOCKSTEP_TESTS_INTEGRATION_DATA_PLANE_PROBE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/security/peer_ticket.h"
+#include "common/status.h"
+#include "common/transport/data_channel.h"
+#include "common/wire/message.h"
+#include "tests/integration/test_cluster.h"
+
+namespace lockstep {
+
+// While it lives this process speaks as worker `rank` of `cluster`'s job:
+// it holds the job's worker key and the ticket the coordinator would give
+// that worker (made here with the server key, as the coordinator makes
+// it) - a genuine insider, not an intruder (intruder_test.cc).
+class SpeakAsWorker {
+ public:
+  explicit SpeakAsWorker(TestCluster& cluster, int32_t rank = 0);
+  ~SpeakAsWorker();
+  SpeakAsWorker(const SpeakAsWorker&) = delete;
+  SpeakAsWorker& operator=(const SpeakAsWorker&) = delete;
+  const PeerTicket* ticket() const { return &ticket_; }
+
+ private:
+  PeerTicket ticket_;
+};
+
+zmq::message_t Bytes(const std::string& text);
+// A Push header of clock 0 (request 42, `batch` samples) for keys
+// [begin, end), naming worker `sender_rank` as its sender.
+zmq::message_t PushHeader(int sender_rank, uint64_t begin, uint64_t end,
+                          uint32_t batch = 8);
+// `frames` as one message: the header, then its payloads.
+Message MessageOf(std::vector<zmq::message_t> frames);
+
+// Sends `frames` as one message and awaits (5 s) an Error reply: its code
+// (*text: its message). Errors: no reply, or one that is not an Error.
+StatusOr<wire::ErrorCode> SendExpectError(zmq::socket_t& socket,
+                                          std::vector<zmq::message_t> frames,
+                                          std::string* text);
+StatusOr<wire::ErrorCode> SendExpectError(DataChannel& channel,
+                                          std::vector<zmq::message_t> frames,
+                                          std::string* text);
+
+// The data endpoint server `name` logs once the coordinator welcomed it
+// (waits up to 30 s; empty if none).
+std::string AwaitServerEndpoint(TestCluster& cluster,
+                                const std::string& name = "server 0");
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TESTS_INTEGRATION_DATA_PLANE_PROBE_H_
