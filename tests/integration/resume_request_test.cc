@@ -60,6 +60,15 @@ void StartRolesByHand(TestCluster& cluster) {
   for (int w = 0; w < 2; ++w) ASSERT_TRUE(cluster.StartWorker(w).ok());
 }
 
+// No round of `run` is marked failed.
+void ExpectEveryRoundComplete(const std::string& run) {
+  auto manifest = SnapshotManifest::Load(run + "/snapshots");
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  for (const ManifestRound& r : manifest->rounds()) {
+    EXPECT_TRUE(r.complete) << "round " << r.round << ": " << r.error;
+  }
+}
+
 TEST(ResumeRequestTest, AChangedModelIsRefusedBeforeAnyRoleStarts) {
   const std::string run = FinishedRun();
   const std::string manifest = ReadFile(run + "/snapshots/manifest.json");
@@ -150,11 +159,7 @@ TEST(ResumeRequestTest, ARoundOfAnotherJobIsNotMarkedFailed) {
   EXPECT_TRUE(cluster.WaitAll(seconds(30)))
       << cluster.Output("coordinator") << cluster.Output("worker 0")
       << cluster.Output("worker 1");
-  auto manifest = SnapshotManifest::Load(run + "/snapshots");
-  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
-  for (const ManifestRound& r : manifest->rounds()) {
-    EXPECT_TRUE(r.complete) << "round " << r.round << ": " << r.error;
-  }
+  ExpectEveryRoundComplete(run);
 }
 
 // A store a server cannot read (its folder gone: a volume not mounted on
@@ -173,11 +178,7 @@ TEST(ResumeRequestTest, AStoreAServerCannotReadMarksNoRoundFailed) {
   EXPECT_TRUE(cluster.Printed("coordinator", "nothing is marked failed"))
       << cluster.Output("coordinator");
   EXPECT_TRUE(cluster.WaitAll(seconds(30)));
-  auto manifest = SnapshotManifest::Load(run + "/snapshots");
-  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
-  for (const ManifestRound& r : manifest->rounds()) {
-    EXPECT_TRUE(r.complete) << "round " << r.round << ": " << r.error;
-  }
+  ExpectEveryRoundComplete(run);
 }
 
 // The resumed part appends to the run's logs and records, and its times,
