@@ -210,16 +210,6 @@ void ClockDriver::HandleClockDone(const Peer& peer,
                                   const wire::ClockDone& done) {
   const ClockReport report = ReadClockReport(static_cast<uint32_t>(peer.rank),
                                              done, peer.admitted_batch);
-  if (report.batch < done.batch()) {
-    // Its samples count as admitted, no more: a worker cannot weigh its
-    // push above the others, take more of the budget or end the job early.
-    if (overstated_batches_++ < 10) {
-      LS_LOG(Warning) << "worker " << peer.rank << " reported batch "
-                      << done.batch() << " for clock " << report.clock
-                      << ", admitted " << peer.admitted_batch << ": counted as "
-                      << report.batch;
-    }
-  }
   // A push a shard refused (PushGuard) carried nothing into the model: its
   // samples and loss count nowhere.
   const bool refused = done.refused() > 0;

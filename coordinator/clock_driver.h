@@ -150,8 +150,6 @@ class ClockDriver {
   // Apply-on-arrival: samples of pushes every shard applied (reports
   // without a drop), the progress the shards' evaluation images follow.
   uint64_t applied_samples_ = 0;
-  // ClockDones whose batch was above their clock's admitted quota.
-  uint64_t overstated_batches_ = 0;
   double policy_seconds_ = 0;
   bool recorder_started_ = false;
   // Every live worker finished its last clock (MaybeRequestFinalEvaluation).

@@ -1,7 +1,10 @@
 #include "coordinator/clock_report_reader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+
+#include "common/logging.h"
 
 namespace lockstep {
 namespace {
@@ -18,6 +21,18 @@ ClockReport ReadClockReport(uint32_t worker, const wire::ClockDone& done,
   report.worker = worker;
   report.clock = done.clock();
   report.batch = std::min(done.batch(), admitted);
+  if (done.batch() > admitted) {
+    // Its samples count as admitted, no more: a worker cannot weigh its
+    // push above the others, take more of the budget or end the job early.
+    // The first few are logged (one coordinator per process).
+    static std::atomic<int> logged{0};
+    if (logged++ < 10) {
+      LS_LOG(Warning) << "worker " << worker << " reported batch "
+                      << done.batch() << " for clock " << report.clock
+                      << ", admitted " << admitted << ": counted as "
+                      << report.batch;
+    }
+  }
   report.compute_s = Seconds(done.compute_s());
   report.push_s = Seconds(done.push_s());
   report.pull_s = Seconds(done.pull_s());

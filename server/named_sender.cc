@@ -45,13 +45,14 @@ Status CheckSender(const Message& msg, uint32_t workers) {
   return Status::Ok();
 }
 
-bool ReportsImpostor(const Message& msg, const Status& refusal) {
-  return refusal.code() == StatusCode::kFailedPrecondition &&
-         msg.role == "worker" && msg.envelope->body_type() == wire::Body::Push;
-}
-
-zmq::message_t MakeImpostorReport(const Message& msg, uint32_t in_a_row,
-                                  int shard) {
+std::optional<zmq::message_t> Impostors::Report(const Message& msg,
+                                                const Status& refusal,
+                                                int shard) {
+  if (refusal.code() != StatusCode::kFailedPrecondition ||
+      msg.role != "worker" || msg.envelope->body_type() != wire::Body::Push) {
+    return std::nullopt;
+  }
+  const uint32_t in_a_row = ++counts_[msg.rank];
   flatbuffers::FlatBufferBuilder fbb(96);
   auto body = wire::CreatePushRefused(fbb, static_cast<uint32_t>(msg.rank),
                                       msg.envelope->body_as_Push()->clock(),

@@ -10,6 +10,8 @@
 #define LOCKSTEP_SERVER_NAMED_SENDER_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <zmq.hpp>
 
 #include "common/status.h"
@@ -24,15 +26,20 @@ namespace lockstep {
 // FailedPrecondition, naming both, for a message that names another
 // sender than its connection proved; InvalidArgument for the rest.
 Status CheckSender(const Message& msg, uint32_t workers);
-// Whether CheckSender's `refusal` of `msg` is a worker's push as another
-// sender, which the shard reports (MakeImpostorReport).
-bool ReportsImpostor(const Message& msg, const Status& refusal);
+// The pushes a shard refused for naming another sender than their
+// connection proved, counted by the worker that sent them.
+class Impostors {
+ public:
+  // When CheckSender's `refusal` of `msg` is a worker's push as another
+  // sender: the shard's report of it to the coordinator (wire::PushRefused,
+  // reason Impersonation, naming the proven worker, with this shard's count
+  // of them), which counts it toward that worker's removal.
+  std::optional<zmq::message_t> Report(const Message& msg,
+                                       const Status& refusal, int shard);
 
-// The shard's report to the coordinator of a push that named another
-// sender than its connection's (wire::PushRefused, reason Impersonation,
-// naming the proven worker); `in_a_row`: this shard's count of them.
-zmq::message_t MakeImpostorReport(const Message& msg, uint32_t in_a_row,
-                                  int shard);
+ private:
+  std::map<int, uint32_t> counts_;  // by the proven worker rank
+};
 
 }  // namespace lockstep
 

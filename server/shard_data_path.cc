@@ -56,11 +56,9 @@ void ShardDataPath::Handle(Message& msg) {
     return;
   }
   if (Status sender = CheckSender(msg, job_.workers); !sender.ok()) {
-    // A worker's push as another is reported as the worker it is, whose
-    // refusals count toward its removal.
-    if (ReportsImpostor(msg, sender)) {
-      tell_coordinator_(MakeImpostorReport(msg, ++impostures_[msg.rank],
-                                           static_cast<int>(job_.shard)));
+    if (auto report =
+            impostors_.Report(msg, sender, static_cast<int>(job_.shard))) {
+      tell_coordinator_(std::move(*report));
     }
     RejectBadMessage(msg.peer, sender, 0);
     return;

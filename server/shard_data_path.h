@@ -23,6 +23,7 @@
 #include "common/wire/message.h"
 #include "server/background_apply.h"
 #include "server/eval_images.h"
+#include "server/named_sender.h"
 #include "server/push_guard.h"
 #include "server/push_ledger.h"
 #include "server/replication/replica_stream.h"
@@ -138,7 +139,7 @@ class ShardDataPath {
   PushLedger ledger_;
   ReplicaStream* stream_ = nullptr;
   uint64_t bad_messages_ = 0;
-  std::map<int, uint32_t> impostures_;  // by the proven worker rank
+  Impostors impostors_;
   int64_t bad_log_budget_ = 20;
   bool held_ = false;
   uint64_t held_dropped_ = 0;

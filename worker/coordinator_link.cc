@@ -32,14 +32,26 @@ StatusOr<std::unique_ptr<CoordinatorLink>> CoordinatorLink::Connect(
   return link;
 }
 
-Status CoordinatorLink::Welcomed(uint32_t rank, uint32_t heartbeat_ms,
-                                 const std::optional<PeerTicket>& ticket) {
-  rank_ = rank;
+Status CoordinatorLink::Welcomed(const wire::Welcome& welcome,
+                                 uint32_t heartbeat_ms) {
+  rank_ = welcome.rank();
   heartbeat_ms_ = heartbeat_ms;
+  ticket_.reset();
+  if (welcome.ticket_secret() != nullptr) {
+    // Who this registration is on the data plane (peer_ticket.h).
+    ticket_.emplace();
+    ticket_->role = role_ == wire::Role::Evaluator ? TicketRole::kEvaluator
+                                                   : TicketRole::kWorker;
+    ticket_->rank = static_cast<int32_t>(rank_);
+    ticket_->incarnation = welcome.ticket_incarnation();
+    ticket_->secret.assign(
+        reinterpret_cast<const char*>(welcome.ticket_secret()->data()),
+        welcome.ticket_secret()->size());
+  }
   heartbeats_.reset();  // a thread proving an older ticket
   LS_ASSIGN_OR_RETURN(
       heartbeats_,
-      HeartbeatThread::Start(endpoint_, role_, rank, heartbeat_ms, ticket));
+      HeartbeatThread::Start(endpoint_, role_, rank_, heartbeat_ms, ticket_));
   welcomed_ms_ = NowMillis();
   handshake_->Stop();  // the coordinator took this key
   watch_.set_heartbeat_ms(heartbeat_ms);

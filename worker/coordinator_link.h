@@ -48,10 +48,11 @@ class CoordinatorLink {
 
   // Welcomed as `rank` of a job with heartbeat interval `heartbeat_ms`:
   // from now on a thread heartbeats, even while data loads, and the
-  // coordinator counts as gone after 10 silent intervals. Its heartbeats
-  // prove `ticket` (the Welcome's, with job keys).
-  Status Welcomed(uint32_t rank, uint32_t heartbeat_ms,
-                  const std::optional<PeerTicket>& ticket = std::nullopt);
+  // coordinator counts as gone after 10 silent intervals. With job keys
+  // the welcome holds this registration's data-plane ticket, which the
+  // heartbeats prove (and ticket() gives the data channels).
+  Status Welcomed(const wire::Welcome& welcome, uint32_t heartbeat_ms);
+  const std::optional<PeerTicket>& ticket() const { return ticket_; }
   // Once training runs, a Start from the coordinator is a rollback.
   void set_training(bool training) { training_ = training; }
 
@@ -133,6 +134,7 @@ class CoordinatorLink {
   bool training_ = false;
   int64_t next_heartbeat_ms_ = 0;
   std::unique_ptr<HeartbeatThread> heartbeats_;  // from the Welcome on
+  std::optional<PeerTicket> ticket_;             // the last Welcome's
   CoordinatorWatch watch_;
   std::optional<zmq::message_t> describe_;  // for a re-attach
   int64_t welcomed_ms_ = 0;

@@ -76,21 +76,9 @@ StatusOr<Message> WorkerSession::AwaitCoordinator(wire::Body body,
 
 Status WorkerSession::Setup(const wire::Welcome& welcome) {
   rank_ = welcome.rank();
-  ticket_.reset();
-  if (welcome.ticket_secret() != nullptr) {
-    // Who this registration is on the data plane (peer_ticket.h).
-    ticket_.emplace();
-    ticket_->role = role() == wire::Role::Evaluator ? TicketRole::kEvaluator
-                                                    : TicketRole::kWorker;
-    ticket_->rank = static_cast<int32_t>(rank_);
-    ticket_->incarnation = welcome.ticket_incarnation();
-    ticket_->secret.assign(
-        reinterpret_cast<const char*>(welcome.ticket_secret()->data()),
-        welcome.ticket_secret()->size());
-  }
   SetLogRank(static_cast<int>(rank_));
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
-  LS_RETURN_IF_ERROR(coordinator_->Welcomed(rank_, job_.heartbeat_ms, ticket_));
+  LS_RETURN_IF_ERROR(coordinator_->Welcomed(welcome, job_.heartbeat_ms));
   ProcessHealth::SetReady(true);
   on_commit_ = welcome.apply_mode() != wire::ApplyMode::OnArrival;
   single_verdict_ =
@@ -156,7 +144,8 @@ Status WorkerSession::Start(const wire::Start& start) {
   // the job's end).
   LS_ASSIGN_OR_RETURN(
       ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
-                            role(), /*replicated=*/job_.replicas > 0, ticket_));
+                            role(), /*replicated=*/job_.replicas > 0,
+                            coordinator_->ticket()));
   ps_->set_single_verdict(single_verdict_);
   // With replicas the last push is kept (a second gradient buffer).
   ps_->set_repush_on_reroute(on_commit_ && job_.replicas > 0);

@@ -209,7 +209,6 @@ class WorkerSession {
   std::unique_ptr<CoordinatorLink> coordinator_;
   WorkerEmulation emulation_;
   uint32_t rank_ = 0;
-  std::optional<PeerTicket> ticket_;  // the Welcome's, with job keys
   JobConfig job_;
   KeyLayout layout_;
   std::unique_ptr<PsClient> ps_;
