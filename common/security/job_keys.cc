@@ -80,6 +80,14 @@ Status CheckPermissions(int fd, const std::string& path) {
     return FailedPrecondition("the key file " + path + " has mode " + mode +
                               ": others may read it; chmod 600 " + path);
   }
+  // Another user's key file is another user's secret (or a swapped one):
+  // only this user's or root's (a mounted Secret) are taken.
+  if (st.st_uid != geteuid() && st.st_uid != 0) {
+    return FailedPrecondition("the key file " + path + " belongs to uid " +
+                              std::to_string(st.st_uid) +
+                              ", not to this user (uid " +
+                              std::to_string(geteuid()) + ") or root");
+  }
   return Status::Ok();
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include <cstdlib>
@@ -88,6 +89,21 @@ TEST(JobKeysTest, RefusesAFileOthersMayReadWithoutShowingTheKey) {
   // Group-readable (a Secret mounted with mode 0440) is the pod's own.
   ASSERT_EQ(chmod(path.c_str(), 0440), 0);
   EXPECT_TRUE(LoadRoleKeys(path).ok());
+}
+
+TEST(JobKeysTest, RefusesAnotherUsersFile) {
+  const std::string dir = FreshDir();
+  ASSERT_TRUE(WriteJobKeys(dir, DataSecurity::kAuth).ok());
+  const std::string path = dir + "/worker.key";
+  ASSERT_TRUE(LoadRoleKeys(path).ok());
+  // Neither this user's nor root's (chown needs root, as the suite's
+  // network tests do).
+  ASSERT_EQ(chown(path.c_str(), 4321, 4321), 0);
+  auto loaded = LoadRoleKeys(path);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("belongs to uid 4321"),
+            std::string::npos)
+      << loaded.status().message();
 }
 
 // Writes `text` as a 0600 key file and loads it.
