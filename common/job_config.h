@@ -95,6 +95,10 @@ struct JobConfig {
   std::string aggregate = "mean";
   std::string grad_norm_action = "reject";
   uint32_t max_refused_pushes = 3;
+  // The largest model a worker may describe, in dense parameters: the
+  // servers allocate what the first description says (4 bytes each, and
+  // the optimizer's slots).
+  uint64_t max_params = uint64_t{1} << 30;
 
   // Resolved from the data set (ResolveJob), not flags; 0 until then.
   uint64_t train_samples = 0;

@@ -122,6 +122,8 @@ std::vector<JobField> SnapshotAndResolvedFields() {
       Field("max_refused_pushes", "max-refused-pushes", &C::max_refused_pushes,
             "remove a worker whose pushes a shard refused this many times "
             "in a row (0 = never)"),
+      Field("max_params", "max-params", &C::max_params,
+            "refuse a worker describing a model of more dense parameters"),
       Field("train_samples", "", &C::train_samples, ""),
       FixedOnResume(Field("input_dim", "", &C::input_dim, ""),
                     "its model's first layer is that wide"),

@@ -61,6 +61,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
 
   // Outbox.
   void Send(const std::string& id, zmq::message_t header) override;
+  bool Connected(const std::string& id) override;
   // JobHost.
   void RejectBadMessage(const std::string& id, const Status& why) override;
   void Abort(Status why) override { abort_status_ = std::move(why); }

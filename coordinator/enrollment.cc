@@ -1,7 +1,5 @@
 #include "coordinator/enrollment.h"
 
-#include <algorithm>
-
 #include "common/clock.h"
 #include "common/job_fields.h"
 #include "common/job_resume.h"
@@ -10,6 +8,7 @@
 #include "common/wire/message.h"
 #include "common/wire/placement_messages.h"
 #include "coordinator/recovery.h"
+#include "coordinator/resume_point.h"
 
 namespace lockstep {
 
@@ -18,8 +17,9 @@ void Enrollment::RegisterPeer(const std::string& id,
   const bool is_server = reg.role() == wire::Role::Server;
   // Before the count below: a new process for a rank still registered
   // would otherwise be refused as one worker too many.
-  if (!is_server && members_.workers_welcomed()) {
-    ReplaceWorkerOfRank(reg.rank_hint());
+  if (!is_server && members_.workers_welcomed() &&
+      !ReplaceWorkerOfRank(id, reg.rank_hint())) {
+    return;
   }
   const size_t have =
       is_server ? members_.server_ids().size() : members_.worker_ids().size();
@@ -28,11 +28,8 @@ void Enrollment::RegisterPeer(const std::string& id,
                         : training_ ? job_.MaxWorkers()
                                     : job_.workers;
   if (have >= want || (training_ && is_server)) {
-    outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::BadRequest,
-                                     std::string("job already has all its ") +
-                                         (is_server ? "servers" : "workers"),
-                                     0, wire::Role::Coordinator, 0));
-    return;
+    return Refuse(id, std::string("job already has all its ") +
+                          (is_server ? "servers" : "workers"));
   }
   if (is_server && flatbuffers::GetString(reg.endpoint()).empty()) {
     host_.RejectBadMessage(
@@ -71,14 +68,15 @@ void Enrollment::RegisterPeer(const std::string& id,
 void Enrollment::RegisterEvaluator(const std::string& id,
                                    const wire::Register& reg) {
   if (job_.evaluators == 0) {
-    outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::BadRequest,
-                                     "this job runs without an evaluator "
-                                     "(--evaluators 0)",
-                                     0, wire::Role::Coordinator, 0));
-    return;
+    return Refuse(id, "this job runs without an evaluator (--evaluators 0)");
   }
   // A new evaluator process replaces the old one (restarted by a
-  // supervisor before it was declared dead).
+  // supervisor before it was declared dead) once the old one's connection
+  // closed; never a live one.
+  if (!members_.evaluator_id().empty() &&
+      outbox_.Connected(std::string(members_.evaluator_id()))) {
+    return Refuse(id, "the evaluator is held by a live process");
+  }
   if (!members_.evaluator_id().empty()) {
     RemoveEvaluator(std::string(members_.evaluator_id()),
                     "replaced by a new evaluator process");
@@ -122,11 +120,22 @@ bool Enrollment::EvaluatorReady() const {
   return !members_.evaluator_id().empty() && shapes_.Has(kEvaluatorShapeKey);
 }
 
-void Enrollment::ReplaceWorkerOfRank(int rank) {
-  if (rank < 0) return;
-  if (auto old = members_.WorkerOfRank(rank)) {
-    RemoveWorker(*old, "replaced by a new worker process", /*replaced=*/true);
+bool Enrollment::ReplaceWorkerOfRank(const std::string& id, int rank) {
+  const auto old = rank >= 0 ? members_.WorkerOfRank(rank) : std::nullopt;
+  if (!old) return true;
+  if (outbox_.Connected(*old)) {
+    LS_LOG(Warning) << "refused a registration as worker " << rank
+                    << ": its process is still connected";
+    Refuse(id, "worker " + std::to_string(rank) + " is held by a live process");
+    return false;
   }
+  RemoveWorker(*old, "replaced by a new worker process", /*replaced=*/true);
+  return true;
+}
+
+void Enrollment::Refuse(const std::string& id, const std::string& why) {
+  outbox_.Send(id, MakeErrorHeader(wire::ErrorCode::BadRequest, why, 0,
+                                   wire::Role::Coordinator, 0));
 }
 
 void Enrollment::WelcomeWorkersIfReady() {
@@ -160,45 +169,41 @@ void Enrollment::HandleDescribe(const std::string& id, Peer& peer,
   const bool evaluator = peer.role == wire::Role::Evaluator;
   const auto rank =
       evaluator ? kEvaluatorShapeKey : static_cast<uint32_t>(peer.rank);
-  // Before training a difference ends the job: the first description is
-  // the agreed one only by arrival, so which process is wrong cannot be
-  // told. Once training runs the agreed shape is the job's, and a joiner
-  // that differs is refused and removed while the job goes on.
-  if (!training_) {
-    Status agreed = shapes_.Add(rank, *shape);
-    if (!agreed.ok()) {
-      host_.Abort(agreed);
+  // Before two processes agreed a difference ends the job: the first
+  // description is the agreed one only by arrival, so which process is
+  // wrong cannot be told. Once two agree (or training runs) the agreed
+  // shape is the job's, and one that differs is refused and removed while
+  // the job goes on.
+  const ShapeAgreement::Verdict verdict =
+      shapes_.Judge(rank, *shape, training_);
+  switch (verdict.kind) {
+    case ShapeAgreement::Verdict::kEndsTheJob:
+      host_.Abort(FailedPrecondition(verdict.why));
       return;
-    }
-    LS_LOG(Info) << (evaluator ? "the evaluator"
-                               : "worker " + std::to_string(rank))
-                 << " described " << shape->model.dense_params()
-                 << " dense parameters and " << shape->data.train_samples
-                 << " training samples";
-    StartTrainingIfReady();
-    return;
+    case ShapeAgreement::Verdict::kRefused:
+      Refuse(id, "this process " + verdict.why);
+      if (evaluator) {
+        RemoveEvaluator(id, verdict.why);
+      } else {
+        RemoveWorker(id, verdict.why);
+      }
+      return;
+    case ShapeAgreement::Verdict::kAgreed:
+      LS_LOG(Info) << (evaluator ? "the evaluator"
+                                 : "worker " + std::to_string(rank))
+                   << " described " << shape->model.dense_params()
+                   << " dense parameters and " << shape->data.train_samples
+                   << " training samples";
+      StartTrainingIfReady();
+      return;
+    case ShapeAgreement::Verdict::kJoins:
+      if (evaluator) {
+        SendStart(id, peer);
+      } else {
+        JoinRunningJob(id, peer);
+      }
+      return;
   }
-  const std::string diff = ShapeDifference(*shape, *shapes_.agreed());
-  if (!diff.empty()) {
-    const std::string why = "describes a different job (" + diff + ")";
-    outbox_.Send(
-        id, MakeErrorHeader(wire::ErrorCode::BadRequest, "this process " + why,
-                            0, wire::Role::Coordinator, 0));
-    if (evaluator) {
-      RemoveEvaluator(id, why);
-    } else {
-      RemoveWorker(id, why);
-    }
-    return;
-  }
-  if (evaluator) {
-    // A late (or restarted) evaluator reads the points due from now on.
-    // The shape was compared above, so Add cannot fail.
-    (void)shapes_.Add(kEvaluatorShapeKey, *shape);
-    SendStart(id, peer);
-    return;
-  }
-  JoinRunningJob(id, peer);
 }
 
 void Enrollment::HandleWorkerError(const std::string& id, Peer& peer,
@@ -271,14 +276,16 @@ Status Enrollment::StartTraining() {
   }
   recorder_.SetJob(job_);
   if (const auto& restore = rounds_.restore()) {
-    adopt_clock_ = AdoptableClock(*restore);
-    ManifestRound resume = *restore;
+    std::vector<int64_t> server_clocks;
+    for (const auto& id : members_.server_ids()) {
+      server_clocks.push_back(members_.at(id).applied_clock);
+    }
+    const ResumePoint point =
+        FindResumePoint(*restore, server_clocks,
+                        clock_.policy().apply_mode() == ApplyMode::kOnCommit);
+    adopt_clock_ = point.adopt_clock;
+    const ManifestRound& resume = point.round;
     if (adopt_clock_ >= 0) {
-      // The servers' newer commits stand: the policy's state is the
-      // round's, at the servers' clock (a commit policy's processed
-      // samples are X a clock).
-      resume.clock = adopt_clock_;
-      resume.policy_state.erase(kProcessedSamplesKey);
       LS_LOG(Info) << "adopting the live servers' state at clock "
                    << adopt_clock_ << " (snapshot round " << restore->round
                    << " is of clock " << restore->clock << ")";
@@ -310,18 +317,6 @@ Status Enrollment::StartTraining() {
   return Status::Ok();
 }
 
-int64_t Enrollment::AdoptableClock(const ManifestRound& restore) const {
-  // Only commit policies: on arrival a shard's state is a cut of its own.
-  if (clock_.policy().apply_mode() != ApplyMode::kOnCommit) return -1;
-  int64_t clock = -1;
-  for (const auto& id : members_.server_ids()) {
-    const int64_t c = members_.at(id).applied_clock;
-    if (c < restore.clock || (clock >= 0 && c != clock)) return -1;
-    clock = c;
-  }
-  return clock;
-}
-
 void Enrollment::JoinRunningJob(const std::string& id, Peer& peer) {
   const int64_t clock = clock_.JoinRunning(peer);
   LS_LOG(Warning) << "worker " << peer.rank << " on " << peer.host
@@ -351,13 +346,8 @@ void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
   // are copied live from their primaries.
   const bool replicated = server && job_.replicas > 0;
   if (replicated) {
-    const ReplicaFailover& failover = recovery_.failover();
-    const auto slot = static_cast<uint32_t>(peer.rank);
-    welcome.primaries = failover.ServedBy(slot);
-    welcome.backups = failover.BackupsHeldBy(slot);
-    for (const std::string& endpoint : failover.BackupEndpoints(slot)) {
-      welcome.backups_at.emplace_back(slot, endpoint);
-    }
+    recovery_.failover().FillWelcome(static_cast<uint32_t>(peer.rank),
+                                     &welcome);
   }
   // The round to restore goes to servers only: workers learn the clock
   // from their Start.
@@ -367,7 +357,7 @@ void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
     welcome.restore_round = restore->round;
     welcome.restore_shards = restore->shards;
   }
-  if (!server) GiveTicket(peer, &welcome);
+  if (!server) tickets_.IssueInto(peer.role, peer.rank, &welcome);
   outbox_.Send(id, MakeWelcomeHeader(job_, welcome));
   peer.welcomed = true;
   // A server loading a round is silent for a while: the longer limit of a
@@ -402,16 +392,6 @@ void Enrollment::RemoveWorker(const std::string& id, const std::string& why,
     host_.Abort(Unavailable("every worker is gone (last: worker " +
                             std::to_string(gone.rank) + ", " + why + ")"));
   }
-}
-
-void Enrollment::GiveTicket(const Peer& peer, WelcomeFields* welcome) {
-  const std::optional<PeerTicket> ticket =
-      tickets_.Issue(peer.role == wire::Role::Evaluator ? TicketRole::kEvaluator
-                                                        : TicketRole::kWorker,
-                     peer.rank);
-  if (!ticket) return;  // --security off: the data plane is open
-  welcome->ticket_incarnation = ticket->incarnation;
-  welcome->ticket_secret = ticket->secret;
 }
 
 }  // namespace lockstep

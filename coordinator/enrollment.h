@@ -49,6 +49,7 @@ class Enrollment {
         rounds_(rounds),
         recorder_(recorder),
         recovery_(recovery),
+        shapes_(job.max_params),
         tickets_(tickets) {}
 
   bool training() const { return training_; }
@@ -91,10 +92,14 @@ class Enrollment {
   // Whether the evaluator the job needs has described itself (always true
   // for a job without one).
   bool EvaluatorReady() const;
-  // A new process registering for worker rank `rank` (>= 0) while one is
-  // registered: the old one is gone (a supervisor restarts a worker faster
-  // than it is declared dead), so it is removed.
-  void ReplaceWorkerOfRank(int rank);
+  // A new process `id` registering for worker rank `rank` (-1: any) while
+  // one is registered: when the old one's connection closed (a supervisor
+  // restarts a worker faster than it is declared dead) it is removed and
+  // true returned. A Register never displaces a live member: while the old
+  // one is connected `id` is refused (false).
+  bool ReplaceWorkerOfRank(const std::string& id, int rank);
+  // Tells peer `id` why it is not taken (an Error, BadRequest).
+  void Refuse(const std::string& id, const std::string& why);
   // Once every worker registered: ranks and Welcomes for all of them.
   void WelcomeWorkersIfReady();
   // Once every server registered and every worker described itself:
@@ -105,17 +110,9 @@ class Enrollment {
   // it, or the job ends when no worker is left.
   void StartWithoutTheExcused();
   Status StartTraining();
-  // A resumed job whose servers all outlived the coordinator and hold the
-  // same commit, at or after `restore`'s clock, under a commit policy:
-  // that clock, which the job continues from instead of the round (no
-  // rollback). -1 otherwise.
-  int64_t AdoptableClock(const ManifestRound& restore) const;
   // A worker whose description matches, welcomed after the others started:
   // joins the policy at its current clock and gets its Start.
   void JoinRunningJob(const std::string& id, Peer& peer);
-  // With job keys: a fresh ticket for this registration of worker (or
-  // evaluator) `peer`, which its data connections prove.
-  void GiveTicket(const Peer& peer, WelcomeFields* welcome);
 
   JobConfig& job_;
   Outbox& outbox_;
@@ -130,7 +127,7 @@ class Enrollment {
   bool training_ = false;
   // Left out before training for a device their machine lacks.
   StartExcusals excused_;
-  int64_t adopt_clock_ = -1;  // see AdoptableClock
+  int64_t adopt_clock_ = -1;  // ResumePoint::adopt_clock
   uint64_t dead_workers_ = 0;
   TicketDesk& tickets_;
 };

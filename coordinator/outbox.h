@@ -21,6 +21,10 @@ class Outbox {
   // A peer that cannot be reached is logged, never an error: its silence
   // is what liveness notices.
   virtual void Send(const std::string& id, zmq::message_t header) = 0;
+  // Whether the peer with routing id `id` is still connected: a message it
+  // ignores (a Heartbeat) can be sent to it. A process that died has
+  // closed its connection, even before liveness declares it dead.
+  virtual bool Connected(const std::string& id) = 0;
 
   // A copy of `header` to each of `ids` in order, skipping empty ids (a
   // lost server's slot, not back yet).

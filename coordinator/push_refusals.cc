@@ -13,6 +13,12 @@ const char* RefusalLabel(wire::RefusalReason reason) {
       return "grad_norm";
     case wire::RefusalReason::Impersonation:
       return "impersonation";
+    case wire::RefusalReason::Duplicate:
+      return "duplicate";
+    case wire::RefusalReason::ClockWindow:
+      return "clock_window";
+    case wire::RefusalReason::Batch:
+      return "batch";
     default:
       return "non_finite";
   }

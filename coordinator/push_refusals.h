@@ -1,5 +1,6 @@
 // The pushes the shards refused (server/push_guard.h: values that are not
-// finite, a gradient norm above --max-grad-norm), counted per worker and
+// finite, a gradient norm above --max-grad-norm; server/request_rules.h:
+// a push that breaks the protocol's rules), counted per worker and
 // reason for /metrics and the summary, and the workers that only send
 // poison: one a shard refused --max-refused-pushes times in a row is
 // removed from the job (the policy goes on without it, as after a death)
@@ -52,8 +53,8 @@ class PushRefusals {
   uint64_t removed_ = 0;
 };
 
-// The metric label of a refusal's reason: "non_finite", "grad_norm" or
-// "impersonation".
+// The metric label of a refusal's reason: "non_finite", "grad_norm",
+// "impersonation", "duplicate", "clock_window" or "batch".
 const char* RefusalLabel(wire::RefusalReason reason);
 
 }  // namespace lockstep

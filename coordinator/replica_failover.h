@@ -30,6 +30,7 @@
 #include "common/layout.h"
 #include "common/logging.h"
 #include "common/wire/message.h"
+#include "common/wire/placement_messages.h"
 #include "coordinator/clock_driver.h"
 #include "coordinator/membership.h"
 #include "coordinator/outbox.h"
@@ -50,10 +51,14 @@ class ReplicaFailover {
         placement_(job.servers, job.replicas) {}
 
   const ReplicaPlacement& placement() const { return placement_; }
-  // Server slot `slot`'s Welcome fields: the shards it holds backups of,
-  // and where the backups of the shard it serves are.
-  std::vector<uint32_t> BackupsHeldBy(uint32_t slot) const {
-    return placement_.BackupsHeldBy(slot);
+  // Server slot `slot`'s Welcome fields: the shards it serves, the shards
+  // it holds backups of, and where the backups of its own shard are.
+  void FillWelcome(uint32_t slot, WelcomeFields* welcome) const {
+    welcome->primaries = placement_.ServedBy(slot);
+    welcome->backups = placement_.BackupsHeldBy(slot);
+    for (const std::string& endpoint : BackupEndpoints(slot)) {
+      welcome->backups_at.emplace_back(slot, endpoint);
+    }
   }
   std::vector<std::string> BackupEndpoints(uint32_t shard) const;
 
@@ -91,10 +96,6 @@ class ReplicaFailover {
       LS_LOG(Info) << "server " << slot << " holds a live copy of shard "
                    << shard << ": a backup again";
     }
-  }
-  // The shards server slot `slot` serves.
-  std::vector<uint32_t> ServedBy(uint32_t slot) const {
-    return placement_.ServedBy(slot);
   }
   // A rollback re-places every shard on the ring.
   void Reset() {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/job_shape.h"
@@ -21,10 +22,31 @@ inline constexpr uint32_t kEvaluatorShapeKey = 0xFFFFFFFFu;
 
 class ShapeAgreement {
  public:
+  // Descriptions of more than `max_params` dense parameters are refused.
+  explicit ShapeAgreement(uint64_t max_params) : max_params_(max_params) {}
+
   // Records worker `rank`'s description. FailedPrecondition naming the
   // difference when it differs from the agreed shape (the first one
-  // recorded); nothing is recorded then.
+  // recorded); InvalidArgument when its model is above max_params; nothing
+  // is recorded then.
   Status Add(uint32_t rank, const JobShape& shape);
+  // What becomes of `rank`'s description `shape`, before training or
+  // (`training`) after it started.
+  struct Verdict {
+    enum Kind {
+      kAgreed,     // recorded, before training
+      kJoins,      // the job's (the evaluator's is recorded): it joins
+      kRefused,    // `why`: its process is refused and removed
+      kEndsTheJob  // `why`: before two agreed, which one is wrong is unknown
+    };
+    Kind kind = kAgreed;
+    std::string why;
+  };
+  // Before training a description is Added: one that differs from the
+  // agreed shape ends the job until two processes agreed, and is refused
+  // after; one above max_params is refused. Once training runs, one that
+  // differs is refused.
+  Verdict Judge(uint32_t rank, const JobShape& shape, bool training);
   // Drops `rank`'s description (the worker left). The agreed shape stays.
   void Forget(uint32_t rank);
   // Whether `rank` has described itself.
@@ -33,10 +55,14 @@ class ShapeAgreement {
   size_t described() const { return described_.size(); }
   // True when every rank in `live` has described itself (and there is one).
   bool Complete(const std::vector<uint32_t>& live) const;
+  // Whether two processes have described the agreed shape: one that
+  // differs is then the odd one out.
+  bool settled() const { return described_.size() >= 2; }
   // The agreed shape, once any worker described itself.
   const std::optional<JobShape>& agreed() const { return agreed_; }
 
  private:
+  uint64_t max_params_;
   std::optional<JobShape> agreed_;
   std::map<uint32_t, uint32_t> described_;  // rank -> 1
 };

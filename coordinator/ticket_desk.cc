@@ -29,6 +29,17 @@ std::optional<PeerTicket> TicketDesk::Issue(TicketRole role, int32_t rank) {
   return mint->Mint(role, rank);
 }
 
+void TicketDesk::IssueInto(wire::Role role, int32_t rank,
+                           WelcomeFields* welcome) {
+  const std::optional<PeerTicket> ticket =
+      Issue(role == wire::Role::Evaluator ? TicketRole::kEvaluator
+                                          : TicketRole::kWorker,
+            rank);
+  if (!ticket) return;
+  welcome->ticket_incarnation = ticket->incarnation;
+  welcome->ticket_secret = ticket->secret;
+}
+
 bool TicketDesk::Vouches(wire::Role role, int32_t rank,
                          const wire::Heartbeat& beat) {
   if (InstalledTransportKeys() == nullptr) return true;

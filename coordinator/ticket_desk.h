@@ -15,6 +15,7 @@
 
 #include "common/security/peer_ticket.h"
 #include "common/wire/message.h"
+#include "common/wire/placement_messages.h"
 
 namespace lockstep {
 
@@ -22,6 +23,9 @@ class TicketDesk {
  public:
   // A ticket for this registration of (role, rank); nullopt without keys.
   std::optional<PeerTicket> Issue(TicketRole role, int32_t rank);
+  // Issue for a worker's (or the evaluator's) registration as `rank`, put
+  // into its Welcome; nothing without keys (the data plane is open).
+  void IssueInto(wire::Role role, int32_t rank, WelcomeFields* welcome);
   // Whether heartbeat `beat`, sent as `role` `rank`, proves a ticket of
   // that role and rank (any registration of it: a coordinator restarted
   // with the job's keys honours its predecessor's). Always true without

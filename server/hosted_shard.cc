@@ -31,7 +31,7 @@ Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
   awaiting_repush_ = false;
   promoted_ = false;
   deferred_commit_.reset();
-  data_path_.ledger().Clear();
+  data_path_.ForgetPushes();
   primary_ = primary;
   now_ = std::move(timeline);
   const JobConfig& job = now_.job;
@@ -84,7 +84,7 @@ Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
   rounds_.Drop(&model_);
   now_ = std::move(timeline);
   clock_.DropPending();
-  data_path_.ledger().Clear();
+  data_path_.ForgetPushes();
   ConfigureDataPath(clock_.on_arrival());
   rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
   LS_LOG(Warning) << "kept shard " << shard_ << "'s state at clock "

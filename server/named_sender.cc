@@ -38,28 +38,17 @@ Status CheckSender(const Message& msg, uint32_t workers) {
   if (evaluator && msg.envelope->body_type() != wire::Body::Pull) {
     return InvalidArgument("the evaluator only pulls");
   }
+  // An evaluation point's image waits for the shard to reach it: a
+  // worker's far-future point would be kept without bound.
+  if (!evaluator && msg.envelope->body_type() == wire::Body::Pull &&
+      msg.envelope->body_as_Pull()->eval_point() >= 0) {
+    return InvalidArgument("only the evaluator reads an evaluation point");
+  }
   if (!evaluator && (rank < 0 || static_cast<uint32_t>(rank) >= workers)) {
     return InvalidArgument("sender rank " + std::to_string(rank) +
                            " is not a worker of this job");
   }
   return Status::Ok();
-}
-
-std::optional<zmq::message_t> Impostors::Report(const Message& msg,
-                                                const Status& refusal,
-                                                int shard) {
-  if (refusal.code() != StatusCode::kFailedPrecondition ||
-      msg.role != "worker" || msg.envelope->body_type() != wire::Body::Push) {
-    return std::nullopt;
-  }
-  const uint32_t in_a_row = ++counts_[msg.rank];
-  flatbuffers::FlatBufferBuilder fbb(96);
-  auto body = wire::CreatePushRefused(fbb, static_cast<uint32_t>(msg.rank),
-                                      msg.envelope->body_as_Push()->clock(),
-                                      wire::RefusalReason::Impersonation,
-                                      in_a_row, 0.0);
-  return FinishEnvelope(fbb, wire::Body::PushRefused, body.Union(),
-                        wire::Role::Server, shard);
 }
 
 }  // namespace lockstep

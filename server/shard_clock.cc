@@ -26,6 +26,12 @@ std::vector<Message> ShardClock::TakeReadyPulls() {
   return ready;
 }
 
+size_t ShardClock::DeferredOf(int rank) const {
+  return std::count_if(deferred_.begin(), deferred_.end(), [rank](auto& d) {
+    return d.second.envelope->sender_rank() == rank;
+  });
+}
+
 wire::PushStatus ShardClock::Buffer(int64_t clock, uint32_t worker,
                                     BufferedPush push) {
   if (clock <= applied_) {

@@ -77,6 +77,8 @@ class ShardClock {
   // The deferred pulls ready now, in arrival order; the others stay.
   std::vector<Message> TakeReadyPulls();
   size_t deferred_pulls() const { return deferred_.size(); }
+  // The deferred pulls that name `rank` as their sender.
+  size_t DeferredOf(int rank) const;
 
   // On commit: `worker`'s push for `clock`. Buffered, or Dropped (and
   // counted) when the clock is already committed. A second push of the same

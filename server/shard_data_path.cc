@@ -1,32 +1,14 @@
 #include "server/shard_data_path.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "common/logging.h"
-#include "common/transport/buffer_pool.h"
 #include "server/named_sender.h"
+#include "server/reply_frames.h"
 
 namespace lockstep {
 namespace {
-
-// A reply frame of `count` floats that `fill` writes: a snapshot of the
-// weights (they change after it is sent), copied once straight into a
-// pooled transport buffer. Tiny frames keep their bytes inline, maybe not
-// float-aligned, so those are filled through a vector. Errors: fill's.
-template <typename Fill>
-StatusOr<zmq::message_t> SnapshotFrame(size_t count, Fill fill) {
-  zmq::message_t frame = BufferPool::Process().Frame(count * sizeof(float));
-  if (reinterpret_cast<uintptr_t>(frame.data()) % alignof(float) == 0) {
-    LS_RETURN_IF_ERROR(fill(static_cast<float*>(frame.data())));
-    return frame;
-  }
-  std::vector<float> small(count);
-  LS_RETURN_IF_ERROR(fill(small.data()));
-  std::memcpy(frame.data(), small.data(), frame.size());
-  return frame;
-}
 
 // The point a reply's values are at: -1 for a training pull; for the
 // evaluator's, the image's point, or the live state's progress.
@@ -57,7 +39,7 @@ void ShardDataPath::Handle(Message& msg) {
   }
   if (Status sender = CheckSender(msg, job_.workers); !sender.ok()) {
     if (auto report =
-            impostors_.Report(msg, sender, static_cast<int>(job_.shard))) {
+            rules_.ReportImpostor(msg, sender, static_cast<int>(job_.shard))) {
       tell_coordinator_(std::move(*report));
     }
     RejectBadMessage(msg.peer, sender, 0);
@@ -109,6 +91,17 @@ void ShardDataPath::HandlePull(Message& msg) {
     ServeEvalPull(msg);
     return;
   }
+  Status in_window = rules_.CheckPull(*pull, clock_->applied());
+  if (in_window.ok() && !clock_->PullReady(pull->clock()) &&
+      clock_->DeferredOf(msg.envelope->sender_rank()) >= kMaxDeferredPulls) {
+    in_window =
+        InvalidArgument("more than " + std::to_string(kMaxDeferredPulls) +
+                        " pulls of one worker waiting");
+  }
+  if (!in_window.ok()) {
+    RejectBadMessage(msg.peer, in_window, pull->request_id());
+    return;
+  }
   if (!clock_->PullReady(pull->clock())) {
     // Deferred reply: answered once clock-1 is applied (ServeDeferredPulls).
     clock_->DeferPull(pull->clock(), std::move(msg));
@@ -145,12 +138,18 @@ void ShardDataPath::ServePull(Message& msg, const EvalImages::Image* image) {
   const bool lend = ok.ok() && image == nullptr && ranges.size() == 1;
   std::vector<zmq::message_t> frames;
   if (ok.ok()) {
-    auto dense = DenseReplyFrame(ranges, dense_values, image, lend);
+    auto dense =
+        DenseReplyFrame(*model_, *port_, ranges, dense_values, image, lend);
     ok = dense.status();
     if (ok.ok()) frames.push_back(std::move(dense).value());
   }
   if (ok.ok() && pull->sparse_count() > 0) {
-    auto sparse = SparseReplyFrame(msg, image);
+    std::vector<uint64_t> scratch;
+    auto ids = job_.keys.CheckSparseIds(msg.payloads[0], pull->sparse_count(),
+                                        &scratch);
+    auto sparse = ids.ok()
+                      ? SparseReplyFrame(*model_, *ids, job_.sparse_dim, image)
+                      : StatusOr<zmq::message_t>(ids.status());
     ok = sparse.status();
     if (ok.ok()) frames.push_back(std::move(sparse).value());
   }
@@ -160,6 +159,10 @@ void ShardDataPath::ServePull(Message& msg, const EvalImages::Image* image) {
   }
   flatbuffers::FlatBufferBuilder fbb(128);
   const int64_t progress = updater_->Progress();  // the shard's logical clock
+  if (pull->eval_point() < 0) {
+    rules_.NotePull(static_cast<uint32_t>(msg.envelope->sender_rank()),
+                    progress);
+  }
   auto body = wire::CreatePullReply(fbb, pull->request_id(), pull->clock(),
                                     clock_->applied(), dense_values, progress,
                                     EvalPointOf(*pull, image, progress));
@@ -167,48 +170,6 @@ void ShardDataPath::ServePull(Message& msg, const EvalImages::Image* image) {
                FinishEnvelope(fbb, wire::Body::PullReply, body.Union(),
                               wire::Role::Server, static_cast<int>(job_.shard)),
                std::move(frames), lend);
-}
-
-StatusOr<zmq::message_t> ShardDataPath::DenseReplyFrame(
-    const std::vector<KeySpan>& ranges, uint64_t values,
-    const EvalImages::Image* image, bool lend) {
-  DenseStore& dense = model_->dense();
-  if (lend) {
-    DataPort* port = port_;
-    LS_ASSIGN_OR_RETURN(std::span<const float> view,
-                        dense.Lend(ranges[0], [port] { port->ReclaimLent(); }));
-    return zmq::message_t(const_cast<float*>(view.data()), view.size_bytes(),
-                          nullptr, nullptr);
-  }
-  return SnapshotFrame(values, [&](float* out) -> Status {
-    for (const KeySpan& r : ranges) {
-      if (image == nullptr) {
-        LS_RETURN_IF_ERROR(dense.Read(r, out));
-      } else {
-        std::copy_n(image->dense.data() + (r.begin - dense.range().begin),
-                    r.size(), out);
-      }
-      out += r.size();
-    }
-    return Status::Ok();
-  });
-}
-
-StatusOr<zmq::message_t> ShardDataPath::SparseReplyFrame(
-    const Message& msg, const EvalImages::Image* image) {
-  const wire::Pull* pull = msg.envelope->body_as_Pull();
-  std::vector<uint64_t> scratch;
-  LS_ASSIGN_OR_RETURN(std::span<const uint64_t> ids,
-                      job_.keys.CheckSparseIds(msg.payloads[0],
-                                               pull->sparse_count(), &scratch));
-  return SnapshotFrame(ids.size() * job_.sparse_dim, [&](float* out) -> Status {
-    if (image == nullptr) {
-      model_->sparse()->Read(ids, out);
-    } else {
-      image->ReadSparse(ids, out);
-    }
-    return Status::Ok();
-  });
 }
 
 Status ShardDataPath::CheckPush(const Message& msg,
@@ -226,11 +187,6 @@ Status ShardDataPath::CheckPush(const Message& msg,
                            std::to_string(want_frames));
   }
   if (record->batch == 0) return InvalidArgument("push with batch 0");
-  if (job_.max_batch > 0 && record->batch > job_.max_batch) {
-    return InvalidArgument("push with batch " + std::to_string(record->batch) +
-                           ", above the job's largest, " +
-                           std::to_string(job_.max_batch));
-  }
   std::vector<float> scratch;
   LS_RETURN_IF_ERROR(
       PayloadAs<float>(msg.payloads[0], dense_values, &scratch).status());
@@ -264,7 +220,12 @@ void ShardDataPath::HandlePush(Message& msg) {
       return;
     }
   }
+  if (auto refusal = rules_.CheckPush(msg, clock_->applied())) {
+    RefusePush(msg, *refusal);
+    return;
+  }
   if (!GuardPush(msg)) return;
+  rules_.Accepted(worker);
   if (job_.on_arrival) return AdmitAndApply(msg, std::move(record));
   // Buffered for its commit. Backups get the commit's gradient, not the
   // pushes: until they hold the commit, its workers keep their pushes.
@@ -293,7 +254,8 @@ void ShardDataPath::AdmitAndApply(Message& msg, BufferedPush record) {
     answer.staleness = push->staleness();
     answer.status =
         push->verdict() == wire::PushVerdict::Measure
-            ? clock_->Admit(updater_->Progress(), push->clock_read(),
+            ? clock_->Admit(updater_->Progress(),
+                            rules_.ClockRead(worker, push->clock_read()),
                             &answer.staleness)
             : clock_->Decided(push->verdict() == wire::PushVerdict::Apply);
   }
@@ -348,6 +310,29 @@ bool ShardDataPath::GuardPush(Message& msg) {
   tell_coordinator_(MakePushRefusedHeader(worker, clock, *refusal,
                                           static_cast<int>(job_.shard)));
   return false;
+}
+
+void ShardDataPath::RefusePush(const Message& msg,
+                               const RequestRules::Refusal& refusal) {
+  const wire::Push* push = msg.envelope->body_as_Push();
+  const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
+  if (!refusal.counted) {
+    SendPushAck(msg.peer, push->request_id(), push->clock(),
+                clock_->Decided(false), 0);
+    return;
+  }
+  if (bad_log_budget_-- > 0) {
+    LS_LOG(Warning) << "refused worker " << worker
+                    << "'s push: " << refusal.text;
+  }
+  // On commit its clock goes on without it, as after a guard's refusal.
+  if (refusal.reason == wire::RefusalReason::Batch && !job_.on_arrival) {
+    clock_->Refuse(push->clock(), worker);
+  }
+  SendPushAck(msg.peer, push->request_id(), push->clock(),
+              wire::PushStatus::Refused, 0, refusal.text);
+  tell_coordinator_(rules_.Report(worker, push->clock(), refusal.reason,
+                                  static_cast<int>(job_.shard)));
 }
 
 void ShardDataPath::SendPushAck(const std::string& peer, uint64_t id,

@@ -23,10 +23,10 @@
 #include "common/wire/message.h"
 #include "server/background_apply.h"
 #include "server/eval_images.h"
-#include "server/named_sender.h"
 #include "server/push_guard.h"
 #include "server/push_ledger.h"
 #include "server/replication/replica_stream.h"
+#include "server/request_rules.h"
 #include "server/shard_clock.h"
 #include "server/shard_keys.h"
 #include "server/shard_model.h"
@@ -45,7 +45,7 @@ class ShardDataPath {
     bool on_arrival = false;
     ShardKeys keys;
     PushGuard::Rules guard;
-    uint64_t max_batch = 0;  // JobConfig::MaxPushBatch; 0: any
+    uint64_t max_batch = 0;  // JobConfig::MaxPushBatch; 0: any (RequestRules)
   };
 
   // The objects it serves from, owned by the shard and outliving this.
@@ -63,6 +63,7 @@ class ShardDataPath {
 
   void Configure(Job job) {
     guard_ = PushGuard(job.guard);
+    rules_.Configure({job.epoch, job.on_arrival, job.max_batch});
     job_ = std::move(job);
     held_ = false;
   }
@@ -86,6 +87,12 @@ class ShardDataPath {
   // The answer to each worker's last push (a backup keeps it from the
   // steps it applies).
   PushLedger& ledger() { return ledger_; }
+  // A new timeline (a rollback, or a resumed coordinator that kept the
+  // state): no push is a repeat or a duplicate of one before.
+  void ForgetPushes() {
+    ledger_.Clear();
+    rules_.Forget();
+  }
   // Checks a push's ranges and frames against this shard and its header
   // and fills *record (all but its message).
   Status CheckPush(const Message& msg, BufferedPush* record) const;
@@ -95,15 +102,6 @@ class ShardDataPath {
   // Answers a pull from the live state, or from `image` (an evaluation
   // point's) when not null.
   void ServePull(Message& msg, const EvalImages::Image* image);
-  // The reply's dense values of `ranges` (`values` floats): the weights
-  // lent (`lend`), or copied from them or from `image`.
-  StatusOr<zmq::message_t> DenseReplyFrame(const std::vector<KeySpan>& ranges,
-                                           uint64_t values,
-                                           const EvalImages::Image* image,
-                                           bool lend);
-  // The reply's rows of the sparse ids `msg` asks for, copied.
-  StatusOr<zmq::message_t> SparseReplyFrame(const Message& msg,
-                                            const EvalImages::Image* image);
   // The evaluator's pull of an evaluation point the shard has reached:
   // from its image, then released.
   void ServeEvalPull(Message& msg);
@@ -116,6 +114,9 @@ class ShardDataPath {
   // Checks the push's values (PushGuard); a refused one is answered,
   // reported and, on commit, marked for its clock. True when accepted.
   bool GuardPush(Message& msg);
+  // Answers a push that broke `refusal`'s rule (RequestRules) and reports
+  // it to the coordinator.
+  void RefusePush(const Message& msg, const RequestRules::Refusal& refusal);
   // `after_step`: sent once the backups hold that replica step (0: now).
   void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
                    wire::PushStatus status, int64_t staleness,
@@ -139,7 +140,7 @@ class ShardDataPath {
   PushLedger ledger_;
   ReplicaStream* stream_ = nullptr;
   uint64_t bad_messages_ = 0;
-  Impostors impostors_;
+  RequestRules rules_;
   int64_t bad_log_budget_ = 20;
   bool held_ = false;
   uint64_t held_dropped_ = 0;
@@ -149,6 +150,8 @@ class ShardDataPath {
   // background_ while this thread receives the next message; smaller ones
   // are not worth a thread hand-off.
   static constexpr uint64_t kBackgroundApplyBytes = 1u << 20;
+  // A worker's pulls deferred at once, at most (an honest one waits on one).
+  static constexpr size_t kMaxDeferredPulls = 4;
   // Declared last: destroyed (joined) before the push its work reads.
   BufferedPush background_push_;  // the push background_ is applying
   BackgroundApply background_;

@@ -1,6 +1,7 @@
 #include "bench/pushpull/ps_load.h"
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cstddef>
@@ -116,7 +117,12 @@ Message LoadClient::BuildRequest(const ShardSlice& slice, uint64_t id) {
     }
     return msg;
   }
-  auto body = wire::CreatePush(fbb_, id, 0, /*batch=*/1, ranges, sparse_count,
+  // One push per clock, as a worker's (a shard refuses a second push of a
+  // clock, server/request_rules.h): every push of this process is of a
+  // later clock than the one before, across the rows a server set serves.
+  static std::atomic<int64_t> clocks{0};
+  auto body = wire::CreatePush(fbb_, id, /*clock=*/clocks.fetch_add(1),
+                               /*batch=*/1, ranges, sparse_count,
                                /*clock_read=*/0);
   msg.header = FinishEnvelope(fbb_, wire::Body::Push, body.Union(),
                               wire::Role::Worker, static_cast<int>(rank_));

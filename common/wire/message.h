@@ -29,7 +29,7 @@ namespace lockstep {
 // model and data (Describe) and get the layout in Start; job configs travel as
 // (name, value) fields. Version 1: the first protocol. Peers refuse any other
 // version.
-inline constexpr uint32_t kProtocolVersion = 8;
+inline constexpr uint32_t kProtocolVersion = 9;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;
@@ -50,6 +50,8 @@ struct Message {
   // The rank the sender proved on a direct data connection (its ticket,
   // common/security/peer_ticket.h); -1 when the connection proves none.
   int rank = -1;
+  // The incarnation of that ticket (its registration); 0 when none.
+  uint32_t incarnation = 0;
   zmq::message_t header;
   std::vector<zmq::message_t> payloads;
   // Valid after VerifyHeader succeeded; points into `header`.

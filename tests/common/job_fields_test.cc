@@ -89,6 +89,7 @@ JobConfig Distinct() {
   c.grad_norm_action = "clip";
   c.aggregate = "trimmed-mean:0.25";
   c.max_refused_pushes = 7;
+  c.max_params = 12345;
   c.train_samples = 4000;
   c.input_dim = 8;
   c.classes = 4;

@@ -68,13 +68,13 @@ class ComponentHarness : public JobHost {
     }
     enrollment->RegisterPeer(id, *reg);
   }
-  // Worker `id` describes a small dense job.
-  void Describe(const std::string& id) {
+  // Worker `id` describes a small dense job (of `train_samples` samples).
+  void Describe(const std::string& id, uint64_t train_samples = 160) {
     JobShape shape;
     shape.model.tensors = {TensorInfo{"w", {8, 4}, 0, 0, 0.1f}};
     shape.data.input_dim = 4;
     shape.data.classes = 2;
-    shape.data.train_samples = 160;
+    shape.data.train_samples = train_samples;
     shape.data.test_samples = 10;
     WireTable<wire::Describe> describe(
         [&](flatbuffers::FlatBufferBuilder& fbb) {

@@ -83,6 +83,7 @@ TEST(EnrollmentTest, ReplacementWorkerJoinsAtTheCurrentClock) {
   h.StartTraining();
   h.RunClock(0);
   h.outbox.Clear();
+  h.outbox.Disconnect("w1");  // its process died
   h.Register("w1-new", wire::Role::Worker, 1);
   EXPECT_EQ(h.members.Find("w1"), nullptr) << "the old process is gone";
   EXPECT_EQ(h.enrollment->dead_workers(), 1u);
@@ -95,6 +96,57 @@ TEST(EnrollmentTest, ReplacementWorkerJoinsAtTheCurrentClock) {
   ASSERT_EQ(h.outbox.To(wire::Body::Start),
             (std::vector<std::string>{"w1-new"}));
   EXPECT_EQ(h.outbox.Of(wire::Body::Start)[0].body<wire::Start>()->clock(), 1);
+}
+
+// The error message peer `id` was sent last.
+std::string LastError(const ComponentHarness& h) {
+  const auto errors = h.outbox.Of(wire::Body::Error);
+  if (errors.empty()) return "";
+  return flatbuffers::GetString(errors.back().body<wire::Error>()->message());
+}
+
+TEST(EnrollmentTest, ARegisterNeverDisplacesALiveWorker) {
+  ComponentHarness h(SmallJob());
+  h.StartTraining();
+  h.outbox.Clear();
+  h.Register("insider", wire::Role::Worker, 1);
+  ASSERT_EQ(h.outbox.To(wire::Body::Error),
+            (std::vector<std::string>{"insider"}));
+  EXPECT_EQ(LastError(h), "worker 1 is held by a live process");
+  EXPECT_EQ(h.members.Find("insider"), nullptr);
+  ASSERT_NE(h.members.Find("w1"), nullptr);
+  EXPECT_EQ(h.members.at("w1").rank, 1);
+  EXPECT_EQ(h.enrollment->dead_workers(), 0u);
+}
+
+TEST(EnrollmentTest, ADescriptionThatDiffersFromTwoAgreeingOnesIsRefused) {
+  JobConfig job = SmallJob();
+  job.workers = 3;
+  ComponentHarness h(job);
+  for (const char* id : {"s0", "s1"}) h.Register(id, wire::Role::Server);
+  for (const char* id : {"w0", "w1", "w2"}) h.Register(id, wire::Role::Worker);
+  h.Describe("w0");
+  h.Describe("w1");
+  h.outbox.Clear();
+  h.Describe("w2", 999);
+  EXPECT_TRUE(h.abort.ok()) << h.abort.ToString();
+  ASSERT_EQ(h.outbox.To(wire::Body::Error), (std::vector<std::string>{"w2"}));
+  EXPECT_NE(LastError(h).find("describes a different job"), std::string::npos)
+      << LastError(h);
+  EXPECT_EQ(h.members.Find("w2"), nullptr);
+  // A process for its place that describes the job starts it.
+  h.Register("w2-new", wire::Role::Worker);
+  h.Describe("w2-new");
+  EXPECT_TRUE(h.enrollment->training()) << h.abort.ToString();
+}
+
+TEST(EnrollmentTest, TwoFirstDescriptionsThatDifferEndTheJob) {
+  ComponentHarness h(SmallJob());
+  for (const char* id : {"s0", "s1"}) h.Register(id, wire::Role::Server);
+  for (const char* id : {"w0", "w1"}) h.Register(id, wire::Role::Worker);
+  h.Describe("w0");
+  h.Describe("w1", 999);  // which one is wrong cannot be told
+  EXPECT_EQ(h.abort.code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(EnrollmentTest, LastWorkerGoneEndsTheJob) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ class RecordingOutbox : public Outbox {
              static_cast<const char*>(msg.header.data()), msg.header.size())});
   }
 
+  // Every peer is connected until Disconnect.
+  bool Connected(const std::string& id) override {
+    return disconnected_.count(id) == 0;
+  }
+  void Disconnect(const std::string& id) { disconnected_.insert(id); }
+
   const std::vector<SentMessage>& sent() const { return sent_; }
   // The messages of body `type`, in the order sent.
   std::vector<SentMessage> Of(wire::Body type) const {
@@ -66,6 +73,7 @@ class RecordingOutbox : public Outbox {
 
  private:
   std::vector<SentMessage> sent_;
+  std::set<std::string> disconnected_;
 };
 
 // A wire table built on its own (as a root), alive as long as this is.

@@ -16,7 +16,7 @@ JobShape Shape(uint64_t train_samples) {
 }
 
 TEST(ShapeAgreementTest, CompleteOnceEveryLiveWorkerDescribedItself) {
-  ShapeAgreement shapes;
+  ShapeAgreement shapes(1000);
   EXPECT_FALSE(shapes.Complete({}));
   EXPECT_FALSE(shapes.Complete({0, 1}));
   ASSERT_TRUE(shapes.Add(1, Shape(10)).ok());
@@ -28,7 +28,7 @@ TEST(ShapeAgreementTest, CompleteOnceEveryLiveWorkerDescribedItself) {
 }
 
 TEST(ShapeAgreementTest, ADifferentDescriptionIsRefusedAndNamed) {
-  ShapeAgreement shapes;
+  ShapeAgreement shapes(1000);
   ASSERT_TRUE(shapes.Add(0, Shape(10)).ok());
   const Status refused = shapes.Add(2, Shape(12));
   ASSERT_FALSE(refused.ok());
@@ -38,13 +38,47 @@ TEST(ShapeAgreementTest, ADifferentDescriptionIsRefusedAndNamed) {
 }
 
 TEST(ShapeAgreementTest, AWorkerThatLeftMustDescribeAgain) {
-  ShapeAgreement shapes;
+  ShapeAgreement shapes(1000);
   ASSERT_TRUE(shapes.Add(0, Shape(10)).ok());
   ASSERT_TRUE(shapes.Add(1, Shape(10)).ok());
   shapes.Forget(1);
   EXPECT_FALSE(shapes.Complete({0, 1}));
   EXPECT_TRUE(shapes.Complete({0}));
   EXPECT_TRUE(shapes.agreed().has_value());  // the job's shape stays
+}
+
+TEST(ShapeAgreementTest, AModelAboveTheCapIsRefusedNotRecorded) {
+  ShapeAgreement shapes(1000);
+  JobShape huge = Shape(10);
+  huge.model.tensors = {TensorInfo{"w", {1001}, 0, 1001, 0}};
+  const ShapeAgreement::Verdict verdict = shapes.Judge(0, huge, false);
+  EXPECT_EQ(verdict.kind, ShapeAgreement::Verdict::kRefused);
+  EXPECT_THAT(verdict.why, HasSubstr("1001 dense parameters"));
+  EXPECT_FALSE(shapes.agreed().has_value()) << "the next one sets the job's";
+  EXPECT_EQ(shapes.Judge(1, Shape(10), false).kind,
+            ShapeAgreement::Verdict::kAgreed);
+}
+
+TEST(ShapeAgreementTest, ADifferenceEndsTheJobOnlyUntilTwoAgreed) {
+  ShapeAgreement first(1000);
+  ASSERT_EQ(first.Judge(0, Shape(10), false).kind,
+            ShapeAgreement::Verdict::kAgreed);
+  EXPECT_EQ(first.Judge(1, Shape(12), false).kind,
+            ShapeAgreement::Verdict::kEndsTheJob);
+
+  ShapeAgreement settled(1000);
+  ASSERT_EQ(settled.Judge(0, Shape(10), false).kind,
+            ShapeAgreement::Verdict::kAgreed);
+  ASSERT_EQ(settled.Judge(1, Shape(10), false).kind,
+            ShapeAgreement::Verdict::kAgreed);
+  const ShapeAgreement::Verdict odd = settled.Judge(2, Shape(12), false);
+  EXPECT_EQ(odd.kind, ShapeAgreement::Verdict::kRefused);
+  EXPECT_THAT(odd.why, HasSubstr("describes a different job"));
+  // Once training runs: the same, and a matching joiner joins.
+  EXPECT_EQ(settled.Judge(3, Shape(12), true).kind,
+            ShapeAgreement::Verdict::kRefused);
+  EXPECT_EQ(settled.Judge(3, Shape(10), true).kind,
+            ShapeAgreement::Verdict::kJoins);
 }
 
 }  // namespace

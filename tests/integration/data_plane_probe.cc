@@ -48,6 +48,20 @@ StatusOr<wire::ErrorCode> ExpectError(Socket& socket, std::string* text) {
   return reply.envelope->body_as_Error()->code();
 }
 
+// Awaits a PushAck and returns its status (*reason: its reason).
+template <typename Socket>
+StatusOr<wire::PushStatus> ExpectPushAck(Socket& socket, std::string* reason) {
+  Message reply;
+  LS_RETURN_IF_ERROR(AwaitMessage(socket, &reply));
+  LS_RETURN_IF_ERROR(VerifyHeader(&reply));
+  if (reply.envelope->body_type() != wire::Body::PushAck) {
+    return Internal(std::string("reply is a ") +
+                    BodyName(reply.envelope->body_type()) + ", not a PushAck");
+  }
+  *reason = flatbuffers::GetString(reply.envelope->body_as_PushAck()->reason());
+  return reply.envelope->body_as_PushAck()->status();
+}
+
 }  // namespace
 
 SpeakAsWorker::SpeakAsWorker(TestCluster& cluster, int32_t rank) {
@@ -69,12 +83,22 @@ zmq::message_t Bytes(const std::string& text) {
 }
 
 zmq::message_t PushHeader(int sender_rank, uint64_t begin, uint64_t end,
-                          uint32_t batch) {
+                          uint32_t batch, int64_t clock) {
   flatbuffers::FlatBufferBuilder fbb(128);
   std::vector<wire::KeyRange> ranges = {wire::KeyRange(begin, end)};
-  auto body =
-      wire::CreatePush(fbb, 42, 0, batch, fbb.CreateVectorOfStructs(ranges));
+  auto body = wire::CreatePush(fbb, 42, clock, batch,
+                               fbb.CreateVectorOfStructs(ranges));
   return FinishEnvelope(fbb, wire::Body::Push, body.Union(), wire::Role::Worker,
+                        sender_rank);
+}
+
+zmq::message_t PullHeader(int sender_rank, uint64_t begin, uint64_t end,
+                          int64_t clock, int64_t eval_point) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  std::vector<wire::KeyRange> ranges = {wire::KeyRange(begin, end)};
+  auto body = wire::CreatePull(
+      fbb, 43, clock, fbb.CreateVectorOfStructs(ranges), 0, 0, eval_point);
+  return FinishEnvelope(fbb, wire::Body::Pull, body.Union(), wire::Role::Worker,
                         sender_rank);
 }
 
@@ -100,6 +124,23 @@ StatusOr<wire::ErrorCode> SendExpectError(DataChannel& channel,
                                           std::string* text) {
   LS_RETURN_IF_ERROR(channel.Send(MessageOf(std::move(frames))));
   return ExpectError(channel, text);
+}
+
+StatusOr<Message> SendAwaitReply(zmq::socket_t& socket,
+                                 std::vector<zmq::message_t> frames) {
+  LS_RETURN_IF_ERROR(SendMessage(socket, false, MessageOf(std::move(frames))));
+  DealerSocket dealer{socket};
+  Message reply;
+  LS_RETURN_IF_ERROR(AwaitMessage(dealer, &reply));
+  LS_RETURN_IF_ERROR(VerifyHeader(&reply));
+  return reply;
+}
+
+StatusOr<wire::PushStatus> SendExpectPushAck(DataChannel& channel,
+                                             std::vector<zmq::message_t> frames,
+                                             std::string* reason) {
+  LS_RETURN_IF_ERROR(channel.Send(MessageOf(std::move(frames))));
+  return ExpectPushAck(channel, reason);
 }
 
 std::string AwaitServerEndpoint(TestCluster& cluster, const std::string& name) {

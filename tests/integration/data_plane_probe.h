@@ -34,10 +34,14 @@ class SpeakAsWorker {
 };
 
 zmq::message_t Bytes(const std::string& text);
-// A Push header of clock 0 (request 42, `batch` samples) for keys
+// A Push header of `clock` (request 42, `batch` samples) for keys
 // [begin, end), naming worker `sender_rank` as its sender.
 zmq::message_t PushHeader(int sender_rank, uint64_t begin, uint64_t end,
-                          uint32_t batch = 8);
+                          uint32_t batch = 8, int64_t clock = 0);
+// A worker's Pull header of `clock` (request 43) for keys [begin, end);
+// `eval_point` >= 0: a read of that evaluation point.
+zmq::message_t PullHeader(int sender_rank, uint64_t begin, uint64_t end,
+                          int64_t clock, int64_t eval_point = -1);
 // `frames` as one message: the header, then its payloads.
 Message MessageOf(std::vector<zmq::message_t> frames);
 
@@ -49,6 +53,16 @@ StatusOr<wire::ErrorCode> SendExpectError(zmq::socket_t& socket,
 StatusOr<wire::ErrorCode> SendExpectError(DataChannel& channel,
                                           std::vector<zmq::message_t> frames,
                                           std::string* text);
+
+// Sends `frames` as one message on a coordinator-side DEALER and awaits
+// (5 s) the reply, verified. Errors: none came.
+StatusOr<Message> SendAwaitReply(zmq::socket_t& socket,
+                                 std::vector<zmq::message_t> frames);
+// Sends a push's `frames` and awaits (5 s) its PushAck: its status
+// (*reason: the reason of a refusal). Errors: no reply, or another reply.
+StatusOr<wire::PushStatus> SendExpectPushAck(DataChannel& channel,
+                                             std::vector<zmq::message_t> frames,
+                                             std::string* reason);
 
 // The data endpoint server `name` logs once the coordinator welcomed it
 // (waits up to 30 s; empty if none).

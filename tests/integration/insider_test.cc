@@ -1,16 +1,21 @@
 // A worker holding the job's genuine key and its own genuine ticket tries
-// to act as someone else: on the data plane each attempt is refused (and a
-// push as another rank is counted against it by reason in /metrics); its
-// heartbeats for a rank that died do not keep that rank alive. The job
-// trains to its end with the honest processes.
+// to act as someone else or to claim more than it was admitted: on the data
+// plane each attempt is refused (and counted against it by reason in
+// /metrics); a Register for a live rank and a late Describe of another job
+// are refused without harm to the job; its heartbeats for a rank that died
+// do not keep that rank alive. The job trains to its end with the honest
+// processes.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
 #include <regex>
 #include <string>
+#include <vector>
 
+#include "common/job_shape.h"
 #include "common/transport/zmq/zmq_socket.h"
+#include "common/wire/job_shape_codec.h"
 #include "common/wire/message.h"
 #include "tests/integration/data_plane_probe.h"
 #include "tests/integration/test_cluster.h"
@@ -32,6 +37,13 @@ JobConfig TwoWorkerJob() {
   job.budget_s = 12;
   job.eval_every = 0;
   job.heartbeat_ms = 200;  // a silent worker is dead after 2 s
+  // Room for one more: the insider joins as its own worker too.
+  job.max_workers = 3;
+  job.data_order = "global";  // a joiner reads the whole set
+  // The test's insider shares worker 1's ticket with the honest process:
+  // removing "worker 1" for its refusals would end the honest one
+  // (PushRefusalsTest covers removal).
+  job.max_refused_pushes = 0;
   return job;
 }
 
@@ -55,6 +67,20 @@ bool AwaitMetric(TestCluster& cluster, const std::string& line) {
   return false;
 }
 
+// Polls /metrics (30 s) until the job committed `clocks` clocks.
+bool AwaitClocks(TestCluster& cluster, int clocks) {
+  const std::regex committed("\nlockstep_clock ([0-9]+)");
+  for (int i = 0; i < 300; ++i) {
+    std::smatch m;
+    const std::string text = Metrics(cluster);
+    if (std::regex_search(text, m, committed) && std::stoi(m[1]) >= clocks) {
+      return true;
+    }
+    cluster.Pump(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 // A heartbeat as worker `rank`, showing the proof of `ticket`.
 Message HeartbeatAs(int rank, const PeerTicket& ticket) {
   flatbuffers::FlatBufferBuilder fbb(128);
@@ -69,6 +95,93 @@ Message HeartbeatAs(int rank, const PeerTicket& ticket) {
   return msg;
 }
 
+// Sends a push of `header` (4 floats) and expects it refused for `why`.
+void ExpectRefusedPush(DataChannel& channel, zmq::message_t header,
+                       const std::string& why) {
+  std::vector<zmq::message_t> frames;
+  frames.push_back(std::move(header));
+  frames.push_back(zmq::message_t(16));
+  std::string reason;
+  const auto status = SendExpectPushAck(channel, std::move(frames), &reason);
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_EQ(*status, wire::PushStatus::Refused) << why;
+  EXPECT_NE(reason.find(why), std::string::npos) << reason;
+}
+
+// Worker 1's pushes and pulls that claim more than the job admits.
+void ClaimMoreThanAdmitted(DataChannel& channel) {
+  ExpectRefusedPush(channel, PushHeader(1, 0, 4, 0xFFFFFFFFu),
+                    "above the job's largest");
+  ExpectRefusedPush(channel, PushHeader(1, 0, 4, 8, int64_t{1} << 40),
+                    "beyond the clocks this shard admits");
+  // Clock 0 is long committed: the first push of it is late, not refused;
+  // the same push again is a second push of its clock.
+  std::vector<zmq::message_t> frames;
+  frames.push_back(PushHeader(1, 0, 4));
+  frames.push_back(zmq::message_t(16));
+  std::string text;
+  const auto late = SendExpectPushAck(channel, std::move(frames), &text);
+  ASSERT_TRUE(late.ok()) << late.status().message();
+  EXPECT_EQ(*late, wire::PushStatus::Dropped);
+  ExpectRefusedPush(channel, PushHeader(1, 0, 4), "a second push of clock 0");
+  // Pulls a shard would keep waiting without bound.
+  frames.clear();
+  frames.push_back(PullHeader(1, 0, 4, int64_t{1} << 40));
+  ASSERT_TRUE(SendExpectError(channel, std::move(frames), &text).ok());
+  EXPECT_NE(text.find("beyond the clocks this shard admits"), std::string::npos)
+      << text;
+  frames.clear();
+  frames.push_back(PullHeader(1, 0, 4, 0, int64_t{1} << 40));
+  ASSERT_TRUE(SendExpectError(channel, std::move(frames), &text).ok());
+  EXPECT_NE(text.find("only the evaluator reads an evaluation point"),
+            std::string::npos)
+      << text;
+}
+
+// The Error text of `reply`, or what it was instead.
+std::string ErrorText(const StatusOr<Message>& reply) {
+  if (!reply.ok()) return reply.status().message();
+  if (reply->envelope->body_type() != wire::Body::Error) {
+    return std::string("a ") + BodyName(reply->envelope->body_type());
+  }
+  return flatbuffers::GetString(reply->envelope->body_as_Error()->message());
+}
+
+// With the worker key: a Register for worker 1 (alive) is refused; one for
+// any rank is welcomed (the job takes a third), and its Describe of another
+// job is refused and the process removed while the job goes on.
+void JoinAsAnotherAndLie(TestCluster& cluster) {
+  auto as_one = ConnectDealer(cluster.endpoint(), "");
+  ASSERT_TRUE(as_one.ok()) << as_one.status().message();
+  std::vector<zmq::message_t> frames;
+  frames.push_back(MakeRegisterHeader(wire::Role::Worker, 1));
+  EXPECT_EQ(ErrorText(SendAwaitReply(*as_one, std::move(frames))),
+            "worker 1 is held by a live process");
+
+  auto joiner = ConnectDealer(cluster.endpoint(), "");
+  ASSERT_TRUE(joiner.ok()) << joiner.status().message();
+  frames.clear();
+  frames.push_back(MakeRegisterHeader(wire::Role::Worker, -1));
+  const auto welcome = SendAwaitReply(*joiner, std::move(frames));
+  ASSERT_TRUE(welcome.ok()) << welcome.status().message();
+  ASSERT_EQ(welcome->envelope->body_type(), wire::Body::Welcome);
+  const auto rank =
+      static_cast<int>(welcome->envelope->body_as_Welcome()->rank());
+  JobShape other;
+  other.model.tensors = {TensorInfo{"w", {1000, 1000}, 0, 0, 0.1f}};
+  other.data.input_dim = 1000;
+  other.data.classes = 1000;
+  other.data.train_samples = 10;
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto body = JobShapeToWire(fbb, other);
+  frames.clear();
+  frames.push_back(FinishEnvelope(fbb, wire::Body::Describe, body.Union(),
+                                  wire::Role::Worker, rank));
+  EXPECT_NE(ErrorText(SendAwaitReply(*joiner, std::move(frames)))
+                .find("this process describes a different job"),
+            std::string::npos);
+}
+
 zmq::message_t SubscribeAsBackupHeader() {
   flatbuffers::FlatBufferBuilder fbb(96);
   auto body = wire::CreateReplicaAck(fbb, 0, 0, fbb.CreateString("tcp://x:1"));
@@ -79,11 +192,10 @@ zmq::message_t SubscribeAsBackupHeader() {
 TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
   const std::string run_dir = MakeTempDir("lockstep-insider");
   TestCluster cluster;
-  ASSERT_TRUE(cluster
-                  .StartCoordinator(
-                      TwoWorkerJob(),
-                      {"--run-dir", run_dir, "--metrics-listen", "127.0.0.1:0"})
-                  .ok());
+  const Status started = cluster.StartCoordinator(
+      TwoWorkerJob(),
+      {"--run-dir", run_dir, "--metrics-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(started.ok()) << started.message();
   ASSERT_TRUE(cluster.StartServer(0).ok());
   // A floor under each clock keeps the job running through the attempts.
   for (int w = 0; w < 2; ++w) {
@@ -131,12 +243,20 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
   ASSERT_TRUE(SendExpectError(**channel, std::move(frames), &text).ok());
   EXPECT_EQ(text.find("connection sent"), std::string::npos) << text;
 
-  // Counted against the worker that sent it, by reason.
-  EXPECT_TRUE(AwaitMetric(
-      cluster,
-      "lockstep_rejected_pushes_total{worker=\"1\",reason=\"impersonation\"} "
-      "1"))
-      << Metrics(cluster);
+  // Clock 0 committed: a push of it is late.
+  ASSERT_TRUE(AwaitClocks(cluster, 3)) << Metrics(cluster);
+  ClaimMoreThanAdmitted(**channel);
+  // Counted against the worker that sent them, by reason.
+  for (const char* reason :
+       {"impersonation", "batch", "clock_window", "duplicate"}) {
+    EXPECT_TRUE(AwaitMetric(cluster,
+                            "lockstep_rejected_pushes_total{worker=\"1\","
+                            "reason=\"" +
+                                std::string(reason) + "\"} 1"))
+        << reason << "\n"
+        << Metrics(cluster);
+  }
+  JoinAsAnotherAndLie(cluster);
   EXPECT_EQ(Metrics(cluster).find("{worker=\"0\",reason="), std::string::npos);
 
   // Worker 0 dies; the insider heartbeats for it from a socket of its own,
@@ -155,6 +275,10 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
   EXPECT_TRUE(dead) << cluster.Output("coordinator");
   EXPECT_TRUE(cluster.Printed(
       "coordinator", "a heartbeat for worker 0 without that rank's ticket"))
+      << cluster.Output("coordinator");
+
+  EXPECT_TRUE(
+      cluster.Printed("coordinator", "removed: describes a different job"))
       << cluster.Output("coordinator");
 
   auto exit = cluster.WaitFor("coordinator", seconds(180));

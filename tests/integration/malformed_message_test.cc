@@ -141,11 +141,13 @@ TEST_P(ServerMalformedTest, RejectsBadMessagesAndKeepsServing) {
   EXPECT_NE(text.find("28 bytes"), std::string::npos) << text;
   frames.clear();
   // A batch above the job's (16): it would weigh the push above the
-  // others, or make 2^32-1 optimizer steps of it on arrival.
+  // others, or make 2^32-1 optimizer steps of it on arrival. Well-formed,
+  // it breaks a rule: refused and reported (server/request_rules.h).
   frames.push_back(PushHeader(0, 0, 10, 4294967295u));
   frames.push_back(zmq::message_t(40));
-  EXPECT_EQ(*SendExpectError(socket, std::move(frames), &text),
-            wire::ErrorCode::Malformed);
+  const auto refused = SendExpectPushAck(socket, std::move(frames), &text);
+  ASSERT_TRUE(refused.ok()) << refused.status().message();
+  EXPECT_EQ(*refused, wire::PushStatus::Refused);
   EXPECT_NE(text.find("above the job's largest, 16"), std::string::npos)
       << text;
   ExpectJobFinishes(cluster);

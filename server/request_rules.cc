@@ -1,0 +1,80 @@
+#include "server/request_rules.h"
+
+#include <algorithm>
+
+namespace lockstep {
+
+void RequestRules::Configure(const Job& job) {
+  if (job.epoch != job_.epoch) {
+    last_.clear();
+    served_.clear();
+  }
+  job_ = job;
+}
+
+std::optional<RequestRules::Refusal> RequestRules::CheckPush(const Message& msg,
+                                                             int64_t applied) {
+  const wire::Push* push = msg.envelope->body_as_Push();
+  const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
+  const int64_t clock = push->clock();
+  if (!job_.on_arrival && clock > applied + kClockWindow) {
+    return Refusal{wire::RefusalReason::ClockWindow,
+                   "push of clock " + std::to_string(clock) +
+                       ", beyond the clocks this shard admits (it applied " +
+                       std::to_string(applied) + ")"};
+  }
+  if (job_.max_batch > 0 && push->batch() > job_.max_batch) {
+    return Refusal{wire::RefusalReason::Batch,
+                   "push with batch " + std::to_string(push->batch()) +
+                       ", above the job's largest, " +
+                       std::to_string(job_.max_batch)};
+  }
+  auto last = last_.find(worker);
+  if (last != last_.end() && last->second.incarnation == msg.incarnation &&
+      clock <= last->second.clock) {
+    return Refusal{wire::RefusalReason::Duplicate,
+                   "a second push of clock " + std::to_string(clock) +
+                       " (worker " + std::to_string(worker) +
+                       "'s last was of clock " +
+                       std::to_string(last->second.clock) + ")",
+                   !push->resent()};
+  }
+  last_[worker] = {msg.incarnation, clock};
+  return std::nullopt;
+}
+
+Status RequestRules::CheckPull(const wire::Pull& pull, int64_t applied) const {
+  if (job_.on_arrival || pull.clock() <= applied + kClockWindow) {
+    return Status::Ok();
+  }
+  return InvalidArgument("pull of clock " + std::to_string(pull.clock()) +
+                         ", beyond the clocks this shard admits (it applied " +
+                         std::to_string(applied) + ")");
+}
+
+int64_t RequestRules::ClockRead(uint32_t worker, int64_t said) const {
+  auto it = served_.find(worker);
+  return it == served_.end() ? said : std::min(said, it->second);
+}
+
+zmq::message_t RequestRules::Report(uint32_t worker, int64_t clock,
+                                    wire::RefusalReason reason, int shard) {
+  flatbuffers::FlatBufferBuilder fbb(96);
+  auto body = wire::CreatePushRefused(fbb, worker, clock, reason,
+                                      ++in_a_row_[worker], 0.0);
+  return FinishEnvelope(fbb, wire::Body::PushRefused, body.Union(),
+                        wire::Role::Server, shard);
+}
+
+std::optional<zmq::message_t> RequestRules::ReportImpostor(
+    const Message& msg, const Status& refusal, int shard) {
+  if (refusal.code() != StatusCode::kFailedPrecondition ||
+      msg.role != "worker" || msg.envelope->body_type() != wire::Body::Push) {
+    return std::nullopt;
+  }
+  return Report(static_cast<uint32_t>(msg.rank),
+                msg.envelope->body_as_Push()->clock(),
+                wire::RefusalReason::Impersonation, shard);
+}
+
+}  // namespace lockstep

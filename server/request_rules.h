@@ -1,0 +1,100 @@
+// What a worker's push or pull may claim beyond its frames, checked by a
+// shard before anything is buffered or applied. A worker may be hostile or
+// buggy even with a genuine ticket (docs/security.md), so no number it
+// states is taken beyond what the job admits:
+// - one push per (clock, worker): a second push of the same clock, or one
+//   of an earlier clock (a replay), from the same ticket incarnation in
+//   the same recovery epoch is refused (reason duplicate); a resent one
+//   (wire::Push.resent) the ledger did not answer is dropped quietly;
+// - on commit, a push's or pull's clock at most kClockWindow past the
+//   clock the shard applied: a worker pulls clock c only once c-1 is
+//   applied, so an honest one is never further ahead, and pushes for
+//   far-future clocks would be buffered without bound (clock_window);
+// - a batch within the job's largest (JobConfig::MaxPushBatch; batch);
+// - on arrival, the clock a push says it read no later than the shard's
+//   own answer to that worker's last pull: its staleness is measured from
+//   what the shard served, not from what the worker says.
+// Refused pushes are counted per worker since its last accepted one and
+// reported to the coordinator by reason (wire::PushRefused), which removes
+// a worker refused --max-refused-pushes times in a row; a push naming
+// another sender than its connection proved (CheckSender) is reported the
+// same way (impersonation).
+// Thread-safety: not thread-safe; the shard's thread.
+#ifndef LOCKSTEP_SERVER_REQUEST_RULES_H_
+#define LOCKSTEP_SERVER_REQUEST_RULES_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/wire/message.h"
+
+namespace lockstep {
+
+class RequestRules {
+ public:
+  // How far past the applied clock a push or pull may be, on commit.
+  static constexpr int64_t kClockWindow = 2;
+
+  struct Job {
+    uint32_t epoch = 0;  // the recovery epoch the shard serves
+    bool on_arrival = false;
+    uint64_t max_batch = 0;  // JobConfig::MaxPushBatch; 0: any
+  };
+  struct Refusal {
+    wire::RefusalReason reason = wire::RefusalReason::Duplicate;
+    std::string text;
+    // False for a resent push this shard took already: answered Dropped,
+    // neither counted nor reported.
+    bool counted = true;
+  };
+
+  // At every (re)welcome; a new epoch forgets every worker's last push.
+  void Configure(const Job& job);
+  // A new timeline in the same epoch (a resumed coordinator kept the
+  // state): workers send their pushes again.
+  void Forget() { last_.clear(); }
+
+  // Push `msg` (header verified, sender checked) against the shard's
+  // `applied` clock. nullopt: take it (and it is now that worker's last).
+  std::optional<Refusal> CheckPush(const Message& msg, int64_t applied);
+  // A pull's clock against `applied`, on commit. Errors: InvalidArgument.
+  Status CheckPull(const wire::Pull& pull, int64_t applied) const;
+
+  // The shard answered `worker`'s pull at logical clock `progress`.
+  void NotePull(uint32_t worker, int64_t progress) {
+    served_[worker] = progress;
+  }
+  // The clock `worker`'s push may say it read: `said`, but no later than
+  // the shard's answer to its last pull.
+  int64_t ClockRead(uint32_t worker, int64_t said) const;
+
+  // Counts a refusal of `worker`'s push of `clock` for `reason` and builds
+  // the shard's report of it to the coordinator.
+  zmq::message_t Report(uint32_t worker, int64_t clock,
+                        wire::RefusalReason reason, int shard);
+  // When CheckSender's `refusal` of `msg` is a worker's push as another
+  // sender: Report of it against the worker its connection proved.
+  std::optional<zmq::message_t> ReportImpostor(const Message& msg,
+                                               const Status& refusal,
+                                               int shard);
+  // `worker`'s push was accepted: its refusals in a row start again.
+  void Accepted(uint32_t worker) { in_a_row_.erase(worker); }
+
+ private:
+  struct Last {
+    uint32_t incarnation = 0;
+    int64_t clock = 0;
+  };
+
+  Job job_;
+  std::map<uint32_t, Last> last_;          // by worker rank, this epoch
+  std::map<uint32_t, int64_t> served_;     // by worker rank
+  std::map<uint32_t, uint32_t> in_a_row_;  // by worker rank
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SERVER_REQUEST_RULES_H_

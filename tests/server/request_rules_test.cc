@@ -1,0 +1,150 @@
+#include "server/request_rules.h"
+
+#include <gtest/gtest.h>
+
+namespace lockstep {
+namespace {
+
+// A verified push of `clock` from worker `worker` (ticket `incarnation`).
+Message Push(int worker, int64_t clock, uint32_t batch = 8,
+             uint32_t incarnation = 1, bool resent = false) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  wire::PushBuilder push(fbb);
+  push.add_clock(clock);
+  push.add_batch(batch);
+  push.add_resent(resent);
+  auto body = push.Finish();
+  Message msg;
+  msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
+                              wire::Role::Worker, worker);
+  msg.role = "worker";
+  msg.rank = worker;
+  msg.incarnation = incarnation;
+  EXPECT_TRUE(VerifyHeader(&msg).ok());
+  return msg;
+}
+
+RequestRules OnCommit(uint64_t max_batch = 64) {
+  RequestRules rules;
+  rules.Configure({0, false, max_batch});
+  return rules;
+}
+
+TEST(RequestRulesTest, OnePushPerClockAndWorker) {
+  RequestRules rules = OnCommit();
+  EXPECT_FALSE(rules.CheckPush(Push(0, 3), 2));
+  EXPECT_FALSE(rules.CheckPush(Push(1, 3), 2));  // another worker
+  auto again = rules.CheckPush(Push(0, 3), 2);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->reason, wire::RefusalReason::Duplicate);
+  EXPECT_TRUE(again->counted);
+  // A replay of an earlier clock too.
+  EXPECT_FALSE(rules.CheckPush(Push(0, 4), 3));
+  EXPECT_TRUE(rules.CheckPush(Push(0, 3), 3));
+}
+
+TEST(RequestRulesTest, AResentRepeatIsDroppedQuietly) {
+  RequestRules rules = OnCommit();
+  EXPECT_FALSE(rules.CheckPush(Push(0, 3), 2));
+  auto resent = rules.CheckPush(Push(0, 3, 8, 1, true), 2);
+  ASSERT_TRUE(resent);
+  EXPECT_FALSE(resent->counted);
+  // Resent but new here (this shard never had it): taken.
+  EXPECT_FALSE(rules.CheckPush(Push(1, 3, 8, 1, true), 2));
+}
+
+TEST(RequestRulesTest, ANewIncarnationOrEpochStartsAfresh) {
+  RequestRules rules = OnCommit();
+  EXPECT_FALSE(rules.CheckPush(Push(0, 3), 2));
+  // The rank's replacement redoes the clock its predecessor pushed.
+  EXPECT_FALSE(rules.CheckPush(Push(0, 3, 8, 2), 2));
+  // After a rollback (a new epoch) the clocks come again.
+  rules.Configure({1, false, 64});
+  EXPECT_FALSE(rules.CheckPush(Push(0, 3, 8, 2), 2));
+  rules.Forget();
+  EXPECT_FALSE(rules.CheckPush(Push(0, 3, 8, 2), 2));
+}
+
+TEST(RequestRulesTest, OnCommitAClockBeyondTheWindowIsRefused) {
+  RequestRules rules = OnCommit();
+  const int64_t applied = 10;
+  EXPECT_FALSE(
+      rules.CheckPush(Push(0, applied + RequestRules::kClockWindow), applied));
+  auto far = rules.CheckPush(Push(1, int64_t{1} << 40), applied);
+  ASSERT_TRUE(far);
+  EXPECT_EQ(far->reason, wire::RefusalReason::ClockWindow);
+  // Not taken: the worker's next honest push is not a "replay".
+  EXPECT_FALSE(rules.CheckPush(Push(1, applied + 1), applied));
+
+  flatbuffers::FlatBufferBuilder fbb(64);
+  wire::PullBuilder pull(fbb);
+  pull.add_clock(applied + RequestRules::kClockWindow + 1);
+  fbb.Finish(pull.Finish());
+  const auto* far_pull =
+      flatbuffers::GetRoot<wire::Pull>(fbb.GetBufferPointer());
+  EXPECT_EQ(rules.CheckPull(*far_pull, applied).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(rules.CheckPull(*far_pull, applied + 1).ok());
+}
+
+TEST(RequestRulesTest, OnArrivalClocksAreTheWorkersOwn) {
+  RequestRules rules;
+  rules.Configure({0, true, 64});
+  EXPECT_FALSE(rules.CheckPush(Push(0, 1000), 2));
+}
+
+TEST(RequestRulesTest, ABatchAboveTheJobsLargestIsRefused) {
+  RequestRules rules = OnCommit(64);
+  auto big = rules.CheckPush(Push(0, 3, 0xFFFFFFFFu), 2);
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->reason, wire::RefusalReason::Batch);
+  EXPECT_FALSE(rules.CheckPush(Push(0, 3, 64), 2));
+  // No largest declared: any batch.
+  EXPECT_FALSE(OnCommit(0).CheckPush(Push(0, 3, 0xFFFFFFFFu), 2));
+}
+
+TEST(RequestRulesTest, AClockReadIsNoLaterThanTheShardServed) {
+  RequestRules rules = OnCommit();
+  EXPECT_EQ(rules.ClockRead(0, 7), 7);  // nothing served: its word
+  rules.NotePull(0, 5);
+  EXPECT_EQ(rules.ClockRead(0, 7), 5);
+  EXPECT_EQ(rules.ClockRead(0, 4), 4);
+  EXPECT_EQ(rules.ClockRead(1, 7), 7);
+}
+
+TEST(RequestRulesTest, RefusalsCountInARowUntilOneIsAccepted) {
+  RequestRules rules = OnCommit();
+  auto in_a_row = [&](int worker) {
+    Message report;
+    report.header = rules.Report(static_cast<uint32_t>(worker), 3,
+                                 wire::RefusalReason::Duplicate, 0);
+    EXPECT_TRUE(VerifyHeader(&report).ok());
+    const auto* refused = report.envelope->body_as_PushRefused();
+    EXPECT_EQ(refused->reason(), wire::RefusalReason::Duplicate);
+    return refused->in_a_row();
+  };
+  EXPECT_EQ(in_a_row(0), 1u);
+  EXPECT_EQ(in_a_row(0), 2u);
+  EXPECT_EQ(in_a_row(1), 1u);
+  rules.Accepted(0);
+  EXPECT_EQ(in_a_row(0), 1u);
+}
+
+TEST(RequestRulesTest, AnImpostorIsReportedAgainstItsProvenRank) {
+  RequestRules rules = OnCommit();
+  Message msg = Push(0, 3);
+  msg.rank = 1;  // worker 1's connection sent it
+  EXPECT_FALSE(rules.ReportImpostor(msg, InvalidArgument("frames"), 0));
+  auto report =
+      rules.ReportImpostor(msg, FailedPrecondition("as another sender"), 0);
+  ASSERT_TRUE(report);
+  Message got;
+  got.header = std::move(*report);
+  ASSERT_TRUE(VerifyHeader(&got).ok());
+  EXPECT_EQ(got.envelope->body_as_PushRefused()->worker(), 1u);
+  EXPECT_EQ(got.envelope->body_as_PushRefused()->reason(),
+            wire::RefusalReason::Impersonation);
+}
+
+}  // namespace
+}  // namespace lockstep
