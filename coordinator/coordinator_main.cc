@@ -3,6 +3,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "common/descriptor_limit.h"
 #include "common/engine/placement.h"
 #include "common/http/health_flags.h"
 #include "common/job_fields.h"
@@ -132,6 +133,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
   lockstep::SetLogIdentity("coordinator", 0);
+  lockstep::RaiseDescriptorLimit();
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
   auto opts = CoordinatorOptionsFrom(vm);
   if (!opts.ok()) return Fail(opts.status().message());

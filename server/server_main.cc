@@ -3,6 +3,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "common/descriptor_limit.h"
 #include "common/engine/placement.h"
 #include "common/http/health_flags.h"
 #include "common/logging.h"
@@ -87,6 +88,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   lockstep::SetLogIdentity("server", opts->rank_hint);
+  lockstep::RaiseDescriptorLimit();
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
   auto keys = lockstep::KeysFromFlags(vm, {lockstep::KeyRole::kServer});
   if (!keys.ok()) {

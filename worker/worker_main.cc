@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "common/descriptor_limit.h"
 #include "common/engine/placement.h"
 #include "common/http/health_flags.h"
 #include "common/http/process_health.h"
@@ -141,6 +142,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (vm.count("verbose")) lockstep::SetMinLogLevel(lockstep::LogLevel::kDebug);
+  lockstep::RaiseDescriptorLimit();
   auto keys = lockstep::KeysFromFlags(vm, {lockstep::KeyRole::kWorker});
   if (!keys.ok()) {
     std::cerr << "lockstep-worker: " << keys.status().message() << std::endl;

@@ -2,6 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "common/clock.h"
 #include "common/transport/stream/frame_reader.h"
 #include "common/transport/stream/frame_writer.h"
 #include "common/transport/stream/handshake.h"
@@ -68,10 +73,24 @@ StatusOr<std::unique_ptr<DataChannel>> ConnectStreamChannel(
         ": no ticket to prove on the data plane (a worker is given one "
         "when it registers)");
   }
+  const double deadline = NowSeconds() + timeout_s;
   LS_ASSIGN_OR_RETURN(int fd, ConnectDirect(endpoint, timeout_s, listening));
   auto channel = std::make_unique<StreamDataChannel>(endpoint, fd, timeout_s);
   if (keys != nullptr) {
     auto session = ClientHandshake(fd, keys->data_plane, *ticket, timeout_s);
+    // A server busy with other handshakes (peers holding connections open)
+    // closes new ones before its hello: asked again until the deadline.
+    for (double wait_s = 0.01;
+         session.status().code() == StatusCode::kUnavailable &&
+         NowSeconds() + wait_s < deadline;
+         wait_s = std::min(wait_s * 2, 0.5)) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+      LS_ASSIGN_OR_RETURN(
+          fd, ConnectDirect(endpoint, deadline - NowSeconds(), listening));
+      channel = std::make_unique<StreamDataChannel>(endpoint, fd, timeout_s);
+      session = ClientHandshake(fd, keys->data_plane, *ticket,
+                                deadline - NowSeconds());
+    }
     if (!session.ok()) return session.status().WithContext(endpoint);
     if (session->mode == DataSecurity::kAead) {
       LS_RETURN_IF_ERROR(channel->Seal(*session).WithContext(endpoint));

@@ -1,9 +1,12 @@
 #include "common/transport/stream/data_port.h"
 
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <iterator>
@@ -36,6 +39,7 @@ class StreamDataPort : public DataPort {
   ~StreamDataPort() override {
     connections_.clear();  // closes their sockets
     close(listener_);
+    if (spare_fd_ >= 0) close(spare_fd_);
     // Only our own socket file: a successor may have bound the path since.
     struct stat st {};
     if (!ipc_path_.empty() && stat(ipc_path_.c_str(), &st) == 0 &&
@@ -79,8 +83,12 @@ class StreamDataPort : public DataPort {
       }
     }
     if (items[0].revents & ZMQ_POLLIN) {
-      for (int fd = AcceptDirect(listener_); fd >= 0;
-           fd = AcceptDirect(listener_)) {
+      int fd = AcceptDirect(listener_);
+      for (; fd >= 0; fd = AcceptDirect(listener_)) {
+        if (!MakeRoomForAHandshake()) {
+          close(fd);  // before the hello: the peer asks again
+          continue;
+        }
         auto connection = std::make_unique<StreamConnection>(fd);
         // With a job key installed, the peer is greeted with the hello.
         if (!connection->Greet(keys_ ? &*keys_ : nullptr, NowSeconds())) {
@@ -90,6 +98,7 @@ class StreamDataPort : public DataPort {
         // Data may already be waiting.
         ReadAll(it);
       }
+      if (errno == EMFILE || errno == ENFILE) ShedAConnection();
     }
   }
 
@@ -168,6 +177,49 @@ class StreamDataPort : public DataPort {
     }
   }
 
+  // Whether a new connection is taken: at most kMaxPendingHandshakes are
+  // unproven at once. When they are, the oldest that had kHandshakeGraceS
+  // to answer the hello and sent nothing is closed (an honest peer answers
+  // in milliseconds, and its answer waits to be read); when none is, the
+  // new one is closed before the server's hello, which its peer takes as
+  // "ask again" (ClientHandshake). So peers holding handshakes open take
+  // neither every descriptor nor the honest peers' place.
+  bool MakeRoomForAHandshake() {
+    size_t pending = 0;
+    auto silent = connections_.end();
+    const double now = NowSeconds();
+    for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+      if (it->second->proven()) continue;
+      ++pending;
+      int waiting = 0;
+      if (silent == connections_.end() &&
+          now - it->second->greeted_s() >= kHandshakeGraceS &&
+          ioctl(it->second->fd(), FIONREAD, &waiting) == 0 && waiting == 0) {
+        silent = it;
+      }
+    }
+    if (pending < kMaxPendingHandshakes) return true;
+    ++handshake_timeouts_;
+    if (silent == connections_.end()) return false;
+    Drop(silent);
+    return true;
+  }
+
+  // Out of descriptors with connections waiting: the listener stays
+  // readable and a poll loop would spin on it. The spare descriptor is
+  // given up to accept one and close it at once, and taken again.
+  void ShedAConnection() {
+    if (++shed_connections_ == 1 || shed_connections_ % 1000 == 0) {
+      LS_LOG(Warning) << "out of file descriptors: closed a new data "
+                         "connection at once ("
+                      << shed_connections_ << " so far)";
+    }
+    if (spare_fd_ >= 0) close(spare_fd_);
+    const int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) close(fd);
+    spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+
   // Closes a connection whose peer leaves more than kMaxQueuedReplyBytes
   // of replies unread.
   void DropIfUnread(Iter it) {
@@ -221,6 +273,7 @@ class StreamDataPort : public DataPort {
       if (const auto& peer = it->second->peer()) {
         msg.role = TicketRoleName(peer->role);
         msg.rank = peer->rank;
+        msg.incarnation = peer->incarnation;
       }
       ready_.push_back(std::move(msg));
     }
@@ -239,7 +292,16 @@ class StreamDataPort : public DataPort {
     connections_.erase(it);
   }
 
+  // Unproven connections held at once, at most, and how long each has to
+  // prove itself before a newer one may take its place
+  // (MakeRoomForAHandshake).
+  static constexpr size_t kMaxPendingHandshakes = 64;
+  static constexpr double kHandshakeGraceS = 1.0;
+
   int listener_;
+  // Held for ShedAConnection: the one descriptor it can free.
+  int spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  uint64_t shed_connections_ = 0;
   std::string ipc_path_;
   std::optional<PortKeys> keys_;  // none: --security off
   ino_t ipc_inode_ = 0;

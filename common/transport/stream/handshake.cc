@@ -167,6 +167,8 @@ StatusOr<SessionKeys> ClientHandshake(int fd, DataSecurity mode,
     return send(f, p, n, MSG_NOSIGNAL);
   };
   std::string hello(kServerHelloBytes, '\0');
+  // Closed before the hello: the server had no room for another handshake
+  // (Unavailable: try again). Closed later: it refused this ticket.
   LS_RETURN_IF_ERROR(
       Exactly(fd, hello.data(), hello.size(), POLLIN, deadline, receive));
   uint32_t head[2];
@@ -192,8 +194,14 @@ StatusOr<SessionKeys> ClientHandshake(int fd, DataSecurity mode,
   LS_RETURN_IF_ERROR(
       Exactly(fd, proof.data(), proof.size(), POLLOUT, deadline, send_all));
   std::string answer(kHandshakeMacBytes, '\0');
-  LS_RETURN_IF_ERROR(
-      Exactly(fd, answer.data(), answer.size(), POLLIN, deadline, receive));
+  const Status answered =
+      Exactly(fd, answer.data(), answer.size(), POLLIN, deadline, receive);
+  if (answered.code() == StatusCode::kUnavailable) {
+    return FailedPrecondition(answered.message() +
+                              " after this worker's proof: it refused the "
+                              "ticket");
+  }
+  LS_RETURN_IF_ERROR(answered);
   const std::string expected =
       Mac(ticket.secret, "lockstep server", hello, client.data());
   if (!SameBytes(expected.data(), answer.data(), kHandshakeMacBytes)) {

@@ -117,9 +117,12 @@ StatusOr<RecordCiphers> CiphersFor(const SessionKeys& session,
 
 // The client's side on a connected, non-blocking `fd`: waits (at most
 // timeout_s) for the server's hello, proves `ticket`, and checks the
-// server's proof. Errors: the server is not the job's (a wrong proof, a
-// stream that is not a handshake), it asks for another mode than `mode`,
-// it closed the connection, or timed out.
+// server's proof. Errors: Unavailable when the server closed the
+// connection before its hello (it had no room for another handshake: try
+// again); FailedPrecondition when the server is not the job's (a wrong
+// proof, a stream that is not a handshake), it asks for another mode than
+// `mode`, or it closed the connection after the proof (it refused the
+// ticket); DeadlineExceeded when it timed out.
 StatusOr<SessionKeys> ClientHandshake(int fd, DataSecurity mode,
                                       const PeerTicket& ticket,
                                       double timeout_s);

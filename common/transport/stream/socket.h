@@ -37,7 +37,8 @@ StatusOr<int> ConnectDirect(const std::string& endpoint, double timeout_s,
                             bool listening = false);
 
 // Accepts one pending connection of `listener`: a non-blocking fd, or -1
-// when none is pending.
+// when none is pending or none can be taken (errno: EAGAIN, or EMFILE when
+// the process is out of descriptors).
 int AcceptDirect(int listener);
 
 }  // namespace lockstep

@@ -14,6 +14,7 @@ StreamConnection::~StreamConnection() { close(fd_); }
 bool StreamConnection::Greet(const PortKeys* keys, double now_s) {
   if (keys == nullptr) return true;
   handshake_ = std::make_unique<ServerHandshake>(keys->mode, keys->ticket_key);
+  greeted_s_ = now_s;
   deadline_s_ = now_s + kHandshakeDeadlineMs / 1000.0;
   // A fresh socket's send buffer takes the few bytes at once.
   const std::string& hello = handshake_->hello();

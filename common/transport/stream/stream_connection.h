@@ -43,6 +43,8 @@ class StreamConnection {
   Proof Authenticate(std::string* reason);
   // True once the peer proved itself (at once without keys).
   bool proven() const { return handshake_ == nullptr; }
+  // When Greet sent the hello.
+  double greeted_s() const { return greeted_s_; }
   // True while the peer has not proved itself by its deadline.
   bool late(double now_s) const { return !proven() && now_s > deadline_s_; }
   // The ticket the peer proved (its secret dropped); nullopt without keys.
@@ -60,6 +62,7 @@ class StreamConnection {
   int fd_;
   std::unique_ptr<ServerHandshake> handshake_;
   std::optional<PeerTicket> peer_;
+  double greeted_s_ = 0;
   double deadline_s_ = 0;
   FrameReader reader_;
   FrameWriter writer_;
