@@ -276,12 +276,8 @@ Status Enrollment::StartTraining() {
   }
   recorder_.SetJob(job_);
   if (const auto& restore = rounds_.restore()) {
-    std::vector<int64_t> server_clocks;
-    for (const auto& id : members_.server_ids()) {
-      server_clocks.push_back(members_.at(id).applied_clock);
-    }
     const ResumePoint point =
-        FindResumePoint(*restore, server_clocks,
+        FindResumePoint(*restore, members_.ServerClocks(),
                         clock_.policy().apply_mode() == ApplyMode::kOnCommit);
     adopt_clock_ = point.adopt_clock;
     const ManifestRound& resume = point.round;

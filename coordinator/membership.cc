@@ -142,6 +142,14 @@ int Membership::ServerSlotFor(int rank_hint) const {
   return static_cast<int>(free - server_ids_.begin());
 }
 
+std::vector<int64_t> Membership::ServerClocks() const {
+  std::vector<int64_t> clocks;
+  for (const auto& id : server_ids_) {
+    if (!id.empty()) clocks.push_back(peers_.at(id).applied_clock);
+  }
+  return clocks;
+}
+
 std::vector<uint32_t> Membership::WorkerRanks() const {
   std::vector<uint32_t> ranks;
   for (const auto& id : worker_ids_) {

@@ -121,6 +121,8 @@ class Membership {
   int ServerSlotFor(int rank_hint) const;
   // The ranks of the live workers.
   std::vector<uint32_t> WorkerRanks() const;
+  // The clock each registered server said it applied (Register).
+  std::vector<int64_t> ServerClocks() const;
   // Lowest live worker rank, or -1.
   int LowestWorker() const;
   // Whether every live worker was told the job is over (false with none).
