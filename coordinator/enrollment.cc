@@ -353,7 +353,9 @@ void Enrollment::SendWelcome(const std::string& id, Peer& peer) {
     welcome.restore_round = restore->round;
     welcome.restore_shards = restore->shards;
   }
-  if (!server) tickets_.IssueInto(peer.role, peer.rank, &welcome);
+  if (!server) {
+    peer.incarnation = tickets_.IssueInto(peer.role, peer.rank, &welcome);
+  }
   outbox_.Send(id, MakeWelcomeHeader(job_, welcome));
   peer.welcomed = true;
   // A server loading a round is silent for a while: the longer limit of a
@@ -375,6 +377,11 @@ void Enrollment::RemoveWorker(const std::string& id, const std::string& why,
                   << members_.worker_ids().size() << " workers go on";
   ++dead_workers_;
   if (gone.rank >= 0) shapes_.Forget(static_cast<uint32_t>(gone.rank));
+  // Its ticket still proves its rank: the shards refuse it from now on.
+  if (gone.incarnation != 0) {
+    zmq::message_t fence = MakeFenceHeader(gone.rank, gone.incarnation);
+    outbox_.SendToEach(members_.server_ids(), fence);
+  }
   if (!training_) return;  // a replacement may still register
   // Only a started worker joined the policy. Its leaving may complete a
   // clock (the policy commits without it), and it may have been the last

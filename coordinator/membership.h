@@ -29,6 +29,8 @@ void TightenWorkerCaps(const CapabilityList* list, WorkerCaps* caps);
 struct Peer {
   wire::Role role = wire::Role::Tool;
   int rank = -1;
+  // Workers: the incarnation of the ticket its Welcome gave (0: none).
+  uint32_t incarnation = 0;
   int rank_hint = -1;
   std::string endpoint;  // servers: data endpoint
   // Servers that registered again after losing a coordinator: the clock

@@ -19,6 +19,8 @@ const char* RefusalLabel(wire::RefusalReason reason) {
       return "clock_window";
     case wire::RefusalReason::Batch:
       return "batch";
+    case wire::RefusalReason::Fenced:
+      return "fenced";
     default:
       return "non_finite";
   }

@@ -54,7 +54,7 @@ class PushRefusals {
 };
 
 // The metric label of a refusal's reason: "non_finite", "grad_norm",
-// "impersonation", "duplicate", "clock_window" or "batch".
+// "impersonation", "duplicate", "clock_window", "batch" or "fenced".
 const char* RefusalLabel(wire::RefusalReason reason);
 
 }  // namespace lockstep

@@ -29,15 +29,16 @@ std::optional<PeerTicket> TicketDesk::Issue(TicketRole role, int32_t rank) {
   return mint->Mint(role, rank);
 }
 
-void TicketDesk::IssueInto(wire::Role role, int32_t rank,
-                           WelcomeFields* welcome) {
+uint32_t TicketDesk::IssueInto(wire::Role role, int32_t rank,
+                               WelcomeFields* welcome) {
   const std::optional<PeerTicket> ticket =
       Issue(role == wire::Role::Evaluator ? TicketRole::kEvaluator
                                           : TicketRole::kWorker,
             rank);
-  if (!ticket) return;
+  if (!ticket) return 0;
   welcome->ticket_incarnation = ticket->incarnation;
   welcome->ticket_secret = ticket->secret;
+  return ticket->incarnation;
 }
 
 bool TicketDesk::Vouches(wire::Role role, int32_t rank,

@@ -24,8 +24,9 @@ class TicketDesk {
   // A ticket for this registration of (role, rank); nullopt without keys.
   std::optional<PeerTicket> Issue(TicketRole role, int32_t rank);
   // Issue for a worker's (or the evaluator's) registration as `rank`, put
-  // into its Welcome; nothing without keys (the data plane is open).
-  void IssueInto(wire::Role role, int32_t rank, WelcomeFields* welcome);
+  // into its Welcome; its incarnation. Nothing (0) without keys: the data
+  // plane is open.
+  uint32_t IssueInto(wire::Role role, int32_t rank, WelcomeFields* welcome);
   // Whether heartbeat `beat`, sent as `role` `rank`, proves a ticket of
   // that role and rank (any registration of it: a coordinator restarted
   // with the job's keys honours its predecessor's). Always true without

@@ -66,6 +66,10 @@ class HostedShard {
   }
   bool on_arrival() const { return clock_.on_arrival(); }
   bool primary() const { return primary_; }
+  // The coordinator removed worker `worker`'s registration `incarnation`.
+  void Fence(uint32_t worker, uint32_t incarnation) {
+    data_path_.Fence(worker, incarnation);
+  }
   uint64_t bad_messages() const { return data_path_.bad_messages(); }
 
   // A first or a rollback's Welcome: builds the model, restores its

@@ -17,6 +17,11 @@ std::optional<RequestRules::Refusal> RequestRules::CheckPush(const Message& msg,
   const wire::Push* push = msg.envelope->body_as_Push();
   const auto worker = static_cast<uint32_t>(msg.envelope->sender_rank());
   const int64_t clock = push->clock();
+  if (Fenced(msg)) {
+    return Refusal{wire::RefusalReason::Fenced,
+                   "worker " + std::to_string(worker) +
+                       "'s registration was removed from the job"};
+  }
   if (!job_.on_arrival && clock > applied + kClockWindow) {
     return Refusal{wire::RefusalReason::ClockWindow,
                    "push of clock " + std::to_string(clock) +
@@ -43,7 +48,13 @@ std::optional<RequestRules::Refusal> RequestRules::CheckPush(const Message& msg,
   return std::nullopt;
 }
 
-Status RequestRules::CheckPull(const wire::Pull& pull, int64_t applied) const {
+Status RequestRules::CheckPull(const Message& msg, int64_t applied) const {
+  if (Fenced(msg)) {
+    return InvalidArgument("worker " +
+                           std::to_string(msg.envelope->sender_rank()) +
+                           "'s registration was removed from the job");
+  }
+  const wire::Pull& pull = *msg.envelope->body_as_Pull();
   if (job_.on_arrival || pull.clock() <= applied + kClockWindow) {
     return Status::Ok();
   }

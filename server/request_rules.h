@@ -13,7 +13,10 @@
 // - a batch within the job's largest (JobConfig::MaxPushBatch; batch);
 // - on arrival, the clock a push says it read no later than the shard's
 //   own answer to that worker's last pull: its staleness is measured from
-//   what the shard served, not from what the worker says.
+//   what the shard served, not from what the worker says;
+// - not from a registration the coordinator removed (wire::Fence: dead,
+//   replaced, or removed for its refusals), whose ticket still proves its
+//   rank (fenced).
 // Refused pushes are counted per worker since its last accepted one and
 // reported to the coordinator by reason (wire::PushRefused), which removes
 // a worker refused --max-refused-pushes times in a row; a push naming
@@ -26,7 +29,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <zmq.hpp>
 
 #include "common/wire/message.h"
@@ -54,14 +59,20 @@ class RequestRules {
   // At every (re)welcome; a new epoch forgets every worker's last push.
   void Configure(const Job& job);
   // A new timeline in the same epoch (a resumed coordinator kept the
-  // state): workers send their pushes again.
+  // state): workers send their pushes again. Fences stay.
   void Forget() { last_.clear(); }
+  // Worker `worker`'s registration `incarnation` was removed.
+  void Fence(uint32_t worker, uint32_t incarnation) {
+    fenced_.insert({worker, incarnation});
+  }
 
   // Push `msg` (header verified, sender checked) against the shard's
   // `applied` clock. nullopt: take it (and it is now that worker's last).
   std::optional<Refusal> CheckPush(const Message& msg, int64_t applied);
-  // A pull's clock against `applied`, on commit. Errors: InvalidArgument.
-  Status CheckPull(const wire::Pull& pull, int64_t applied) const;
+  // A pull `msg` (header verified, sender checked): from a registration
+  // not fenced, and, on commit, of a clock within the window of `applied`.
+  // Errors: InvalidArgument.
+  Status CheckPull(const Message& msg, int64_t applied) const;
 
   // The shard answered `worker`'s pull at logical clock `progress`.
   void NotePull(uint32_t worker, int64_t progress) {
@@ -84,6 +95,13 @@ class RequestRules {
   void Accepted(uint32_t worker) { in_a_row_.erase(worker); }
 
  private:
+  // Whether `msg` comes from a fenced registration (never without tickets).
+  bool Fenced(const Message& msg) const {
+    return msg.incarnation != 0 &&
+           fenced_.count({static_cast<uint32_t>(msg.envelope->sender_rank()),
+                          msg.incarnation}) > 0;
+  }
+
   struct Last {
     uint32_t incarnation = 0;
     int64_t clock = 0;
@@ -93,6 +111,7 @@ class RequestRules {
   std::map<uint32_t, Last> last_;          // by worker rank, this epoch
   std::map<uint32_t, int64_t> served_;     // by worker rank
   std::map<uint32_t, uint32_t> in_a_row_;  // by worker rank
+  std::set<std::pair<uint32_t, uint32_t>> fenced_;  // (rank, incarnation)
 };
 
 }  // namespace lockstep

@@ -322,6 +322,13 @@ Status ServerShard::HandleCoordinatorMessage(Message& msg, bool* stop) {
       return HandlePromote(*msg.envelope->body_as_Promote());
     case wire::Body::Follow:
       return HandleFollow(*msg.envelope->body_as_Follow());
+    case wire::Body::Fence:
+      // Every range: a backup promoted later refuses the same.
+      for (auto& [k, range] : hosted_) {
+        range->Fence(msg.envelope->body_as_Fence()->worker(),
+                     msg.envelope->body_as_Fence()->incarnation());
+      }
+      return Status::Ok();
     case wire::Body::Welcome: {
       // A rollback's, or a restarted coordinator's after re-attaching.
       const auto* welcome = msg.envelope->body_as_Welcome();

@@ -91,7 +91,7 @@ void ShardDataPath::HandlePull(Message& msg) {
     ServeEvalPull(msg);
     return;
   }
-  Status in_window = rules_.CheckPull(*pull, clock_->applied());
+  Status in_window = rules_.CheckPull(msg, clock_->applied());
   if (in_window.ok() && !clock_->PullReady(pull->clock()) &&
       clock_->DeferredOf(msg.envelope->sender_rank()) >= kMaxDeferredPulls) {
     in_window =

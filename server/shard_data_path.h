@@ -87,6 +87,11 @@ class ShardDataPath {
   // The answer to each worker's last push (a backup keeps it from the
   // steps it applies).
   PushLedger& ledger() { return ledger_; }
+  // Worker `worker`'s registration `incarnation` was removed: its
+  // requests are refused (RequestRules).
+  void Fence(uint32_t worker, uint32_t incarnation) {
+    rules_.Fence(worker, incarnation);
+  }
   // A new timeline (a rollback, or a resumed coordinator that kept the
   // state): no push is a repeat or a duplicate of one before.
   void ForgetPushes() {

@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <zmq.h>
 
 #include <cstring>
@@ -150,7 +151,14 @@ std::string TicketSecret(const std::string& ticket_key,
 
 StatusOr<TicketMint> TicketMint::Create(const RoleKeys& keys) {
   LS_ASSIGN_OR_RETURN(std::string key, TicketKey(keys));
-  return TicketMint(std::move(key));
+  TicketMint mint(std::move(key));
+  // A restarted coordinator numbers on from a random point, not from 1:
+  // servers that outlived its predecessor keep fencing that one's removed
+  // registrations (server/request_rules.h), which it must not reissue.
+  RAND_bytes(reinterpret_cast<unsigned char*>(&mint.issued_),
+             sizeof(mint.issued_));
+  mint.issued_ &= 0x7FFFFFFFu;  // never 0, a ticket-less connection's
+  return mint;
 }
 
 PeerTicket TicketMint::Mint(TicketRole role, int32_t rank) {

@@ -70,7 +70,8 @@ class TicketMint {
  public:
   // Errors: TicketKey's.
   static StatusOr<TicketMint> Create(const RoleKeys& keys);
-  // A ticket for the next registration of (role, rank).
+  // A ticket for the next registration of (role, rank): its incarnation is
+  // this mint's next number, counted from a random start.
   PeerTicket Mint(TicketRole role, int32_t rank);
   // Whether `proof` is the HeartbeatProof of `ticket` (its fields; its
   // secret is ignored).

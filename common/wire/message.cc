@@ -72,6 +72,14 @@ zmq::message_t MakeErrorHeader(wire::ErrorCode code, const std::string& text,
                         sender_rank);
 }
 
+zmq::message_t MakeFenceHeader(int worker, uint32_t incarnation) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body =
+      wire::CreateFence(fbb, static_cast<uint32_t>(worker), incarnation);
+  return FinishEnvelope(fbb, wire::Body::Fence, body.Union(),
+                        wire::Role::Coordinator, 0);
+}
+
 zmq::message_t MakeShutdownHeader(wire::ShutdownKind kind,
                                   const std::string& reason) {
   flatbuffers::FlatBufferBuilder fbb(256);

@@ -75,6 +75,8 @@ zmq::message_t MakeErrorHeader(wire::ErrorCode code, const std::string& text,
 
 // Builds the coordinator's Shutdown header, or a peer's Leave (`reason`
 // only).
+// The coordinator's Fence of worker `worker`'s registration `incarnation`.
+zmq::message_t MakeFenceHeader(int worker, uint32_t incarnation);
 zmq::message_t MakeShutdownHeader(wire::ShutdownKind kind,
                                   const std::string& reason);
 zmq::message_t MakeLeaveHeader(const std::string& reason,

@@ -290,5 +290,70 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
   }
 }
 
+// With the worker key, an insider registers (as a third worker), takes the
+// ticket its Welcome gives and goes silent until the coordinator removes
+// it. Its ticket still proves its rank, and under ASP a push is applied on
+// arrival - but the coordinator fenced that registration at the shards,
+// which refuse it (reason fenced); the job ends with the honest workers.
+TEST(InsiderTest, ARemovedRegistrationIsFencedAtTheShards) {
+  const std::string run_dir = MakeTempDir("lockstep-fence");
+  JobConfig job = TwoWorkerJob();
+  job.sync = "asp";
+  TestCluster cluster;
+  const Status started = cluster.StartCoordinator(
+      job, {"--run-dir", run_dir, "--metrics-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(started.ok()) << started.message();
+  ASSERT_TRUE(cluster.StartServer(0).ok());
+  for (int w = 0; w < 2; ++w) {
+    ASSERT_TRUE(
+        cluster.StartWorker(w, {"--hetero", "linear=0.02+0.0003"}).ok());
+  }
+  const std::string endpoint = AwaitServerEndpoint(cluster);
+  ASSERT_FALSE(endpoint.empty()) << cluster.Output("server 0");
+  ASSERT_TRUE(AwaitClocks(cluster, 3)) << Metrics(cluster);
+
+  const SpeakAsWorker keys(cluster);  // the worker key, installed
+  auto control = ConnectDealer(cluster.endpoint(), "");
+  ASSERT_TRUE(control.ok()) << control.status().message();
+  std::vector<zmq::message_t> frames;
+  frames.push_back(MakeRegisterHeader(wire::Role::Worker, -1));
+  const auto welcome = SendAwaitReply(*control, std::move(frames));
+  ASSERT_TRUE(welcome.ok()) << welcome.status().message();
+  ASSERT_EQ(welcome->envelope->body_type(), wire::Body::Welcome);
+  const wire::Welcome& given = *welcome->envelope->body_as_Welcome();
+  ASSERT_NE(given.ticket_secret(), nullptr);
+  PeerTicket ticket;
+  ticket.rank = static_cast<int32_t>(given.rank());
+  ticket.incarnation = given.ticket_incarnation();
+  ticket.secret.assign(
+      reinterpret_cast<const char*>(given.ticket_secret()->data()),
+      given.ticket_secret()->size());
+  auto channel = DataChannel::Connect(endpoint, 10, false, &ticket);
+  ASSERT_TRUE(channel.ok()) << channel.status().message();
+
+  const std::string gone = "worker " + std::to_string(ticket.rank) + " removed";
+  bool removed = false;
+  for (int i = 0; i < 100 && !removed; ++i) {
+    cluster.Pump(std::chrono::milliseconds(100));
+    removed = cluster.Printed("coordinator", gone);
+  }
+  ASSERT_TRUE(removed) << cluster.Output("coordinator");
+  cluster.Pump(std::chrono::milliseconds(500));  // the fence reaches the shard
+  ExpectRefusedPush(**channel, PushHeader(ticket.rank, 0, 4, 8, 1),
+                    "registration was removed from the job");
+  EXPECT_TRUE(AwaitMetric(cluster, "lockstep_rejected_pushes_total{worker=\"" +
+                                       std::to_string(ticket.rank) +
+                                       "\",reason=\"fenced\"} 1"))
+      << Metrics(cluster);
+
+  auto exit = cluster.WaitFor("coordinator", seconds(180));
+  ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");
+  EXPECT_TRUE(exit->ok()) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.WaitAll(seconds(20)));
+  for (const char* role : {"server 0", "worker 0", "worker 1"}) {
+    EXPECT_TRUE(cluster.ExitOf(role).ok()) << role << cluster.Output(role);
+  }
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -24,6 +24,22 @@ Message Push(int worker, int64_t clock, uint32_t batch = 8,
   return msg;
 }
 
+// A verified pull of `clock` from worker `worker` (ticket `incarnation`).
+Message Pull(int worker, int64_t clock, uint32_t incarnation = 1) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  wire::PullBuilder pull(fbb);
+  pull.add_clock(clock);
+  auto body = pull.Finish();
+  Message msg;
+  msg.header = FinishEnvelope(fbb, wire::Body::Pull, body.Union(),
+                              wire::Role::Worker, worker);
+  msg.role = "worker";
+  msg.rank = worker;
+  msg.incarnation = incarnation;
+  EXPECT_TRUE(VerifyHeader(&msg).ok());
+  return msg;
+}
+
 RequestRules OnCommit(uint64_t max_batch = 64) {
   RequestRules rules;
   rules.Configure({0, false, max_batch});
@@ -76,15 +92,10 @@ TEST(RequestRulesTest, OnCommitAClockBeyondTheWindowIsRefused) {
   // Not taken: the worker's next honest push is not a "replay".
   EXPECT_FALSE(rules.CheckPush(Push(1, applied + 1), applied));
 
-  flatbuffers::FlatBufferBuilder fbb(64);
-  wire::PullBuilder pull(fbb);
-  pull.add_clock(applied + RequestRules::kClockWindow + 1);
-  fbb.Finish(pull.Finish());
-  const auto* far_pull =
-      flatbuffers::GetRoot<wire::Pull>(fbb.GetBufferPointer());
-  EXPECT_EQ(rules.CheckPull(*far_pull, applied).code(),
+  const Message far_pull = Pull(0, applied + RequestRules::kClockWindow + 1);
+  EXPECT_EQ(rules.CheckPull(far_pull, applied).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_TRUE(rules.CheckPull(*far_pull, applied + 1).ok());
+  EXPECT_TRUE(rules.CheckPull(far_pull, applied + 1).ok());
 }
 
 TEST(RequestRulesTest, OnArrivalClocksAreTheWorkersOwn) {
@@ -101,6 +112,23 @@ TEST(RequestRulesTest, ABatchAboveTheJobsLargestIsRefused) {
   EXPECT_FALSE(rules.CheckPush(Push(0, 3, 64), 2));
   // No largest declared: any batch.
   EXPECT_FALSE(OnCommit(0).CheckPush(Push(0, 3, 0xFFFFFFFFu), 2));
+}
+
+TEST(RequestRulesTest, AFencedRegistrationIsRefusedItsSuccessorIsNot) {
+  RequestRules rules = OnCommit();
+  rules.Fence(1, 7);
+  auto fenced = rules.CheckPush(Push(1, 3, 8, 7), 2);
+  ASSERT_TRUE(fenced);
+  EXPECT_EQ(fenced->reason, wire::RefusalReason::Fenced);
+  EXPECT_EQ(rules.CheckPull(Pull(1, 3, 7), 2).code(),
+            StatusCode::kInvalidArgument);
+  // The rank's next registration, and the other ranks, are served.
+  EXPECT_FALSE(rules.CheckPush(Push(1, 3, 8, 8), 2));
+  EXPECT_TRUE(rules.CheckPull(Pull(1, 3, 8), 2).ok());
+  EXPECT_FALSE(rules.CheckPush(Push(0, 3, 8, 7), 2));
+  // A new timeline keeps the fence.
+  rules.Forget();
+  EXPECT_TRUE(rules.CheckPush(Push(1, 4, 8, 7), 3));
 }
 
 TEST(RequestRulesTest, AClockReadIsNoLaterThanTheShardServed) {
