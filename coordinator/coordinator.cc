@@ -93,7 +93,11 @@ Status Coordinator::Impl::SetUp() {
 
 Status Coordinator::Impl::BindControlPlane() {
   std::string bound;
-  LS_ASSIGN_OR_RETURN(socket_, BindRouter(options_.listen, &bound));
+  // Peers send the coordinator headers only: a larger frame is not
+  // received at all.
+  LS_ASSIGN_OR_RETURN(socket_,
+                      BindRouter(options_.listen, &bound, kControlPlaneDomain,
+                                 static_cast<int64_t>(kMaxHeaderBytes)));
   endpoint_ = AdvertisedEndpoint(bound, options_.advertise);
   // ZeroMQ drops a failed handshake without a word: counted and logged.
   LS_ASSIGN_OR_RETURN(handshakes_,

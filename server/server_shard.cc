@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "common/clock.h"
@@ -82,6 +83,16 @@ Status ServerShard::Setup(const Message& msg) {
   shard_ = shard;
   SetLogRank(static_cast<int>(shard_));
   LS_RETURN_IF_ERROR(PlaceRanges(welcome, timeline));
+  // No peer sends a payload frame larger than a shard's dense values
+  // (sparse rows scale with a batch: a sparse model keeps the transport's
+  // limit).
+  if (timeline.layout.sparse_dim() == 0) {
+    uint64_t largest = uint64_t{1} << 20;
+    for (const ShardInfo& s : timeline.layout.shards()) {
+      largest = std::max<uint64_t>(largest, s.dense.size() * sizeof(float));
+    }
+    data_->LimitPayload(largest);
+  }
   size_t backups = 0;
   for (const auto& [k, range] : hosted_) {
     if (!range->primary()) {

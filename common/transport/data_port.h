@@ -53,6 +53,11 @@ class DataPort {
   // memory they borrow may change. Call before it does.
   virtual void ReclaimLent() {}
 
+  // Payload frames a peer may send, at most (the job's model bounds them:
+  // ServerShard). The direct transport closes a connection that declares
+  // a larger one before reserving anything; the others ignore it.
+  virtual void LimitPayload(uint64_t bytes) { (void)bytes; }
+
   // True when received messages wait beyond what one Process call takes in
   // (a peer sending faster than they are handled): poll without waiting.
   virtual bool Backlogged() const = 0;

@@ -90,6 +90,7 @@ class StreamDataPort : public DataPort {
           continue;
         }
         auto connection = std::make_unique<StreamConnection>(fd);
+        connection->reader().LimitPayload(max_payload_);
         // With a job key installed, the peer is greeted with the hello.
         if (!connection->Greet(keys_ ? &*keys_ : nullptr, NowSeconds())) {
           continue;
@@ -118,6 +119,11 @@ class StreamDataPort : public DataPort {
   }
 
   bool Backlogged() const override { return !backlog_.empty(); }
+
+  void LimitPayload(uint64_t bytes) override {
+    max_payload_ = bytes;
+    for (auto& [id, c] : connections_) c->reader().LimitPayload(bytes);
+  }
 
   StatusOr<bool> Receive(Message* out) override {
     if (ready_.empty()) return false;
@@ -302,6 +308,7 @@ class StreamDataPort : public DataPort {
   // Held for ShedAConnection: the one descriptor it can free.
   int spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   uint64_t shed_connections_ = 0;
+  uint64_t max_payload_ = kMaxPayloadBytes;
   std::string ipc_path_;
   std::optional<PortKeys> keys_;  // none: --security off
   ino_t ipc_inode_ = 0;

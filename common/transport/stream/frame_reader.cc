@@ -78,10 +78,10 @@ Status FrameReader::ParseSizes() {
                            " allowed)");
   }
   for (size_t i = 1; i < frames_; ++i) {
-    if (sizes_[i] > kMaxPayloadBytes) {
+    if (sizes_[i] > max_payload_) {
       return InvalidArgument("payload frame of " + std::to_string(sizes_[i]) +
                              " bytes exceeds the limit of " +
-                             std::to_string(kMaxPayloadBytes));
+                             std::to_string(max_payload_));
     }
   }
   // Every size is checked before the first frame is reserved, so a peer

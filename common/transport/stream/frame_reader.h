@@ -50,6 +50,10 @@ class FrameReader {
   // socket error; close the connection.
   StatusOr<Result> Read(int fd, Message* out);
 
+  // Payload frames above `bytes` are refused (the connection closes) before
+  // anything is reserved for them; kMaxPayloadBytes until set.
+  void LimitPayload(uint64_t bytes) { max_payload_ = bytes; }
+
   // True while part of a message (or staged bytes) is held.
   bool mid_message() const;
   // Frame bytes copied out of the staging buffer so far (headers, small
@@ -108,6 +112,7 @@ class FrameReader {
   bool complete_ = false;
   Message building_;
   uint64_t staged_copy_bytes_ = 0;
+  uint64_t max_payload_ = kMaxPayloadBytes;
 };
 
 }  // namespace lockstep

@@ -57,7 +57,8 @@ void CloseProcessContext() {
 }
 
 StatusOr<zmq::socket_t> BindRouter(const std::string& endpoint,
-                                   std::string* bound, const char* domain) {
+                                   std::string* bound, const char* domain,
+                                   int64_t max_message_bytes) {
   const RoleKeys* keys = InstalledTransportKeys();
   // The handler is bound before the socket: never a moment unguarded.
   if (keys != nullptr) LS_RETURN_IF_ERROR(EnsureZapHandler(*keys));
@@ -72,6 +73,8 @@ StatusOr<zmq::socket_t> BindRouter(const std::string& endpoint,
     }
     // Sending to an unknown routing id fails loudly instead of vanishing.
     socket.set(zmq::sockopt::router_mandatory, 1);
+    // Before bind: the listener copies the options its connections get.
+    socket.set(zmq::sockopt::maxmsgsize, max_message_bytes);
     socket.bind(endpoint);
     *bound = socket.get(zmq::sockopt::last_endpoint);
     return socket;

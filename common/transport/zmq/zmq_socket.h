@@ -30,10 +30,13 @@ void CloseProcessContext();
 // (transport_keys.h) it is a CURVE server under the ZAP handler's `domain`
 // (zap_handler.h): only the roles that domain takes get in, and a
 // connection that has not finished its handshake within
-// kHandshakeDeadlineMs (transport_keys.h) is closed.
+// kHandshakeDeadlineMs (transport_keys.h) is closed. A peer that sends a
+// frame larger than `max_message_bytes` (>= 0) is disconnected before it
+// is received (ZMQ_MAXMSGSIZE).
 StatusOr<zmq::socket_t> BindRouter(const std::string& endpoint,
                                    std::string* bound,
-                                   const char* domain = kControlPlaneDomain);
+                                   const char* domain = kControlPlaneDomain,
+                                   int64_t max_message_bytes = -1);
 
 // Connects a DEALER socket with `identity` as routing id (may be empty).
 // With a job key installed it is a CURVE client of the peer holding
