@@ -24,7 +24,7 @@ JobConfig FuzzJob() {
 }
 
 const KeyLayout& FuzzLayout() {
-  static const KeyLayout layout = [] {
+  static const KeyLayout kLayout = [] {
     TensorInfo w;
     w.name = "w";
     w.shape = {3, 4};
@@ -35,7 +35,7 @@ const KeyLayout& FuzzLayout() {
     if (!built.ok()) std::abort();
     return *built;
   }();
-  return layout;
+  return kLayout;
 }
 
 // A range of the fuzz layout, its optimizer's slots and all.
