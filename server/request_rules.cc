@@ -3,6 +3,20 @@
 #include <algorithm>
 
 namespace lockstep {
+namespace {
+
+std::string Removed(int32_t worker) {
+  return "worker " + std::to_string(worker) +
+         "'s registration was removed from the job";
+}
+
+std::string Beyond(const char* what, int64_t clock, int64_t applied) {
+  return std::string(what) + " of clock " + std::to_string(clock) +
+         ", beyond the clocks this shard admits (it applied " +
+         std::to_string(applied) + ")";
+}
+
+}  // namespace
 
 void RequestRules::Configure(const Job& job) {
   if (job.epoch != job_.epoch) {
@@ -19,14 +33,11 @@ std::optional<RequestRules::Refusal> RequestRules::CheckPush(const Message& msg,
   const int64_t clock = push->clock();
   if (Fenced(msg)) {
     return Refusal{wire::RefusalReason::Fenced,
-                   "worker " + std::to_string(worker) +
-                       "'s registration was removed from the job"};
+                   Removed(msg.envelope->sender_rank())};
   }
   if (!job_.on_arrival && clock > applied + kClockWindow) {
     return Refusal{wire::RefusalReason::ClockWindow,
-                   "push of clock " + std::to_string(clock) +
-                       ", beyond the clocks this shard admits (it applied " +
-                       std::to_string(applied) + ")"};
+                   Beyond("push", clock, applied)};
   }
   if (job_.max_batch > 0 && push->batch() > job_.max_batch) {
     return Refusal{wire::RefusalReason::Batch,
@@ -49,18 +60,10 @@ std::optional<RequestRules::Refusal> RequestRules::CheckPush(const Message& msg,
 }
 
 Status RequestRules::CheckPull(const Message& msg, int64_t applied) const {
-  if (Fenced(msg)) {
-    return InvalidArgument("worker " +
-                           std::to_string(msg.envelope->sender_rank()) +
-                           "'s registration was removed from the job");
-  }
-  const wire::Pull& pull = *msg.envelope->body_as_Pull();
-  if (job_.on_arrival || pull.clock() <= applied + kClockWindow) {
-    return Status::Ok();
-  }
-  return InvalidArgument("pull of clock " + std::to_string(pull.clock()) +
-                         ", beyond the clocks this shard admits (it applied " +
-                         std::to_string(applied) + ")");
+  if (Fenced(msg)) return InvalidArgument(Removed(msg.envelope->sender_rank()));
+  const int64_t clock = msg.envelope->body_as_Pull()->clock();
+  if (job_.on_arrival || clock <= applied + kClockWindow) return Status::Ok();
+  return InvalidArgument(Beyond("pull", clock, applied));
 }
 
 int64_t RequestRules::ClockRead(uint32_t worker, int64_t said) const {

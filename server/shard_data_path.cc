@@ -91,8 +91,9 @@ void ShardDataPath::HandlePull(Message& msg) {
     ServeEvalPull(msg);
     return;
   }
+  const bool ready = clock_->PullReady(pull->clock());
   Status in_window = rules_.CheckPull(msg, clock_->applied());
-  if (in_window.ok() && !clock_->PullReady(pull->clock()) &&
+  if (in_window.ok() && !ready &&
       clock_->DeferredOf(msg.envelope->sender_rank()) >= kMaxDeferredPulls) {
     in_window =
         InvalidArgument("more than " + std::to_string(kMaxDeferredPulls) +
@@ -102,7 +103,7 @@ void ShardDataPath::HandlePull(Message& msg) {
     RejectBadMessage(msg.peer, in_window, pull->request_id());
     return;
   }
-  if (!clock_->PullReady(pull->clock())) {
+  if (!ready) {
     // Deferred reply: answered once clock-1 is applied (ServeDeferredPulls).
     clock_->DeferPull(pull->clock(), std::move(msg));
     return;

@@ -19,7 +19,6 @@
 #include "common/wire/message.h"
 #include "tests/integration/data_plane_probe.h"
 #include "tests/integration/test_cluster.h"
-#include "tests/support/http_request.h"
 
 namespace lockstep {
 namespace {
@@ -47,21 +46,11 @@ JobConfig TwoWorkerJob() {
   return job;
 }
 
-// The coordinator's /metrics, once it printed where they are.
-std::string Metrics(TestCluster& cluster) {
-  std::smatch m;
-  for (const std::string& line : cluster.Lines("coordinator")) {
-    if (std::regex_match(line, m, std::regex("^@metrics (.*)$"))) {
-      return HttpRequest(m[1], "GET /metrics HTTP/1.0\r\n\r\n");
-    }
-  }
-  return "";
-}
-
 // Polls /metrics (10 s) until it holds `line`.
 bool AwaitMetric(TestCluster& cluster, const std::string& line) {
   for (int i = 0; i < 100; ++i) {
-    if (Metrics(cluster).find(line) != std::string::npos) return true;
+    if (cluster.CoordinatorMetrics().find(line) != std::string::npos)
+      return true;
     cluster.Pump(std::chrono::milliseconds(100));
   }
   return false;
@@ -72,7 +61,7 @@ bool AwaitClocks(TestCluster& cluster, int clocks) {
   const std::regex committed("\nlockstep_clock ([0-9]+)");
   for (int i = 0; i < 300; ++i) {
     std::smatch m;
-    const std::string text = Metrics(cluster);
+    const std::string text = cluster.CoordinatorMetrics();
     if (std::regex_search(text, m, committed) && std::stoi(m[1]) >= clocks) {
       return true;
     }
@@ -189,20 +178,27 @@ zmq::message_t SubscribeAsBackupHeader() {
                         wire::Role::Server, 0);
 }
 
-TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
-  const std::string run_dir = MakeTempDir("lockstep-insider");
-  TestCluster cluster;
+// Starts `job`'s coordinator (its /metrics served, its records in a fresh
+// run folder), server 0 and workers 0 and 1, a floor under each clock so
+// that the job runs through the attempts. The server's data endpoint; ""
+// when a role did not start.
+std::string StartJob(TestCluster& cluster, const JobConfig& job) {
   const Status started = cluster.StartCoordinator(
-      TwoWorkerJob(),
-      {"--run-dir", run_dir, "--metrics-listen", "127.0.0.1:0"});
-  ASSERT_TRUE(started.ok()) << started.message();
-  ASSERT_TRUE(cluster.StartServer(0).ok());
-  // A floor under each clock keeps the job running through the attempts.
+      job, {"--run-dir", MakeTempDir("lockstep-insider"), "--metrics-listen",
+            "127.0.0.1:0"});
+  EXPECT_TRUE(started.ok()) << started.message();
+  if (!started.ok() || !cluster.StartServer(0).ok()) return "";
   for (int w = 0; w < 2; ++w) {
-    ASSERT_TRUE(
-        cluster.StartWorker(w, {"--hetero", "linear=0.02+0.0003"}).ok());
+    if (!cluster.StartWorker(w, {"--hetero", "linear=0.02+0.0003"}).ok()) {
+      return "";
+    }
   }
-  const std::string endpoint = AwaitServerEndpoint(cluster);
+  return AwaitServerEndpoint(cluster);
+}
+
+TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
+  TestCluster cluster;
+  const std::string endpoint = StartJob(cluster, TwoWorkerJob());
   ASSERT_FALSE(endpoint.empty()) << cluster.Output("server 0");
 
   // Worker 1's key and ticket, in a process of its own.
@@ -211,13 +207,9 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
   PeerTicket forged = *insider.ticket();
   forged.rank = 0;
   EXPECT_FALSE(DataChannel::Connect(endpoint, 10, false, &forged).ok());
-  bool said = false;
-  for (int i = 0; i < 50 && !said; ++i) {
-    cluster.Pump(std::chrono::milliseconds(100));
-    said = cluster.Printed("server 0",
-                           "does not hold the worker 0 ticket it presents");
-  }
-  EXPECT_TRUE(said) << cluster.Output("server 0");
+  EXPECT_TRUE(cluster.AwaitPrinted(
+      "server 0", "does not hold the worker 0 ticket it presents", seconds(5)))
+      << cluster.Output("server 0");
 
   auto channel = DataChannel::Connect(endpoint, 10, false, insider.ticket());
   ASSERT_TRUE(channel.ok()) << channel.status().message();
@@ -244,7 +236,7 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
   EXPECT_EQ(text.find("connection sent"), std::string::npos) << text;
 
   // Clock 0 committed: a push of it is late.
-  ASSERT_TRUE(AwaitClocks(cluster, 3)) << Metrics(cluster);
+  ASSERT_TRUE(AwaitClocks(cluster, 3)) << cluster.CoordinatorMetrics();
   ClaimMoreThanAdmitted(**channel);
   // Counted against the worker that sent them, by reason.
   for (const char* reason :
@@ -254,10 +246,11 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
                             "reason=\"" +
                                 std::string(reason) + "\"} 1"))
         << reason << "\n"
-        << Metrics(cluster);
+        << cluster.CoordinatorMetrics();
   }
   JoinAsAnotherAndLie(cluster);
-  EXPECT_EQ(Metrics(cluster).find("{worker=\"0\",reason="), std::string::npos);
+  EXPECT_EQ(cluster.CoordinatorMetrics().find("{worker=\"0\",reason="),
+            std::string::npos);
 
   // Worker 0 dies; the insider heartbeats for it from a socket of its own,
   // as a worker's heartbeat thread does, with its own ticket's proof.
@@ -296,21 +289,12 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
 // arrival - but the coordinator fenced that registration at the shards,
 // which refuse it (reason fenced); the job ends with the honest workers.
 TEST(InsiderTest, ARemovedRegistrationIsFencedAtTheShards) {
-  const std::string run_dir = MakeTempDir("lockstep-fence");
   JobConfig job = TwoWorkerJob();
   job.sync = "asp";
   TestCluster cluster;
-  const Status started = cluster.StartCoordinator(
-      job, {"--run-dir", run_dir, "--metrics-listen", "127.0.0.1:0"});
-  ASSERT_TRUE(started.ok()) << started.message();
-  ASSERT_TRUE(cluster.StartServer(0).ok());
-  for (int w = 0; w < 2; ++w) {
-    ASSERT_TRUE(
-        cluster.StartWorker(w, {"--hetero", "linear=0.02+0.0003"}).ok());
-  }
-  const std::string endpoint = AwaitServerEndpoint(cluster);
+  const std::string endpoint = StartJob(cluster, job);
   ASSERT_FALSE(endpoint.empty()) << cluster.Output("server 0");
-  ASSERT_TRUE(AwaitClocks(cluster, 3)) << Metrics(cluster);
+  ASSERT_TRUE(AwaitClocks(cluster, 3)) << cluster.CoordinatorMetrics();
 
   const SpeakAsWorker keys(cluster);  // the worker key, installed
   auto control = ConnectDealer(cluster.endpoint(), "");
@@ -331,20 +315,17 @@ TEST(InsiderTest, ARemovedRegistrationIsFencedAtTheShards) {
   auto channel = DataChannel::Connect(endpoint, 10, false, &ticket);
   ASSERT_TRUE(channel.ok()) << channel.status().message();
 
-  const std::string gone = "worker " + std::to_string(ticket.rank) + " removed";
-  bool removed = false;
-  for (int i = 0; i < 100 && !removed; ++i) {
-    cluster.Pump(std::chrono::milliseconds(100));
-    removed = cluster.Printed("coordinator", gone);
-  }
-  ASSERT_TRUE(removed) << cluster.Output("coordinator");
+  ASSERT_TRUE(cluster.AwaitPrinted(
+      "coordinator", "worker " + std::to_string(ticket.rank) + " removed",
+      seconds(10)))
+      << cluster.Output("coordinator");
   cluster.Pump(std::chrono::milliseconds(500));  // the fence reaches the shard
   ExpectRefusedPush(**channel, PushHeader(ticket.rank, 0, 4, 8, 1),
                     "registration was removed from the job");
   EXPECT_TRUE(AwaitMetric(cluster, "lockstep_rejected_pushes_total{worker=\"" +
                                        std::to_string(ticket.rank) +
                                        "\",reason=\"fenced\"} 1"))
-      << Metrics(cluster);
+      << cluster.CoordinatorMetrics();
 
   auto exit = cluster.WaitFor("coordinator", seconds(180));
   ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");

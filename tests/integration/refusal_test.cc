@@ -11,7 +11,6 @@
 #include <string>
 
 #include "tests/integration/test_cluster.h"
-#include "tests/support/http_request.h"
 #include "tests/support/job_key_files.h"
 
 namespace lockstep {
@@ -28,27 +27,6 @@ JobConfig OneWorkerJob() {
   job.max_clocks = 20;
   job.eval_every = 0;
   return job;
-}
-
-// Pumps until `name` printed a line containing `text` or `timeout`.
-bool AwaitLine(TestCluster& cluster, const std::string& name,
-               const std::string& text, seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cluster.Printed(name, text)) return true;
-    cluster.Pump(std::chrono::milliseconds(100));
-  }
-  return cluster.Printed(name, text);
-}
-
-std::string MetricsOf(TestCluster& cluster) {
-  std::smatch m;
-  for (const std::string& line : cluster.Lines("coordinator")) {
-    if (std::regex_match(line, m, std::regex("^@metrics (.*)$"))) {
-      return HttpRequest(m[1], "GET /metrics HTTP/1.0\r\n\r\n");
-    }
-  }
-  return "";
 }
 
 TEST(RefusalTest, AWorkerHoldingAnotherJobsKeyIsToldWithinSeconds) {
@@ -68,9 +46,9 @@ TEST(RefusalTest, AWorkerHoldingAnotherJobsKeyIsToldWithinSeconds) {
       << said;
   EXPECT_NE(said.find("--keys"), std::string::npos) << said;
   EXPECT_TRUE(
-      AwaitLine(cluster, "coordinator", "refused a connection", seconds(5)))
+      cluster.AwaitPrinted("coordinator", "refused a connection", seconds(5)))
       << cluster.Output("coordinator");
-  const std::string metrics = MetricsOf(cluster);
+  const std::string metrics = cluster.CoordinatorMetrics();
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
       metrics, m,
@@ -90,8 +68,8 @@ TEST(RefusalTest, AWorkerWhereNoCoordinatorListensSaysSoAndWaits) {
                           cluster.keys_dir() + "/worker.key"},
                          "worker")
                   .ok());
-  EXPECT_TRUE(AwaitLine(cluster, "worker",
-                        "nothing answers at tcp://127.0.0.1:9", seconds(10)))
+  EXPECT_TRUE(cluster.AwaitPrinted(
+      "worker", "nothing answers at tcp://127.0.0.1:9", seconds(10)))
       << cluster.Output("worker");
   EXPECT_TRUE(cluster.Printed("worker", "--coordinator"));
   EXPECT_FALSE(cluster.Exited("worker")) << "the coordinator may be starting";
@@ -128,11 +106,11 @@ TEST(RefusalTest, TheStartNamesTheForgottenEvaluator) {
   ASSERT_TRUE(cluster.StartServer(0).ok());
   ASSERT_TRUE(cluster.StartWorker(0).ok());
   // Said while it waits, long before the deadline...
-  EXPECT_TRUE(AwaitLine(cluster, "coordinator",
-                        "waiting for the evaluator (lockstep-worker "
-                        "--evaluator; or start the coordinator with "
-                        "--evaluators 0) to register",
-                        seconds(13)))
+  EXPECT_TRUE(cluster.AwaitPrinted("coordinator",
+                                   "waiting for the evaluator (lockstep-worker "
+                                   "--evaluator; or start the coordinator with "
+                                   "--evaluators 0) to register",
+                                   seconds(13)))
       << cluster.Output("coordinator");
   // ... and when it gives up.
   auto exit = cluster.WaitFor("coordinator", seconds(30));

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/security/job_keys.h"
+#include "tests/support/http_request.h"
 
 namespace lockstep {
 
@@ -255,6 +256,26 @@ bool TestCluster::Printed(const std::string& name, const std::string& text) {
     if (line.find(text) != std::string::npos) return true;
   }
   return false;
+}
+
+bool TestCluster::AwaitPrinted(const std::string& name, const std::string& text,
+                               std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Printed(name, text)) return true;
+    Pump(std::chrono::milliseconds(100));
+  }
+  return Printed(name, text);
+}
+
+std::string TestCluster::CoordinatorMetrics() {
+  std::smatch m;
+  for (const std::string& line : lines_["coordinator"]) {
+    if (std::regex_match(line, m, std::regex("^@metrics (.*)$"))) {
+      return HttpRequest(m[1], "GET /metrics HTTP/1.0\r\n\r\n");
+    }
+  }
+  return "";
 }
 
 std::string TestCluster::Output(const std::string& name) {

@@ -104,6 +104,12 @@ class TestCluster {
   std::string Output(const std::string& name);
   // Whether `name` printed a line containing `text` so far.
   bool Printed(const std::string& name, const std::string& text);
+  // Pumps until `name` printed a line containing `text`, at most `timeout`.
+  bool AwaitPrinted(const std::string& name, const std::string& text,
+                    std::chrono::milliseconds timeout);
+  // The coordinator's /metrics, once it printed where they are ("" before,
+  // or when nothing answers).
+  std::string CoordinatorMetrics();
   bool Exited(const std::string& name) const { return exits_.count(name); }
   const ExitInfo& ExitOf(const std::string& name) { return exits_[name]; }
   ProcessGroup& group() { return group_; }

@@ -5,6 +5,18 @@
 namespace lockstep {
 namespace {
 
+// `header`, verified, as the port stamps it: from worker `worker`'s
+// connection, proven with a ticket of `incarnation`.
+Message FromWorker(zmq::message_t header, int worker, uint32_t incarnation) {
+  Message msg;
+  msg.header = std::move(header);
+  msg.role = "worker";
+  msg.rank = worker;
+  msg.incarnation = incarnation;
+  EXPECT_TRUE(VerifyHeader(&msg).ok());
+  return msg;
+}
+
 // A verified push of `clock` from worker `worker` (ticket `incarnation`).
 Message Push(int worker, int64_t clock, uint32_t batch = 8,
              uint32_t incarnation = 1, bool resent = false) {
@@ -14,14 +26,9 @@ Message Push(int worker, int64_t clock, uint32_t batch = 8,
   push.add_batch(batch);
   push.add_resent(resent);
   auto body = push.Finish();
-  Message msg;
-  msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
-                              wire::Role::Worker, worker);
-  msg.role = "worker";
-  msg.rank = worker;
-  msg.incarnation = incarnation;
-  EXPECT_TRUE(VerifyHeader(&msg).ok());
-  return msg;
+  return FromWorker(FinishEnvelope(fbb, wire::Body::Push, body.Union(),
+                                   wire::Role::Worker, worker),
+                    worker, incarnation);
 }
 
 // A verified pull of `clock` from worker `worker` (ticket `incarnation`).
@@ -30,14 +37,9 @@ Message Pull(int worker, int64_t clock, uint32_t incarnation = 1) {
   wire::PullBuilder pull(fbb);
   pull.add_clock(clock);
   auto body = pull.Finish();
-  Message msg;
-  msg.header = FinishEnvelope(fbb, wire::Body::Pull, body.Union(),
-                              wire::Role::Worker, worker);
-  msg.role = "worker";
-  msg.rank = worker;
-  msg.incarnation = incarnation;
-  EXPECT_TRUE(VerifyHeader(&msg).ok());
-  return msg;
+  return FromWorker(FinishEnvelope(fbb, wire::Body::Pull, body.Union(),
+                                   wire::Role::Worker, worker),
+                    worker, incarnation);
 }
 
 RequestRules OnCommit(uint64_t max_batch = 64) {
