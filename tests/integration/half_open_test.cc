@@ -29,6 +29,9 @@ namespace {
 
 constexpr int kDataHandshakes = 2000;
 constexpr int kControlHandshakes = 1000;
+// A server's data port keeps at most this many handshakes pending
+// (common/transport/stream/data_port.cc).
+constexpr int kMaxPendingHandshakes = 64;
 
 // The port of "tcp://127.0.0.1:PORT" (0 when it is not one).
 int PortOf(const std::string& endpoint) {
@@ -141,14 +144,15 @@ TEST(HalfOpenTest, HonestWorkersJoinWhileAPeerHoldsThousandsOfHandshakes) {
     EXPECT_TRUE(cluster.Printed(role, "raised the open-file limit from 1024"))
         << role << cluster.Output(role);
   }
-  // The server closed the held handshakes it took in, most of them to
-  // make room for newer ones.
+  // The server closed held handshakes beyond its table of 64 pending ones
+  // (how many it took in before the job's end depends on how fast the
+  // kernel replays the held peers' SYNs: 502 to over 1,000 seen).
   std::smatch m;
   const std::string out = cluster.Output("server 0");
   ASSERT_TRUE(std::regex_search(
       out, m, std::regex("closed ([0-9]+) that did not authenticate")))
       << out;
-  EXPECT_GE(std::stoi(m[1]), kDataHandshakes / 2) << out;
+  EXPECT_GT(std::stoi(m[1]), kMaxPendingHandshakes) << out;
   std::cout << "half-open: " << held << " connections held; the server closed "
             << m[1] << " unauthenticated; " << JsonNumber(summary, "clocks")
             << " clocks trained\n";
