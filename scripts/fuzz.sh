@@ -19,7 +19,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 scripts/install-deps.sh fuzz
-targets=(envelope stream_framing snapshot_records experiment_spec data_files)
+targets=(envelope stream_framing handshake range_copy replica_step
+  metrics_request
+  snapshot_records experiment_spec data_files)
 cmake --preset fuzz >/dev/null
 cmake --build build-fuzz --target "${targets[@]/%/_fuzz}"
 

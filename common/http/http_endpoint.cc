@@ -136,6 +136,19 @@ bool CarriesBearer(std::string_view request, std::string_view token) {
   return false;
 }
 
+HttpRoute RouteRequest(std::string_view head, HttpEndpoint::Serves serves,
+                       std::string_view token) {
+  if (head.empty()) return HttpRoute::kNone;
+  if (IsGet(head, "/healthz")) return HttpRoute::kHealth;
+  if (IsGet(head, "/readyz")) return HttpRoute::kReady;
+  if (serves == HttpEndpoint::Serves::kMetricsAndHealth &&
+      IsGet(head, "/metrics")) {
+    return CarriesBearer(head, token) ? HttpRoute::kMetrics
+                                      : HttpRoute::kUnauthorized;
+  }
+  return HttpRoute::kNotFound;
+}
+
 StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
     const std::string& listen, std::string token, Serves serves) {
   const char* what = serves == Serves::kHealthOnly ? "health" : "metrics";
@@ -217,42 +230,42 @@ void HttpEndpoint::Answer(int client) {
   // A scraper or a probe sends a short request; read what arrives within a
   // second.
   const std::string head = ReadRequestHead(client);
-  if (head.empty()) return;
-  if (IsGet(head, "/healthz")) {
-    const bool alive = ProcessHealth::Alive(NowMillis());
-    WriteAll(client, alive ? Response("200 OK", "", "ok\n")
+  switch (RouteRequest(head, serves_, token_)) {
+    case HttpRoute::kNone:
+      return;
+    case HttpRoute::kHealth:
+      WriteAll(client, ProcessHealth::Alive(NowMillis())
+                           ? Response("200 OK", "", "ok\n")
                            : Response("503 Service Unavailable", "",
                                       "the role's loop stopped\n"));
-    return;
-  }
-  if (IsGet(head, "/readyz")) {
-    const bool ready = ProcessHealth::Ready();
-    WriteAll(client, ready ? Response("200 OK", "", "ready\n")
+      return;
+    case HttpRoute::kReady:
+      WriteAll(client, ProcessHealth::Ready()
+                           ? Response("200 OK", "", "ready\n")
                            : Response("503 Service Unavailable", "",
                                       "not in the job yet\n"));
-    return;
+      return;
+    case HttpRoute::kMetrics:
+      return AnswerMetrics(client);
+    case HttpRoute::kUnauthorized:
+      if (unauthorized_++ < 5) {
+        LS_LOG(Warning) << "refused a metrics request without the bearer token";
+      }
+      WriteAll(client,
+               Response("401 Unauthorized", "WWW-Authenticate: Bearer\r\n",
+                        "a bearer token is required\n"));
+      return;
+    case HttpRoute::kNotFound:
+      WriteAll(client, Response("404 Not Found", "",
+                                serves_ == Serves::kMetricsAndHealth
+                                    ? "not found: try /metrics, /healthz or "
+                                      "/readyz\n"
+                                    : "not found: try /healthz or /readyz\n"));
+      return;
   }
-  if (serves_ == Serves::kMetricsAndHealth && IsGet(head, "/metrics")) {
-    AnswerMetrics(client, head);
-    return;
-  }
-  WriteAll(client, Response("404 Not Found", "",
-                            serves_ == Serves::kMetricsAndHealth
-                                ? "not found: try /metrics, /healthz or "
-                                  "/readyz\n"
-                                : "not found: try /healthz or /readyz\n"));
 }
 
-void HttpEndpoint::AnswerMetrics(int client, const std::string& head) {
-  if (!CarriesBearer(head, token_)) {
-    if (unauthorized_++ < 5) {
-      LS_LOG(Warning) << "refused a metrics request without the bearer token";
-    }
-    WriteAll(client,
-             Response("401 Unauthorized", "WWW-Authenticate: Bearer\r\n",
-                      "a bearer token is required\n"));
-    return;
-  }
+void HttpEndpoint::AnswerMetrics(int client) {
   std::string body;
   {
     MutexLock lock(&mu_);

@@ -52,7 +52,7 @@ class HttpEndpoint {
   HttpEndpoint(int fd, std::string base_url, std::string token, Serves serves);
   void Serve();
   void Answer(int client);
-  void AnswerMetrics(int client, const std::string& head);
+  void AnswerMetrics(int client);
 
   int fd_;
   std::string base_url_;
@@ -75,6 +75,20 @@ StatusOr<std::string> ReadMetricsToken(const std::string& path);
 // Whether the HTTP request head `request` carries "Authorization: Bearer
 // `token`" (the header name in any case; compared in constant time).
 bool CarriesBearer(std::string_view request, std::string_view token);
+
+// What a request head asks an endpoint serving `serves` with `token` for:
+// the answer HttpEndpoint gives it. Only "GET /metrics" (a query or the
+// version after it) with the token, when metrics are served, is kMetrics.
+enum class HttpRoute {
+  kNone,
+  kHealth,
+  kReady,
+  kMetrics,
+  kUnauthorized,
+  kNotFound
+};
+HttpRoute RouteRequest(std::string_view head, HttpEndpoint::Serves serves,
+                       std::string_view token);
 
 }  // namespace lockstep
 

@@ -70,50 +70,56 @@ StatusOr<bool> ReplicaFeed::Next(Message* step, Message* original) {
   while (true) {
     LS_ASSIGN_OR_RETURN(const bool got, channel_->Receive(step));
     if (!got) return false;
-    LS_RETURN_IF_ERROR(VerifyHeader(step));
-    if (step->envelope->body_type() != wire::Body::Replicate) {
-      if (step->envelope->body_type() == wire::Body::Error) {
-        return FailedPrecondition(
-            "the primary of shard " + std::to_string(shard_) +
-            " refused this backup: " +
-            flatbuffers::GetString(step->envelope->body_as_Error()->message()));
-      }
-      return InvalidArgument(
-          "the primary sent a " +
-          std::string(BodyName(step->envelope->body_type())) +
-          " on the replica feed");
-    }
-    const auto* replicate = step->envelope->body_as_Replicate();
-    if (replicate->shard() != shard_ || step->payloads.empty()) {
-      return InvalidArgument("malformed replica step");
-    }
-    if (replicate->step() == wire::ReplicaStep::Install) {
-      // A live copy, first thing on a joining backup's feed: the state at
-      // its seq. Its frames stay in `step` (they are no message).
-      if (applied_ != 0) {
-        return FailedPrecondition("a live copy after step " +
-                                  std::to_string(applied_));
-      }
-      applied_ = replicate->seq();
-      original->envelope = nullptr;
-      return true;
-    }
-    if (replicate->seq() <= applied_) continue;  // sent again: held
-    if (replicate->seq() != applied_ + 1) {
+    LS_ASSIGN_OR_RETURN(const bool fresh,
+                        ReadStep(shard_, &applied_, step, original));
+    if (fresh) return true;  // else sent again: held
+  }
+}
+
+StatusOr<bool> ReplicaFeed::ReadStep(uint32_t shard, uint64_t* applied,
+                                     Message* step, Message* original) {
+  LS_RETURN_IF_ERROR(VerifyHeader(step));
+  if (step->envelope->body_type() != wire::Body::Replicate) {
+    if (step->envelope->body_type() == wire::Body::Error) {
       return FailedPrecondition(
-          "replica step " + std::to_string(replicate->seq()) + " of shard " +
-          std::to_string(shard_) + " after step " + std::to_string(applied_));
+          "the primary of shard " + std::to_string(shard) +
+          " refused this backup: " +
+          flatbuffers::GetString(step->envelope->body_as_Error()->message()));
     }
-    original->peer.clear();
-    original->header = std::move(step->payloads.front());
-    original->payloads.clear();
-    for (size_t i = 1; i < step->payloads.size(); ++i) {
-      original->payloads.push_back(std::move(step->payloads[i]));
+    return InvalidArgument("the primary sent a " +
+                           std::string(BodyName(step->envelope->body_type())) +
+                           " on the replica feed");
+  }
+  const auto* replicate = step->envelope->body_as_Replicate();
+  if (replicate->shard() != shard || step->payloads.empty()) {
+    return InvalidArgument("malformed replica step");
+  }
+  if (replicate->step() == wire::ReplicaStep::Install) {
+    // A live copy, first thing on a joining backup's feed: the state at
+    // its seq. Its frames stay in `step` (they are no message).
+    if (*applied != 0) {
+      return FailedPrecondition("a live copy after step " +
+                                std::to_string(*applied));
     }
-    LS_RETURN_IF_ERROR(VerifyHeader(original));
-    applied_ = replicate->seq();
+    *applied = replicate->seq();
+    original->envelope = nullptr;
     return true;
   }
+  if (replicate->seq() <= *applied) return false;
+  if (replicate->seq() != *applied + 1) {
+    return FailedPrecondition(
+        "replica step " + std::to_string(replicate->seq()) + " of shard " +
+        std::to_string(shard) + " after step " + std::to_string(*applied));
+  }
+  original->peer.clear();
+  original->header = std::move(step->payloads.front());
+  original->payloads.clear();
+  for (size_t i = 1; i < step->payloads.size(); ++i) {
+    original->payloads.push_back(std::move(step->payloads[i]));
+  }
+  LS_RETURN_IF_ERROR(VerifyHeader(original));
+  *applied = replicate->seq();
+  return true;
 }
 
 Status ReplicaFeed::AckHeld() {

@@ -41,6 +41,12 @@ class ReplicaFeed {
   // `step`; `original` is then empty). False when none is queued.
   // Errors: the primary is gone, or sent a malformed step.
   StatusOr<bool> Next(Message* step, Message* original);
+  // Reads `step`, a message received on shard `shard`'s feed after step
+  // `*applied`, as Next does: a new step (true; *applied advanced) or one
+  // held already (false). Errors: a malformed step, one out of order, an
+  // Error from the primary.
+  static StatusOr<bool> ReadStep(uint32_t shard, uint64_t* applied,
+                                 Message* step, Message* original);
   // Acknowledges every step Next returned as held (once per turn): the
   // backup applies each before anything else.
   Status AckHeld();

@@ -36,18 +36,7 @@ Status ReplicaFollower::TakeSteps() {
     steps.emplace_back(std::move(step), std::move(original));
   }
   for (auto& [step, original] : steps) {
-    // A move may relocate a small header's bytes: verified again.
-    LS_RETURN_IF_ERROR(VerifyHeader(&step));
-    if (original.header.size() > 0) {
-      LS_RETURN_IF_ERROR(VerifyHeader(&original));
-    }
-    const auto* replicate = step.envelope->body_as_Replicate();
-    LS_RETURN_IF_ERROR(
-        (replicate->step() == wire::ReplicaStep::Install
-             ? Install(step.payloads)
-             : Apply(*replicate, original))
-            .WithContext("backup of shard " + std::to_string(shard_)));
-    ++steps_applied_;
+    LS_RETURN_IF_ERROR(ApplyStep(step, original));
   }
   if (!feeding.ok()) {
     // The primary is gone (or its stream broke): this state stays as the
@@ -73,6 +62,27 @@ Status ReplicaFollower::TakeSteps() {
     tell_(FinishEnvelope(fbb, wire::Body::Error, body.Union(),
                          wire::Role::Server, static_cast<int>(shard_)));
   }
+  return Status::Ok();
+}
+
+Status ReplicaFollower::ApplyStep(Message& step, Message& original) {
+  // A move may relocate a small header's bytes: verified again.
+  LS_RETURN_IF_ERROR(VerifyHeader(&step));
+  if (original.header.size() > 0) {
+    LS_RETURN_IF_ERROR(VerifyHeader(&original));
+  }
+  const auto* replicate = step.envelope->body_as_Replicate();
+  if (replicate == nullptr) return InvalidArgument("not a replica step");
+  if (replicate->step() != wire::ReplicaStep::Install &&
+      original.envelope == nullptr) {
+    return InvalidArgument("a replica step without its message");
+  }
+  LS_RETURN_IF_ERROR(
+      (replicate->step() == wire::ReplicaStep::Install
+           ? Install(step.payloads)
+           : Apply(*replicate, original))
+          .WithContext("backup of shard " + std::to_string(shard_)));
+  ++steps_applied_;
   return Status::Ok();
 }
 
@@ -149,6 +159,14 @@ Status ReplicaFollower::ApplyPush(const wire::Replicate& step,
   if (push == nullptr) return InvalidArgument("a push step without its push");
   if (!clock_->on_arrival()) {
     return InvalidArgument("a push step under a commit policy");
+  }
+  // What the primary's rules admitted (server/request_rules.h): a batch
+  // beyond the job's would be billions of optimizer steps here.
+  const uint64_t max_batch = job_->MaxPushBatch();
+  if (max_batch > 0 && push->batch() > max_batch) {
+    return InvalidArgument(
+        "a push step with batch " + std::to_string(push->batch()) +
+        ", above the job's largest, " + std::to_string(max_batch));
   }
   BufferedPush record;
   LS_RETURN_IF_ERROR(data_path_->CheckPush(original, &record));

@@ -64,6 +64,10 @@ class ReplicaFollower {
   // Applies the steps the feed has and acknowledges them. A lost primary
   // ends the feed (the coordinator promotes or rolls back).
   Status TakeSteps();
+  // Applies one step the feed read (ReplicaFeed::ReadStep): a live copy,
+  // or the push or commit `original` carries. Errors: a malformed step, or
+  // an apply that failed (the backup no longer matches its primary).
+  Status ApplyStep(Message& step, Message& original);
   uint64_t steps_applied() const { return steps_applied_; }
 
  private:

@@ -35,6 +35,30 @@ TEST(HttpEndpointTest, CarriesBearerMatchesTheHeaderExactly) {
   EXPECT_TRUE(CarriesBearer(request(""), "")) << "no token: anyone";
 }
 
+TEST(HttpEndpointTest, RoutesEachPathAndTheMetricsOnlyWithTheToken) {
+  using Serves = HttpEndpoint::Serves;
+  const std::string with = "GET /metrics HTTP/1.1\r\nAuthorization: Bearer " +
+                           std::string(kToken) + "\r\n\r\n";
+  const auto all = Serves::kMetricsAndHealth;
+  EXPECT_EQ(RouteRequest(with, all, kToken), HttpRoute::kMetrics);
+  EXPECT_EQ(RouteRequest("GET /metrics HTTP/1.1\r\n\r\n", all, kToken),
+            HttpRoute::kUnauthorized);
+  EXPECT_EQ(RouteRequest("GET /metrics?x=1 HTTP/1.1\r\n\r\n", all, ""),
+            HttpRoute::kMetrics);
+  EXPECT_EQ(RouteRequest(with, Serves::kHealthOnly, kToken),
+            HttpRoute::kNotFound);
+  EXPECT_EQ(RouteRequest("GET /metricsx HTTP/1.1\r\n\r\n", all, ""),
+            HttpRoute::kNotFound);
+  EXPECT_EQ(RouteRequest("POST /metrics HTTP/1.1\r\n\r\n", all, ""),
+            HttpRoute::kNotFound);
+  EXPECT_EQ(RouteRequest("GET /healthz HTTP/1.1\r\n\r\n", all, kToken),
+            HttpRoute::kHealth);
+  EXPECT_EQ(
+      RouteRequest("GET /readyz HTTP/1.0\r\n\r\n", Serves::kHealthOnly, ""),
+      HttpRoute::kReady);
+  EXPECT_EQ(RouteRequest("", all, ""), HttpRoute::kNone);
+}
+
 TEST(HttpEndpointTest, ATokenFileHoldsOneLongWord) {
   TempDir tmp("metrics-token");
   const std::string path = tmp.path() + "/token";
