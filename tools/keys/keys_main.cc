@@ -18,9 +18,11 @@ int Main(int argc, char** argv) {
       "out", po::value<std::string>(),
       "folder to write the four key files to (made with mode 0700; never "
       "overwrites keys)")(
-      "data-plane", po::value<std::string>()->default_value("auth"),
-      "the data plane's protection: auth (mutual authentication) or aead "
-      "(authentication, then every record sealed with AES-256-GCM)");
+      "data-plane", po::value<std::string>()->default_value("aead"),
+      "the data plane's protection: aead (mutual authentication, then "
+      "every record sealed with AES-256-GCM: keys made here are for jobs "
+      "whose data connections leave the host) or auth (authentication "
+      "only, records in the clear: a wire nobody else can reach)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
