@@ -133,6 +133,11 @@ Status ValidateJobConfig(const JobConfig& c) {
   if (!(c.max_grad_norm >= 0) || !std::isfinite(c.max_grad_norm)) {
     return InvalidArgument("--max-grad-norm must be >= 0 (0: no bound)");
   }
+  if (!(c.norm_outlier_factor == 0 || c.norm_outlier_factor >= 2) ||
+      !std::isfinite(c.norm_outlier_factor)) {
+    return InvalidArgument(
+        "--norm-outlier-factor must be 0 (off) or at least 2");
+  }
   LS_RETURN_IF_ERROR(Aggregation::Parse(c.aggregate).status());
   if (c.grad_norm_action != "reject" && c.grad_norm_action != "clip") {
     return InvalidArgument("--grad-norm-action must be reject or clip");

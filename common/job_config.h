@@ -89,6 +89,9 @@ struct JobConfig {
   // instead. A worker that a shard refuses max_refused_pushes times in a
   // row is removed from the job (0 = never).
   double max_grad_norm = 0;
+  // And a push whose norm is above norm_outlier_factor times the peak
+  // median of the pushes the shard accepted (0 = off; server/push_guard.h).
+  double norm_outlier_factor = 100;
   // How a commit combines its pushes (common/aggregation.h): "mean" (batch
   // weighted), "median" or "trimmed-mean:F"; the robust rules only under
   // policies that commit clocks.

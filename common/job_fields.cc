@@ -112,6 +112,11 @@ std::vector<JobField> SnapshotAndResolvedFields() {
             "refuse (or clip) a push whose gradient's L2 norm over one "
             "shard's keys is above this (0 = no bound; pushes with values "
             "that are not finite are always refused)"),
+      Field("norm_outlier_factor", "norm-outlier-factor",
+            &C::norm_outlier_factor,
+            "refuse a push whose gradient's L2 norm over one shard's keys "
+            "is above this many times the largest median of 64 pushes the "
+            "shard accepted since the job started (after 16; 0 = off)"),
       Field("grad_norm_action", "grad-norm-action", &C::grad_norm_action,
             "reject | clip: what a shard does with a push above "
             "--max-grad-norm"),

@@ -11,12 +11,13 @@ namespace lockstep {
 
 ClockDriver::ClockDriver(const JobConfig& job,
                          std::unique_ptr<SyncPolicy> policy, Outbox& outbox,
-                         Membership& members, RunRecorder& recorder,
-                         ClockListener& listener)
+                         Membership& members, TicketDesk& tickets,
+                         RunRecorder& recorder, ClockListener& listener)
     : job_(job),
       policy_(std::move(policy)),
       outbox_(outbox),
       members_(members),
+      tickets_(tickets),
       recorder_(recorder),
       listener_(listener),
       ledger_(job.servers) {}
@@ -198,9 +199,15 @@ void ClockDriver::SendAdmission(const std::string& id, Peer& peer,
   flatbuffers::FlatBufferBuilder fbb(128);
   const double epoch = static_cast<double>(decision.clock) *
                        job_.GlobalBatch() / job_.train_samples;
-  auto body = wire::CreateAdmission(
-      fbb, decision.clock, !finished, finished, batch, epoch,
-      finished ? 0 : decision.batch_offset, /*evaluate=*/false);
+  // The worker's push of this clock shows the shards this quota, sealed.
+  const std::string seal =
+      finished
+          ? ""
+          : tickets_.Seal({peer.rank, peer.incarnation, decision.clock, batch});
+  auto body =
+      wire::CreateAdmission(fbb, decision.clock, !finished, finished, batch,
+                            epoch, finished ? 0 : decision.batch_offset,
+                            /*evaluate=*/false, BytesField(fbb, seal));
   outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
                                   wire::Role::Coordinator, 0));
   if (finished) MaybeRequestFinalEvaluation();

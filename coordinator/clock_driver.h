@@ -23,6 +23,7 @@
 #include "coordinator/outbox.h"
 #include "coordinator/run_recorder.h"
 #include "coordinator/sample_budget.h"
+#include "coordinator/ticket_desk.h"
 #include "snapshot/snapshot_manifest.h"
 #include "sync_policies/sync_policy.h"
 
@@ -43,12 +44,13 @@ class ClockListener {
 
 class ClockDriver {
  public:
-  // Drives `policy`. `job`, `outbox`, `members`, `recorder` and `listener`
-  // must outlive the driver; `job` is read at each use (it is resolved once
-  // training starts).
+  // Drives `policy`. `job`, `outbox`, `members`, `tickets` (which seals
+  // each admitted quota), `recorder` and `listener` must outlive the
+  // driver; `job` is read at each use (it is resolved once training
+  // starts).
   ClockDriver(const JobConfig& job, std::unique_ptr<SyncPolicy> policy,
-              Outbox& outbox, Membership& members, RunRecorder& recorder,
-              ClockListener& listener);
+              Outbox& outbox, Membership& members, TicketDesk& tickets,
+              RunRecorder& recorder, ClockListener& listener);
 
   const SyncPolicy& policy() const { return *policy_; }
   // Decision time spent in the policy so far.
@@ -140,6 +142,7 @@ class ClockDriver {
   std::unique_ptr<SyncPolicy> policy_;
   Outbox& outbox_;
   Membership& members_;
+  TicketDesk& tickets_;
   RunRecorder& recorder_;
   ClockListener& listener_;
   LrSchedule schedule_;

@@ -61,8 +61,8 @@ Status Coordinator::Impl::SetUp() {
   LS_ASSIGN_OR_RETURN(recorder_,
                       RunRecorder::Create(options_.run_dir, job, policy->name(),
                                           rounds_->restore()));
-  clock_ = std::make_unique<ClockDriver>(job, std::move(policy), *this,
-                                         members_, *recorder_, links_);
+  clock_ = std::make_unique<ClockDriver>(
+      job, std::move(policy), *this, members_, tickets_, *recorder_, links_);
   recovery_ =
       std::make_unique<Recovery>(job, options_.register_timeout_s, *this, *this,
                                  members_, *rounds_, *clock_);

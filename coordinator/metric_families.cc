@@ -36,7 +36,8 @@ const std::vector<MetricFamily>& JobMetricFamilies() {
       {"lockstep_snapshot_rounds_total", "counter",
        "Snapshot rounds by result (complete, failed)"},
       {"lockstep_rejected_pushes_total", "counter",
-       "Pushes a shard refused (not finite, or above --max-grad-norm)"},
+       "Pushes a shard refused (not finite, above --max-grad-norm or the "
+       "outlier bound, or claiming more than admitted)"},
       {"lockstep_poisoning_workers_removed_total", "counter",
        "Workers removed for --max-refused-pushes refused pushes in a row"},
       {"lockstep_unauthorized_requests_total", "counter",

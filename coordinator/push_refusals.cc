@@ -21,6 +21,12 @@ const char* RefusalLabel(wire::RefusalReason reason) {
       return "batch";
     case wire::RefusalReason::Fenced:
       return "fenced";
+    case wire::RefusalReason::Quota:
+      return "quota";
+    case wire::RefusalReason::Verdict:
+      return "verdict";
+    case wire::RefusalReason::NormOutlier:
+      return "norm_outlier";
     default:
       return "non_finite";
   }

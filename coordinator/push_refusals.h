@@ -54,7 +54,8 @@ class PushRefusals {
 };
 
 // The metric label of a refusal's reason: "non_finite", "grad_norm",
-// "impersonation", "duplicate", "clock_window", "batch" or "fenced".
+// "impersonation", "duplicate", "clock_window", "batch", "fenced", "quota",
+// "verdict" or "norm_outlier".
 const char* RefusalLabel(wire::RefusalReason reason);
 
 }  // namespace lockstep

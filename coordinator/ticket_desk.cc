@@ -10,8 +10,10 @@ TicketMint* TicketDesk::Mint() {
     made_ = true;
     if (const RoleKeys* keys = InstalledTransportKeys()) {
       auto mint = TicketMint::Create(*keys);
-      if (mint.ok()) {
+      auto seal = FactSeal::Create(*keys);
+      if (mint.ok() && seal.ok()) {
         mint_.emplace(std::move(*mint));
+        seal_.emplace(std::move(*seal));
       } else {
         // The keys loaded, so this is not expected; shards will refuse
         // every worker, saying so.
@@ -51,10 +53,13 @@ bool TicketDesk::Vouches(wire::Role role, int32_t rank,
                                               : TicketRole::kWorker;
   ticket.rank = rank;
   ticket.incarnation = beat.ticket_incarnation();
-  const std::string proof(
-      reinterpret_cast<const char*>(beat.ticket_proof()->data()),
-      beat.ticket_proof()->size());
-  return mint->VerifiesHeartbeat(ticket, proof);
+  return mint->VerifiesHeartbeat(ticket,
+                                 std::string(BytesOf(beat.ticket_proof())));
+}
+
+std::string TicketDesk::Seal(const AdmittedQuota& fact) {
+  if (InstalledTransportKeys() == nullptr || Mint() == nullptr) return "";
+  return seal_->Seal(fact);
 }
 
 }  // namespace lockstep

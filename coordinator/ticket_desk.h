@@ -3,8 +3,10 @@
 // heartbeat sockets show. A worker's heartbeats come on a socket of their
 // own (worker/heartbeat_thread.h), which names its rank: they count for
 // that rank only when they prove a ticket of that rank, so a worker cannot
-// keep another rank alive. Without job keys (--security off) it gives no
-// ticket and takes every heartbeat as it says.
+// keep another rank alive. It also seals the batch quota each Admission
+// gives (common/security/fact_seal.h), which the worker's push carries to
+// the shards. Without job keys (--security off) it gives no ticket, seals
+// nothing and takes every heartbeat as it says.
 // Thread-safety: the coordinator's thread only.
 #ifndef LOCKSTEP_COORDINATOR_TICKET_DESK_H_
 #define LOCKSTEP_COORDINATOR_TICKET_DESK_H_
@@ -13,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "common/security/fact_seal.h"
 #include "common/security/peer_ticket.h"
 #include "common/wire/message.h"
 #include "common/wire/placement_messages.h"
@@ -32,12 +35,16 @@ class TicketDesk {
   // with the job's keys honours its predecessor's). Always true without
   // keys.
   bool Vouches(wire::Role role, int32_t rank, const wire::Heartbeat& beat);
+  // The seal of an admission to `fact`; empty without keys.
+  std::string Seal(const AdmittedQuota& fact);
 
  private:
-  // The mint, made at first use; null without keys.
+  // The mint (and the seal, under the same key), made at first use; null
+  // without keys.
   TicketMint* Mint();
 
   std::optional<TicketMint> mint_;
+  std::optional<FactSeal> seal_;
   bool made_ = false;
 };
 

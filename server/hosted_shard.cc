@@ -3,6 +3,7 @@
 #include "common/clock.h"
 #include "common/http/process_health.h"
 #include "common/logging.h"
+#include "common/transport/transport_keys.h"
 #include "server/replication/range_copy.h"
 
 namespace lockstep {
@@ -42,7 +43,9 @@ Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
       LrSchedule schedule,
       LrSchedule::Parse(job.lr_schedule, job.lr, job.max_clocks));
   updater_.Reset(job, on_arrival, schedule);
-  ConfigureDataPath(on_arrival);
+  // Only a primary that starts the job sees the scale of its outlier bound.
+  ConfigureDataPath(on_arrival, primary && welcome.restore_round() == 0 &&
+                                    welcome.adopt_clock() < 0);
   LS_RETURN_IF_ERROR(model_.Build(job, now_.layout, shard_, on_arrival,
                                   /*restoring=*/welcome.restore_round() > 0));
   LS_RETURN_IF_ERROR(
@@ -51,16 +54,20 @@ Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
   return Status::Ok();
 }
 
-void HostedShard::ConfigureDataPath(bool on_arrival) {
+void HostedShard::ConfigureDataPath(bool on_arrival, bool from_start) {
   const JobConfig& job = now_.job;
+  // A server's key seals: its data port could not have bound otherwise.
+  auto seal = InstalledFactSeal();
   data_path_.Configure({shard_,
                         job.MaxWorkers(),
                         now_.epoch,
                         now_.layout.sparse_dim(),
                         on_arrival,
                         ShardKeys(now_.layout, shard_),
-                        {job.max_grad_norm, job.grad_norm_action == "clip"},
-                        job.MaxPushBatch()});
+                        {job.max_grad_norm, job.grad_norm_action == "clip",
+                         from_start ? job.norm_outlier_factor : 0},
+                        job.MaxPushBatch(),
+                        seal.ok() ? *seal : nullptr});
 }
 
 Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
@@ -71,7 +78,7 @@ Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
   }
   if (!primary_) {
     now_ = std::move(timeline);
-    ConfigureDataPath(clock_.on_arrival());
+    ConfigureDataPath(clock_.on_arrival(), false);
     return Status::Ok();
   }
   if (welcome.adopt_clock() != clock_.applied()) {
@@ -85,7 +92,7 @@ Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
   now_ = std::move(timeline);
   clock_.DropPending();
   data_path_.ForgetPushes();
-  ConfigureDataPath(clock_.on_arrival());
+  ConfigureDataPath(clock_.on_arrival(), false);
   rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
   LS_LOG(Warning) << "kept shard " << shard_ << "'s state at clock "
                   << clock_.applied() << ": the resumed coordinator adopted it";

@@ -125,8 +125,9 @@ class HostedShard {
   void WaitForApply() { data_path_.WaitForApply(); }
 
  private:
-  // The data path's settings for the timeline of now.
-  void ConfigureDataPath(bool on_arrival);
+  // The data path's settings for the timeline of now; `from_start`: this
+  // range serves the job from its first clock (the outlier bound applies).
+  void ConfigureDataPath(bool on_arrival, bool from_start);
   Status RestoreFromWelcome(uint64_t round, uint32_t shards);
   void SendSnapshotDone(const ShardRounds::Report& report);
   // A round's description of the state now.

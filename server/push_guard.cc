@@ -82,7 +82,9 @@ std::optional<PushGuard::Refusal> PushGuard::Check(
   const double norm = std::sqrt(total.norm_sq);
   const bool too_large =
       total.finite && rules_.max_norm > 0 && norm > rules_.max_norm;
-  if (total.finite && !too_large) {
+  const std::string outlier = total.finite ? Outlier(norm) : "";
+  if (total.finite && !too_large && outlier.empty()) {
+    accepted_.Add(norm);
     in_a_row_.erase(worker);
     return std::nullopt;
   }
@@ -96,6 +98,7 @@ std::optional<PushGuard::Refusal> PushGuard::Check(
       }
     }
     ++clipped_;
+    accepted_.Add(rules_.max_norm);
     in_a_row_.erase(worker);
     return std::nullopt;
   }
@@ -106,6 +109,9 @@ std::optional<PushGuard::Refusal> PushGuard::Check(
   if (!total.finite) {
     refusal.reason = wire::RefusalReason::NonFinite;
     text << "gradient has values that are not finite (NaN or infinity)";
+  } else if (!too_large) {
+    refusal.reason = wire::RefusalReason::NormOutlier;
+    text << outlier;
   } else {
     refusal.reason = wire::RefusalReason::GradNorm;
     text << "gradient norm " << norm << " is above --max-grad-norm "
@@ -114,6 +120,17 @@ std::optional<PushGuard::Refusal> PushGuard::Check(
   refusal.text = text.str();
   ++refused_;
   return refusal;
+}
+
+std::string PushGuard::Outlier(double norm) const {
+  if (rules_.outlier_factor <= 0) return "";
+  const std::optional<double> peak = accepted_.Peak();
+  if (!peak || norm <= rules_.outlier_factor * *peak) return "";
+  std::ostringstream text;
+  text << "gradient norm " << norm << " is above --norm-outlier-factor "
+       << rules_.outlier_factor << " times the largest median of "
+       << NormWindow::kSize << " pushes this shard accepted (" << *peak << ")";
+  return text.str();
 }
 
 zmq::message_t MakePushRefusedHeader(uint32_t worker, int64_t clock,

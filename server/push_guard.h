@@ -2,11 +2,16 @@
 // arrives, before it is buffered or applied. A push with a value that is
 // not finite (NaN, infinity) is refused; with a norm bound, a push whose
 // gradient's L2 norm over this shard's keys is above it is refused, or
-// scaled down to the bound in place (clip). Refusals are counted per worker
-// in a row, so the coordinator can remove a worker that only sends poison.
-// The norm is the shard's part of the gradient: with one shard it is the
-// whole gradient's.
-// Thread-safety: the shard's thread only.
+// scaled down to the bound in place (clip). Without any bound to tune, a
+// push whose norm is above `outlier_factor` times the peak median of the
+// norms this shard accepted since the job started (NormWindow) is refused
+// too: a finite but enormous push (3e38) never reaches the model, and
+// honest pushes stay within the scale of early training. A shard that did
+// not see the job's first pushes (restored from a round, adopted, or a
+// backup) knows no such scale and applies no outlier bound. Refusals are
+// counted per worker in a row, so the coordinator can remove a worker that only
+// sends poison. The norm is the shard's part of the gradient: with one shard it
+// is the whole gradient's. Thread-safety: the shard's thread only.
 #ifndef LOCKSTEP_SERVER_PUSH_GUARD_H_
 #define LOCKSTEP_SERVER_PUSH_GUARD_H_
 
@@ -19,6 +24,7 @@
 #include <zmq.hpp>
 
 #include "common/wire/message.h"
+#include "server/norm_window.h"
 
 namespace lockstep {
 
@@ -36,8 +42,9 @@ void ScaleGradient(std::span<float> values, float scale);
 class PushGuard {
  public:
   struct Rules {
-    double max_norm = 0;  // 0: no bound
-    bool clip = false;    // above the bound: clip instead of refuse
+    double max_norm = 0;        // 0: no bound
+    bool clip = false;          // above the bound: clip instead of refuse
+    double outlier_factor = 0;  // 0: no outlier refusal
   };
   // A refused push: why, and how many of its worker's pushes this shard
   // refused in a row, this one included.
@@ -61,7 +68,11 @@ class PushGuard {
   uint64_t clipped() const { return clipped_; }
 
  private:
+  // Why a finite push of `norm` is refused (empty: it is not).
+  std::string Outlier(double norm) const;
+
   Rules rules_;
+  NormWindow accepted_;
   std::map<uint32_t, uint32_t> in_a_row_;  // by worker
   uint64_t refused_ = 0;
   uint64_t clipped_ = 0;

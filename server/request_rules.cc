@@ -45,6 +45,7 @@ std::optional<RequestRules::Refusal> RequestRules::CheckPush(const Message& msg,
                        ", above the job's largest, " +
                        std::to_string(job_.max_batch)};
   }
+  if (auto refusal = CheckSeals(msg)) return refusal;
   auto last = last_.find(worker);
   if (last != last_.end() && last->second.incarnation == msg.incarnation &&
       clock <= last->second.clock) {
@@ -57,6 +58,55 @@ std::optional<RequestRules::Refusal> RequestRules::CheckPush(const Message& msg,
   }
   last_[worker] = {msg.incarnation, clock};
   return std::nullopt;
+}
+
+std::optional<RequestRules::Refusal> RequestRules::CheckSeals(
+    const Message& msg) const {
+  // Without keys, or on the ZeroMQ data port, no connection proves a rank.
+  if (job_.seal == nullptr || msg.rank < 0) return std::nullopt;
+  const wire::Push* push = msg.envelope->body_as_Push();
+  const int64_t clock = push->clock();
+  const AdmittedQuota quota{msg.rank, msg.incarnation, clock, push->quota()};
+  if (!job_.seal->Verifies(quota, BytesOf(push->quota_seal()))) {
+    return Refusal{wire::RefusalReason::Quota,
+                   "push of clock " + std::to_string(clock) + " without the " +
+                       "coordinator's admission to it with quota " +
+                       std::to_string(push->quota())};
+  }
+  if (push->batch() > push->quota()) {
+    return Refusal{wire::RefusalReason::Quota,
+                   "push with batch " + std::to_string(push->batch()) +
+                       ", above the quota of " + std::to_string(push->quota()) +
+                       " it was admitted to clock " + std::to_string(clock) +
+                       " with"};
+  }
+  if (push->verdict() == wire::PushVerdict::Measure) return std::nullopt;
+  const PushVerdictFact verdict{msg.rank,
+                                msg.incarnation,
+                                clock,
+                                0,
+                                push->verdict() == wire::PushVerdict::Apply,
+                                push->staleness()};
+  if (job_.seal->Verifies(verdict, BytesOf(push->verdict_seal()))) {
+    return std::nullopt;
+  }
+  return Refusal{wire::RefusalReason::Verdict,
+                 "a verdict on the push of clock " + std::to_string(clock) +
+                     " that shard 0 did not give"};
+}
+
+std::string RequestRules::SealVerdict(const Message& msg,
+                                      wire::PushStatus status,
+                                      int64_t staleness) const {
+  const bool decided = status == wire::PushStatus::Applied ||
+                       status == wire::PushStatus::Dropped;
+  if (job_.seal == nullptr || msg.rank < 0 || !job_.on_arrival ||
+      job_.shard != 0 || !decided) {
+    return "";
+  }
+  return job_.seal->Seal(PushVerdictFact{
+      msg.rank, msg.incarnation, msg.envelope->body_as_Push()->clock(), 0,
+      status == wire::PushStatus::Applied, staleness});
 }
 
 Status RequestRules::CheckPull(const Message& msg, int64_t applied) const {

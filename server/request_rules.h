@@ -11,6 +11,11 @@
 //   applied, so an honest one is never further ahead, and pushes for
 //   far-future clocks would be buffered without bound (clock_window);
 // - a batch within the job's largest (JobConfig::MaxPushBatch; batch);
+// - with job keys, on a connection that proved a ticket: the coordinator's
+//   sealed admission to the push's clock (common/security/fact_seal.h),
+//   and a batch within the quota it admitted (quota); a verdict to follow
+//   only as shard 0 sealed it for this push (verdict), which this shard
+//   seals for the others when it is shard 0 (SealVerdict);
 // - on arrival, the clock a push says it read no later than the shard's
 //   own answer to that worker's last pull: its staleness is measured from
 //   what the shard served, not from what the worker says;
@@ -28,12 +33,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <zmq.hpp>
 
+#include "common/security/fact_seal.h"
 #include "common/wire/message.h"
 
 namespace lockstep {
@@ -47,6 +54,9 @@ class RequestRules {
     uint32_t epoch = 0;  // the recovery epoch the shard serves
     bool on_arrival = false;
     uint64_t max_batch = 0;  // JobConfig::MaxPushBatch; 0: any
+    uint32_t shard = 0;      // the range served
+    // The job's seal (null without job keys: nothing is sealed).
+    std::shared_ptr<const FactSeal> seal = nullptr;
   };
   struct Refusal {
     wire::RefusalReason reason = wire::RefusalReason::Duplicate;
@@ -94,7 +104,15 @@ class RequestRules {
   // `worker`'s push was accepted: its refusals in a row start again.
   void Accepted(uint32_t worker) { in_a_row_.erase(worker); }
 
+  // On arrival, when this is shard 0 and the push `msg` came on a ticket's
+  // connection: the seal of its answer (`status` Applied or Dropped, at
+  // `staleness`), which the worker shows the other shards; else empty.
+  std::string SealVerdict(const Message& msg, wire::PushStatus status,
+                          int64_t staleness) const;
+
  private:
+  // The seals a push carries (with job keys, on a ticket's connection).
+  std::optional<Refusal> CheckSeals(const Message& msg) const;
   // Whether `msg` comes from a fenced registration (never without tickets).
   bool Fenced(const Message& msg) const {
     return msg.incarnation != 0 &&

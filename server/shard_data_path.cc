@@ -217,7 +217,8 @@ void ShardDataPath::HandlePush(Message& msg) {
     if (auto answer =
             ledger_.Repeat(worker, push->request_id(), push->clock())) {
       SendPushAck(msg.peer, answer->request_id, answer->clock, answer->status,
-                  answer->staleness);
+                  answer->staleness, "", 0,
+                  rules_.SealVerdict(msg, answer->status, answer->staleness));
       return;
     }
   }
@@ -263,7 +264,8 @@ void ShardDataPath::AdmitAndApply(Message& msg, BufferedPush record) {
   const uint64_t step = Stream(msg, answer);
   ledger_.Remember(worker, answer);
   SendPushAck(msg.peer, answer.request_id, clock, answer.status,
-              answer.staleness, "", step);
+              answer.staleness, "", step,
+              rules_.SealVerdict(msg, answer.status, answer.staleness));
   if (contained || answer.status != wire::PushStatus::Applied) return;
   record.msg = std::move(msg);
   const int64_t staleness = answer.staleness;
@@ -327,7 +329,11 @@ void ShardDataPath::RefusePush(const Message& msg,
                     << "'s push: " << refusal.text;
   }
   // On commit its clock goes on without it, as after a guard's refusal.
-  if (refusal.reason == wire::RefusalReason::Batch && !job_.on_arrival) {
+  // A push its own worker's batch or quota rules out is that worker's push
+  // of the clock, refused.
+  const bool its_push = refusal.reason == wire::RefusalReason::Batch ||
+                        refusal.reason == wire::RefusalReason::Quota;
+  if (its_push && !job_.on_arrival) {
     clock_->Refuse(push->clock(), worker);
   }
   SendPushAck(msg.peer, push->request_id(), push->clock(),
@@ -339,11 +345,12 @@ void ShardDataPath::RefusePush(const Message& msg,
 void ShardDataPath::SendPushAck(const std::string& peer, uint64_t id,
                                 int64_t clock, wire::PushStatus status,
                                 int64_t staleness, const std::string& reason,
-                                uint64_t after_step) {
+                                uint64_t after_step,
+                                std::string_view verdict_seal) {
   flatbuffers::FlatBufferBuilder fbb(64);
-  auto body =
-      wire::CreatePushAck(fbb, id, clock, status, staleness,
-                          reason.empty() ? 0 : fbb.CreateString(reason));
+  auto body = wire::CreatePushAck(fbb, id, clock, status, staleness,
+                                  reason.empty() ? 0 : fbb.CreateString(reason),
+                                  BytesField(fbb, verdict_seal));
   zmq::message_t header =
       FinishEnvelope(fbb, wire::Body::PushAck, body.Union(), wire::Role::Server,
                      static_cast<int>(job_.shard));

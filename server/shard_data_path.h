@@ -46,6 +46,8 @@ class ShardDataPath {
     ShardKeys keys;
     PushGuard::Rules guard;
     uint64_t max_batch = 0;  // JobConfig::MaxPushBatch; 0: any (RequestRules)
+    // With job keys: what admissions and verdicts are sealed with.
+    std::shared_ptr<const FactSeal> seal = nullptr;
   };
 
   // The objects it serves from, owned by the shard and outliving this.
@@ -63,7 +65,8 @@ class ShardDataPath {
 
   void Configure(Job job) {
     guard_ = PushGuard(job.guard);
-    rules_.Configure({job.epoch, job.on_arrival, job.max_batch});
+    rules_.Configure(
+        {job.epoch, job.on_arrival, job.max_batch, job.shard, job.seal});
     job_ = std::move(job);
     held_ = false;
   }
@@ -123,9 +126,11 @@ class ShardDataPath {
   // it to the coordinator.
   void RefusePush(const Message& msg, const RequestRules::Refusal& refusal);
   // `after_step`: sent once the backups hold that replica step (0: now).
+  // `verdict_seal`: RequestRules::SealVerdict's.
   void SendPushAck(const std::string& peer, uint64_t id, int64_t clock,
                    wire::PushStatus status, int64_t staleness,
-                   const std::string& reason = "", uint64_t after_step = 0);
+                   const std::string& reason = "", uint64_t after_step = 0,
+                   std::string_view verdict_seal = {});
   // `lends_first`: the first payload borrows the weights
   // (DataPort::SendLending).
   void SendToWorker(const std::string& peer, zmq::message_t header,

@@ -36,6 +36,15 @@ Status CoordinatorLink::Welcomed(const wire::Welcome& welcome,
                                  uint32_t heartbeat_ms) {
   rank_ = welcome.rank();
   heartbeat_ms_ = heartbeat_ms;
+  LS_RETURN_IF_ERROR(TakeTicket(welcome));
+  welcomed_ms_ = NowMillis();
+  handshake_->Stop();  // the coordinator took this key
+  watch_.set_heartbeat_ms(heartbeat_ms);
+  watch_.Welcomed(welcomed_ms_);
+  return Status::Ok();
+}
+
+Status CoordinatorLink::TakeTicket(const wire::Welcome& welcome) {
   ticket_.reset();
   if (welcome.ticket_secret() != nullptr) {
     // Who this registration is on the data plane (peer_ticket.h).
@@ -44,18 +53,12 @@ Status CoordinatorLink::Welcomed(const wire::Welcome& welcome,
                                                    : TicketRole::kWorker;
     ticket_->rank = static_cast<int32_t>(rank_);
     ticket_->incarnation = welcome.ticket_incarnation();
-    ticket_->secret.assign(
-        reinterpret_cast<const char*>(welcome.ticket_secret()->data()),
-        welcome.ticket_secret()->size());
+    ticket_->secret = BytesOf(welcome.ticket_secret());
   }
   heartbeats_.reset();  // a thread proving an older ticket
   LS_ASSIGN_OR_RETURN(
       heartbeats_,
-      HeartbeatThread::Start(endpoint_, role_, rank_, heartbeat_ms, ticket_));
-  welcomed_ms_ = NowMillis();
-  handshake_->Stop();  // the coordinator took this key
-  watch_.set_heartbeat_ms(heartbeat_ms);
-  watch_.Welcomed(welcomed_ms_);
+      HeartbeatThread::Start(endpoint_, role_, rank_, heartbeat_ms_, ticket_));
   return Status::Ok();
 }
 
@@ -228,6 +231,9 @@ StatusOr<bool> CoordinatorLink::HandleReattach(const Message& msg) {
             "the restarted coordinator welcomed this worker as rank " +
             std::to_string(rank) + ", not " + std::to_string(rank_));
       }
+      // This registration's ticket: the Start's data channels prove it
+      // (the restarted coordinator admits and seals for it alone).
+      LS_RETURN_IF_ERROR(TakeTicket(*msg.envelope->body_as_Welcome()));
       // Then its Start, once every worker described itself again.
       if (describe_.has_value()) {
         Send(zmq::message_t(describe_->data(), describe_->size()));

@@ -121,6 +121,9 @@ class CoordinatorLink {
   // After SIGTERM: tells the coordinator once (Leave); Unavailable once it
   // has not ended this worker's part within kTerminateGraceMs.
   Status CheckTerminated();
+  // Takes the data-plane ticket `welcome` gives (none without job keys)
+  // and proves it on a new heartbeat thread.
+  Status TakeTicket(const wire::Welcome& welcome);
   // Before the welcome: a heartbeat by hand, at most every interval.
   void SendHeartbeat();
 

@@ -49,12 +49,8 @@ void HeartbeatThread::Loop(zmq::socket_t& socket) {
     ProcessHealth::Beat();
     if (NowMillis() >= next) {
       flatbuffers::FlatBufferBuilder fbb(128);
-      auto body = wire::CreateHeartbeat(
-          fbb, 0, incarnation_,
-          proof_.empty() ? 0
-                         : fbb.CreateVector(
-                               reinterpret_cast<const uint8_t*>(proof_.data()),
-                               proof_.size()));
+      auto body =
+          wire::CreateHeartbeat(fbb, 0, incarnation_, BytesField(fbb, proof_));
       Message out;
       out.header = FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
                                   role_, static_cast<int>(rank_));

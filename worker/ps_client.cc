@@ -260,6 +260,7 @@ struct PushDecision {
   wire::PushVerdict verdict = wire::PushVerdict::Measure;
   int64_t staleness = 0;
   bool refused = false;  // shard 0 refused it (PushGuard)
+  std::string seal;      // shard 0's seal of its verdict (job keys)
 };
 
 // Counts shard `shard`'s ack of a push into *result (and *decided, for
@@ -280,10 +281,17 @@ void TakeAck(const wire::PushAck& ack, uint32_t shard,
     decided->verdict =
         dropped ? wire::PushVerdict::Drop : wire::PushVerdict::Apply;
     decided->refused = refused;
+    decided->seal = BytesOf(ack.verdict_seal());
   }
 }
 
 }  // namespace
+
+void PsClient::Admission(int64_t clock, PushHeader* header) const {
+  if (clock != admitted_.clock) return;
+  header->quota = admitted_.quota;
+  header->quota_seal = admitted_.seal;
+}
 
 StatusOr<PsClient::PushResult> PsClient::Push(
     int64_t clock, uint32_t batch, const std::shared_ptr<HostFloats>& dense,
@@ -296,9 +304,13 @@ StatusOr<PsClient::PushResult> PsClient::Push(
   const auto push_to = [&](const std::vector<uint32_t>& shards) -> Status {
     const uint64_t request_id = next_request_++;
     const auto make = [&](uint32_t shard, bool resent) {
-      const PushHeader header{request_id,          clock,  batch,
-                              clocks_read_[shard], epoch_, decided.verdict,
-                              decided.staleness,   resent};
+      // Only under a single verdict do the shards follow shard 0's.
+      const PushDecision follow = single_verdict_ ? decided : PushDecision();
+      PushHeader header{request_id,          clock,  batch,
+                        clocks_read_[shard], epoch_, follow.verdict,
+                        follow.staleness,    resent};
+      Admission(clock, &header);
+      header.verdict_seal = follow.seal;
       return PushFrame(header, layout_.shards()[shard], data,
                        static_cast<int>(rank_));
     };
@@ -331,9 +343,10 @@ StatusOr<PsClient::PushResult> PsClient::Push(
     // Kept (its buffers too) until the next push: the workers' pushes of
     // a clock are what a promoted backup builds that commit from.
     const uint64_t request_id = next_request_ - 1;
-    const PushHeader header{request_id, clock,  batch,
-                            0,          epoch_, wire::PushVerdict::Measure,
-                            0,          true};
+    PushHeader header{request_id, clock,  batch,
+                      0,          epoch_, wire::PushVerdict::Measure,
+                      0,          true};
+    Admission(clock, &header);
     last_push_ = [this, header, data](uint32_t shard) {
       PushHeader h = header;
       h.clock_read = clocks_read_[shard];

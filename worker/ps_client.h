@@ -26,6 +26,7 @@
 #include "common/status.h"
 #include "common/wire/message.h"
 #include "worker/compute/host_allocator.h"
+#include "worker/push_frame.h"
 #include "worker/shard_channels.h"
 
 namespace lockstep {
@@ -101,6 +102,13 @@ class PsClient {
     uint32_t refused = 0;       // shards that refused it (PushGuard)
     std::string refusal;        // the first refusal's reason
   };
+  // The coordinator admitted this worker to `clock` with `quota` samples
+  // under `seal` (wire::Admission.quota_seal; empty without job keys): its
+  // push of that clock shows both to every shard, which refuse a push
+  // without them or with a batch above the quota.
+  void Admitted(int64_t clock, uint32_t quota, std::string seal) {
+    admitted_ = {clock, quota, std::move(seal)};
+  }
   StatusOr<PushResult> Push(int64_t clock, uint32_t batch,
                             const std::shared_ptr<HostFloats>& dense,
                             const std::shared_ptr<std::vector<uint64_t>>& ids,
@@ -110,6 +118,9 @@ class PsClient {
   PsClient(const KeyLayout& layout, uint32_t rank, double timeout_s,
            uint32_t epoch, wire::Role role);
 
+  // Fills `header` with the admission to `clock` (none: left empty, and
+  // shards with job keys refuse the push).
+  void Admission(int64_t clock, PushHeader* header) const;
   // Connects the shards rerouted since the last call (sending each the
   // last push again, when asked to); returns them.
   StatusOr<std::vector<uint32_t>> ApplyReroutes();
@@ -149,6 +160,12 @@ class PsClient {
   std::vector<int64_t> clocks_read_;  // per shard, from the last pull
   bool single_verdict_ = false;
   bool repush_on_reroute_ = false;
+  struct AdmittedClock {
+    int64_t clock = -1;
+    uint32_t quota = 0;
+    std::string seal;
+  };
+  AdmittedClock admitted_;  // the last Admitted
   // The last push made: its piece for a shard, sent again (resent).
   std::function<Message(uint32_t)> last_push_;
   // During a push's exchange (with repush_on_reroute_): that push, for a

@@ -26,7 +26,8 @@ Message PushFrame(const PushHeader& h, const ShardInfo& s, const PushData& data,
   auto body = wire::CreatePush(
       fbb, h.request_id, h.clock, h.batch, fbb.CreateVectorOfStructs(ranges),
       own_ids.size(), h.clock_read, h.epoch, h.verdict, h.decided_staleness,
-      static_cast<int32_t>(s.shard), h.resent);
+      static_cast<int32_t>(s.shard), h.resent, h.quota,
+      BytesField(fbb, h.quota_seal), BytesField(fbb, h.verdict_seal));
   Message msg;
   msg.header = FinishEnvelope(fbb, wire::Body::Push, body.Union(),
                               wire::Role::Worker, rank);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/layout.h"
@@ -26,6 +27,11 @@ struct PushHeader {
   wire::PushVerdict verdict;
   int64_t decided_staleness;
   bool resent;  // sent again to a rerouted shard
+  // With job keys: the clock's admitted quota and its seal, and shard 0's
+  // seal of `verdict` (common/security/fact_seal.h).
+  uint32_t quota = 0;
+  std::string quota_seal = {};
+  std::string verdict_seal = {};
 };
 
 // A push's content, shared by its pieces: shard s's piece is its slice of

@@ -221,6 +221,10 @@ StatusOr<WorkerSession::Admission> WorkerSession::Admit(int64_t clock) {
     }
     admission.quota = a->batch_quota();
     admission.offset = a->batch_offset();
+    if (ps_) {
+      ps_->Admitted(admission.clock, admission.quota,
+                    std::string(BytesOf(a->quota_seal())));
+    }
     if (admission.clock != clock) {
       LS_LOG(Info) << "moved from clock " << clock << " to the current clock "
                    << admission.clock;

@@ -36,4 +36,11 @@ const RoleKeys* InstalledTransportKeys() {
   return keys ? &*keys : nullptr;
 }
 
+StatusOr<std::shared_ptr<const FactSeal>> InstalledFactSeal() {
+  const RoleKeys* keys = InstalledTransportKeys();
+  if (keys == nullptr) return std::shared_ptr<const FactSeal>();
+  LS_ASSIGN_OR_RETURN(FactSeal seal, FactSeal::Create(*keys));
+  return std::make_shared<const FactSeal>(std::move(seal));
+}
+
 }  // namespace lockstep

@@ -8,8 +8,10 @@
 #ifndef LOCKSTEP_COMMON_TRANSPORT_TRANSPORT_KEYS_H_
 #define LOCKSTEP_COMMON_TRANSPORT_TRANSPORT_KEYS_H_
 
+#include <memory>
 #include <optional>
 
+#include "common/security/fact_seal.h"
 #include "common/security/job_keys.h"
 #include "common/status.h"
 
@@ -29,6 +31,10 @@ void InstallTransportKeys(std::optional<RoleKeys> keys);
 Status KeepTransportKeys(std::optional<RoleKeys> keys);
 // The installed key, or nullptr.
 const RoleKeys* InstalledTransportKeys();
+// The seal a server checks workers' admissions and verdicts with, made
+// from the installed key (fact_seal.h). Null without keys. Errors: keys
+// that cannot seal (a worker's or the admin's).
+StatusOr<std::shared_ptr<const FactSeal>> InstalledFactSeal();
 
 }  // namespace lockstep
 

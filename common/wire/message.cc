@@ -54,6 +54,18 @@ Status VerifyHeader(Message* msg) {
   return Status::Ok();
 }
 
+flatbuffers::Offset<flatbuffers::Vector<uint8_t>> BytesField(
+    flatbuffers::FlatBufferBuilder& fbb, std::string_view bytes) {
+  if (bytes.empty()) return 0;
+  return fbb.CreateVector(reinterpret_cast<const uint8_t*>(bytes.data()),
+                          bytes.size());
+}
+
+std::string_view BytesOf(const flatbuffers::Vector<uint8_t>* field) {
+  if (field == nullptr) return {};
+  return {reinterpret_cast<const char*>(field->data()), field->size()};
+}
+
 zmq::message_t FinishEnvelope(flatbuffers::FlatBufferBuilder& fbb,
                               wire::Body type, flatbuffers::Offset<void> body,
                               wire::Role sender_role, int sender_rank) {

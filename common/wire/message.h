@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 #include <zmq.hpp>
@@ -19,6 +20,8 @@
 
 namespace lockstep {
 
+// Version 10: admitted quotas and shard 0's verdicts travel sealed
+// (Admission.quota_seal, Push.quota and its seals, PushAck.verdict_seal).
 // Version 6: a shard refuses poisoned pushes (PushStatus.Refused with a
 // reason) and tells the coordinator (PushRefused).
 // Version 5: a peer the engine terminates says so (Leave), and a Shutdown
@@ -29,7 +32,7 @@ namespace lockstep {
 // model and data (Describe) and get the layout in Start; job configs travel as
 // (name, value) fields. Version 1: the first protocol. Peers refuse any other
 // version.
-inline constexpr uint32_t kProtocolVersion = 9;
+inline constexpr uint32_t kProtocolVersion = 10;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;
@@ -67,6 +70,12 @@ Status VerifyHeader(Message* msg);
 zmq::message_t FinishEnvelope(flatbuffers::FlatBufferBuilder& fbb,
                               wire::Body type, flatbuffers::Offset<void> body,
                               wire::Role sender_role, int sender_rank);
+
+// `bytes` as a [ubyte] field; 0 (the field left out) when empty.
+flatbuffers::Offset<flatbuffers::Vector<uint8_t>> BytesField(
+    flatbuffers::FlatBufferBuilder& fbb, std::string_view bytes);
+// A [ubyte] field's bytes, viewed in place; empty when absent.
+std::string_view BytesOf(const flatbuffers::Vector<uint8_t>* field);
 
 // Builds an Error header.
 zmq::message_t MakeErrorHeader(wire::ErrorCode code, const std::string& text,
@@ -149,10 +158,12 @@ StatusOr<std::span<const T>> PayloadAs(const zmq::message_t& frame,
 // can place a [ulong] or a vector of 8-byte structs where reading it is a
 // misaligned load (found by tests/fuzz/envelope_fuzz.cc). Every builder
 // aligns them: a reader of such a vector refuses a message that fails this.
+// An empty vector has nothing to load (and the builder leaves it aligned
+// for its 4-byte length only).
 template <typename T>
 bool ElementsAligned(const flatbuffers::Vector<T>* v) {
   using Element = std::remove_cv_t<std::remove_pointer_t<T>>;
-  return v == nullptr ||
+  return v == nullptr || v->size() == 0 ||
          reinterpret_cast<uintptr_t>(v->Data()) % alignof(Element) == 0;
 }
 

@@ -26,12 +26,7 @@ zmq::message_t MakeWelcomeHeader(const JobConfig& job,
       welcome.adopt_clock, fbb.CreateVector(welcome.backups),
       fbb.CreateVector(backups_at),
       welcome.primaries ? fbb.CreateVector(*welcome.primaries) : 0,
-      welcome.ticket_incarnation,
-      welcome.ticket_secret.empty()
-          ? 0
-          : fbb.CreateVector(
-                reinterpret_cast<const uint8_t*>(welcome.ticket_secret.data()),
-                welcome.ticket_secret.size()));
+      welcome.ticket_incarnation, BytesField(fbb, welcome.ticket_secret));
   return FinishEnvelope(fbb, wire::Body::Welcome, body.Union(),
                         wire::Role::Coordinator, 0);
 }

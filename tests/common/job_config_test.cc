@@ -178,6 +178,16 @@ TEST(JobConfigTest, ThePushGuardsSettingsAreChecked) {
     c.max_grad_norm = bad;
     EXPECT_THAT(ValidateJobConfig(c).message(), HasSubstr("--max-grad-norm"));
   }
+  c.max_grad_norm = 0;
+  for (double off_or_fine : {0.0, 2.0, 1e6}) {
+    c.norm_outlier_factor = off_or_fine;
+    EXPECT_TRUE(ValidateJobConfig(c).ok()) << off_or_fine;
+  }
+  for (double bad : std::vector<double>{1.5, -1.0, NAN, INFINITY}) {
+    c.norm_outlier_factor = bad;
+    EXPECT_THAT(ValidateJobConfig(c).message(),
+                HasSubstr("--norm-outlier-factor"));
+  }
 }
 
 TEST(JobConfigTest, ValidateRejectsNonPositiveEpochsWithoutClocks) {

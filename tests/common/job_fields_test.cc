@@ -86,6 +86,7 @@ JobConfig Distinct() {
   c.snapshot_keep = 4;
   c.snapshot_full_every = 3;
   c.max_grad_norm = 2.5;
+  c.norm_outlier_factor = 20;
   c.grad_norm_action = "clip";
   c.aggregate = "trimmed-mean:0.25";
   c.max_refused_pushes = 7;

@@ -45,9 +45,9 @@ class ClockDriverTest : public ::testing::Test {
       members_.Add(id, Role(wire::Role::Worker));
     members_.AssignServerRanks();
     members_.WelcomeWorkers();
-    driver_ =
-        std::make_unique<ClockDriver>(job_, std::move(policy).value(), outbox_,
-                                      members_, *recorder_, listener_);
+    driver_ = std::make_unique<ClockDriver>(job_, std::move(policy).value(),
+                                            outbox_, members_, tickets_,
+                                            *recorder_, listener_);
     ASSERT_TRUE(driver_->StartJob().ok());
     for (const char* id : {"w0", "w1"}) {
       members_.at(id).started = true;
@@ -88,6 +88,7 @@ class ClockDriverTest : public ::testing::Test {
   RecordingOutbox outbox_;
   Membership members_{2};
   FakeListener listener_;
+  TicketDesk tickets_;  // seals nothing: no job keys installed
   std::unique_ptr<RunRecorder> recorder_;
   std::unique_ptr<ClockDriver> driver_;
 };

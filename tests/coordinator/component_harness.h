@@ -36,8 +36,9 @@ class ComponentHarness : public JobHost {
     const Status set_up = rounds->SetUp(false, 0);
     EXPECT_TRUE(set_up.ok()) << set_up.ToString();
     recorder = std::move(RunRecorder::Create("", job, "bsp")).value();
-    driver = std::make_unique<ClockDriver>(job, std::move(policy).value(),
-                                           outbox, members, *recorder, links);
+    driver =
+        std::make_unique<ClockDriver>(job, std::move(policy).value(), outbox,
+                                      members, tickets, *recorder, links);
     recovery = std::make_unique<Recovery>(job, 300, *this, outbox, members,
                                           *rounds, *driver);
     enrollment =

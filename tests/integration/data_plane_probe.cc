@@ -74,6 +74,19 @@ SpeakAsWorker::SpeakAsWorker(TestCluster& cluster, int32_t rank) {
   auto mint = TicketMint::Create(*server);
   EXPECT_TRUE(mint.ok()) << mint.status().message();
   if (mint.ok()) ticket_ = mint->Mint(TicketRole::kWorker, rank);
+  auto seal = FactSeal::Create(*server);
+  EXPECT_TRUE(seal.ok()) << seal.status().message();
+  if (seal.ok()) seal_.emplace(std::move(*seal));
+}
+
+PushShows SpeakAsWorker::Admitted(int64_t clock, uint32_t quota) const {
+  PushShows shows;
+  shows.quota = quota;
+  if (seal_) {
+    shows.quota_seal = seal_->Seal(
+        AdmittedQuota{ticket_.rank, ticket_.incarnation, clock, quota});
+  }
+  return shows;
 }
 
 SpeakAsWorker::~SpeakAsWorker() { InstallTransportKeys(std::nullopt); }
@@ -83,11 +96,14 @@ zmq::message_t Bytes(const std::string& text) {
 }
 
 zmq::message_t PushHeader(int sender_rank, uint64_t begin, uint64_t end,
-                          uint32_t batch, int64_t clock) {
+                          uint32_t batch, int64_t clock,
+                          const PushShows& shows) {
   flatbuffers::FlatBufferBuilder fbb(128);
   std::vector<wire::KeyRange> ranges = {wire::KeyRange(begin, end)};
-  auto body = wire::CreatePush(fbb, 42, clock, batch,
-                               fbb.CreateVectorOfStructs(ranges));
+  auto body = wire::CreatePush(
+      fbb, 42, clock, batch, fbb.CreateVectorOfStructs(ranges), 0, 0, 0,
+      shows.verdict, 0, -1, false, shows.quota,
+      BytesField(fbb, shows.quota_seal), BytesField(fbb, shows.verdict_seal));
   return FinishEnvelope(fbb, wire::Body::Push, body.Union(), wire::Role::Worker,
                         sender_rank);
 }

@@ -5,10 +5,12 @@
 #define LOCKSTEP_TESTS_INTEGRATION_DATA_PLANE_PROBE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/security/fact_seal.h"
 #include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "common/transport/data_channel.h"
@@ -16,6 +18,14 @@
 #include "tests/integration/test_cluster.h"
 
 namespace lockstep {
+
+// What a push shows of its admission and verdict (wire::Push).
+struct PushShows {
+  uint32_t quota = 0;
+  std::string quota_seal = {};
+  wire::PushVerdict verdict = wire::PushVerdict::Measure;
+  std::string verdict_seal = {};
+};
 
 // While it lives this process speaks as worker `rank` of `cluster`'s job:
 // it holds the job's worker key and the ticket the coordinator would give
@@ -28,16 +38,22 @@ class SpeakAsWorker {
   SpeakAsWorker(const SpeakAsWorker&) = delete;
   SpeakAsWorker& operator=(const SpeakAsWorker&) = delete;
   const PeerTicket* ticket() const { return &ticket_; }
+  // An admission of its ticket to `clock` with `quota`, sealed as the
+  // coordinator seals one (with the server key) - what a worker that
+  // really was admitted shows.
+  PushShows Admitted(int64_t clock, uint32_t quota) const;
 
  private:
   PeerTicket ticket_;
+  std::optional<FactSeal> seal_;
 };
 
 zmq::message_t Bytes(const std::string& text);
 // A Push header of `clock` (request 42, `batch` samples) for keys
-// [begin, end), naming worker `sender_rank` as its sender.
+// [begin, end), naming worker `sender_rank` as its sender, showing `shows`.
 zmq::message_t PushHeader(int sender_rank, uint64_t begin, uint64_t end,
-                          uint32_t batch = 8, int64_t clock = 0);
+                          uint32_t batch = 8, int64_t clock = 0,
+                          const PushShows& shows = {});
 // A worker's Pull header of `clock` (request 43) for keys [begin, end);
 // `eval_point` >= 0: a read of that evaluation point.
 zmq::message_t PullHeader(int sender_rank, uint64_t begin, uint64_t end,

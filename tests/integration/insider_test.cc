@@ -11,6 +11,7 @@
 #include <chrono>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/job_shape.h"
@@ -98,21 +99,32 @@ void ExpectRefusedPush(DataChannel& channel, zmq::message_t header,
 }
 
 // Worker 1's pushes and pulls that claim more than the job admits.
-void ClaimMoreThanAdmitted(DataChannel& channel) {
+void ClaimMoreThanAdmitted(const SpeakAsWorker& insider, DataChannel& channel) {
   ExpectRefusedPush(channel, PushHeader(1, 0, 4, 0xFFFFFFFFu),
                     "above the job's largest");
   ExpectRefusedPush(channel, PushHeader(1, 0, 4, 8, int64_t{1} << 40),
                     "beyond the clocks this shard admits");
-  // Clock 0 is long committed: the first push of it is late, not refused;
-  // the same push again is a second push of its clock.
+  // Without the coordinator's admission to the clock, with a batch above
+  // the quota admitted, with a verdict shard 0 did not give.
+  ExpectRefusedPush(channel, PushHeader(1, 0, 4),
+                    "without the coordinator's admission");
+  ExpectRefusedPush(channel, PushHeader(1, 0, 4, 8, 0, insider.Admitted(0, 4)),
+                    "above the quota of 4");
+  PushShows verdict = insider.Admitted(0, 8);
+  verdict.verdict = wire::PushVerdict::Apply;
+  ExpectRefusedPush(channel, PushHeader(1, 0, 4, 8, 0, verdict),
+                    "that shard 0 did not give");
+  // Clock 0 is long committed: the first admitted push of it is late, not
+  // refused; the same push again is a second push of its clock.
   std::vector<zmq::message_t> frames;
-  frames.push_back(PushHeader(1, 0, 4));
+  frames.push_back(PushHeader(1, 0, 4, 8, 0, insider.Admitted(0, 8)));
   frames.push_back(zmq::message_t(16));
   std::string text;
   const auto late = SendExpectPushAck(channel, std::move(frames), &text);
   ASSERT_TRUE(late.ok()) << late.status().message();
   EXPECT_EQ(*late, wire::PushStatus::Dropped);
-  ExpectRefusedPush(channel, PushHeader(1, 0, 4), "a second push of clock 0");
+  ExpectRefusedPush(channel, PushHeader(1, 0, 4, 8, 0, insider.Admitted(0, 8)),
+                    "a second push of clock 0");
   // Pulls a shard would keep waiting without bound.
   frames.clear();
   frames.push_back(PullHeader(1, 0, 4, int64_t{1} << 40));
@@ -237,14 +249,19 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
 
   // Clock 0 committed: a push of it is late.
   ASSERT_TRUE(AwaitClocks(cluster, 3)) << cluster.CoordinatorMetrics();
-  ClaimMoreThanAdmitted(**channel);
+  ClaimMoreThanAdmitted(insider, **channel);
   // Counted against the worker that sent them, by reason.
-  for (const char* reason :
-       {"impersonation", "batch", "clock_window", "duplicate"}) {
+  for (const auto& [reason, count] :
+       std::vector<std::pair<std::string, int>>{{"impersonation", 1},
+                                                {"batch", 1},
+                                                {"clock_window", 1},
+                                                {"quota", 2},
+                                                {"verdict", 1},
+                                                {"duplicate", 1}}) {
     EXPECT_TRUE(AwaitMetric(cluster,
                             "lockstep_rejected_pushes_total{worker=\"1\","
                             "reason=\"" +
-                                std::string(reason) + "\"} 1"))
+                                reason + "\"} " + std::to_string(count)))
         << reason << "\n"
         << cluster.CoordinatorMetrics();
   }

@@ -92,6 +92,74 @@ TEST(PushGuardTest, RejectsAboveTheNormBoundOverEveryFrame) {
   EXPECT_EQ(ValuesOf(dense), (std::vector<float>{3, 0})) << "left as sent";
 }
 
+// Without a bound to tune: once the shard accepted NormWindow::kWarmup
+// pushes, one far above their median is refused, whatever its sender.
+TEST(PushGuardTest, RefusesAFiniteOutlierOnceItKnowsTheScale) {
+  PushGuard guard({/*max_norm=*/0, /*clip=*/false, /*outlier_factor=*/100});
+  for (size_t i = 0; i < NormWindow::kWarmup; ++i) {
+    zmq::message_t push = Frame({i % 2 == 0 ? 1.0f : 2.0f, 0});
+    EXPECT_FALSE(guard.Check(static_cast<uint32_t>(i % 3), {&push}));
+  }
+  zmq::message_t huge = Frame({3e38f});
+  auto refusal = guard.Check(1, {&huge});
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->reason, wire::RefusalReason::NormOutlier);
+  EXPECT_NE(refusal->text.find("--norm-outlier-factor 100 times the largest "
+                               "median"),
+            std::string::npos)
+      << refusal->text;
+  EXPECT_EQ(refusal->in_a_row, 1u);
+  // 100 times the median (2) passes; a little more does not.
+  zmq::message_t large = Frame({200, 0});
+  EXPECT_FALSE(guard.Check(1, {&large}).has_value());
+  zmq::message_t larger = Frame({201, 0});
+  EXPECT_TRUE(guard.Check(1, {&larger}).has_value());
+  // Off: anything finite passes.
+  PushGuard off;
+  for (size_t i = 0; i < NormWindow::kWarmup; ++i) {
+    zmq::message_t push = Frame({1});
+    EXPECT_FALSE(off.Check(0, {&push}));
+  }
+  zmq::message_t again = Frame({3e38f});
+  EXPECT_FALSE(off.Check(0, {&again}).has_value());
+}
+
+// Near convergence honest norms are small with rare large ones: the bound
+// stays at the scale of early training.
+TEST(PushGuardTest, TheBoundKeepsTheEarlyScaleAsNormsShrink) {
+  PushGuard guard({/*max_norm=*/0, /*clip=*/false, /*outlier_factor=*/100});
+  for (size_t i = 0; i < NormWindow::kSize; ++i) {
+    zmq::message_t early = Frame({1});
+    EXPECT_FALSE(guard.Check(0, {&early}));
+  }
+  for (size_t i = 0; i < 4 * NormWindow::kSize; ++i) {
+    zmq::message_t late = Frame({1e-4f});
+    EXPECT_FALSE(guard.Check(0, {&late}));
+  }
+  zmq::message_t wrong = Frame({2});  // a batch the model still gets wrong
+  EXPECT_FALSE(guard.Check(1, {&wrong}).has_value());
+  zmq::message_t huge = Frame({101});
+  EXPECT_TRUE(guard.Check(1, {&huge}).has_value());
+}
+
+TEST(NormWindowTest, TheMedianOfTheLastPositiveNorms) {
+  NormWindow window;
+  for (size_t i = 0; i + 1 < NormWindow::kWarmup; ++i) window.Add(1);
+  window.Add(0);  // nothing for this shard: not kept
+  EXPECT_FALSE(window.Median().has_value());
+  window.Add(3);
+  ASSERT_TRUE(window.Median().has_value());
+  EXPECT_EQ(*window.Median(), 1);
+  // Norms shrink as training converges: the median follows them, its
+  // peak stays.
+  for (size_t i = 0; i < NormWindow::kSize; ++i) window.Add(0.01);
+  EXPECT_EQ(*window.Median(), 0.01);
+  EXPECT_EQ(*window.Peak(), 1);
+  // A minority, however large, does not move it.
+  for (size_t i = 0; i < NormWindow::kSize / 2 - 1; ++i) window.Add(1e30);
+  EXPECT_EQ(*window.Median(), 0.01);
+}
+
 TEST(PushGuardTest, ClipsToTheBoundInPlaceEvenInAnUnalignedFrame) {
   PushGuard guard({/*max_norm=*/1, /*clip=*/true});
   // A frame whose floats start one byte into its buffer.

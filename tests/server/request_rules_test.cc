@@ -31,6 +31,36 @@ Message Push(int worker, int64_t clock, uint32_t batch = 8,
                     worker, incarnation);
 }
 
+// What a push shows of its admission and verdict (with job keys).
+struct Shown {
+  uint32_t quota = 0;
+  std::string quota_seal = {};
+  wire::PushVerdict verdict = wire::PushVerdict::Measure;
+  int64_t staleness = 0;
+  std::string verdict_seal = {};
+};
+
+// A verified push of `clock` with `batch` from worker `worker` (ticket 1),
+// showing `shown`.
+Message SealedPush(int worker, int64_t clock, uint32_t batch,
+                   const Shown& shown) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto quota_seal = BytesField(fbb, shown.quota_seal);
+  auto verdict_seal = BytesField(fbb, shown.verdict_seal);
+  wire::PushBuilder push(fbb);
+  push.add_clock(clock);
+  push.add_batch(batch);
+  push.add_quota(shown.quota);
+  push.add_quota_seal(quota_seal);
+  push.add_verdict(shown.verdict);
+  push.add_staleness(shown.staleness);
+  push.add_verdict_seal(verdict_seal);
+  auto body = push.Finish();
+  return FromWorker(FinishEnvelope(fbb, wire::Body::Push, body.Union(),
+                                   wire::Role::Worker, worker),
+                    worker, 1);
+}
+
 // A verified pull of `clock` from worker `worker` (ticket `incarnation`).
 Message Pull(int worker, int64_t clock, uint32_t incarnation = 1) {
   flatbuffers::FlatBufferBuilder fbb(64);
@@ -131,6 +161,70 @@ TEST(RequestRulesTest, AFencedRegistrationIsRefusedItsSuccessorIsNot) {
   // A new timeline keeps the fence.
   rules.Forget();
   EXPECT_TRUE(rules.CheckPush(Push(1, 4, 8, 7), 3));
+}
+
+// With job keys a push shows the coordinator's sealed admission to its
+// clock, and its batch stays within the quota admitted.
+TEST(RequestRulesTest, APushShowsItsSealedAdmissionAndStaysWithinIts) {
+  auto seal = std::make_shared<const FactSeal>(std::string(32, 'k'));
+  RequestRules rules;
+  rules.Configure({0, false, 64, 0, seal});
+  const Shown admitted{8, seal->Seal(AdmittedQuota{0, 1, 3, 8})};
+  EXPECT_FALSE(rules.CheckPush(SealedPush(0, 3, 8, admitted), 2));
+  // No admission shown, one of another clock, rank or quota.
+  auto none = rules.CheckPush(SealedPush(1, 3, 8, {}), 2);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->reason, wire::RefusalReason::Quota);
+  EXPECT_NE(none->text.find("without the coordinator's admission"),
+            std::string::npos);
+  EXPECT_TRUE(rules.CheckPush(SealedPush(0, 4, 8, admitted), 3));
+  EXPECT_TRUE(rules.CheckPush(SealedPush(1, 3, 8, admitted), 2));
+  Shown more = admitted;
+  more.quota = 64;
+  EXPECT_TRUE(rules.CheckPush(SealedPush(1, 3, 8, more), 2));
+  // A batch above the quota its admission shows (below the job's largest).
+  const Shown small{4, seal->Seal(AdmittedQuota{1, 1, 3, 4})};
+  auto above = rules.CheckPush(SealedPush(1, 3, 8, small), 2);
+  ASSERT_TRUE(above);
+  EXPECT_EQ(above->reason, wire::RefusalReason::Quota);
+  EXPECT_NE(above->text.find("above the quota of 4"), std::string::npos);
+  EXPECT_FALSE(rules.CheckPush(SealedPush(1, 3, 4, small), 2));
+  // A connection that proved no rank (the ZeroMQ data port) shows nothing.
+  Message unproven = SealedPush(2, 3, 8, {});
+  unproven.rank = -1;
+  EXPECT_FALSE(rules.CheckPush(unproven, 2));
+}
+
+// On arrival shard 0 seals its verdict on a push; another shard follows a
+// verdict only as shard 0 sealed it.
+TEST(RequestRulesTest, AVerdictIsFollowedOnlyAsShardZeroSealedIt) {
+  auto seal = std::make_shared<const FactSeal>(std::string(32, 'k'));
+  RequestRules shard0;
+  shard0.Configure({0, true, 64, 0, seal});
+  RequestRules shard1;
+  shard1.Configure({0, true, 64, 1, seal});
+  Shown shown{8, seal->Seal(AdmittedQuota{0, 1, 5, 8})};
+  const Message first = SealedPush(0, 5, 8, shown);
+  EXPECT_FALSE(shard0.CheckPush(first, 0));
+  shown.verdict = wire::PushVerdict::Drop;
+  shown.staleness = 3;
+  shown.verdict_seal =
+      shard0.SealVerdict(first, wire::PushStatus::Dropped, shown.staleness);
+  EXPECT_EQ(shown.verdict_seal.size(), kFactSealBytes);
+  // Shard 1 seals nothing; a refusal is no verdict.
+  EXPECT_EQ(shard1.SealVerdict(first, wire::PushStatus::Applied, 3), "");
+  EXPECT_EQ(shard0.SealVerdict(first, wire::PushStatus::Refused, 0), "");
+  // The worker turns "drop" into "apply", or makes the push look fresher.
+  Shown applied = shown;
+  applied.verdict = wire::PushVerdict::Apply;
+  Shown fresher = shown;
+  fresher.staleness = 0;
+  for (const Shown& forged : {applied, fresher}) {
+    auto refused = shard1.CheckPush(SealedPush(0, 5, 8, forged), 0);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->reason, wire::RefusalReason::Verdict);
+  }
+  EXPECT_FALSE(shard1.CheckPush(SealedPush(0, 5, 8, shown), 0));
 }
 
 TEST(RequestRulesTest, AClockReadIsNoLaterThanTheShardServed) {
