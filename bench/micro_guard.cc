@@ -56,6 +56,21 @@ void BM_CopyBaseline(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
 }
 
+// A whole check, with the default outlier bound (factor 100: the peak
+// median of the accepted norms, NormWindow) and without (0), on a window
+// already full: what the default adds per push.
+void BM_GuardCheck(benchmark::State& state) {
+  const std::vector<float> g = Gradient(static_cast<size_t>(state.range(0)));
+  zmq::message_t frame(g.data(), g.size() * sizeof(float));
+  PushGuard guard({0, false, static_cast<double>(state.range(1))});
+  for (auto _ : state) {
+    auto refused = guard.Check(0, {&frame});
+    benchmark::DoNotOptimize(refused);
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+BENCHMARK(BM_GuardCheck)->ArgsProduct({{1 << 10, 1 << 18}, {0, 100}});
+
 // 4 KiB, 1 MiB (cache-resident) and 64 MiB (memory) of floats.
 BENCHMARK(BM_MeasureGradient)->Arg(1 << 10)->Arg(1 << 18)->Arg(1 << 24);
 BENCHMARK(BM_SumFloatsBaseline)->Arg(1 << 10)->Arg(1 << 18)->Arg(1 << 24);

@@ -84,7 +84,7 @@ std::optional<PushGuard::Refusal> PushGuard::Check(
       total.finite && rules_.max_norm > 0 && norm > rules_.max_norm;
   const std::string outlier = total.finite ? Outlier(norm) : "";
   if (total.finite && !too_large && outlier.empty()) {
-    accepted_.Add(norm);
+    if (rules_.outlier_factor > 0) accepted_.Add(norm);
     in_a_row_.erase(worker);
     return std::nullopt;
   }
@@ -98,7 +98,7 @@ std::optional<PushGuard::Refusal> PushGuard::Check(
       }
     }
     ++clipped_;
-    accepted_.Add(rules_.max_norm);
+    if (rules_.outlier_factor > 0) accepted_.Add(rules_.max_norm);
     in_a_row_.erase(worker);
     return std::nullopt;
   }

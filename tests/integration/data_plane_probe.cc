@@ -171,4 +171,36 @@ std::string AwaitServerEndpoint(TestCluster& cluster, const std::string& name) {
   return "";
 }
 
+void ExpectRefusedPush(DataChannel& channel, zmq::message_t header,
+                       const std::string& why) {
+  std::vector<zmq::message_t> frames;
+  frames.push_back(std::move(header));
+  frames.push_back(zmq::message_t(16));
+  std::string reason;
+  const auto status = SendExpectPushAck(channel, std::move(frames), &reason);
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_EQ(*status, wire::PushStatus::Refused) << why;
+  EXPECT_NE(reason.find(why), std::string::npos) << reason;
+}
+
+zmq::message_t SubscribeAsBackupHeader() {
+  flatbuffers::FlatBufferBuilder fbb(96);
+  auto body = wire::CreateReplicaAck(fbb, 0, 0, fbb.CreateString("tcp://x:1"));
+  return FinishEnvelope(fbb, wire::Body::ReplicaAck, body.Union(),
+                        wire::Role::Server, 0);
+}
+
+bool AwaitClocks(TestCluster& cluster, int clocks) {
+  const std::regex committed("\nlockstep_clock ([0-9]+)");
+  for (int i = 0; i < 300; ++i) {
+    std::smatch m;
+    const std::string text = cluster.CoordinatorMetrics();
+    if (std::regex_search(text, m, committed) && std::stoi(m[1]) >= clocks) {
+      return true;
+    }
+    cluster.Pump(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 }  // namespace lockstep

@@ -80,6 +80,17 @@ StatusOr<wire::PushStatus> SendExpectPushAck(DataChannel& channel,
                                              std::vector<zmq::message_t> frames,
                                              std::string* reason);
 
+// Sends a push of `header` (4 floats) and expects it refused, its reason
+// naming `why` (gtest expectations).
+void ExpectRefusedPush(DataChannel& channel, zmq::message_t header,
+                       const std::string& why);
+// A ReplicaAck subscribing to shard 0 as its backup: only a server's
+// ticket may send one.
+zmq::message_t SubscribeAsBackupHeader();
+// Polls the coordinator's /metrics (30 s) until the job committed `clocks`
+// clocks.
+bool AwaitClocks(TestCluster& cluster, int clocks);
+
 // The data endpoint server `name` logs once the coordinator welcomed it
 // (waits up to 30 s; empty if none).
 std::string AwaitServerEndpoint(TestCluster& cluster,

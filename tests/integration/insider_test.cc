@@ -9,7 +9,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,20 +56,6 @@ bool AwaitMetric(TestCluster& cluster, const std::string& line) {
   return false;
 }
 
-// Polls /metrics (30 s) until the job committed `clocks` clocks.
-bool AwaitClocks(TestCluster& cluster, int clocks) {
-  const std::regex committed("\nlockstep_clock ([0-9]+)");
-  for (int i = 0; i < 300; ++i) {
-    std::smatch m;
-    const std::string text = cluster.CoordinatorMetrics();
-    if (std::regex_search(text, m, committed) && std::stoi(m[1]) >= clocks) {
-      return true;
-    }
-    cluster.Pump(std::chrono::milliseconds(100));
-  }
-  return false;
-}
-
 // A heartbeat as worker `rank`, showing the proof of `ticket`.
 Message HeartbeatAs(int rank, const PeerTicket& ticket) {
   flatbuffers::FlatBufferBuilder fbb(128);
@@ -83,19 +68,6 @@ Message HeartbeatAs(int rank, const PeerTicket& ticket) {
   msg.header = FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
                               wire::Role::Worker, rank);
   return msg;
-}
-
-// Sends a push of `header` (4 floats) and expects it refused for `why`.
-void ExpectRefusedPush(DataChannel& channel, zmq::message_t header,
-                       const std::string& why) {
-  std::vector<zmq::message_t> frames;
-  frames.push_back(std::move(header));
-  frames.push_back(zmq::message_t(16));
-  std::string reason;
-  const auto status = SendExpectPushAck(channel, std::move(frames), &reason);
-  ASSERT_TRUE(status.ok()) << status.status().message();
-  EXPECT_EQ(*status, wire::PushStatus::Refused) << why;
-  EXPECT_NE(reason.find(why), std::string::npos) << reason;
 }
 
 // Worker 1's pushes and pulls that claim more than the job admits.
@@ -181,13 +153,6 @@ void JoinAsAnotherAndLie(TestCluster& cluster) {
   EXPECT_NE(ErrorText(SendAwaitReply(*joiner, std::move(frames)))
                 .find("this process describes a different job"),
             std::string::npos);
-}
-
-zmq::message_t SubscribeAsBackupHeader() {
-  flatbuffers::FlatBufferBuilder fbb(96);
-  auto body = wire::CreateReplicaAck(fbb, 0, 0, fbb.CreateString("tcp://x:1"));
-  return FinishEnvelope(fbb, wire::Body::ReplicaAck, body.Union(),
-                        wire::Role::Server, 0);
 }
 
 // Starts `job`'s coordinator (its /metrics served, its records in a fresh
