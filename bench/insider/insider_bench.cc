@@ -45,7 +45,7 @@ void ExpectError(DataChannel& channel, zmq::message_t header,
                  const std::string& why, bool payload) {
   std::vector<zmq::message_t> frames;
   frames.push_back(std::move(header));
-  if (payload) frames.push_back(zmq::message_t(16));
+  if (payload) frames.push_back(ZeroFloats(4));
   std::string text;
   ASSERT_TRUE(SendExpectError(channel, std::move(frames), &text).ok());
   EXPECT_NE(text.find(why), std::string::npos) << text;

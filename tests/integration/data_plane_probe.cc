@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <regex>
 
 #include "common/security/job_keys.h"
@@ -171,11 +172,17 @@ std::string AwaitServerEndpoint(TestCluster& cluster, const std::string& name) {
   return "";
 }
 
+zmq::message_t ZeroFloats(size_t count) {
+  zmq::message_t frame(count * sizeof(float));
+  std::memset(frame.data(), 0, frame.size());
+  return frame;
+}
+
 void ExpectRefusedPush(DataChannel& channel, zmq::message_t header,
                        const std::string& why) {
   std::vector<zmq::message_t> frames;
   frames.push_back(std::move(header));
-  frames.push_back(zmq::message_t(16));
+  frames.push_back(ZeroFloats(4));
   std::string reason;
   const auto status = SendExpectPushAck(channel, std::move(frames), &reason);
   ASSERT_TRUE(status.ok()) << status.status().message();

@@ -80,7 +80,10 @@ StatusOr<wire::PushStatus> SendExpectPushAck(DataChannel& channel,
                                              std::vector<zmq::message_t> frames,
                                              std::string* reason);
 
-// Sends a push of `header` (4 floats) and expects it refused, its reason
+// `count` floats of 0 as a push's payload (a frame's own bytes are not
+// cleared, and garbage may be NaN or far above the guard's bound).
+zmq::message_t ZeroFloats(size_t count);
+// Sends a push of `header` (4 floats of 0) and expects it refused, its reason
 // naming `why` (gtest expectations).
 void ExpectRefusedPush(DataChannel& channel, zmq::message_t header,
                        const std::string& why);

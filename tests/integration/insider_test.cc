@@ -90,7 +90,7 @@ void ClaimMoreThanAdmitted(const SpeakAsWorker& insider, DataChannel& channel) {
   // refused; the same push again is a second push of its clock.
   std::vector<zmq::message_t> frames;
   frames.push_back(PushHeader(1, 0, 4, 8, 0, insider.Admitted(0, 8)));
-  frames.push_back(zmq::message_t(16));
+  frames.push_back(ZeroFloats(4));
   std::string text;
   const auto late = SendExpectPushAck(channel, std::move(frames), &text);
   ASSERT_TRUE(late.ok()) << late.status().message();
@@ -194,7 +194,7 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
   // A push that names worker 0 on worker 1's connection.
   std::vector<zmq::message_t> frames;
   frames.push_back(PushHeader(0, 0, 4));
-  frames.push_back(zmq::message_t(16));
+  frames.push_back(ZeroFloats(4));
   ASSERT_TRUE(SendExpectError(**channel, std::move(frames), &text).ok());
   EXPECT_NE(text.find("worker 1's connection sent a Push as worker 0"),
             std::string::npos)

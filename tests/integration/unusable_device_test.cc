@@ -78,6 +78,10 @@ TEST(JobAbortedTest, RolesToldTheJobFailedSaySoInTheirExit) {
   TestCluster cluster;
   ASSERT_TRUE(cluster.StartCoordinator(job).ok());
   ASSERT_TRUE(cluster.StartServer(0).ok());
+  // In the job before the worker fails it, or nobody tells it of the end.
+  ASSERT_TRUE(
+      cluster.AwaitPrinted("coordinator", "Server registered", seconds(30)))
+      << cluster.Output("coordinator");
   ASSERT_TRUE(cluster.StartWorker(0).ok());
   auto coordinator = cluster.WaitFor("coordinator", seconds(60));
   ASSERT_TRUE(coordinator.ok());
