@@ -216,18 +216,7 @@ void HostedShard::SendSnapshotDone(const ShardRounds::Report& report) {
                           : " (changes since round " +
                                 std::to_string(report.parent) + ")");
   }
-  flatbuffers::FlatBufferBuilder fbb(256);
-  std::vector<flatbuffers::Offset<wire::PushCutEntry>> cut;
-  for (const auto& [worker, clock] : report.contained) {
-    cut.push_back(wire::CreatePushCutEntry(fbb, worker, clock));
-  }
-  auto body = wire::CreateSnapshotDone(
-      fbb, report.round, shard_, report.clock,
-      report.status.ok() ? report.bytes : 0, report.status.ok(),
-      fbb.CreateString(report.status.message()), report.freeze_ms,
-      report.write_s, report.copied_on_apply, fbb.CreateVector(cut));
-  TellCoordinator(FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
-                                 wire::Role::Server, static_cast<int>(shard_)));
+  TellCoordinator(MakeSnapshotDoneHeader(report, shard_));
 }
 
 // Committed goes out only after the update is applied, so a clock the

@@ -193,4 +193,20 @@ void ShardRounds::JoinWriter() {
   round_fd_ = -1;
 }
 
+zmq::message_t MakeSnapshotDoneHeader(const ShardRounds::Report& report,
+                                      uint32_t shard) {
+  flatbuffers::FlatBufferBuilder fbb(256);
+  std::vector<flatbuffers::Offset<wire::PushCutEntry>> cut;
+  for (const auto& [worker, clock] : report.contained) {
+    cut.push_back(wire::CreatePushCutEntry(fbb, worker, clock));
+  }
+  auto body = wire::CreateSnapshotDone(
+      fbb, report.round, shard, report.clock,
+      report.status.ok() ? report.bytes : 0, report.status.ok(),
+      fbb.CreateString(report.status.message()), report.freeze_ms,
+      report.write_s, report.copied_on_apply, fbb.CreateVector(cut));
+  return FinishEnvelope(fbb, wire::Body::SnapshotDone, body.Union(),
+                        wire::Role::Server, static_cast<int>(shard));
+}
+
 }  // namespace lockstep

@@ -18,8 +18,10 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <zmq.hpp>
 
 #include "common/status.h"
+#include "common/wire/message.h"
 #include "server/shard_model.h"
 #include "server/snapshot/shard_restore.h"
 #include "server/snapshot/shard_round.h"
@@ -109,6 +111,10 @@ class ShardRounds {
   // server while its round is in flight. 0 (off) in production.
   int fault_delay_ms_ = 0;
 };
+
+// Shard `shard`'s SnapshotDone of `report`, for the coordinator.
+zmq::message_t MakeSnapshotDoneHeader(const ShardRounds::Report& report,
+                                      uint32_t shard);
 
 }  // namespace lockstep
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "common/logging.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "worker/push_frame.h"
 
@@ -250,6 +251,34 @@ Status PsClient::Pull(int64_t clock, std::span<float> dense_out,
                         dense_out, sparse_out, &scratch));
                     return true;
                   });
+}
+
+StatusOr<int64_t> PsClient::PullEvalPoint(int64_t point,
+                                          std::span<float> dense_out,
+                                          std::span<const uint64_t> sparse_ids,
+                                          std::span<float> sparse_out) {
+  EvalRead read;
+  read.point = point;
+  // A shard that had to answer a later point (its image of this one gone)
+  // makes the others read that point too, so the model is one point.
+  for (int tries = 0; tries < 3; ++tries) {
+    LS_RETURN_IF_ERROR(
+        Pull(read.point, dense_out, sparse_ids, sparse_out, &read));
+    if (read.served_min == read.served_max) break;
+    LS_LOG(Warning) << "evaluation point " << read.point
+                    << " was gone on a shard; reading point " << read.served_max
+                    << " instead";
+    read.point = read.served_max;
+  }
+  if (read.served_min != read.served_max) {
+    return Unavailable("the shards keep answering different evaluation points");
+  }
+  if (read.served_max != read.point) {
+    LS_LOG(Warning) << "evaluation point " << read.point
+                    << " was gone; evaluated point " << read.served_max
+                    << " (the evaluator is behind training)";
+  }
+  return read.served_max;
 }
 
 namespace {

@@ -91,6 +91,15 @@ class PsClient {
               std::span<const uint64_t> sparse_ids, std::span<float> sparse_out,
               EvalRead* eval = nullptr);
 
+  // The evaluator's read of evaluation point `point` into the outputs, as
+  // Pull: every shard's image of one point (a later one when a shard's
+  // image of `point` is gone, which the other shards then read too).
+  // Returns the point read. Errors: Pull's, or shards that keep answering
+  // different points.
+  StatusOr<int64_t> PullEvalPoint(int64_t point, std::span<float> dense_out,
+                                  std::span<const uint64_t> sparse_ids,
+                                  std::span<float> sparse_out);
+
   // Pushes the mean gradient over `batch` samples for `clock`: the whole
   // dense gradient and the gradient rows of `sparse_ids` (may be empty).
   // Waits for every shard's acknowledgement. Each shard is told the

@@ -278,29 +278,10 @@ Status WorkerSession::Pull(int64_t clock, std::span<const uint64_t> sparse_ids,
 
 Status WorkerSession::PullEvalPoint(std::span<const uint64_t> sparse_ids,
                                     std::span<float> sparse_out) {
-  PsClient::EvalRead read;
-  read.point = eval_point_;
+  const int64_t point = eval_point_;
   eval_point_ = -1;
-  // A shard that had to answer a later point (its image of this one gone)
-  // makes the others read that point too, so the model is one point.
-  for (int tries = 0; tries < 3; ++tries) {
-    LS_RETURN_IF_ERROR(
-        ps_->Pull(read.point, params_, sparse_ids, sparse_out, &read));
-    if (read.served_min == read.served_max) break;
-    LS_LOG(Warning) << "evaluation point " << read.point
-                    << " was gone on a shard; reading point " << read.served_max
-                    << " instead";
-    read.point = read.served_max;
-  }
-  if (read.served_min != read.served_max) {
-    return Unavailable("the shards keep answering different evaluation points");
-  }
-  if (read.served_max != read.point) {
-    LS_LOG(Warning) << "evaluation point " << read.point
-                    << " was gone; evaluated point " << read.served_max
-                    << " (the evaluator is behind training)";
-  }
-  read_point_ = read.served_max;
+  LS_ASSIGN_OR_RETURN(
+      read_point_, ps_->PullEvalPoint(point, params_, sparse_ids, sparse_out));
   return Status::Ok();
 }
 
