@@ -69,8 +69,13 @@ Status Coordinator::Impl::SetUp() {
   enrollment_ = std::make_unique<Enrollment>(options_.job, *this, *this,
                                              members_, *clock_, *rounds_,
                                              *recorder_, *recovery_, tickets_);
-  refusals_ =
-      std::make_unique<PushRefusals>(job, *this, members_, *enrollment_);
+  const RoleKeys* keys = InstalledTransportKeys();
+  bans_ = std::make_unique<CredentialBans>(
+      options_.run_dir,
+      keys != nullptr ? keys->public_key(KeyRole::kCoordinator) : "");
+  LS_RETURN_IF_ERROR(bans_->Load());
+  refusals_ = std::make_unique<PushRefusals>(job, *this, members_, *enrollment_,
+                                             *bans_);
   metrics_text_ = std::make_unique<JobMetrics>(
       *recorder_, members_, *enrollment_, *recovery_, *clock_, *rounds_,
       *refusals_, access_);
@@ -85,7 +90,7 @@ Status Coordinator::Impl::SetUp() {
   router_ = std::make_unique<MessageRouter>(
       MessageRouter::Components{members_, access_, *enrollment_, *recovery_,
                                 *rounds_, *clock_, *liveness_, *termination_,
-                                *refusals_},
+                                *refusals_, *bans_},
       *this, *this);
   LS_RETURN_IF_ERROR(BindControlPlane());
   return ServeMetrics();

@@ -20,6 +20,7 @@
 #include "coordinator/clock_driver.h"
 #include "coordinator/component_links.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/credential_bans.h"
 #include "coordinator/enrollment.h"
 #include "coordinator/job_host.h"
 #include "coordinator/job_metrics.h"
@@ -100,6 +101,7 @@ class Coordinator::Impl : public Outbox, public JobHost {
   std::unique_ptr<Enrollment> enrollment_;
   std::unique_ptr<Termination> termination_;
   std::unique_ptr<Liveness> liveness_;
+  std::unique_ptr<CredentialBans> bans_;  // credentials removed for pushes
   std::unique_ptr<PushRefusals> refusals_;
   std::unique_ptr<MessageRouter> router_;  // built last: uses all above
   AccessControl access_;  // who may register, and ask for rounds

@@ -12,13 +12,20 @@
 
 namespace lockstep {
 
-void Enrollment::RegisterPeer(const std::string& id,
-                              const wire::Register& reg) {
+void Enrollment::RegisterPeer(const std::string& id, const wire::Register& reg,
+                              int64_t credential) {
   const bool is_server = reg.role() == wire::Role::Server;
-  // Before the count below: a new process for a rank still registered
-  // would otherwise be refused as one worker too many.
+  const int hint = reg.rank_hint();
+  // Before the count below: a new process for a rank (or a credential)
+  // still registered would otherwise be refused as one worker too many.
   if (!is_server && members_.workers_welcomed() &&
-      !ReplaceWorkerOfRank(id, reg.rank_hint())) {
+      !ReplaceWorker(id, hint >= 0 ? members_.WorkerOfRank(hint) : std::nullopt,
+                     "worker " + std::to_string(hint))) {
+    return;
+  }
+  if (!is_server &&
+      !ReplaceWorker(id, members_.WorkerOfCredential(credential),
+                     "worker credential " + std::to_string(credential))) {
     return;
   }
   const size_t have =
@@ -41,7 +48,8 @@ void Enrollment::RegisterPeer(const std::string& id,
   Peer peer;
   peer.role = reg.role();
   peer.last_seen_ms = NowMillis();
-  peer.rank_hint = reg.rank_hint();
+  peer.rank_hint = hint;
+  peer.credential = is_server ? -1 : credential;
   peer.endpoint = flatbuffers::GetString(reg.endpoint());
   peer.host = flatbuffers::GetString(reg.host());
   peer.applied_clock = is_server ? reg.applied_clock() : -1;
@@ -120,13 +128,14 @@ bool Enrollment::EvaluatorReady() const {
   return !members_.evaluator_id().empty() && shapes_.Has(kEvaluatorShapeKey);
 }
 
-bool Enrollment::ReplaceWorkerOfRank(const std::string& id, int rank) {
-  const auto old = rank >= 0 ? members_.WorkerOfRank(rank) : std::nullopt;
+bool Enrollment::ReplaceWorker(const std::string& id,
+                               const std::optional<std::string>& old,
+                               const std::string& what) {
   if (!old) return true;
   if (outbox_.Connected(*old)) {
-    LS_LOG(Warning) << "refused a registration as worker " << rank
+    LS_LOG(Warning) << "refused a registration as " << what
                     << ": its process is still connected";
-    Refuse(id, "worker " + std::to_string(rank) + " is held by a live process");
+    Refuse(id, what + " is held by a live process");
     return false;
   }
   RemoveWorker(*old, "replaced by a new worker process", /*replaced=*/true);
@@ -390,7 +399,7 @@ void Enrollment::RemoveWorker(const std::string& id, const std::string& why,
   clock_.Forget(id);
   clock_.MaybeRequestFinalEvaluation();
   // A replaced worker's successor is registering right now
-  // (ReplaceWorkerOfRank), so the job is not left without workers.
+  // (ReplaceWorker), so the job is not left without workers.
   if (members_.worker_ids().empty() && !replaced) {
     host_.Abort(Unavailable("every worker is gone (last: worker " +
                             std::to_string(gone.rank) + ", " + why + ")"));

@@ -14,6 +14,8 @@
 #ifndef LOCKSTEP_COORDINATOR_ENROLLMENT_H_
 #define LOCKSTEP_COORDINATOR_ENROLLMENT_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/job_config.h"
@@ -59,8 +61,10 @@ class Enrollment {
   // Workers removed so far (dead, refused or replaced).
   uint64_t dead_workers() const { return dead_workers_; }
 
-  // A server or worker registers (not yet known; not a returning server).
-  void RegisterPeer(const std::string& id, const wire::Register& reg);
+  // A server or worker registers (not yet known; not a returning server);
+  // a worker with the worker credential its key is (-1: the shared key).
+  void RegisterPeer(const std::string& id, const wire::Register& reg,
+                    int64_t credential = -1);
   // The job's out-of-band evaluator registers like a worker (role
   // Evaluator), describes the same job, and asks Admit for evaluation
   // points (ClockDriver).
@@ -92,12 +96,15 @@ class Enrollment {
   // Whether the evaluator the job needs has described itself (always true
   // for a job without one).
   bool EvaluatorReady() const;
-  // A new process `id` registering for worker rank `rank` (-1: any) while
-  // one is registered: when the old one's connection closed (a supervisor
-  // restarts a worker faster than it is declared dead) it is removed and
-  // true returned. A Register never displaces a live member: while the old
-  // one is connected `id` is refused (false).
-  bool ReplaceWorkerOfRank(const std::string& id, int rank);
+  // A new process `id` registering as `what` (a rank, a credential) while
+  // the worker `old` holds it: when the old one's connection closed (a
+  // supervisor restarts a worker faster than it is declared dead) it is
+  // removed and true returned. A Register never displaces a live member:
+  // while the old one is connected `id` is refused (false). True without
+  // `old`.
+  bool ReplaceWorker(const std::string& id,
+                     const std::optional<std::string>& old,
+                     const std::string& what);
   // Tells peer `id` why it is not taken (an Error, BadRequest).
   void Refuse(const std::string& id, const std::string& why);
   // Once every worker registered: ranks and Welcomes for all of them.

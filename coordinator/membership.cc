@@ -132,6 +132,15 @@ std::optional<std::string> Membership::WorkerOfRank(int rank) const {
   return std::nullopt;
 }
 
+std::optional<std::string> Membership::WorkerOfCredential(
+    int64_t credential) const {
+  if (credential < 0) return std::nullopt;
+  for (const auto& id : worker_ids_) {
+    if (peers_.at(id).credential == credential) return id;
+  }
+  return std::nullopt;
+}
+
 int Membership::ServerSlotFor(int rank_hint) const {
   // A hint naming a shard wins even when that shard looks alive: the new
   // process replaces the old one (Recovery::AcceptReturningServer).

@@ -32,6 +32,9 @@ struct Peer {
   // Workers: the incarnation of the ticket its Welcome gave (0: none).
   uint32_t incarnation = 0;
   int rank_hint = -1;
+  // Workers: the worker credential its key is
+  // (common/security/worker_credentials.h); -1 for the shared worker key.
+  int64_t credential = -1;
   std::string endpoint;  // servers: data endpoint
   // Servers that registered again after losing a coordinator: the clock
   // their state is committed up to (-1: none offered).
@@ -118,6 +121,8 @@ class Membership {
   int FreeWorkerRank(const std::string& id) const;
   // The live worker of rank `rank`, if any.
   std::optional<std::string> WorkerOfRank(int rank) const;
+  // The worker registered with credential `credential` (>= 0), if any.
+  std::optional<std::string> WorkerOfCredential(int64_t credential) const;
   // The shard a returning server with `rank_hint` takes: the hint when it
   // is a shard, else the first free slot; -1 when there is none.
   int ServerSlotFor(int rank_hint) const;

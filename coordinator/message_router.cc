@@ -21,7 +21,7 @@ void MessageRouter::Handle(Message& msg) {
   // that are not members (yet, or ever: lockstep-snapshot now talks to the
   // live job without joining it).
   if (env->body_type() == wire::Body::Register) {
-    HandleRegister(msg.peer, *env->body_as_Register());
+    HandleRegister(msg.peer, *env->body_as_Register(), msg.credential);
     return;
   }
   if (env->body_type() == wire::Body::SnapshotStart &&
@@ -79,8 +79,19 @@ void MessageRouter::HandleNonMember(const std::string& id,
 }
 
 void MessageRouter::HandleRegister(const std::string& id,
-                                   const wire::Register& reg) {
+                                   const wire::Register& reg,
+                                   int64_t credential) {
   if (c_.members.Find(id) != nullptr) return;  // a duplicate: already welcomed
+  if (c_.bans.Banned(credential)) {
+    c_.bans.CountRefusal();
+    outbox_.Send(
+        id, MakeErrorHeader(wire::ErrorCode::BadRequest,
+                            "worker credential " + std::to_string(credential) +
+                                " was removed from this job for its pushes and "
+                                "may not register again",
+                            0, wire::Role::Coordinator, 0));
+    return;
+  }
   if (reg.role() == wire::Role::Evaluator) {
     c_.enrollment.RegisterEvaluator(id, reg);
     return;
@@ -98,7 +109,7 @@ void MessageRouter::HandleRegister(const std::string& id,
       c_.recovery.AcceptReturningServer(id, reg, c_.enrollment)) {
     return;
   }
-  c_.enrollment.RegisterPeer(id, reg);
+  c_.enrollment.RegisterPeer(id, reg, credential);
 }
 
 void MessageRouter::HandleServerMessage(const std::string& id, Peer& peer,

@@ -16,6 +16,7 @@
 #include "common/wire/message.h"
 #include "coordinator/access_control.h"
 #include "coordinator/clock_driver.h"
+#include "coordinator/credential_bans.h"
 #include "coordinator/enrollment.h"
 #include "coordinator/job_host.h"
 #include "coordinator/liveness.h"
@@ -41,6 +42,7 @@ class MessageRouter {
     Liveness& liveness;
     Termination& termination;
     PushRefusals& refusals;
+    CredentialBans& bans;
   };
 
   MessageRouter(Components c, Outbox& outbox, JobHost& host)
@@ -51,7 +53,11 @@ class MessageRouter {
 
  private:
   void HandleNonMember(const std::string& id, const wire::Envelope& env);
-  void HandleRegister(const std::string& id, const wire::Register& reg);
+  // `credential`: the worker credential the sender's key is (-1: none).
+  // One banned (credential_bans.h) is refused, as a server or the
+  // evaluator too.
+  void HandleRegister(const std::string& id, const wire::Register& reg,
+                      int64_t credential);
   // Dispatches a verified message from a registered peer.
   // A server's own messages: Committed, SnapshotDone, Restored,
   // PushRefused, and under --replicas BackupReady and Promoted.

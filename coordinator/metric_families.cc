@@ -40,6 +40,11 @@ const std::vector<MetricFamily>& JobMetricFamilies() {
        "outlier bound, or claiming more than admitted)"},
       {"lockstep_poisoning_workers_removed_total", "counter",
        "Workers removed for --max-refused-pushes refused pushes in a row"},
+      {"lockstep_banned_credentials", "gauge",
+       "Worker credentials removed for their pushes, refused if they "
+       "register again"},
+      {"lockstep_refused_registrations_total", "counter",
+       "Registrations refused, by reason (banned_credential)"},
       {"lockstep_unauthorized_requests_total", "counter",
        "Requests from a key whose role may not make them"},
       {"lockstep_refused_connections_total", "counter",

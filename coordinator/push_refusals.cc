@@ -46,6 +46,8 @@ void PushRefusals::Handle(int shard, const wire::PushRefused& refused) {
       << "; --max-refused-pushes " << max_in_a_row_ << ")";
   LS_LOG(Warning) << "worker " << refused.worker() << " " << why.str();
   ++removed_;
+  bans_.Ban(members_.at(*id).credential,
+            "worker " + std::to_string(refused.worker()) + " " + why.str());
   enrollment_.RemoveWorker(*id, why.str());
   outbox_.Send(*id, MakeShutdownHeader(wire::ShutdownKind::Removed, why.str()));
 }
@@ -59,6 +61,7 @@ void PushRefusals::AddMetrics(PrometheusText* text) const {
   }
   text->Add("lockstep_poisoning_workers_removed_total",
             static_cast<double>(removed_));
+  bans_.AddMetrics(text);
 }
 
 }  // namespace lockstep

@@ -7,6 +7,8 @@
 #include <zmq.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -118,6 +120,18 @@ StatusOr<RoleKeys> KeysFromFields(std::map<std::string, std::string> fields,
       return LineError(path, name, "is not a Z85 CurveZMQ key");
     }
   }
+  if (auto it = fields.find("credential"); it != fields.end()) {
+    const std::string number = it->second;
+    fields.erase(it);
+    char* end = nullptr;
+    const long long n = std::strtoll(number.c_str(), &end, 10);
+    if (keys.role != KeyRole::kWorker || number.empty() || *end != '\0' ||
+        n < 0 || n > INT32_MAX) {
+      return LineError(path, "credential",
+                       "is not a worker credential's number");
+    }
+    keys.credential = n;
+  }
   // Key files of protocol 7 and before shared one data secret between
   // servers and workers; the data plane now proves tickets
   // (peer_ticket.h), so an old run's keys still load, without it.
@@ -205,10 +219,14 @@ std::string FormatRoleKeys(const RoleKeys& keys) {
     text +=
         std::string("public-") + kRoleNames[r] + " " + keys.publics[r] + "\n";
   }
+  if (keys.credential >= 0) {
+    text += "credential " + std::to_string(keys.credential) + "\n";
+  }
   return text;
 }
 
-Status WriteJobKeys(const std::string& dir, DataSecurity data_plane) {
+Status WriteJobKeys(const std::string& dir, DataSecurity data_plane,
+                    WorkerKeys workers) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return IOError("cannot create " + dir + ": " + ec.message());
@@ -237,6 +255,9 @@ Status WriteJobKeys(const std::string& dir, DataSecurity data_plane) {
   }
   for (int r = 0; r < kKeyRoles; ++r) {
     keys.role = static_cast<KeyRole>(r);
+    if (keys.role == KeyRole::kWorker && workers == WorkerKeys::kCredentials) {
+      continue;
+    }
     keys.secret = secrets[r];
     LS_RETURN_IF_ERROR(WriteFileDurably(dir + "/" + KeyFileName(keys.role),
                                         FormatRoleKeys(keys), 0600));

@@ -16,6 +16,8 @@
 //   data-plane auth            (auth or aead)
 //   secret <40 Z85 chars>      (this role's CurveZMQ secret key)
 //   public-coordinator <Z85>   (and public-server, -worker, -admin)
+//   credential <N>             (a worker credential's file only:
+//                               worker_credentials.h)
 // Loading refuses a file that anyone but its owner and group may read, or
 // anyone but its owner may write (a Kubernetes Secret is mounted 0440 for
 // the pod's own group); the open file is checked, then read.
@@ -24,6 +26,7 @@
 #define LOCKSTEP_COMMON_SECURITY_JOB_KEYS_H_
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -53,6 +56,9 @@ struct RoleKeys {
   DataSecurity data_plane = DataSecurity::kAuth;
   std::string secret;                          // Z85, 40 characters
   std::array<std::string, kKeyRoles> publics;  // Z85, by KeyRole
+  // A worker credential's number (its own key pair, worker_credentials.h);
+  // -1 for a role's shared key.
+  int64_t credential = -1;
 
   const std::string& public_key(KeyRole r) const {
     return publics[static_cast<int>(r)];
@@ -68,11 +74,17 @@ StatusOr<RoleKeys> LoadRoleKeys(const std::string& path);
 // The file's text for `keys`.
 std::string FormatRoleKeys(const RoleKeys& keys);
 
-// Makes a fresh job's keys and writes the four role files into `dir`
-// (created with mode 0700 when missing; files 0600, written durably).
-// Errors: `dir` unusable, or it already holds key files (never
-// overwritten: a running job would lose its keys).
-Status WriteJobKeys(const std::string& dir, DataSecurity data_plane);
+// Whether a job's workers share worker.key, or each holds a credential of
+// its own (worker_credentials.h: no worker.key is written).
+enum class WorkerKeys { kShared, kCredentials };
+
+// Makes a fresh job's keys and writes the role files into `dir` (created
+// with mode 0700 when missing; files 0600, written durably): four, or
+// three under kCredentials (the shared worker key's secret is dropped:
+// nobody holds it). Errors: `dir` unusable, or it already holds key files
+// (never overwritten: a running job would lose its keys).
+Status WriteJobKeys(const std::string& dir, DataSecurity data_plane,
+                    WorkerKeys workers = WorkerKeys::kShared);
 
 }  // namespace lockstep
 

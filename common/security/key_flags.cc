@@ -50,7 +50,17 @@ StatusOr<std::optional<RoleKeys>> ResolveJobKeys(
   // A folder of a job's keys (lockstep-keys --out, a mounted Secret):
   // this role's file in it.
   if (std::filesystem::is_directory(path)) {
+    const std::string folder = path;
     path += "/" + KeyFileName(*roles.begin());
+    // Keys made with --worker-credentials: each worker has a file of its
+    // own, which the folder cannot choose.
+    if (*roles.begin() == KeyRole::kWorker && !std::filesystem::exists(path) &&
+        std::filesystem::exists(folder + "/worker-0.key")) {
+      return InvalidArgument(folder +
+                             " holds worker credentials, one per process "
+                             "(worker-N.key): give --keys " +
+                             folder + "/worker-N.key");
+    }
   }
   LS_ASSIGN_OR_RETURN(RoleKeys keys, LoadRoleKeys(path));
   std::string expected;

@@ -55,6 +55,9 @@ struct Message {
   int rank = -1;
   // The incarnation of that ticket (its registration); 0 when none.
   uint32_t incarnation = 0;
+  // The worker credential the sender's key is (a ZeroMQ socket:
+  // common/security/worker_credentials.h); -1 for a role's shared key.
+  int64_t credential = -1;
   zmq::message_t header;
   std::vector<zmq::message_t> payloads;
   // Valid after VerifyHeader succeeded; points into `header`.

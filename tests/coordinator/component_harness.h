@@ -55,8 +55,10 @@ class ComponentHarness : public JobHost {
   void Abort(Status why) override { abort = std::move(why); }
   bool aborted() const override { return !abort.ok(); }
 
-  // Peer `id` registers as `role` (servers with an endpoint).
-  void Register(const std::string& id, wire::Role role, int rank_hint = -1) {
+  // Peer `id` registers as `role` (servers with an endpoint); a worker
+  // with worker credential `credential` (-1: the shared key).
+  void Register(const std::string& id, wire::Role role, int rank_hint = -1,
+                int64_t credential = -1) {
     WireTable<wire::Register> reg([&](flatbuffers::FlatBufferBuilder& fbb) {
       return wire::CreateRegister(
           fbb, role, fbb.CreateString("host"), 1,
@@ -67,7 +69,7 @@ class ComponentHarness : public JobHost {
         recovery->AcceptReturningServer(id, *reg, *enrollment)) {
       return;
     }
-    enrollment->RegisterPeer(id, *reg);
+    enrollment->RegisterPeer(id, *reg, credential);
   }
   // Worker `id` describes a small dense job (of `train_samples` samples).
   void Describe(const std::string& id, uint64_t train_samples = 160) {

@@ -119,6 +119,30 @@ TEST(EnrollmentTest, ARegisterNeverDisplacesALiveWorker) {
   EXPECT_EQ(h.enrollment->dead_workers(), 0u);
 }
 
+TEST(EnrollmentTest, OneWorkerCredentialIsOneLiveProcess) {
+  ComponentHarness h(SmallJob());
+  for (const char* id : {"s0", "s1"}) h.Register(id, wire::Role::Server);
+  h.Register("w0", wire::Role::Worker, -1, 3);
+  h.Register("w1", wire::Role::Worker, -1, 4);
+  h.Describe("w0");
+  h.Describe("w1");
+  ASSERT_TRUE(h.enrollment->training());
+  EXPECT_EQ(h.members.at("w0").credential, 3);
+  h.outbox.Clear();
+  // A copy of worker-3.key, while its process is connected: refused.
+  h.Register("copy", wire::Role::Worker, -1, 3);
+  EXPECT_EQ(LastError(h), "worker credential 3 is held by a live process");
+  EXPECT_EQ(h.members.Find("copy"), nullptr);
+  // Once that process's connection closed, a new process of the
+  // credential takes its place (a supervisor's restart).
+  h.outbox.Disconnect("w0");
+  h.Register("w0-new", wire::Role::Worker, -1, 3);
+  EXPECT_EQ(h.members.Find("w0"), nullptr);
+  ASSERT_NE(h.members.Find("w0-new"), nullptr);
+  EXPECT_EQ(h.members.at("w0-new").credential, 3);
+  EXPECT_EQ(h.members.worker_ids().size(), 2u);
+}
+
 TEST(EnrollmentTest, ADescriptionThatDiffersFromTwoAgreeingOnesIsRefused) {
   JobConfig job = SmallJob();
   job.workers = 3;

@@ -33,7 +33,8 @@ class PushRefusalsTest : public ::testing::Test {
 
 TEST_F(PushRefusalsTest, CountsEveryRefusalByWorkerAndReason) {
   ComponentHarness h(Job(0));  // never removes
-  PushRefusals refusals(h.job, h.outbox, h.members, *h.enrollment);
+  CredentialBans bans("", "");
+  PushRefusals refusals(h.job, h.outbox, h.members, *h.enrollment, bans);
   h.StartTraining();
   for (uint32_t n = 1; n <= 5; ++n) Refused(refusals, 0, 1, n, n);
   Refused(refusals, 1, 1, 6, 1, wire::RefusalReason::GradNorm);
@@ -55,9 +56,11 @@ TEST_F(PushRefusalsTest, CountsEveryRefusalByWorkerAndReason) {
 
 TEST_F(PushRefusalsTest, AWorkerRefusedKTimesInARowIsRemovedAndTold) {
   ComponentHarness h(Job(3));
-  PushRefusals refusals(h.job, h.outbox, h.members, *h.enrollment);
+  CredentialBans bans("", "");
+  PushRefusals refusals(h.job, h.outbox, h.members, *h.enrollment, bans);
   h.StartTraining();
   const std::string w1 = *h.members.WorkerOfRank(1);
+  h.members.at(w1).credential = 5;  // it holds worker-5.key
   Refused(refusals, 0, 1, 7, 1);
   Refused(refusals, 1, 1, 7, 1);
   Refused(refusals, 0, 1, 8, 2);
@@ -65,6 +68,12 @@ TEST_F(PushRefusalsTest, AWorkerRefusedKTimesInARowIsRemovedAndTold) {
   Refused(refusals, 0, 1, 9, 3);
   EXPECT_EQ(refusals.removed(), 1u);
   EXPECT_EQ(h.members.Find(w1), nullptr);
+  // Its credential may not register again; the other worker's key is fine.
+  EXPECT_TRUE(bans.Banned(5));
+  EXPECT_FALSE(bans.Banned(4));
+  EXPECT_FALSE(bans.Banned(-1));
+  EXPECT_NE(Metrics(refusals).find("lockstep_banned_credentials 1"),
+            std::string::npos);
   EXPECT_EQ(h.members.worker_ids().size(), 1u);
   const auto shutdowns = h.outbox.Of(wire::Body::Shutdown);
   ASSERT_EQ(shutdowns.size(), 1u);

@@ -9,11 +9,15 @@
 #include <signal.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/job_shape.h"
+#include "common/security/worker_credentials.h"
+#include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/job_shape_codec.h"
 #include "common/wire/message.h"
@@ -265,49 +269,115 @@ TEST(InsiderTest, AWorkerCannotSpeakAsAnotherRankOrAsABackup) {
   }
 }
 
-// With the worker key, an insider registers (as a third worker), takes the
-// ticket its Welcome gives and goes silent until the coordinator removes
-// it. Its ticket still proves its rank, and under ASP a push is applied on
-// arrival - but the coordinator fenced that registration at the shards,
-// which refuse it (reason fenced); the job ends with the honest workers.
-TEST(InsiderTest, ARemovedRegistrationIsFencedAtTheShards) {
+// Registers on `control` as a worker with the keys installed: the ticket
+// its Welcome gives, or the Error's text (*refusal).
+std::optional<PeerTicket> RegisterForTicket(zmq::socket_t& control,
+                                            std::string* refusal) {
+  std::vector<zmq::message_t> frames;
+  frames.push_back(MakeRegisterHeader(wire::Role::Worker, -1));
+  const auto reply = SendAwaitReply(control, std::move(frames));
+  EXPECT_TRUE(reply.ok()) << reply.status().message();
+  if (!reply.ok()) return std::nullopt;
+  if (reply->envelope->body_type() == wire::Body::Error) {
+    *refusal =
+        flatbuffers::GetString(reply->envelope->body_as_Error()->message());
+    return std::nullopt;
+  }
+  EXPECT_EQ(reply->envelope->body_type(), wire::Body::Welcome);
+  const wire::Welcome* given = reply->envelope->body_as_Welcome();
+  if (given == nullptr || given->ticket_secret() == nullptr) {
+    return std::nullopt;
+  }
+  PeerTicket ticket;
+  ticket.rank = static_cast<int32_t>(given->rank());
+  ticket.incarnation = given->ticket_incarnation();
+  ticket.secret.assign(
+      reinterpret_cast<const char*>(given->ticket_secret()->data()),
+      given->ticket_secret()->size());
+  return ticket;
+}
+
+// An insider with a worker credential of its own (not the shared worker
+// key) registers as a third worker, takes the ticket its Welcome gives and
+// pushes what it was not admitted to until the coordinator removes it. Its
+// ticket still proves its rank, and under ASP a push is applied on arrival
+// - but the coordinator fenced that registration at the shards, which
+// refuse it (reason fenced), and its credential cannot register again; a
+// credential issued to the running job can. The job ends with the honest
+// workers.
+TEST(InsiderTest, ARemovedPoisonerIsFencedAndItsCredentialBanned) {
   JobConfig job = TwoWorkerJob();
   job.sync = "asp";
+  job.max_refused_pushes = 3;  // the insider's own ticket this time
   TestCluster cluster;
   const std::string endpoint = StartJob(cluster, job);
   ASSERT_FALSE(endpoint.empty()) << cluster.Output("server 0");
   ASSERT_TRUE(AwaitClocks(cluster, 3)) << cluster.CoordinatorMetrics();
 
-  const SpeakAsWorker keys(cluster);  // the worker key, installed
+  const SpeakAsWorker shared(cluster);  // installs worker.key; replaced:
+  ASSERT_TRUE(WriteWorkerCredential(cluster.keys_dir(), 7).ok());
+  const auto credential = LoadRoleKeys(cluster.keys_dir() + "/worker-7.key");
+  ASSERT_TRUE(credential.ok()) << credential.status().message();
+  EXPECT_EQ(credential->credential, 7);
+  InstallTransportKeys(*credential);
   auto control = ConnectDealer(cluster.endpoint(), "");
   ASSERT_TRUE(control.ok()) << control.status().message();
-  std::vector<zmq::message_t> frames;
-  frames.push_back(MakeRegisterHeader(wire::Role::Worker, -1));
-  const auto welcome = SendAwaitReply(*control, std::move(frames));
-  ASSERT_TRUE(welcome.ok()) << welcome.status().message();
-  ASSERT_EQ(welcome->envelope->body_type(), wire::Body::Welcome);
-  const wire::Welcome& given = *welcome->envelope->body_as_Welcome();
-  ASSERT_NE(given.ticket_secret(), nullptr);
-  PeerTicket ticket;
-  ticket.rank = static_cast<int32_t>(given.rank());
-  ticket.incarnation = given.ticket_incarnation();
-  ticket.secret.assign(
-      reinterpret_cast<const char*>(given.ticket_secret()->data()),
-      given.ticket_secret()->size());
-  auto channel = DataChannel::Connect(endpoint, 10, false, &ticket);
+  std::string refusal;
+  const auto ticket = RegisterForTicket(*control, &refusal);
+  ASSERT_TRUE(ticket) << refusal;
+  auto channel = DataChannel::Connect(endpoint, 10, false, &*ticket);
   ASSERT_TRUE(channel.ok()) << channel.status().message();
-
+  // Pushes it was never admitted to, three in a row: removed.
+  for (int64_t clock = 1; clock <= 3; ++clock) {
+    ExpectRefusedPush(**channel, PushHeader(ticket->rank, 0, 4, 8, clock),
+                      "without the coordinator's admission");
+  }
   ASSERT_TRUE(cluster.AwaitPrinted(
-      "coordinator", "worker " + std::to_string(ticket.rank) + " removed",
+      "coordinator", "worker " + std::to_string(ticket->rank) + " removed",
       seconds(10)))
       << cluster.Output("coordinator");
-  cluster.Pump(std::chrono::milliseconds(500));  // the fence reaches the shard
-  ExpectRefusedPush(**channel, PushHeader(ticket.rank, 0, 4, 8, 1),
-                    "registration was removed from the job");
+  // The fence reaches the shard after the coordinator said so: until then
+  // a push is refused as not admitted.
+  std::string reason;
+  for (int64_t clock = 4; clock < 100; ++clock) {
+    std::vector<zmq::message_t> frames;
+    frames.push_back(PushHeader(ticket->rank, 0, 4, 8, clock));
+    frames.push_back(ZeroFloats(4));
+    const auto status =
+        SendExpectPushAck(**channel, std::move(frames), &reason);
+    ASSERT_TRUE(status.ok()) << status.status().message();
+    EXPECT_EQ(*status, wire::PushStatus::Refused);
+    if (reason.find("registration was removed") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cluster.Pump(std::chrono::milliseconds(1));
+  }
+  EXPECT_NE(reason.find("registration was removed from the job"),
+            std::string::npos)
+      << reason;
   EXPECT_TRUE(AwaitMetric(cluster, "lockstep_rejected_pushes_total{worker=\"" +
-                                       std::to_string(ticket.rank) +
+                                       std::to_string(ticket->rank) +
                                        "\",reason=\"fenced\"} 1"))
       << cluster.CoordinatorMetrics();
+
+  // Its credential may not register again, from a new connection too.
+  auto again = ConnectDealer(cluster.endpoint(), "");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_FALSE(RegisterForTicket(*again, &refusal));
+  EXPECT_NE(refusal.find("worker credential 7 was removed"), std::string::npos)
+      << refusal;
+  EXPECT_TRUE(AwaitMetric(cluster, "lockstep_banned_credentials 1"));
+  EXPECT_TRUE(AwaitMetric(cluster,
+                          "lockstep_refused_registrations_total{reason=\""
+                          "banned_credential\"} 1"))
+      << cluster.CoordinatorMetrics();
+  // A credential issued now joins the running job.
+  ASSERT_TRUE(WriteWorkerCredential(cluster.keys_dir(), 8).ok());
+  const auto fresh = LoadRoleKeys(cluster.keys_dir() + "/worker-8.key");
+  ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+  InstallTransportKeys(*fresh);
+  auto newcomer = ConnectDealer(cluster.endpoint(), "");
+  ASSERT_TRUE(newcomer.ok()) << newcomer.status().message();
+  EXPECT_TRUE(RegisterForTicket(*newcomer, &refusal)) << refusal;
 
   auto exit = cluster.WaitFor("coordinator", seconds(180));
   ASSERT_TRUE(exit.ok()) << cluster.Output("coordinator");

@@ -7,6 +7,7 @@
 #include <zmq.hpp>
 
 #include "common/logging.h"
+#include "common/security/worker_credentials.h"
 #include "common/transport/zmq/zmq_socket.h"
 
 namespace lockstep {
@@ -36,6 +37,10 @@ class ZapThread {
   void SetKeys(const RoleKeys& keys) {
     std::lock_guard<std::mutex> lock(keys_mutex_);
     keys_ = keys;
+    // A coordinator's or a server's keys tell worker credentials apart.
+    auto index = WorkerCredentialIndex::Create(keys);
+    credentials_.reset();
+    if (index.ok()) credentials_.emplace(std::move(*index));
   }
 
   void Stop() {
@@ -72,14 +77,21 @@ class ZapThread {
         request[5].to_string() == "CURVE") {
       const std::string domain = request[2].to_string();
       std::optional<KeyRole> role;
+      std::optional<uint32_t> credential;
       {
         std::lock_guard<std::mutex> lock(keys_mutex_);
-        role = keys_.RoleOfPublicKey(request[6].to_string());
+        const std::string key = request[6].to_string();
+        role = keys_.RoleOfPublicKey(key);
+        if (!role && credentials_) {
+          credential = credentials_->NumberOf(key);
+          if (credential) role = KeyRole::kWorker;
+        }
       }
       if (role && ZapAdmits(domain, *role)) {
         status = "200";
         text = "OK";
         user = KeyRoleName(*role);
+        if (credential) user += "/" + std::to_string(*credential);
       } else if (role) {
         text = std::string("the ") + KeyRoleName(*role) + " key may not use " +
                domain;
@@ -105,6 +117,7 @@ class ZapThread {
 
   std::mutex keys_mutex_;
   RoleKeys keys_;
+  std::optional<WorkerCredentialIndex> credentials_;
   zmq::socket_t socket_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

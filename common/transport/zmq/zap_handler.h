@@ -4,7 +4,9 @@
 // the job's and its role may use the socket's plane - the control plane
 // (the coordinator's socket) takes servers, workers and the admin, a
 // server's ZeroMQ data port takes workers - and names the role as the
-// connection's User-Id, which ReceiveMessage hands on as Message::role.
+// connection's User-Id, which ReceiveMessage hands on as Message::role. A
+// worker credential (security/worker_credentials.h) is named
+// "worker/<number>": Message::role "worker", Message::credential <number>.
 // Thread-safety: the functions may be called from any thread; the handler
 // runs on a thread of its own.
 #ifndef LOCKSTEP_COMMON_TRANSPORT_ZMQ_ZAP_HANDLER_H_

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 
 #include "common/logging.h"
@@ -26,12 +27,18 @@ void SetCommonOptions(zmq::socket_t& socket) {
   socket.set(zmq::sockopt::rcvbuf, 4 << 20);
 }
 
-// The role the ZAP handler named for the connection `frame` came from;
-// empty without CURVE.
-std::string AuthenticatedRole(const zmq::message_t& frame) {
+// The role (and worker credential) the ZAP handler named for the
+// connection `frame` came from: "worker/N" is role "worker", credential N.
+// Empty without CURVE.
+void TakeAuthenticatedRole(const zmq::message_t& frame, Message* out) {
   const char* user =
       zmq_msg_gets(const_cast<zmq_msg_t*>(frame.handle()), "User-Id");
-  return user == nullptr ? std::string() : std::string(user);
+  out->role = user == nullptr ? std::string() : std::string(user);
+  out->credential = -1;
+  const size_t slash = out->role.find('/');
+  if (slash == std::string::npos) return;
+  out->credential = std::strtoll(out->role.c_str() + slash + 1, nullptr, 10);
+  out->role.resize(slash);
 }
 
 }  // namespace
@@ -167,7 +174,7 @@ StatusOr<bool> ReceiveMessage(zmq::socket_t& socket, bool router,
         out->peer.assign(static_cast<const char*>(frame.data()), frame.size());
       } else if (!have_header) {
         // The ROUTER's own routing frame carries no connection metadata.
-        out->role = AuthenticatedRole(frame);
+        TakeAuthenticatedRole(frame, out);
         out->header = std::move(frame);
         have_header = true;
       } else {

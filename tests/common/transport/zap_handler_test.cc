@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/security/worker_credentials.h"
 #include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "common/wire/message.h"
@@ -31,13 +32,16 @@ class ZapHandlerTest : public ::testing::Test {
   }
   void TearDown() override { InstallTransportKeys(std::nullopt); }
 
-  // Sends "hello" from `dealer`; true when the router got it as `role`.
+  // Sends "hello" from `dealer`; true when the router got it as `role`
+  // (and worker credential `credential`).
   bool Reaches(zmq::socket_t& router, zmq::socket_t& dealer,
-               const std::string& role, int ms = 3000) {
+               const std::string& role, int ms = 3000,
+               int64_t credential = -1) {
     dealer.send(zmq::str_buffer("hello"), zmq::send_flags::dontwait);
     Message msg;
     if (!ReceiveWithin(router, ms, &msg)) return false;
     EXPECT_EQ(msg.role, role);
+    EXPECT_EQ(msg.credential, credential);
     return msg.header.to_string() == "hello";
   }
 
@@ -66,6 +70,24 @@ TEST_F(ZapHandlerTest, TheControlPlaneNamesEachKeysRoleAndRefusesStrangers) {
   // No CURVE at all: the handshake cannot even start.
   zmq::socket_t plain = CurveDealer(bound, nullptr, "");
   EXPECT_FALSE(Reaches(*router, plain, "", 1000));
+}
+
+TEST_F(ZapHandlerTest, AWorkerCredentialIsAWorkerNamedByItsNumber) {
+  std::string bound;
+  auto router = BindRouter("tcp://127.0.0.1:0", &bound);
+  ASSERT_TRUE(router.ok()) << router.status().message();
+  const std::string& server_public =
+      coordinator_.public_key(KeyRole::kCoordinator);
+  const auto credential = WorkerCredentialKeys(coordinator_, 17);
+  ASSERT_TRUE(credential.ok()) << credential.status().message();
+  zmq::socket_t dealer = CurveDealer(bound, &*credential, server_public);
+  EXPECT_TRUE(Reaches(*router, dealer, "worker", 3000, 17));
+  // Another job's credential 17 is a stranger.
+  const RoleKeys other = LoadJobKey(NewJobKeysDir(), KeyRole::kCoordinator);
+  const auto stranger = WorkerCredentialKeys(other, 17);
+  ASSERT_TRUE(stranger.ok());
+  zmq::socket_t refused = CurveDealer(bound, &*stranger, server_public);
+  EXPECT_FALSE(Reaches(*router, refused, "", 1000));
 }
 
 TEST_F(ZapHandlerTest, ADataPortTakesWorkersOnly) {
