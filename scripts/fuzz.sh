@@ -6,15 +6,18 @@
 # build-fuzz/corpus/. Prints each target's inputs executed and crashes (a
 # crash, leak or sanitizer report stops that target and leaves its input in
 # build-fuzz/artifacts/); exits non-zero if any target found one. With
-# --report FILE it also writes the table there (bench/results/).
-#   scripts/fuzz.sh [SECONDS] [--report FILE]
+# --report FILE it also writes the table there (bench/results/); with
+# --only T1,T2 it runs those targets alone.
+#   scripts/fuzz.sh [SECONDS] [--report FILE] [--only TARGET,...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=60
 report=""
+only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --report) report="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
     *) seconds="$1"; shift ;;
   esac
 done
@@ -22,6 +25,9 @@ scripts/install-deps.sh fuzz
 targets=(envelope stream_framing handshake range_copy replica_step
   metrics_request
   snapshot_records experiment_spec data_files)
+if [ -n "$only" ]; then
+  IFS=, read -r -a targets <<<"$only"
+fi
 cmake --preset fuzz >/dev/null
 cmake --build build-fuzz --target "${targets[@]/%/_fuzz}"
 
@@ -50,7 +56,7 @@ wait
 
 table="$(mktemp)"
 {
-  echo "# scripts/fuzz.sh ${seconds} s per target, libFuzzer + ASan + UBSan (clang $(clang++ -dumpversion)), $(nproc) CPUs, $(date -u +%F)"
+  echo "# scripts/fuzz.sh ${seconds} s per target${only:+ (--only $only)}, libFuzzer + ASan + UBSan (clang $(clang++ -dumpversion)), $(nproc) CPUs, $(date -u +%F)"
   printf '%-18s %14s %12s %10s %8s\n' target inputs inputs/s corpus crashes
   total=0
   failed=0
