@@ -14,6 +14,13 @@
 #include "common/wire/layout_codec.h"
 
 namespace lockstep {
+namespace {
+
+// Replies a worker's data connection may leave unread, in pulls of the
+// largest shard (DataPort::LimitUnreadReplies), plus 1 MiB of acks.
+constexpr uint64_t kUnreadPullReplies = 8;
+
+}  // namespace
 
 void ServerShard::RequestStop() { ServerLink::RequestStop(); }
 
@@ -92,6 +99,11 @@ Status ServerShard::Setup(const Message& msg) {
       largest = std::max<uint64_t>(largest, s.dense.size() * sizeof(float));
     }
     data_->LimitPayload(largest);
+    // A worker has a pull or two per shard in flight (and the evaluator
+    // one point): one that leaves many replies unread asks for them only
+    // to hold the server's memory.
+    data_->LimitUnreadReplies(kUnreadPullReplies * largest +
+                              (uint64_t{1} << 20));
   }
   size_t backups = 0;
   for (const auto& [k, range] : hosted_) {

@@ -57,6 +57,12 @@ class DataPort {
   // ServerShard). The direct transport closes a connection that declares
   // a larger one before reserving anything; the others ignore it.
   virtual void LimitPayload(uint64_t bytes) { (void)bytes; }
+  // Replies a connection that proved a worker's or the evaluator's ticket
+  // may leave unread before it is closed (at most kMaxQueuedReplyBytes;
+  // the job's model bounds it: ServerShard). A server's connections
+  // (replication) keep kMaxQueuedReplyBytes. The direct transport applies
+  // it; the others ignore it.
+  virtual void LimitUnreadReplies(uint64_t bytes) { (void)bytes; }
 
   // True when received messages wait beyond what one Process call takes in
   // (a peer sending faster than they are handled): poll without waiting.
@@ -65,7 +71,8 @@ class DataPort {
   // Process takes at most this many messages from one connection per call,
   // so one busy peer cannot starve the others or the coordinator.
   static constexpr int kMaxMessagesPerRead = 64;
-  // Replies a peer leaves unread beyond this drop its connection.
+  // Replies a peer leaves unread beyond this drop its connection (a
+  // worker's: beyond LimitUnreadReplies).
   static constexpr uint64_t kMaxQueuedReplyBytes = uint64_t{4} << 30;
 
   // Connections closed because their byte stream was not Lockstep framing.

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -125,6 +126,10 @@ class StreamDataPort : public DataPort {
     for (auto& [id, c] : connections_) c->reader().LimitPayload(bytes);
   }
 
+  void LimitUnreadReplies(uint64_t bytes) override {
+    max_worker_unread_ = std::min(bytes, kMaxQueuedReplyBytes);
+  }
+
   StatusOr<bool> Receive(Message* out) override {
     if (ready_.empty()) return false;
     *out = std::move(ready_.front());
@@ -226,14 +231,18 @@ class StreamDataPort : public DataPort {
     spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
 
-  // Closes a connection whose peer leaves more than kMaxQueuedReplyBytes
-  // of replies unread.
+  // Closes a connection whose peer leaves more replies unread than it may:
+  // a worker's (or the evaluator's) ticket max_worker_unread_, any other
+  // kMaxQueuedReplyBytes.
   void DropIfUnread(Iter it) {
-    if (it != connections_.end() &&
-        it->second->writer().queued_bytes() > kMaxQueuedReplyBytes) {
+    if (it == connections_.end()) return;
+    const auto& peer = it->second->peer();
+    const bool worker = peer && peer->role != TicketRole::kServer;
+    const uint64_t limit = worker ? max_worker_unread_ : kMaxQueuedReplyBytes;
+    if (it->second->writer().queued_bytes() > limit) {
       LS_LOG(Warning) << "closed a data connection that left "
                       << it->second->writer().queued_bytes()
-                      << " bytes of replies unread";
+                      << " bytes of replies unread (at most " << limit << ")";
       Drop(it);
     }
   }
@@ -309,6 +318,7 @@ class StreamDataPort : public DataPort {
   int spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   uint64_t shed_connections_ = 0;
   uint64_t max_payload_ = kMaxPayloadBytes;
+  uint64_t max_worker_unread_ = kMaxQueuedReplyBytes;
   std::string ipc_path_;
   std::optional<PortKeys> keys_;  // none: --security off
   ino_t ipc_inode_ = 0;

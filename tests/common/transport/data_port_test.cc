@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -159,6 +160,60 @@ TEST_P(SecuredDataPortTest, ServesOnlyPeersThatProveATicket) {
   server.Stop();
   EXPECT_EQ(server.port().refused_connections(), 2u);
   EXPECT_EQ(server.echoed(), 1u);
+}
+
+// Sends `count` messages of 1 MiB on `channel` without reading a reply,
+// then reads for up to 5 s: how many replies came back before the
+// connection closed (*closed) or all did.
+size_t FloodThenRead(DataChannel& channel, uint32_t count, bool* closed) {
+  for (uint32_t n = 0; n < count; ++n) {
+    if (!channel.Send(Numbered(n, 1 << 20)).ok()) break;
+  }
+  *closed = false;
+  size_t got = 0;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (got < count && std::chrono::steady_clock::now() < deadline) {
+    zmq::pollitem_t item = channel.PollItem();
+    PollSockets(&item, 1, std::chrono::milliseconds(100));
+    Message msg;
+    StatusOr<bool> one = true;
+    while (got < count && (one = channel.Receive(&msg)).ok() && *one) ++got;
+    if (!one.ok()) {
+      *closed = true;
+      break;
+    }
+  }
+  return got;
+}
+
+// A worker's connection that leaves more replies unread than the job's
+// model allows is closed; a server's (replication streams a whole shard)
+// is not.
+TEST_P(SecuredDataPortTest, AWorkerThatLeavesRepliesUnreadIsClosed) {
+  std::string listen = GetParam();
+  if (const auto at = listen.find("@PID"); at != std::string::npos) {
+    listen.replace(at, 4, std::to_string(getpid()));
+  }
+  auto port = DataPort::Bind(listen);
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  (*port)->LimitUnreadReplies(4 << 20);
+  const std::string endpoint = (*port)->bound();
+  EchoServer server(std::move(*port));
+  auto mint = TicketMint::Create(*InstalledTransportKeys());
+  ASSERT_TRUE(mint.ok()) << mint.status().message();
+  constexpr uint32_t kReplies = 64;  // 64 MiB: past every socket buffer
+  const PeerTicket as_server = mint->Mint(TicketRole::kServer, 1);
+  auto backup = DataChannel::Connect(endpoint, 10, false, &as_server);
+  ASSERT_TRUE(backup.ok()) << backup.status().message();
+  bool closed = true;
+  EXPECT_EQ(FloodThenRead(**backup, kReplies, &closed), kReplies);
+  EXPECT_FALSE(closed);
+  const PeerTicket as_worker = mint->Mint(TicketRole::kWorker, 2);
+  auto worker = DataChannel::Connect(endpoint, 10, false, &as_worker);
+  ASSERT_TRUE(worker.ok()) << worker.status().message();
+  EXPECT_LT(FloodThenRead(**worker, kReplies, &closed), kReplies);
+  EXPECT_TRUE(closed);
 }
 
 INSTANTIATE_TEST_SUITE_P(
