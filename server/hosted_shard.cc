@@ -67,7 +67,8 @@ void HostedShard::ConfigureDataPath(bool on_arrival, bool from_start) {
                         {job.max_grad_norm, job.grad_norm_action == "clip",
                          from_start ? job.norm_outlier_factor : 0},
                         job.MaxPushBatch(),
-                        seal.ok() ? *seal : nullptr});
+                        seal.ok() ? *seal : nullptr,
+                        now_.layout.num_shards()});
 }
 
 Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {

@@ -101,7 +101,7 @@ std::string RequestRules::SealVerdict(const Message& msg,
   const bool decided = status == wire::PushStatus::Applied ||
                        status == wire::PushStatus::Dropped;
   if (job_.seal == nullptr || msg.rank < 0 || !job_.on_arrival ||
-      job_.shard != 0 || !decided) {
+      job_.shard != 0 || !job_.others_follow || !decided) {
     return "";
   }
   return job_.seal->Seal(PushVerdictFact{

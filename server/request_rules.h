@@ -57,6 +57,9 @@ class RequestRules {
     uint32_t shard = 0;      // the range served
     // The job's seal (null without job keys: nothing is sealed).
     std::shared_ptr<const FactSeal> seal = nullptr;
+    // Other shards follow shard 0's verdicts (a job of more than one
+    // shard): only then does shard 0 seal them.
+    bool others_follow = true;
   };
   struct Refusal {
     wire::RefusalReason reason = wire::RefusalReason::Duplicate;

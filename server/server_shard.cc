@@ -24,6 +24,22 @@ constexpr uint64_t kUnreadPullReplies = 8;
 
 void ServerShard::RequestStop() { ServerLink::RequestStop(); }
 
+void ServerShard::BoundPeerTraffic(const KeyLayout& layout) {
+  // Sparse rows scale with a batch: a sparse model keeps the transport's
+  // limits.
+  if (layout.sparse_dim() != 0) return;
+  // No peer sends a payload frame larger than a shard's dense values.
+  uint64_t largest = uint64_t{1} << 20;
+  for (const ShardInfo& s : layout.shards()) {
+    largest = std::max<uint64_t>(largest, s.dense.size() * sizeof(float));
+  }
+  data_->LimitPayload(largest);
+  // A worker has a pull or two per shard in flight (and the evaluator one
+  // point): one that leaves many replies unread asks for them only to hold
+  // the server's memory.
+  data_->LimitUnreadReplies(kUnreadPullReplies * largest + (uint64_t{1} << 20));
+}
+
 ServerShard::ServerShard(ServerOptions options)
     : options_(std::move(options)) {}
 
@@ -90,21 +106,7 @@ Status ServerShard::Setup(const Message& msg) {
   shard_ = shard;
   SetLogRank(static_cast<int>(shard_));
   LS_RETURN_IF_ERROR(PlaceRanges(welcome, timeline));
-  // No peer sends a payload frame larger than a shard's dense values
-  // (sparse rows scale with a batch: a sparse model keeps the transport's
-  // limit).
-  if (timeline.layout.sparse_dim() == 0) {
-    uint64_t largest = uint64_t{1} << 20;
-    for (const ShardInfo& s : timeline.layout.shards()) {
-      largest = std::max<uint64_t>(largest, s.dense.size() * sizeof(float));
-    }
-    data_->LimitPayload(largest);
-    // A worker has a pull or two per shard in flight (and the evaluator
-    // one point): one that leaves many replies unread asks for them only
-    // to hold the server's memory.
-    data_->LimitUnreadReplies(kUnreadPullReplies * largest +
-                              (uint64_t{1} << 20));
-  }
+  BoundPeerTraffic(timeline.layout);
   size_t backups = 0;
   for (const auto& [k, range] : hosted_) {
     if (!range->primary()) {

@@ -74,6 +74,9 @@ class ServerShard {
   // and the round to restore, or the state to keep (Welcome.adopt_clock).
   Status Setup(const Message& welcome);
   // The ranges a (non-adopting) Welcome assigns: its own, and the backups.
+  // Bounds what one peer may make the data port hold by the job's model
+  // (dense models): its payload frames and a worker's unread replies.
+  void BoundPeerTraffic(const KeyLayout& layout);
   Status PlaceRanges(const wire::Welcome& welcome,
                      const HostedShard::Timeline& timeline);
   Status Serve();

@@ -48,6 +48,7 @@ class ShardDataPath {
     uint64_t max_batch = 0;  // JobConfig::MaxPushBatch; 0: any (RequestRules)
     // With job keys: what admissions and verdicts are sealed with.
     std::shared_ptr<const FactSeal> seal = nullptr;
+    uint32_t shards = 1;  // the job's shard count
   };
 
   // The objects it serves from, owned by the shard and outliving this.
@@ -65,8 +66,8 @@ class ShardDataPath {
 
   void Configure(Job job) {
     guard_ = PushGuard(job.guard);
-    rules_.Configure(
-        {job.epoch, job.on_arrival, job.max_batch, job.shard, job.seal});
+    rules_.Configure({job.epoch, job.on_arrival, job.max_batch, job.shard,
+                      job.seal, job.shards > 1});
     job_ = std::move(job);
     held_ = false;
   }

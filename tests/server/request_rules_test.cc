@@ -225,6 +225,11 @@ TEST(RequestRulesTest, AVerdictIsFollowedOnlyAsShardZeroSealedIt) {
     EXPECT_EQ(refused->reason, wire::RefusalReason::Verdict);
   }
   EXPECT_FALSE(shard1.CheckPush(SealedPush(0, 5, 8, shown), 0));
+  // A job of one shard: nobody follows, nothing is sealed.
+  RequestRules alone;
+  alone.Configure({0, true, 64, 0, seal, /*others_follow=*/false});
+  EXPECT_FALSE(alone.CheckPush(first, 0));
+  EXPECT_EQ(alone.SealVerdict(first, wire::PushStatus::Applied, 0), "");
 }
 
 TEST(RequestRulesTest, AClockReadIsNoLaterThanTheShardServed) {
