@@ -26,16 +26,17 @@
 namespace lockstep {
 namespace {
 
+// `endpoint` with "@PID" replaced by this process's id.
+std::string WithPid(std::string endpoint) {
+  if (const auto at = endpoint.find("@PID"); at != std::string::npos) {
+    endpoint.replace(at, 4, std::to_string(getpid()));
+  }
+  return endpoint;
+}
+
 class DataPortTest : public ::testing::TestWithParam<std::string> {
  protected:
-  std::string Listen() const {
-    std::string listen = GetParam();
-    const auto at = listen.find("@PID");
-    if (at != std::string::npos) {
-      listen.replace(at, 4, std::to_string(getpid()));
-    }
-    return listen;
-  }
+  std::string Listen() const { return WithPid(GetParam()); }
 };
 
 TEST_P(DataPortTest, BindsInTheFormItWasGiven) {
@@ -114,11 +115,7 @@ class SecuredDataPortTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(SecuredDataPortTest, ServesOnlyPeersThatProveATicket) {
-  std::string listen = GetParam();
-  if (const auto at = listen.find("@PID"); at != std::string::npos) {
-    listen.replace(at, 4, std::to_string(getpid()));
-  }
-  auto port = DataPort::Bind(listen);
+  auto port = DataPort::Bind(WithPid(GetParam()));
   ASSERT_TRUE(port.ok()) << port.status().message();
   const std::string endpoint = (*port)->bound();
   EchoServer server(std::move(*port));
@@ -191,11 +188,7 @@ size_t FloodThenRead(DataChannel& channel, uint32_t count, bool* closed) {
 // model allows is closed; a server's (replication streams a whole shard)
 // is not.
 TEST_P(SecuredDataPortTest, AWorkerThatLeavesRepliesUnreadIsClosed) {
-  std::string listen = GetParam();
-  if (const auto at = listen.find("@PID"); at != std::string::npos) {
-    listen.replace(at, 4, std::to_string(getpid()));
-  }
-  auto port = DataPort::Bind(listen);
+  auto port = DataPort::Bind(WithPid(GetParam()));
   ASSERT_TRUE(port.ok()) << port.status().message();
   (*port)->LimitUnreadReplies(4 << 20);
   const std::string endpoint = (*port)->bound();
