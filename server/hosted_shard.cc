@@ -54,7 +54,8 @@ Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
   return Status::Ok();
 }
 
-void HostedShard::ConfigureDataPath(bool on_arrival, bool from_start) {
+void HostedShard::ConfigureDataPath(bool on_arrival, bool from_start,
+                                    double scale) {
   const JobConfig& job = now_.job;
   // A server's key seals: its data port could not have bound otherwise.
   auto seal = InstalledFactSeal();
@@ -65,10 +66,11 @@ void HostedShard::ConfigureDataPath(bool on_arrival, bool from_start) {
                         on_arrival,
                         ShardKeys(now_.layout, shard_),
                         {job.max_grad_norm, job.grad_norm_action == "clip",
-                         from_start ? job.norm_outlier_factor : 0},
+                         job.norm_outlier_factor, from_start},
                         job.MaxPushBatch(),
                         seal.ok() ? *seal : nullptr,
                         now_.layout.num_shards()});
+  data_path_.SeedNormScale(scale);
 }
 
 Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
@@ -79,7 +81,8 @@ Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
   }
   if (!primary_) {
     now_ = std::move(timeline);
-    ConfigureDataPath(clock_.on_arrival(), false);
+    ConfigureDataPath(clock_.on_arrival(),
+                      false);  // its follower keeps the scale
     return Status::Ok();
   }
   if (welcome.adopt_clock() != clock_.applied()) {
@@ -93,7 +96,9 @@ Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
   now_ = std::move(timeline);
   clock_.DropPending();
   data_path_.ForgetPushes();
-  ConfigureDataPath(clock_.on_arrival(), false);
+  // The same process serves on: its outlier bound as it was.
+  ConfigureDataPath(clock_.on_arrival(), data_path_.guard().learns_scale(),
+                    data_path_.norm_scale());
   rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
   LS_LOG(Warning) << "kept shard " << shard_ << "'s state at clock "
                   << clock_.applied() << ": the resumed coordinator adopted it";
@@ -113,34 +118,15 @@ Status HostedShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
         ShardRounds::Restore(job.snapshot_dir, round, shards, now_.layout,
                              shard_, job.optimizer, &model_);
     if (!restored.ok()) {
-      // Only damage (Corruption: a checksum, a chunk that does not
-      // decode) makes the coordinator mark the round failed and roll back
-      // to the one before. A round of another job (FailedPrecondition: its
-      // tensors or optimizer differ) is intact, and a store this node
-      // cannot read (a folder missing or unmounted, the round absent) says
-      // nothing of the round: both end the job, marking nothing. Either
-      // way this range serves nothing meanwhile: what it holds is neither
-      // the round nor a fresh model.
-      const StatusCode code = restored.status().code();
-      const auto error = code == StatusCode::kCorruption
-                             ? wire::ErrorCode::RestoreFailed
-                         : code == StatusCode::kFailedPrecondition
-                             ? wire::ErrorCode::RoundIncompatible
-                             : wire::ErrorCode::RoundUnreadable;
-      const Status failed = restored.status().WithContext(
-          "restoring round " + std::to_string(round));
-      LS_LOG(Error) << failed.message()
-                    << (error == wire::ErrorCode::RestoreFailed
-                            ? "; the coordinator rolls back to the round "
-                              "before it"
-                            : "; the coordinator ends the job");
-      TellCoordinator(MakeErrorHeader(error, failed.message(), round,
-                                      wire::Role::Server,
-                                      static_cast<int>(shard_)));
+      // This range serves nothing meanwhile: what it holds is neither the
+      // round nor a fresh model.
+      TellCoordinator(
+          MakeRestoreFailedHeader(restored.status(), round, shard_));
       data_path_.Hold();
       return Status::Ok();
     }
     updater_.Restored(*restored);
+    data_path_.SeedNormScale(restored->norm_scale);
     LS_LOG(Info) << "restored round " << round << " (clock " << restored->clock
                  << ", step " << restored->step << ") from " << shards
                  << " shard stores: " << restored->bytes_read / 1e6 << " MB in "
@@ -184,6 +170,7 @@ ShardRoundMeta HostedShard::RoundMeta(uint64_t round, int64_t clock) const {
   meta.sparse_rows = model_.sparse() ? model_.sparse()->rows() : 0;
   meta.contained = updater_.contained();
   meta.unix_time = UnixSeconds();
+  meta.norm_scale = data_path_.norm_scale();
   return meta;
 }
 
@@ -311,7 +298,8 @@ void HostedShard::StreamCommit(const Message& msg, uint32_t pushes) {
     step.payloads.emplace_back(g.sparse.data(), g.sparse.size_bytes());
   }
   const uint64_t seq = stream_->Record(wire::ReplicaStep::Commit, step,
-                                       wire::PushStatus::Applied, 0, pushes);
+                                       wire::PushStatus::Applied, 0, pushes,
+                                       data_path_.norm_scale());
   commit_steps_.push_back(
       {seq, msg.envelope->body_as_Commit()->clock(), pushes});
   AdvanceReadable();
@@ -360,6 +348,8 @@ Status HostedShard::Promote(const std::vector<std::string>& backups) {
     promoted_ = true;
     awaiting_repush_ = !clock_.on_arrival();
     const uint64_t steps = follower_.steps_applied();
+    // Pushes are bounded by the scale its primary had learnt.
+    data_path_.SeedNormScale(follower_.norm_scale());
     follower_.Stop();
     rounds_.Open(now_.job.snapshot_dir, shard_, now_.job.snapshot_full_every);
     LS_LOG(Warning) << "promoted: this server serves shard " << shard_

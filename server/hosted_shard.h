@@ -126,8 +126,10 @@ class HostedShard {
 
  private:
   // The data path's settings for the timeline of now; `from_start`: this
-  // range serves the job from its first clock (the outlier bound applies).
-  void ConfigureDataPath(bool on_arrival, bool from_start);
+  // range serves the job from its first clock (its outlier bound learns
+  // the scale from the pushes); `scale`: the scale it had (an adoption
+  // keeps it; 0: none).
+  void ConfigureDataPath(bool on_arrival, bool from_start, double scale = 0);
   Status RestoreFromWelcome(uint64_t round, uint32_t shards);
   void SendSnapshotDone(const ShardRounds::Report& report);
   // A round's description of the state now.

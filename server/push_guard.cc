@@ -1,5 +1,6 @@
 #include "server/push_guard.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -122,9 +123,20 @@ std::optional<PushGuard::Refusal> PushGuard::Check(
   return refusal;
 }
 
+std::optional<double> PushGuard::Scale() const {
+  if (rules_.outlier_factor <= 0) return std::nullopt;
+  const std::optional<double> own =
+      rules_.learns_scale || seeded_ ? accepted_.Peak() : std::nullopt;
+  if (!seeded_) return own;
+  return own ? std::max(*own, *seeded_) : *seeded_;
+}
+
+void PushGuard::SeedScale(double scale) {
+  if (scale > 0) seeded_ = std::max(seeded_.value_or(0), scale);
+}
+
 std::string PushGuard::Outlier(double norm) const {
-  if (rules_.outlier_factor <= 0) return "";
-  const std::optional<double> peak = accepted_.Peak();
+  const std::optional<double> peak = Scale();
   if (!peak || norm <= rules_.outlier_factor * *peak) return "";
   std::ostringstream text;
   text << "gradient norm " << norm << " is above --norm-outlier-factor "

@@ -8,7 +8,10 @@
 // too: a finite but enormous push (3e38) never reaches the model, and
 // honest pushes stay within the scale of early training. A shard that did
 // not see the job's first pushes (restored from a round, adopted, or a
-// backup) knows no such scale and applies no outlier bound. Refusals are
+// promoted backup) does not learn the scale from what it sees - late
+// training's norms are smaller - but is given the scale its range had
+// (SeedScale: a round's meta, a primary's replica steps, its own before an
+// adoption), and bounds by it from then on. Refusals are
 // counted per worker in a row, so the coordinator can remove a worker that only
 // sends poison. The norm is the shard's part of the gradient: with one shard it
 // is the whole gradient's. Thread-safety: the shard's thread only.
@@ -45,6 +48,9 @@ class PushGuard {
     double max_norm = 0;        // 0: no bound
     bool clip = false;          // above the bound: clip instead of refuse
     double outlier_factor = 0;  // 0: no outlier refusal
+    // The shard serves the job from its first push: the scale is the
+    // pushes' it accepts. Otherwise only a seeded scale bounds them.
+    bool learns_scale = true;
   };
   // A refused push: why, and how many of its worker's pushes this shard
   // refused in a row, this one included.
@@ -64,6 +70,15 @@ class PushGuard {
   std::optional<Refusal> Check(uint32_t worker,
                                const std::vector<zmq::message_t*>& frames);
 
+  // The scale the outlier bound measures against: the peak median of the
+  // norms accepted since the job started (learns_scale), at least the
+  // seeded scale; nullopt while neither is known (or without the bound).
+  std::optional<double> Scale() const;
+  // The scale another copy of this range knew (a round's, a primary's):
+  // the bound holds from now on. A scale of 0 says nothing.
+  void SeedScale(double scale);
+
+  bool learns_scale() const { return rules_.learns_scale; }
   uint64_t refused() const { return refused_; }
   uint64_t clipped() const { return clipped_; }
 
@@ -73,6 +88,7 @@ class PushGuard {
 
   Rules rules_;
   NormWindow accepted_;
+  std::optional<double> seeded_;
   std::map<uint32_t, uint32_t> in_a_row_;  // by worker
   uint64_t refused_ = 0;
   uint64_t clipped_ = 0;

@@ -287,7 +287,7 @@ uint64_t ShardDataPath::Stream(const Message& msg,
                                const PushLedger::Answer& answer) {
   if (stream_ == nullptr) return 0;
   return stream_->Record(wire::ReplicaStep::Push, msg, answer.status,
-                         answer.staleness);
+                         answer.staleness, 0, norm_scale());
 }
 
 bool ShardDataPath::GuardPush(Message& msg) {

@@ -84,6 +84,11 @@ class ShardDataPath {
   void WaitForApply() { background_.Wait(); }
   uint64_t bad_messages() const { return bad_messages_; }
   const PushGuard& guard() const { return guard_; }
+  // The outlier bound's scale (PushGuard::Scale); 0 when unknown.
+  double norm_scale() const { return guard_.Scale().value_or(0); }
+  // Bounds pushes by the scale another copy of the range knew
+  // (PushGuard::SeedScale), until the next Configure.
+  void SeedNormScale(double scale) { guard_.SeedScale(scale); }
   // A primary with backups streams every push it applies on arrival to
   // `stream` and answers it once its backups hold it (null: no backups).
   // Outlives its use.

@@ -193,6 +193,24 @@ void ShardRounds::JoinWriter() {
   round_fd_ = -1;
 }
 
+zmq::message_t MakeRestoreFailedHeader(const Status& failed, uint64_t round,
+                                       uint32_t shard) {
+  const StatusCode code = failed.code();
+  const auto error = code == StatusCode::kCorruption
+                         ? wire::ErrorCode::RestoreFailed
+                     : code == StatusCode::kFailedPrecondition
+                         ? wire::ErrorCode::RoundIncompatible
+                         : wire::ErrorCode::RoundUnreadable;
+  const Status said =
+      failed.WithContext("restoring round " + std::to_string(round));
+  LS_LOG(Error) << said.message()
+                << (error == wire::ErrorCode::RestoreFailed
+                        ? "; the coordinator rolls back to the round before it"
+                        : "; the coordinator ends the job");
+  return MakeErrorHeader(error, said.message(), round, wire::Role::Server,
+                         static_cast<int>(shard));
+}
+
 zmq::message_t MakeSnapshotDoneHeader(const ShardRounds::Report& report,
                                       uint32_t shard) {
   flatbuffers::FlatBufferBuilder fbb(256);

@@ -112,6 +112,17 @@ class ShardRounds {
   int fault_delay_ms_ = 0;
 };
 
+// Shard `shard`'s Error for the coordinator when Restore of round `round`
+// failed (`failed`), logged. Only damage (Corruption: a checksum, a chunk
+// that does not decode) makes the coordinator mark the round failed and
+// roll back to the one before (RestoreFailed). A round of another job
+// (FailedPrecondition: its tensors or optimizer differ:
+// RoundIncompatible) is intact, and a store this node cannot read (a
+// folder missing or unmounted, the round absent: RoundUnreadable) says
+// nothing of the round: both end the job, marking nothing.
+zmq::message_t MakeRestoreFailedHeader(const Status& failed, uint64_t round,
+                                       uint32_t shard);
+
 // Shard `shard`'s SnapshotDone of `report`, for the coordinator.
 zmq::message_t MakeSnapshotDoneHeader(const ShardRounds::Report& report,
                                       uint32_t shard);

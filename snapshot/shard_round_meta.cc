@@ -32,7 +32,7 @@ flatbuffers::Offset<wire::ShardRoundMeta> BuildMeta(
       fbb, kShardRoundFormat, meta.round, meta.clock, meta.shard, layout, job,
       optimizer, meta.state_slots, meta.step, meta.sparse_rows,
       meta.chunk_bytes, arrays_offset, contained_offset, meta.unix_time,
-      meta.time, meta.parent);
+      meta.time, meta.parent, meta.norm_scale);
 }
 
 // A partial array's stored chunks must be ascending indices of it.
@@ -115,6 +115,7 @@ StatusOr<ShardRoundMeta> DecodeShardRoundMeta(std::string_view bytes) {
   meta.chunk_bytes = m->chunk_bytes();
   LS_ASSIGN_OR_RETURN(meta.arrays, ArraysFromWire(m->arrays()));
   meta.parent = m->parent();
+  meta.norm_scale = m->norm_scale() > 0 ? m->norm_scale() : 0;
   if (meta.parent >= meta.round && meta.parent != 0) {
     return Corruption("snapshot meta of round " + std::to_string(meta.round) +
                       " names a later parent round " +

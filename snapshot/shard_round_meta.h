@@ -61,6 +61,9 @@ struct ShardRoundMeta {
   // state contains.
   std::map<uint32_t, int64_t> contained;
   double unix_time = 0;  // when the round was frozen
+  // The scale of the shard's push-norm outlier bound (PushGuard::Scale);
+  // 0: unknown (rounds from before it, a shard that never knew it).
+  double norm_scale = 0;
 };
 
 std::string EncodeShardRoundMeta(const ShardRoundMeta& meta);

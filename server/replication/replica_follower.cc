@@ -12,6 +12,7 @@ void ReplicaFollower::Follow(const std::string& primary, const std::string& own,
                              double timeout_s) {
   feed_ = std::make_unique<ReplicaFeed>(shard_, primary, own, timeout_s);
   steps_applied_ = 0;
+  norm_scale_ = 0;
 }
 
 Status ReplicaFollower::TakeSteps() {
@@ -83,6 +84,7 @@ Status ReplicaFollower::ApplyStep(Message& step, Message& original) {
            : Apply(*replicate, original))
           .WithContext("backup of shard " + std::to_string(shard_)));
   ++steps_applied_;
+  if (replicate->norm_scale() > 0) norm_scale_ = replicate->norm_scale();
   return Status::Ok();
 }
 
@@ -93,6 +95,7 @@ Status ReplicaFollower::Install(const std::vector<zmq::message_t>& frames) {
       RangeCopy::Install(frames, *layout_, shard_, job_->optimizer, model_));
   updater_->Restored(restored);
   updater_->Start(job_->eval_every);
+  norm_scale_ = restored.norm_scale;
   // Now a copy the coordinator may promote.
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = wire::CreateBackupReady(fbb, shard_);

@@ -69,6 +69,9 @@ class ReplicaFollower {
   // an apply that failed (the backup no longer matches its primary).
   Status ApplyStep(Message& step, Message& original);
   uint64_t steps_applied() const { return steps_applied_; }
+  // The primary's push-norm outlier scale as of the last step or install
+  // applied (0: unknown), for this copy to bound pushes by once promoted.
+  double norm_scale() const { return norm_scale_; }
 
  private:
   // Applies `step`, which carries `original` (the primary's Push or
@@ -90,6 +93,7 @@ class ReplicaFollower {
   Tell tell_;
   std::unique_ptr<ReplicaFeed> feed_;
   uint64_t steps_applied_ = 0;  // of this feed
+  double norm_scale_ = 0;
 };
 
 }  // namespace lockstep

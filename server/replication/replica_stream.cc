@@ -39,12 +39,12 @@ void ReplicaStream::Expect(const std::vector<std::string>& backups,
 
 uint64_t ReplicaStream::Record(wire::ReplicaStep step, const Message& original,
                                wire::PushStatus status, int64_t staleness,
-                               uint32_t pushes) {
+                               uint32_t pushes, double norm_scale) {
   Step s;
   s.seq = next_seq_++;
   flatbuffers::FlatBufferBuilder fbb(96);
   auto body = wire::CreateReplicate(fbb, shard_, s.seq, step, status, staleness,
-                                    pushes);
+                                    pushes, norm_scale);
   s.header = FinishEnvelope(fbb, wire::Body::Replicate, body.Union(),
                             wire::Role::Server, static_cast<int>(shard_));
   s.original.header = Shared(original.header);

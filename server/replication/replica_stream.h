@@ -43,10 +43,12 @@ class ReplicaStream {
   size_t backups() const { return expected_.size(); }
 
   // Records one step carrying `original` (its frames are shared, not
-  // copied) and sends it to every subscribed backup. Returns its number.
+  // copied) and the primary's push-norm outlier scale after it (0:
+  // unknown), and sends it to every subscribed backup. Returns its number.
   uint64_t Record(wire::ReplicaStep step, const Message& original,
                   wire::PushStatus status = wire::PushStatus::Buffered,
-                  int64_t staleness = 0, uint32_t pushes = 0);
+                  int64_t staleness = 0, uint32_t pushes = 0,
+                  double norm_scale = 0);
   // The newest step every backup holds.
   uint64_t HeldByAll() const;
   // Sends `reply` (to its peer) once every backup holds step `seq`: now,

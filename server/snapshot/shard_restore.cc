@@ -278,6 +278,7 @@ StatusOr<RestoredShard> RestoreShard(
     if (same_layout && meta.shard == shard) {
       own_step = meta.step;
       own_time = meta.time;
+      out.norm_scale = meta.norm_scale;
     }
     out.step = std::max(out.step, meta.step);
     out.time = std::max(out.time, meta.time);
@@ -334,6 +335,7 @@ StatusOr<RestoredShard> RestoreOwnPart(const SnapshotStore& store,
   out.step = meta.step;
   out.time = meta.time;
   out.contained = meta.contained;
+  out.norm_scale = meta.norm_scale;
   LS_ASSIGN_OR_RETURN(const std::vector<ShardRoundMeta> chain,
                       ReadRoundChain(store, round));
   for (const ShardRoundMeta& link : chain) {

@@ -33,6 +33,10 @@ struct RestoredShard {
   // state came from (dense keys overlapping, or any when sparse rows come
   // from every source), and a worker some of them lack is left out.
   std::map<uint32_t, int64_t> contained;
+  // The scale of the push-norm outlier bound of the round's own shard
+  // (same layout, same shard; norms over other keys mean another scale);
+  // 0: unknown.
+  double norm_scale = 0;
   uint64_t bytes_read = 0;
 };
 

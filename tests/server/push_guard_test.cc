@@ -142,6 +142,42 @@ TEST(PushGuardTest, TheBoundKeepsTheEarlyScaleAsNormsShrink) {
   EXPECT_TRUE(guard.Check(1, {&huge}).has_value());
 }
 
+// A shard that did not see the job's first pushes (restored, promoted)
+// does not take late training's norms for the scale; it bounds by the
+// scale it is given, at once.
+TEST(PushGuardTest, AShardThatJoinedLateBoundsByTheScaleItIsGiven) {
+  PushGuard guard({/*max_norm=*/0, /*clip=*/false, /*outlier_factor=*/100,
+                   /*learns_scale=*/false});
+  for (size_t i = 0; i < NormWindow::kSize; ++i) {
+    zmq::message_t late = Frame({1e-4f});
+    EXPECT_FALSE(guard.Check(0, {&late}));
+  }
+  EXPECT_FALSE(guard.Scale().has_value());
+  zmq::message_t unbounded = Frame({1});  // 10,000 times late training's
+  EXPECT_FALSE(guard.Check(1, {&unbounded}).has_value());
+  guard.SeedScale(0);  // says nothing
+  EXPECT_FALSE(guard.Scale().has_value());
+  guard.SeedScale(2);
+  EXPECT_EQ(guard.Scale(), 2.0);
+  zmq::message_t large = Frame({200, 0});
+  EXPECT_FALSE(guard.Check(1, {&large}).has_value());
+  zmq::message_t larger = Frame({201, 0});
+  auto refusal = guard.Check(1, {&larger});
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->reason, wire::RefusalReason::NormOutlier);
+  // A guard that learns reports what it learnt, at least what it was given.
+  PushGuard learner({0, false, 100});
+  EXPECT_FALSE(learner.Scale().has_value());
+  for (size_t i = 0; i < NormWindow::kWarmup; ++i) {
+    zmq::message_t push = Frame({3});
+    EXPECT_FALSE(learner.Check(0, {&push}));
+  }
+  EXPECT_EQ(learner.Scale(), 3.0);
+  learner.SeedScale(5);
+  EXPECT_EQ(learner.Scale(), 5.0);
+  EXPECT_FALSE(PushGuard({0, false, 0}).Scale().has_value());  // bound off
+}
+
 TEST(NormWindowTest, TheMedianOfTheLastPositiveNorms) {
   NormWindow window;
   for (size_t i = 0; i + 1 < NormWindow::kWarmup; ++i) window.Add(1);

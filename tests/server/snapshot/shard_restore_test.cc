@@ -51,6 +51,7 @@ std::vector<std::unique_ptr<MemoryStore>> TwoShardRound(
     meta.contained = cuts[k];
     meta.time = times[k];
     meta.step = static_cast<int64_t>(times[k] * 4);
+    meta.norm_scale = 1.5 + k;  // each shard's own keys' scale
     stores.push_back(std::make_unique<MemoryStore>());
     EXPECT_TRUE(WriteShardRound(*stores.back(), meta, capture).ok());
   }
@@ -109,6 +110,15 @@ TEST(ShardRestoreProgressTest, WithTheRoundsLayoutEachShardGetsItsOwnTime) {
   EXPECT_DOUBLE_EQ(Restored(stores, 2, 1).time, 10.0);
   // Re-sharded there is no own source: the furthest one.
   EXPECT_DOUBLE_EQ(Restored(stores, 3, 1).time, 10.0);
+}
+
+// A shard's push-norm outlier scale is the norm over its own keys: it
+// comes back with the round's own layout only.
+TEST(ShardRestoreProgressTest, TheOutlierScaleIsTheOwnShardsOnly) {
+  const auto stores = TwoShardRound({{}, {}});
+  EXPECT_DOUBLE_EQ(Restored(stores, 2, 0).norm_scale, 1.5);
+  EXPECT_DOUBLE_EQ(Restored(stores, 2, 1).norm_scale, 2.5);
+  EXPECT_DOUBLE_EQ(Restored(stores, 3, 1).norm_scale, 0);
 }
 
 // A momentum round taken under BSP (1 slot) restored into an

@@ -48,7 +48,8 @@ std::vector<float> AsFloats(const std::string& bytes) {
 }
 
 TEST(ShardRoundTest, MetaRoundTripsEveryField) {
-  const ShardRoundMeta meta = SampleMeta();
+  ShardRoundMeta meta = SampleMeta();
+  meta.norm_scale = 0.375;
   const auto back = DecodeShardRoundMeta(EncodeShardRoundMeta(meta));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->round, 12u);
@@ -64,6 +65,7 @@ TEST(ShardRoundTest, MetaRoundTripsEveryField) {
   EXPECT_EQ(back->sparse_rows, 5u);
   EXPECT_EQ(back->contained, meta.contained);
   EXPECT_EQ(back->unix_time, meta.unix_time);
+  EXPECT_EQ(back->norm_scale, 0.375);
 }
 
 TEST(ShardRoundTest, GarbageMetaIsACorruption) {
