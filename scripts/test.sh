@@ -31,7 +31,13 @@ await_side() {
   side=""
   for log in "$@"; do
     echo "-- $log"
-    if [ "$rc" -eq 0 ]; then tail -n 3 "$logs/$log"; else cat "$logs/$log"; fi
+    if [ ! -f "$logs/$log" ]; then
+      echo "(not started: a step before it failed)"
+    elif [ "$rc" -eq 0 ]; then
+      tail -n 3 "$logs/$log"
+    else
+      cat "$logs/$log"
+    fi
   done
   return "$rc"
 }

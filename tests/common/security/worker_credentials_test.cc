@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 // A fresh job's keys in a folder of `dir`.
 std::string FreshKeys(const TempDir& dir, WorkerKeys workers) {
   static int made = 0;
-  const std::string keys = dir.path() + "/keys" + std::to_string(++made);
+  std::string keys = dir.path() + "/keys" + std::to_string(++made);
   EXPECT_TRUE(WriteJobKeys(keys, DataSecurity::kAead, workers).ok());
   return keys;
 }
