@@ -116,6 +116,11 @@ TEST(HalfOpenTest, HonestWorkersJoinWhileAPeerHoldsThousandsOfHandshakes) {
   const std::string data = AwaitServerEndpoint(cluster);
   ASSERT_GT(PortOf(data), 0) << data << cluster.Output("server 0");
   ASSERT_GT(PortOf(cluster.endpoint()), 0) << cluster.endpoint();
+  // The third worker must join a running job: on a loaded machine the
+  // first two may not have started it by the time the handshakes are held.
+  ASSERT_TRUE(cluster.AwaitPrinted("coordinator", "workers ready; training",
+                                   std::chrono::seconds(60)))
+      << cluster.Output("coordinator");
 
   int held = 0;
   const pid_t holder =
