@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "common/layout.h"
-#include "server/push_aggregator.h"
-#include "server/robust_aggregator.h"
-#include "server/sparse_table.h"
+#include "server/model/push_aggregator.h"
+#include "server/model/robust_aggregator.h"
+#include "server/model/sparse_table.h"
 
 namespace lockstep {
 namespace {

@@ -14,7 +14,7 @@
 //   push_parse              server side: VerifyHeader + PayloadAs per shard
 //   push_parse_copy_baseline push_parse then copying the view to a vector
 //   pull_build              PsClient::Pull's request headers (no payload)
-//   pull_reply_build        ServerShard::ServePull: snapshot the weights
+//   pull_reply_build        ServerProcess::ServePull: snapshot the weights
 //                           (DenseStore::Read, the one copy a reply needs,
 //                           as weights change after it is sent) into a
 //                           BufferPool frame
@@ -44,7 +44,7 @@
 #include "common/transport/stream/frame_reader.h"
 #include "common/transport/stream/frame_writer.h"
 #include "common/wire/message.h"
-#include "server/dense_store.h"
+#include "server/model/dense_store.h"
 
 namespace lockstep {
 namespace {
@@ -155,7 +155,7 @@ void BuildPush(Fixture& f, OpStats* stats, bool copy) {
 }
 
 // VerifyHeader + PayloadAs on each shard's received Push, as
-// ServerShard::HandlePush; `copy` then copies the view into a vector.
+// ServerProcess::HandlePush; `copy` then copies the view into a vector.
 bool ParsePush(Fixture& f, OpStats* stats, bool copy) {
   for (Message& msg : f.pushes) {
     if (!VerifyHeader(&msg).ok()) return false;
@@ -187,7 +187,7 @@ void BuildPull(Fixture& f, OpStats* stats) {
   }
 }
 
-// ServerShard::ServePull's reply for each shard.
+// ServerProcess::ServePull's reply for each shard.
 bool BuildPullReply(Fixture& f, OpStats* stats) {
   for (uint32_t shard = 0; shard < kShards; ++shard) {
     const DenseStore& store = *f.stores[shard];

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
 
 namespace lockstep {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "server/push_guard.h"
+#include "server/guard/push_guard.h"
 
 namespace lockstep {
 namespace {

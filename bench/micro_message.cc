@@ -1,6 +1,6 @@
 // Micro-benchmarks of the message layer's per-request header work: building
 // a Push or Pull header as PsClient does (a FlatBufferBuilder, the key
-// ranges, FinishEnvelope) and checking it on receipt as ServerShard does
+// ranges, FinishEnvelope) and checking it on receipt as ServerProcess does
 // (VerifyHeader, then reading the body). items = headers; bytes = header
 // bytes built and verified.
 #include <benchmark/benchmark.h>
@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "common/wire/message.h"
-#include "schemas/lockstep_generated.h"
 
 namespace lockstep {
 namespace {

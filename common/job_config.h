@@ -82,7 +82,7 @@ struct JobConfig {
   // the ones between hold only what changed since the round before
   // (dense chunks whose bytes changed, sparse rows touched). 1: all full.
   uint32_t snapshot_full_every = 8;
-  // Poisoned pushes (server/push_guard.h): a shard refuses a push whose
+  // Poisoned pushes (server/guard/push_guard.h): a shard refuses a push whose
   // values are not all finite, or whose gradient's L2 norm over the
   // shard's keys is above max_grad_norm (0 = no bound); with
   // grad_norm_action "clip" such a push is scaled down to the bound
@@ -90,7 +90,8 @@ struct JobConfig {
   // row is removed from the job (0 = never).
   double max_grad_norm = 0;
   // And a push whose norm is above norm_outlier_factor times the peak
-  // median of the pushes the shard accepted (0 = off; server/push_guard.h).
+  // median of the pushes the shard accepted (0 = off;
+  // server/guard/push_guard.h).
   double norm_outlier_factor = 100;
   // How a commit combines its pushes (common/aggregation.h): "mean" (batch
   // weighted), "median" or "trimmed-mean:F"; the robust rules only under

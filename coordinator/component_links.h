@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <string>
 
-#include "coordinator/clock_driver.h"
-#include "coordinator/enrollment.h"
-#include "coordinator/recovery.h"
-#include "coordinator/run_recorder.h"
-#include "coordinator/snapshot_rounds.h"
+#include "coordinator/clock/clock_driver.h"
+#include "coordinator/enrollment/enrollment.h"
+#include "coordinator/faults/recovery.h"
+#include "coordinator/rounds/snapshot_rounds.h"
+#include "coordinator/state/run_recorder.h"
 #include "sync_policies/policy_state.h"
 
 namespace lockstep {

@@ -10,7 +10,7 @@
 #include "common/termination.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "coordinator/coordinator_impl.h"
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
 #include "sync_policies/policy_registry.h"
 
 namespace lockstep {
@@ -65,10 +65,10 @@ Status Coordinator::Impl::SetUp() {
       job, std::move(policy), *this, members_, tickets_, *recorder_, links_);
   recovery_ =
       std::make_unique<Recovery>(job, options_.register_timeout_s, *this, *this,
-                                 members_, *rounds_, *clock_);
-  enrollment_ = std::make_unique<Enrollment>(options_.job, *this, *this,
-                                             members_, *clock_, *rounds_,
-                                             *recorder_, *recovery_, tickets_);
+                                 members_, *rounds_, *clock_, epoch_);
+  enrollment_ = std::make_unique<Enrollment>(
+      options_.job, *this, *this, members_, *clock_, *rounds_, *recorder_,
+      epoch_, recovery_->failover(), tickets_);
   const RoleKeys* keys = InstalledTransportKeys();
   bans_ = std::make_unique<CredentialBans>(
       options_.run_dir,
@@ -79,8 +79,8 @@ Status Coordinator::Impl::SetUp() {
   metrics_text_ = std::make_unique<JobMetrics>(
       *recorder_, members_, *enrollment_, *recovery_, *clock_, *rounds_,
       *refusals_, access_);
-  termination_ = std::make_unique<Termination>(options_.job, *this, members_,
-                                               *rounds_, *enrollment_);
+  departures_ = std::make_unique<Departures>(options_.job, *this, members_,
+                                             *rounds_, *enrollment_);
   liveness_ = std::make_unique<Liveness>(
       static_cast<int64_t>(job.heartbeat_ms) * options_.dead_after_heartbeats,
       options_.register_timeout_s * 1000, *this, members_, *recorder_,
@@ -89,7 +89,7 @@ Status Coordinator::Impl::SetUp() {
                  recovery_.get(), recorder_.get());
   router_ = std::make_unique<MessageRouter>(
       MessageRouter::Components{members_, access_, *enrollment_, *recovery_,
-                                *rounds_, *clock_, *liveness_, *termination_,
+                                *rounds_, *clock_, *liveness_, *departures_,
                                 *refusals_, *bans_},
       *this, *this);
   LS_RETURN_IF_ERROR(BindControlPlane());
@@ -151,7 +151,7 @@ Status Coordinator::Impl::Run() {
       return Unavailable("interrupted by a signal");
     }
     if (TerminationSignal::Requested()) {
-      termination_->Preempt("the coordinator was terminated (SIGTERM)");
+      departures_->Preempt("the coordinator was terminated (SIGTERM)");
     }
     zmq::pollitem_t item{static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
     PollSockets(&item, 1, poll_ms);
@@ -191,7 +191,7 @@ std::optional<Status> Coordinator::Impl::EndNow(int64_t start_ms) {
                  "job aborted: " + abort_status_.message());
     return abort_status_;
   }
-  if (auto end = termination_->Tick()) {
+  if (auto end = departures_->Tick()) {
     preempted_ = end->kind == wire::ShutdownKind::Preempted;
     SendShutdown(end->kind, end->reason);
     return Unavailable(end->reason);

@@ -16,24 +16,24 @@
 #include "common/transport/transport_keys.h"
 #include "common/transport/zmq/handshake_watch.h"
 #include "common/wire/message.h"
-#include "coordinator/access_control.h"
-#include "coordinator/clock_driver.h"
+#include "coordinator/clock/clock_driver.h"
 #include "coordinator/component_links.h"
 #include "coordinator/coordinator.h"
-#include "coordinator/credential_bans.h"
-#include "coordinator/enrollment.h"
-#include "coordinator/job_host.h"
+#include "coordinator/enrollment/access_control.h"
+#include "coordinator/enrollment/enrollment.h"
+#include "coordinator/faults/credential_bans.h"
+#include "coordinator/faults/departures.h"
+#include "coordinator/faults/liveness.h"
+#include "coordinator/faults/push_refusals.h"
+#include "coordinator/faults/recovery.h"
 #include "coordinator/job_metrics.h"
-#include "coordinator/liveness.h"
-#include "coordinator/membership.h"
 #include "coordinator/message_router.h"
-#include "coordinator/outbox.h"
-#include "coordinator/push_refusals.h"
-#include "coordinator/recovery.h"
-#include "coordinator/run_recorder.h"
-#include "coordinator/snapshot_rounds.h"
-#include "coordinator/termination.h"
-#include "coordinator/ticket_desk.h"
+#include "coordinator/rounds/snapshot_rounds.h"
+#include "coordinator/state/job_host.h"
+#include "coordinator/state/membership.h"
+#include "coordinator/state/outbox.h"
+#include "coordinator/state/run_recorder.h"
+#include "coordinator/state/ticket_desk.h"
 
 namespace lockstep {
 
@@ -97,9 +97,10 @@ class Coordinator::Impl : public Outbox, public JobHost {
   TicketDesk tickets_;  // data-plane tickets: given, and heartbeats checked
   std::unique_ptr<SnapshotRounds> rounds_;
   std::unique_ptr<ClockDriver> clock_;
+  RecoveryEpoch epoch_;  // advanced by recovery_, carried by enrollment_
   std::unique_ptr<Recovery> recovery_;
   std::unique_ptr<Enrollment> enrollment_;
-  std::unique_ptr<Termination> termination_;
+  std::unique_ptr<Departures> departures_;
   std::unique_ptr<Liveness> liveness_;
   std::unique_ptr<CredentialBans> bans_;  // credentials removed for pushes
   std::unique_ptr<PushRefusals> refusals_;

@@ -15,7 +15,7 @@
 #include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
 #include "coordinator/coordinator.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 
 namespace po = boost::program_options;
 

@@ -11,14 +11,14 @@
 #include <map>
 #include <string>
 
-#include "coordinator/access_control.h"
-#include "coordinator/clock_driver.h"
-#include "coordinator/enrollment.h"
-#include "coordinator/membership.h"
-#include "coordinator/push_refusals.h"
-#include "coordinator/recovery.h"
-#include "coordinator/run_recorder.h"
-#include "coordinator/snapshot_rounds.h"
+#include "coordinator/clock/clock_driver.h"
+#include "coordinator/enrollment/access_control.h"
+#include "coordinator/enrollment/enrollment.h"
+#include "coordinator/faults/push_refusals.h"
+#include "coordinator/faults/recovery.h"
+#include "coordinator/rounds/snapshot_rounds.h"
+#include "coordinator/state/membership.h"
+#include "coordinator/state/run_recorder.h"
 
 namespace lockstep {
 

@@ -48,7 +48,7 @@ void MessageRouter::Handle(Message& msg) {
   peer->restoring = false;
   // A preempted job admits and commits nothing more: its preemption round,
   // of the newest commit, holds every committed clock.
-  if (c_.termination.preempting() &&
+  if (c_.departures.preempting() &&
       (env->body_type() == wire::Body::Admit ||
        env->body_type() == wire::Body::ClockDone)) {
     return;
@@ -183,7 +183,7 @@ void MessageRouter::HandlePeerMessage(const std::string& id, Peer& peer,
     case wire::Body::Error:
       return HandleError(id, peer, *env.body_as_Error());
     case wire::Body::Leave:
-      return c_.termination.HandleLeave(
+      return c_.departures.HandleLeave(
           id, peer, flatbuffers::GetString(env.body_as_Leave()->reason()));
     default:
       break;

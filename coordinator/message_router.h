@@ -14,18 +14,18 @@
 #include <string>
 
 #include "common/wire/message.h"
-#include "coordinator/access_control.h"
-#include "coordinator/clock_driver.h"
-#include "coordinator/credential_bans.h"
-#include "coordinator/enrollment.h"
-#include "coordinator/job_host.h"
-#include "coordinator/liveness.h"
-#include "coordinator/membership.h"
-#include "coordinator/outbox.h"
-#include "coordinator/push_refusals.h"
-#include "coordinator/recovery.h"
-#include "coordinator/snapshot_rounds.h"
-#include "coordinator/termination.h"
+#include "coordinator/clock/clock_driver.h"
+#include "coordinator/enrollment/access_control.h"
+#include "coordinator/enrollment/enrollment.h"
+#include "coordinator/faults/credential_bans.h"
+#include "coordinator/faults/departures.h"
+#include "coordinator/faults/liveness.h"
+#include "coordinator/faults/push_refusals.h"
+#include "coordinator/faults/recovery.h"
+#include "coordinator/rounds/snapshot_rounds.h"
+#include "coordinator/state/job_host.h"
+#include "coordinator/state/membership.h"
+#include "coordinator/state/outbox.h"
 
 namespace lockstep {
 
@@ -40,7 +40,7 @@ class MessageRouter {
     SnapshotRounds& rounds;
     ClockDriver& clock;
     Liveness& liveness;
-    Termination& termination;
+    Departures& departures;
     PushRefusals& refusals;
     CredentialBans& bans;
   };

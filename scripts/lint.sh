@@ -57,7 +57,7 @@ echo "== clang-tidy (${#files[@]} translation units, $jobs at a time${checks:+, 
 tidy() {
   xargs -P "$jobs" -n 2 clang-tidy -p "$db" --quiet "$@" \
     ${checks:+--checks="$checks"} \
-    --header-filter="^$root/(common|coordinator|snapshot|server|worker|sync_policies|tools|bench|python|tests)/" \
+    --header-filter="^$root/(common|coordinator|snapshot_format|optimizers|server|worker|sync_policies|tools|bench|python|tests)/" \
     --warnings-as-errors='*' --extra-arg=-Wthread-safety \
     --extra-arg=-Wno-unknown-warning-option 2> >(grep -v "warnings generated" >&2)
 }

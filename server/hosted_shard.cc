@@ -25,8 +25,7 @@ Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
   data_path_.WaitForApply();
   rounds_.Drop(&model_);
   // A new timeline: the stream and the feed of the old one end.
-  data_path_.set_replicas(nullptr);
-  stream_.reset();
+  replicas_.Stop();
   follower_.Stop();
   model_.set_keep_gradient(false);
   awaiting_repush_ = false;
@@ -242,10 +241,10 @@ Status HostedShard::Commit(const Message& msg) {
     if (promoted_) SendCommitted(commit.clock(), 0);
     return Status::Ok();
   }
-  if (stream_ != nullptr) {
-    // Committed once every backup holds it (AdvanceReadable): until then
-    // the coordinator keeps the commit to send a promoted backup again.
-    StreamCommit(msg, *pushes);
+  if (replicas_.active()) {
+    // Committed once every backup holds it: until then the coordinator
+    // keeps the commit to send a promoted backup again.
+    replicas_.RecordCommit(msg, *pushes);
   } else {
     SendCommitted(commit.clock(), *pushes);
   }
@@ -288,34 +287,6 @@ Status HostedShard::RetryDeferredCommit() {
   return Commit(msg);
 }
 
-void HostedShard::StreamCommit(const Message& msg, uint32_t pushes) {
-  const ShardModel::Gradient g = model_.applied_gradient();
-  Message step;
-  step.header.copy(const_cast<zmq::message_t&>(msg.header));
-  if (pushes > 0) {
-    step.payloads.emplace_back(g.dense.data(), g.dense.size_bytes());
-    step.payloads.emplace_back(g.sparse_ids.data(), g.sparse_ids.size_bytes());
-    step.payloads.emplace_back(g.sparse.data(), g.sparse.size_bytes());
-  }
-  const uint64_t seq = stream_->Record(wire::ReplicaStep::Commit, step,
-                                       wire::PushStatus::Applied, 0, pushes,
-                                       data_path_.norm_scale());
-  commit_steps_.push_back(
-      {seq, msg.envelope->body_as_Commit()->clock(), pushes});
-  AdvanceReadable();
-}
-
-void HostedShard::AdvanceReadable() {
-  if (stream_ == nullptr || on_arrival()) return;
-  const uint64_t held = stream_->HeldByAll();
-  while (!commit_steps_.empty() && commit_steps_.front().seq <= held) {
-    readable_ = commit_steps_.front().clock;
-    SendCommitted(readable_, commit_steps_.front().pushes);
-    commit_steps_.pop_front();
-  }
-  clock_.set_readable(readable_);
-}
-
 std::string HostedShard::Totals() {
   data_path_.WaitForApply();
   return "shard " + std::to_string(shard_) + " holds " +
@@ -327,17 +298,8 @@ std::string HostedShard::Totals() {
 
 void HostedShard::ServeReplicas(const std::vector<std::string>& backups,
                                 bool joining) {
-  if (backups.empty() && stream_ == nullptr) return;
-  if (stream_ == nullptr) {
-    stream_ = std::make_unique<ReplicaStream>(shard_, port_);
-    data_path_.set_replicas(stream_.get());
-    model_.set_keep_gradient(true);
-    // The backups start from the same state (built, restored, or copied).
-    readable_ = clock_.applied();
-    commit_steps_.clear();
-  }
-  stream_->Expect(backups, joining);
-  AdvanceReadable();
+  if (backups.empty() && !replicas_.active()) return;
+  replicas_.Serve(backups, joining);
   data_path_.ServeDeferredPulls();
 }
 
@@ -367,13 +329,12 @@ Status HostedShard::Promote(const std::vector<std::string>& backups) {
 
 Status HostedShard::HandleReplicaAck(const std::string& peer,
                                      const wire::ReplicaAck& ack) {
-  if (!primary_ || stream_ == nullptr) {
+  if (!primary_ || !replicas_.active()) {
     return FailedPrecondition("shard " + std::to_string(shard_) +
                               " has no backups here to acknowledge");
   }
   LS_RETURN_IF_ERROR(
-      stream_->HandleAck(peer, ack, [this] { return LiveCopy(); }));
-  AdvanceReadable();
+      replicas_.HandleAck(peer, ack, [this] { return LiveCopy(); }));
   data_path_.ServeDeferredPulls();
   return Status::Ok();
 }

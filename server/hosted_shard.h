@@ -3,10 +3,10 @@
 // images (EvalImages), snapshot rounds (ShardRounds) and the workers' data
 // path (ShardDataPath). Built from a Welcome (fresh, restored from a round,
 // or adopted at its commit by a resumed coordinator), then driven by the
-// server process (ServerShard): commits, rounds, data messages.
+// server process (ServerProcess): commits, rounds, data messages.
 // Under --replicas a range is held as its primary, which serves workers,
 // writes rounds and streams every step to the range's backups
-// (ReplicaStream), or as a backup, which applies its primary's steps
+// (PrimaryReplicas), or as a backup, which applies its primary's steps
 // (ReplicaFeed) in the primary's order and so holds the same bytes, and
 // which the coordinator promotes when the primary is lost.
 // Thread-safety: the server's thread only (its data path may apply a push
@@ -15,9 +15,7 @@
 #define LOCKSTEP_SERVER_HOSTED_SHARD_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,15 +27,15 @@
 #include "common/status.h"
 #include "common/transport/data_port.h"
 #include "common/wire/message.h"
-#include "server/eval_images.h"
+#include "server/model/shard_model.h"
+#include "server/replication/primary_replicas.h"
 #include "server/replication/replica_feed.h"
 #include "server/replication/replica_follower.h"
-#include "server/replication/replica_stream.h"
-#include "server/shard_clock.h"
-#include "server/shard_data_path.h"
-#include "server/shard_model.h"
-#include "server/shard_rounds.h"
-#include "server/shard_updater.h"
+#include "server/shard/eval_images.h"
+#include "server/shard/shard_clock.h"
+#include "server/shard/shard_data_path.h"
+#include "server/shard/shard_rounds.h"
+#include "server/shard/shard_updater.h"
 
 namespace lockstep {
 
@@ -66,11 +64,10 @@ class HostedShard {
   }
   bool on_arrival() const { return clock_.on_arrival(); }
   bool primary() const { return primary_; }
-  // The coordinator removed worker `worker`'s registration `incarnation`.
-  void Fence(uint32_t worker, uint32_t incarnation) {
-    data_path_.Fence(worker, incarnation);
-  }
-  uint64_t bad_messages() const { return data_path_.bad_messages(); }
+  // The workers' (and the evaluator's) data path: their messages, fences,
+  // what it counted.
+  ShardDataPath& data_path() { return data_path_; }
+  const ShardDataPath& data_path() const { return data_path_; }
 
   // A first or a rollback's Welcome: builds the model, restores its
   // restore_round when not 0 (a failure is also told to the coordinator),
@@ -87,19 +84,13 @@ class HostedShard {
   // are `joining` a running stream (they start from a live copy) unless
   // they start from the same Welcome as this primary.
   void ServeReplicas(const std::vector<std::string>& backups, bool joining);
-  // A backup: follows the primary at `primary`, as the server at `own`.
-  void Follow(const std::string& primary, const std::string& own,
-              double timeout_s) {
-    follower_.Follow(primary, own, timeout_s);
-  }
+  // A backup's side: it follows a primary (Follow), polls its feed and
+  // applies the steps it has (TakeSteps); a lost primary ends the feed
+  // (the coordinator promotes or rolls back).
+  ReplicaFollower& follower() { return follower_; }
   // A backup whose primary is lost serves the range from now on, with the
   // backups at `backups`; tells the coordinator (Promoted).
   Status Promote(const std::vector<std::string>& backups);
-  // A backup's feed, to poll once connected (null: none).
-  ReplicaFeed* feed() { return follower_.feed(); }
-  // A backup: applies the steps its feed has, acknowledges them. A lost
-  // primary ends the feed (the coordinator promotes or rolls back).
-  Status TakeSteps() { return follower_.TakeSteps(); }
   // A primary: a backup's acknowledgement or subscription from `peer`.
   Status HandleReplicaAck(const std::string& peer, const wire::ReplicaAck& ack);
 
@@ -120,10 +111,6 @@ class HostedShard {
   // (on arrival: one per push applied), the clock, the pushes dropped.
   std::string Totals();
 
-  // Serves one worker's (or the evaluator's) message.
-  void HandleData(Message& msg) { data_path_.Handle(msg); }
-  void WaitForApply() { data_path_.WaitForApply(); }
-
  private:
   // The data path's settings for the timeline of now; `from_start`: this
   // range serves the job from its first clock (its outlier bound learns
@@ -140,12 +127,6 @@ class HostedShard {
   void TellCoordinator(zmq::message_t header) {
     if (primary_) tell_coordinator_(std::move(header));
   }
-  // A primary with backups: streams the commit `msg` just applied (the
-  // gradient of its `pushes` pushes).
-  void StreamCommit(const Message& msg, uint32_t pushes);
-  // Lets pulls read up to the newest commit every backup holds, and tells
-  // the coordinator those commits are applied (Committed).
-  void AdvanceReadable();
   void SendCommitted(int64_t clock, uint32_t pushes);
   // The workers `commit` names whose push is not buffered (nor refused).
   std::vector<uint32_t> MissingPushes(const wire::Commit& commit);
@@ -167,16 +148,9 @@ class HostedShard {
   ReplicaFollower follower_{{shard_, &model_, &clock_, &updater_, &data_path_,
                              &now_.job, &now_.layout},
                             tell_coordinator_};  // a backup's, until promoted
-  std::unique_ptr<ReplicaStream> stream_;        // a primary with backups
-  // A primary on commit: the commit steps its backups may not hold yet,
-  // and the newest commit pulls may read.
-  struct CommitStep {
-    uint64_t seq = 0;
-    int64_t clock = 0;
-    uint32_t pushes = 0;  // for its Committed
-  };
-  std::deque<CommitStep> commit_steps_;
-  int64_t readable_ = -1;
+  PrimaryReplicas replicas_{
+      {shard_, port_, &model_, &clock_, &data_path_},
+      [this](int64_t clock, uint32_t pushes) { SendCommitted(clock, pushes); }};
   // Promoted under a commit policy: the first commit may wait for pushes.
   static constexpr double kRepushWaitS = 10;
   bool awaiting_repush_ = false;

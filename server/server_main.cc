@@ -14,7 +14,7 @@
 #include "common/transport/endpoint.h"
 #include "common/transport/transport_keys.h"
 #include "common/transport/zmq/zmq_socket.h"
-#include "server/server_shard.h"
+#include "server/server_process.h"
 
 namespace po = boost::program_options;
 
@@ -112,12 +112,12 @@ int Main(int argc, char** argv) {
     std::cerr << "lockstep-server: " << services.status().message() << "\n";
     return 2;
   }
-  auto server = lockstep::ServerShard::Create(*opts);
+  auto server = lockstep::ServerProcess::Create(*opts);
   if (!server.ok()) {
     std::cerr << "lockstep-server: " << server.status().message() << std::endl;
     return 2;
   }
-  std::signal(SIGINT, [](int) { lockstep::ServerShard::RequestStop(); });
+  std::signal(SIGINT, [](int) { lockstep::ServerProcess::RequestStop(); });
   lockstep::TerminationSignal::Install();  // serves until the job's end
   lockstep::RoleEnd end;
   end.done = (*server)->Run();

@@ -2,7 +2,7 @@
 // socket, so long blocking work (loading a data set, a large evaluation, a
 // big batch) never makes a healthy worker look dead. The coordinator matches
 // these heartbeats to the worker by role and rank, which each proves with
-// the worker's ticket (with job keys; coordinator/ticket_desk.h), and
+// the worker's ticket (with job keys; coordinator/state/ticket_desk.h), and
 // answers each one; the time of the last answer tells the main thread the
 // coordinator is alive.
 // Thread-safety: last_reply_ms() may be called from any thread; the socket

@@ -79,7 +79,7 @@ class PsClient {
   // (sparse_dim floats each), as of clock `clock`: under BSP the servers
   // answer once clock-1 is applied. With `eval` (the evaluator's read of
   // evaluation point eval->point >= 0) every shard answers with its image
-  // of that point (server/eval_images.h), and eval->served_min/max say
+  // of that point (server/shard/eval_images.h), and eval->served_min/max say
   // which points the shards' values are at (equal unless a shard had to
   // answer a later one).
   struct EvalRead {

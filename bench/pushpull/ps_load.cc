@@ -118,7 +118,7 @@ Message LoadClient::BuildRequest(const ShardSlice& slice, uint64_t id) {
     return msg;
   }
   // One push per clock, as a worker's (a shard refuses a second push of a
-  // clock, server/request_rules.h): every push of this process is of a
+  // clock, server/guard/request_rules.h): every push of this process is of a
   // later clock than the one before, across the rows a server set serves.
   static std::atomic<int64_t> clocks{0};
   auto body = wire::CreatePush(fbb_, id, /*clock=*/clocks.fetch_add(1),

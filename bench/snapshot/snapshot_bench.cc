@@ -11,8 +11,8 @@
 
 #include "common/clock.h"
 #include "common/prefaulted.h"
-#include "server/dense_store.h"
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
+#include "server/model/dense_store.h"
 #include "server/snapshot/shard_restore.h"
 #include "server/snapshot/shard_round.h"
 #include "server/store/rocksdb_store.h"

@@ -154,7 +154,7 @@ StatusOr<TicketMint> TicketMint::Create(const RoleKeys& keys) {
   TicketMint mint(std::move(key));
   // A restarted coordinator numbers on from a random point, not from 1:
   // servers that outlived its predecessor keep fencing that one's removed
-  // registrations (server/request_rules.h), which it must not reissue.
+  // registrations (server/guard/request_rules.h), which it must not reissue.
   RAND_bytes(reinterpret_cast<unsigned char*>(&mint.issued_),
              sizeof(mint.issued_));
   mint.issued_ &= 0x7FFFFFFFu;  // never 0, a ticket-less connection's

@@ -5,7 +5,7 @@
 // registers again; with credentials (`lockstep-keys --worker-credentials
 // N`, `--issue-worker N`) each worker's file holds a key pair of its own,
 // numbered, and the coordinator refuses a credential it removed a worker
-// of (coordinator/credential_bans.h).
+// of (coordinator/faults/credential_bans.h).
 //
 // Credential N's secret key is HMAC-SHA256 of its number under the job's
 // ticket key (peer_ticket.h), which only the coordinator's and a server's

@@ -54,12 +54,12 @@ class DataPort {
   virtual void ReclaimLent() {}
 
   // Payload frames a peer may send, at most (the job's model bounds them:
-  // ServerShard). The direct transport closes a connection that declares
+  // ServerProcess). The direct transport closes a connection that declares
   // a larger one before reserving anything; the others ignore it.
   virtual void LimitPayload(uint64_t bytes) { (void)bytes; }
   // Replies a connection that proved a worker's or the evaluator's ticket
   // may leave unread before it is closed (at most kMaxQueuedReplyBytes;
-  // the job's model bounds it: ServerShard). A server's connections
+  // the job's model bounds it: ServerProcess). A server's connections
   // (replication) keep kMaxQueuedReplyBytes. The direct transport applies
   // it; the others ignore it.
   virtual void LimitUnreadReplies(uint64_t bytes) { (void)bytes; }

@@ -20,10 +20,25 @@
 
 namespace lockstep {
 
+// The protocol's history; docs/design.md points here rather than repeating
+// it.
+// Version 11: a replica step carries the primary's push-norm outlier scale
+// (Replicate.norm_scale), so a promoted backup bounds pushes as the
+// primary did.
 // Version 10: admitted quotas and shard 0's verdicts travel sealed
 // (Admission.quota_seal, Push.quota and its seals, PushAck.verdict_seal).
+// Version 9: a shard checks each push and pull against request rules (one
+// push per clock and ticket, clocks within reach, pulls bounded).
+// Version 8: each registration gets a ticket (role, rank, incarnation)
+// that the data plane's handshake proves; messages name the proven sender.
+// Version 7: the errors RoundIncompatible (a round of another job, left
+// intact), RoundUnreadable (a store a server cannot read) and
+// DeviceUnavailable (a worker's device its machine lacks); a server that
+// cannot restore a damaged round waits for the round before.
 // Version 6: a shard refuses poisoned pushes (PushStatus.Refused with a
-// reason) and tells the coordinator (PushRefused).
+// reason) and tells the coordinator (PushRefused); replicated shards
+// (ReplicaAck, Install, Promote, Follow, Reroute, PrimaryLost) came later
+// under the same number.
 // Version 5: a peer the engine terminates says so (Leave), and a Shutdown
 // says how the job ended (ShutdownKind: a preempted job exits resumable).
 // Version 4: staleness and the pull/push clock fields count logical clocks
@@ -32,7 +47,7 @@ namespace lockstep {
 // model and data (Describe) and get the layout in Start; job configs travel as
 // (name, value) fields. Version 1: the first protocol. Peers refuse any other
 // version.
-inline constexpr uint32_t kProtocolVersion = 10;
+inline constexpr uint32_t kProtocolVersion = 11;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;

@@ -4,8 +4,8 @@
 #include <map>
 #include <string>
 
+#include "server/model/snapshot_capture.h"
 #include "server/snapshot/shard_round.h"
-#include "server/snapshot/snapshot_capture.h"
 #include "server/store/memory_store.h"
 
 namespace lockstep {

@@ -16,9 +16,9 @@
 
 #include "common/layout.h"
 #include "common/status.h"
-#include "server/shard_model.h"
+#include "server/model/shard_model.h"
 #include "server/snapshot/shard_restore.h"
-#include "snapshot/shard_round_meta.h"
+#include "snapshot_format/shard_round_meta.h"
 
 namespace lockstep {
 

@@ -163,7 +163,7 @@ Status ReplicaFollower::ApplyPush(const wire::Replicate& step,
   if (!clock_->on_arrival()) {
     return InvalidArgument("a push step under a commit policy");
   }
-  // What the primary's rules admitted (server/request_rules.h): a batch
+  // What the primary's rules admitted (server/guard/request_rules.h): a batch
   // beyond the job's would be billions of optimizer steps here.
   const uint64_t max_batch = job_->MaxPushBatch();
   if (max_batch > 0 && push->batch() > max_batch) {

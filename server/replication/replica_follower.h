@@ -22,11 +22,11 @@
 #include "common/layout.h"
 #include "common/status.h"
 #include "common/wire/message.h"
+#include "server/model/shard_model.h"
 #include "server/replication/replica_feed.h"
-#include "server/shard_clock.h"
-#include "server/shard_data_path.h"
-#include "server/shard_model.h"
-#include "server/shard_updater.h"
+#include "server/shard/shard_clock.h"
+#include "server/shard/shard_data_path.h"
+#include "server/shard/shard_updater.h"
 
 namespace lockstep {
 

@@ -25,10 +25,11 @@
 #include "common/status.h"
 #include "common/transport/data_port.h"
 #include "common/wire/message.h"
+#include "server/shard/replica_log.h"
 
 namespace lockstep {
 
-class ReplicaStream {
+class ReplicaStream : public ReplicaLog {
  public:
   // The stream of shard `shard`, sent on `port` (outlives this).
   ReplicaStream(uint32_t shard, DataPort* port) : shard_(shard), port_(port) {}
@@ -53,7 +54,13 @@ class ReplicaStream {
   uint64_t HeldByAll() const;
   // Sends `reply` (to its peer) once every backup holds step `seq`: now,
   // when they do.
-  void SendWhenHeld(uint64_t seq, Message reply);
+  void SendWhenHeld(uint64_t seq, Message reply) override;
+  // ReplicaLog: a push applied on arrival, as a Push step.
+  uint64_t RecordPush(const Message& push, wire::PushStatus status,
+                      int64_t staleness, double norm_scale) override {
+    return Record(wire::ReplicaStep::Push, push, status, staleness, 0,
+                  norm_scale);
+  }
   // A backup's ReplicaAck from `peer`. A joining backup's subscription is
   // answered with `copy()` (the state now, as an Install step's payloads).
   // Errors: an endpoint that holds no backup of this shard, a backup

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "snapshot/chunk_codec.h"
+#include "snapshot_format/chunk_codec.h"
 
 namespace lockstep {
 namespace {

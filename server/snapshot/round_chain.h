@@ -14,7 +14,7 @@
 
 #include "common/status.h"
 #include "server/store/snapshot_store.h"
-#include "snapshot/shard_round_meta.h"
+#include "snapshot_format/shard_round_meta.h"
 
 namespace lockstep {
 

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
 #include "server/snapshot/round_chain.h"
-#include "snapshot/chunk_codec.h"
+#include "snapshot_format/chunk_codec.h"
 
 namespace lockstep {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "common/layout.h"
 #include "common/status.h"
-#include "server/dense_store.h"
+#include "server/model/dense_store.h"
+#include "server/model/sparse_table.h"
 #include "server/snapshot/shard_round.h"
-#include "server/sparse_table.h"
 #include "server/store/snapshot_store.h"
 
 namespace lockstep {

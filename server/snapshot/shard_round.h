@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "server/snapshot/snapshot_capture.h"
+#include "server/model/snapshot_capture.h"
 #include "server/store/snapshot_store.h"
-#include "snapshot/shard_round_meta.h"
+#include "snapshot_format/shard_round_meta.h"
 
 namespace lockstep {
 

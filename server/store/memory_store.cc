@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "snapshot/chunk_codec.h"
+#include "snapshot_format/chunk_codec.h"
 
 namespace lockstep {
 

@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "common/mutex.h"
-#include "snapshot/chunk_codec.h"
+#include "snapshot_format/chunk_codec.h"
 
 namespace lockstep {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "common/logging.h"
 #include "coordinator/coordinator.h"
-#include "server/server_shard.h"
+#include "server/server_process.h"
 #include "worker/worker_runtime.h"
 
 namespace lockstep {
@@ -37,7 +37,7 @@ class Watchdog {
           if (!cv_.wait_for(lock, timeout, [this] { return disarmed_; })) {
             fired_ = true;
             Coordinator::RequestStop();
-            ServerShard::RequestStop();
+            ServerProcess::RequestStop();
             WorkerRuntime::RequestStop();
           }
         }) {}
@@ -136,7 +136,7 @@ Status RunServer(const InProcessJob& spec, const std::string& endpoint,
   o.coordinator = endpoint;
   o.listen = Substitute(spec.data_listen, rank);
   o.rank_hint = static_cast<int>(rank);
-  LS_ASSIGN_OR_RETURN(auto shard, ServerShard::Create(o));
+  LS_ASSIGN_OR_RETURN(auto shard, ServerProcess::Create(o));
   return shard->Run();
 }
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <tuple>
 
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/param_names.h"
 #include "tests/support/reference_training.h"

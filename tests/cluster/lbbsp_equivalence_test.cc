@@ -14,7 +14,7 @@
 #include <regex>
 #include <set>
 
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/reference_training.h"
 #include "worker/data/dataset_registry.h"

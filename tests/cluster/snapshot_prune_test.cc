@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "server/store/rocksdb_store.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/sst_files.h"
 #include "tests/support/temp_dir.h"

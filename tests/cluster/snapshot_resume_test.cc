@@ -11,7 +11,7 @@
 #include <map>
 #include <random>
 
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/cluster/in_process_cluster.h"
 #include "tests/support/temp_dir.h"
 #include "tools/snapshot/whole_round.h"

@@ -12,14 +12,14 @@
 
 #include "common/job_shape.h"
 #include "common/wire/job_shape_codec.h"
-#include "coordinator/clock_driver.h"
+#include "coordinator/clock/clock_driver.h"
 #include "coordinator/component_links.h"
-#include "coordinator/enrollment.h"
-#include "coordinator/job_host.h"
-#include "coordinator/membership.h"
-#include "coordinator/recovery.h"
-#include "coordinator/snapshot_rounds.h"
-#include "coordinator/ticket_desk.h"
+#include "coordinator/enrollment/enrollment.h"
+#include "coordinator/faults/recovery.h"
+#include "coordinator/rounds/snapshot_rounds.h"
+#include "coordinator/state/job_host.h"
+#include "coordinator/state/membership.h"
+#include "coordinator/state/ticket_desk.h"
 #include "sync_policies/policy_registry.h"
 #include "tests/coordinator/recording_outbox.h"
 
@@ -40,10 +40,10 @@ class ComponentHarness : public JobHost {
         std::make_unique<ClockDriver>(job, std::move(policy).value(), outbox,
                                       members, tickets, *recorder, links);
     recovery = std::make_unique<Recovery>(job, 300, *this, outbox, members,
-                                          *rounds, *driver);
-    enrollment =
-        std::make_unique<Enrollment>(job, outbox, *this, members, *driver,
-                                     *rounds, *recorder, *recovery, tickets);
+                                          *rounds, *driver, epoch);
+    enrollment = std::make_unique<Enrollment>(
+        job, outbox, *this, members, *driver, *rounds, *recorder, epoch,
+        recovery->failover(), tickets);
     links.Connect(enrollment.get(), driver.get(), rounds.get(), recovery.get(),
                   recorder.get());
   }
@@ -130,6 +130,7 @@ class ComponentHarness : public JobHost {
   std::unique_ptr<RunRecorder> recorder;
   std::unique_ptr<SnapshotRounds> rounds;
   std::unique_ptr<ClockDriver> driver;
+  RecoveryEpoch epoch;
   std::unique_ptr<Recovery> recovery;
   TicketDesk tickets;  // gives none unless a test installs job keys
   std::unique_ptr<Enrollment> enrollment;

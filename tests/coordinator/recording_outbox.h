@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/wire/message.h"
-#include "coordinator/outbox.h"
+#include "coordinator/state/outbox.h"
 
 namespace lockstep {
 

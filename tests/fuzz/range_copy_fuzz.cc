@@ -6,8 +6,8 @@
 // write outside the range.
 #include "common/job_config.h"
 #include "common/layout.h"
+#include "server/model/shard_model.h"
 #include "server/replication/range_copy.h"
-#include "server/shard_model.h"
 #include "tests/fuzz/fuzz_target.h"
 
 namespace lockstep {

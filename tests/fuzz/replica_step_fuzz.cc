@@ -13,13 +13,13 @@
 #include "common/job_config.h"
 #include "common/layout.h"
 #include "common/lr_schedule.h"
-#include "server/eval_images.h"
+#include "server/model/shard_model.h"
 #include "server/replication/replica_feed.h"
 #include "server/replication/replica_follower.h"
-#include "server/shard_clock.h"
-#include "server/shard_data_path.h"
-#include "server/shard_model.h"
-#include "server/shard_updater.h"
+#include "server/shard/eval_images.h"
+#include "server/shard/shard_clock.h"
+#include "server/shard/shard_data_path.h"
+#include "server/shard/shard_updater.h"
 #include "tests/fuzz/fuzz_target.h"
 
 namespace lockstep {

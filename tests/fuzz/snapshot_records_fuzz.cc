@@ -3,9 +3,9 @@
 // keys, and the coordinator's manifest.json.
 #include <string_view>
 
-#include "snapshot/chunk_codec.h"
-#include "snapshot/shard_round_meta.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/chunk_codec.h"
+#include "snapshot_format/shard_round_meta.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/fuzz/fuzz_target.h"
 
 namespace lockstep {

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "common/job_config.h"
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/reference_training.h"
 #include "worker/data/dataset_registry.h"

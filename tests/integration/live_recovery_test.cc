@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "server/store/rocksdb_store.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
 

@@ -150,7 +150,7 @@ TEST_P(ServerMalformedTest, RejectsBadMessagesAndKeepsServing) {
   frames.clear();
   // A batch above the job's (16): it would weigh the push above the
   // others, or make 2^32-1 optimizer steps of it on arrival. Well-formed,
-  // it breaks a rule: refused and reported (server/request_rules.h).
+  // it breaks a rule: refused and reported (server/guard/request_rules.h).
   frames.push_back(PushHeader(0, 0, 10, 4294967295u));
   frames.push_back(zmq::message_t(40));
   const auto refused = SendExpectPushAck(socket, std::move(frames), &text);

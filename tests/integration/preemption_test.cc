@@ -12,7 +12,7 @@
 #include <algorithm>
 
 #include "common/termination.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/integration/test_cluster.h"
 
 namespace lockstep {

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "server/store/rocksdb_store.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/support/launch_args.h"
 #include "tests/support/sst_flip.h"
 #include "worker/worker_runtime.h"

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/integration/test_cluster.h"
 
 namespace lockstep {

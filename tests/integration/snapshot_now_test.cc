@@ -3,7 +3,7 @@
 // it is complete; a job without --snapshot-dir refuses, saying why.
 #include <gtest/gtest.h>
 
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/integration/test_cluster.h"
 
 namespace lockstep {

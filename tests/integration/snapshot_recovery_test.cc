@@ -16,7 +16,7 @@
 
 #include "common/coordinator_watch.h"
 #include "server/store/rocksdb_store.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/integration/recovery_job.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/launch_args.h"

@@ -5,7 +5,7 @@
 
 #include "server/snapshot/shard_round.h"
 #include "server/store/rocksdb_store.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/integration/test_cluster.h"
 #include "worker/data/libsvm_loader.h"
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
 
 namespace lockstep {
 

@@ -1,6 +1,6 @@
 #include "tools/launch/job_check.h"
 
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
 #include "sync_policies/policy_registry.h"
 #include "worker/data/dataset_registry.h"
 #include "worker/models/model_registry.h"

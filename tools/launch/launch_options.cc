@@ -9,7 +9,7 @@
 #include <system_error>
 
 #include "common/job_resume.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tools/launch/job_check.h"
 
 namespace lockstep {

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "common/coordinator_watch.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 
 namespace lockstep {
 namespace {

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <set>
 
-#include "snapshot/chunk_codec.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/chunk_codec.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tools/snapshot/npy_file.h"
 #include "tools/snapshot/whole_round.h"
 

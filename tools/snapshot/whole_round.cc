@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
-#include "server/dense_store.h"
+#include "server/model/dense_store.h"
+#include "server/model/sparse_table.h"
 #include "server/snapshot/shard_restore.h"
-#include "server/sparse_table.h"
 
 namespace lockstep {
 

@@ -13,12 +13,12 @@
 #include <random>
 #include <vector>
 
-#include "server/dense_store.h"
-#include "server/optimizers/optimizer.h"
+#include "optimizers/optimizer.h"
+#include "server/model/dense_store.h"
+#include "server/model/snapshot_capture.h"
+#include "server/model/sparse_table.h"
 #include "server/snapshot/shard_restore.h"
 #include "server/snapshot/shard_round.h"
-#include "server/snapshot/snapshot_capture.h"
-#include "server/sparse_table.h"
 #include "server/store/memory_store.h"
 
 namespace lockstep {

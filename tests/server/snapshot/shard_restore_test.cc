@@ -12,9 +12,9 @@
 #include <span>
 #include <vector>
 
-#include "server/dense_store.h"
+#include "server/model/dense_store.h"
+#include "server/model/snapshot_capture.h"
 #include "server/snapshot/shard_round.h"
-#include "server/snapshot/snapshot_capture.h"
 #include "server/store/memory_store.h"
 
 namespace lockstep {

@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "server/dense_store.h"
-#include "server/optimizers/optimizer.h"
-#include "server/sparse_table.h"
+#include "optimizers/optimizer.h"
+#include "server/model/dense_store.h"
+#include "server/model/sparse_table.h"
 
 namespace lockstep {
 namespace {

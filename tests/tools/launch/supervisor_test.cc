@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 
 namespace lockstep {
 namespace {

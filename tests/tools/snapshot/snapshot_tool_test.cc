@@ -9,11 +9,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/dense_store.h"
+#include "server/model/dense_store.h"
+#include "server/model/sparse_table.h"
 #include "server/snapshot/shard_round.h"
-#include "server/sparse_table.h"
 #include "server/store/rocksdb_store.h"
-#include "snapshot/snapshot_manifest.h"
+#include "snapshot_format/snapshot_manifest.h"
 #include "tests/support/sst_flip.h"
 #include "tests/support/temp_dir.h"
 #include "tools/snapshot/npy_file.h"
