@@ -74,7 +74,8 @@ class Coordinator::Impl : public Outbox, public JobHost {
   // Why the job ends now (every peer told), or nullopt while it goes on.
   std::optional<Status> EndNow(int64_t start_ms);
   bool TrainingDone() const {
-    return enrollment_->training() && clock_->final_eval_received();
+    return enrollment_->training() &&
+           clock_->evaluation().final_eval_received();
   }
   // Publishes a metrics snapshot (at most every 0.5 s unless forced).
   void PublishMetrics(bool force);

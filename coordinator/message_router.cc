@@ -171,7 +171,8 @@ void MessageRouter::HandlePeerMessage(const std::string& id, Peer& peer,
       if (!c_.recovery.CurrentEpoch(peer, env.body_as_Evaluation()->epoch())) {
         return;
       }
-      return c_.clock.HandleEvaluation(id, *env.body_as_Evaluation());
+      return c_.clock.evaluation().HandleEvaluation(id,
+                                                    *env.body_as_Evaluation());
     case wire::Body::Committed:
     case wire::Body::SnapshotDone:
     case wire::Body::Restored:

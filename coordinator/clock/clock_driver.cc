@@ -27,7 +27,7 @@ Status ClockDriver::StartJob() {
       schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
   budget_ =
       SampleBudget(static_cast<uint64_t>(job_.max_clocks) * job_.GlobalBatch());
-  evaluations_ = EvaluationSchedule(job_.evaluators > 0 ? job_.eval_every : 0);
+  evaluation_.Start(job_.evaluators > 0 ? job_.eval_every : 0);
   return Status::Ok();
 }
 
@@ -41,7 +41,7 @@ void ClockDriver::ResumeAt(const ManifestRound& round) {
           ? static_cast<uint64_t>(processed->second[0])
           : static_cast<uint64_t>(round.clock + 1) * job_.GlobalBatch());
   applied_samples_ = budget_.processed();
-  evaluations_.StartAt(OnArrival() ? ProgressClocks() : round.clock + 1);
+  evaluation_.StartAt(OnArrival() ? ProgressClocks() : round.clock + 1);
   if (round.policy.empty()) return;  // a round of an older manifest
   if (round.policy != policy_->name()) {
     LS_LOG(Info) << "round " << round.round << " was taken under "
@@ -72,9 +72,7 @@ Status ClockDriver::Restart(const ManifestRound& round) {
   // The old timeline's reports and acks are of clocks that run again, and
   // its end is undone: the final evaluation is asked again later.
   ledger_ = CommitLedger(job_.servers);
-  final_eval_received_ = false;
-  final_evaluator_.clear();
-  training_over_ = false;
+  evaluation_.Restart();
   return Status::Ok();
 }
 
@@ -101,15 +99,10 @@ void ClockDriver::WorkerLeft(const Peer& gone) {
   AnswerPendingAdmissions();
 }
 
-void ClockDriver::Forget(const std::string& id) {
-  if (id == final_evaluator_) final_evaluator_.clear();
-}
-
 void ClockDriver::HandleAdmit(const std::string& id, Peer& peer,
                               int64_t clock) {
   if (peer.role == wire::Role::Evaluator) {
-    peer.pending_admit = clock;  // evaluation points come in order
-    AnswerEvaluator();
+    evaluation_.HandleAdmit(peer, clock);
     return;
   }
   if (!recorder_started_) {
@@ -191,7 +184,7 @@ void ClockDriver::SendAdmission(const std::string& id, Peer& peer,
   if (!finished && OnArrival()) {
     budget_.Admitted(static_cast<uint32_t>(peer.rank), batch);
   }
-  // Evaluation is out of band (the evaluator's; AnswerEvaluator): no
+  // Evaluation is out of band (the evaluator's; EvaluationDriver): no
   // training worker is ever asked to evaluate before the job is over.
   peer.clock = decision.clock;
   peer.admitted_batch = batch;
@@ -210,7 +203,7 @@ void ClockDriver::SendAdmission(const std::string& id, Peer& peer,
                             /*evaluate=*/false, BytesField(fbb, seal));
   outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
                                   wire::Role::Coordinator, 0));
-  if (finished) MaybeRequestFinalEvaluation();
+  if (finished) evaluation_.MaybeRequestFinal();
 }
 
 void ClockDriver::HandleClockDone(const Peer& peer,
@@ -240,7 +233,7 @@ void ClockDriver::HandleClockDone(const Peer& peer,
       // Every shard applied this push before acking it, so each has
       // reached at least this progress (its evaluation images with it).
       applied_samples_ += report.batch;
-      ProgressReached(static_cast<int64_t>(
+      evaluation_.Reached(static_cast<int64_t>(
           applied_samples_ / std::max<uint64_t>(1, job_.GlobalBatch())));
     }
     listener_.OnApplied(report.clock);
@@ -281,7 +274,7 @@ void ClockDriver::IssueCommits(const std::vector<CommitDecision>& commits) {
     recorder_.RecordCommit(commit.clock, totals.samples, totals.mean_loss);
     SetLogClock(commit.clock);
     listener_.OnApplied(commit.clock);
-    ProgressReached(commit.clock + 1);
+    evaluation_.Reached(commit.clock + 1);
     listener_.OnRoundPoint(commit.clock, commit.clock + 1 == job_.max_clocks);
   }
 }
@@ -313,87 +306,6 @@ void ClockDriver::ResendCommits(const std::string& server, int64_t after) {
     if (clock > after)
       outbox_.Send(server, zmq::message_t(bytes.data(), bytes.size()));
   }
-}
-
-void ClockDriver::HandleEvaluation(const std::string& id,
-                                   const wire::Evaluation& eval) {
-  const bool final = eval.final();
-  const int64_t clock = eval.clock();
-  // A point's time is when training reached it; the final model's, when
-  // training ended.
-  const double reached =
-      final ? recorder_.TrainSeconds()
-            : evaluations_.ReachedAt(clock).value_or(recorder_.WallSeconds());
-  evaluations_.Reported(clock);
-  recorder_.RecordEvaluation(clock, eval.test_loss(), eval.test_accuracy(),
-                             final, eval.seconds(), reached);
-  LS_LOG(Info) << "evaluation at clock " << clock << ": test loss "
-               << eval.test_loss() << ", test accuracy " << eval.test_accuracy()
-               << " over " << eval.samples() << " samples (" << eval.seconds()
-               << " s" << (final ? ", final)" : ")");
-  // The job ends (TrainingDone) only on the final evaluation of the peer
-  // asked for it, i.e. of the model where training ended.
-  if (final && id == final_evaluator_) final_eval_received_ = true;
-}
-
-void ClockDriver::ProgressReached(int64_t progress) {
-  evaluations_.Reached(progress, recorder_.WallSeconds());
-  AnswerEvaluator();
-}
-
-void ClockDriver::AnswerEvaluator() {
-  Peer* peer = members_.evaluator();
-  if (peer == nullptr) return;
-  // During a recovery the evaluator is not answered: the shards are
-  // rolling back, and it gets a new Start when the recovery ends.
-  if (!peer->pending_admit || !peer->started || listener_.Paused()) return;
-  std::optional<int64_t> point = evaluations_.TakeNext();
-  const bool final = !point && training_over_;
-  if (!point && !final) return;
-  peer->pending_admit.reset();
-  const std::string& id = members_.evaluator_id();
-  if (final) {
-    final_evaluator_ = id;
-    LS_LOG(Info) << "training is over; the evaluator runs the final "
-                    "evaluation";
-  }
-  flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = wire::CreateAdmission(fbb, point.value_or(FinalModelClock()),
-                                    !final, final, 0, 0, 0, /*evaluate=*/true);
-  outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
-                                  wire::Role::Coordinator, 0));
-}
-
-void ClockDriver::MaybeRequestFinalEvaluation() {
-  if (final_eval_received_ || !final_evaluator_.empty() ||
-      !members_.AllWorkersFinished()) {
-    return;
-  }
-  // Training time stops when the last worker finished, before the final
-  // evaluation, so the rates and time to target leave evaluation out.
-  if (!training_over_) {
-    training_over_ = true;
-    recorder_.EndTraining();
-  }
-  const Peer* evaluator = members_.evaluator();
-  if (evaluator != nullptr && evaluator->started) {
-    AnswerEvaluator();  // its last points first, then the final model
-    return;
-  }
-  // Without an evaluator, a worker evaluates the final model: training is
-  // over, so nobody waits for it.
-  const int rank = members_.LowestWorker();
-  for (const auto& id : members_.worker_ids()) {
-    if (members_.at(id).rank != rank) continue;
-    final_evaluator_ = id;
-    flatbuffers::FlatBufferBuilder fbb(128);
-    auto body = wire::CreateAdmission(fbb, FinalModelClock(), false, true, 0, 0,
-                                      0, true);
-    outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
-                                    wire::Role::Coordinator, 0));
-  }
-  LS_LOG(Info) << "every worker finished; worker " << rank
-               << " runs the final evaluation";
 }
 
 }  // namespace lockstep

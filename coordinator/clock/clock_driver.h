@@ -1,7 +1,7 @@
 // The job's clock: the sync policy's admission and commit decisions, the
-// learning-rate schedule, the sample budget, the commit ledger, and the
-// out-of-band evaluator's points up to the final evaluation. It sends
-// Admissions to workers and the evaluator and Commits to every server; what
+// learning-rate schedule, the sample budget and the commit ledger; the
+// progress it commits drives the job's evaluations (EvaluationDriver, its
+// own). It sends Admissions to workers and Commits to every server; what
 // a commit means to snapshot rounds and recovery it says to its listener.
 // Thread-safety: not thread-safe; the coordinator's thread owns it.
 #ifndef LOCKSTEP_COORDINATOR_CLOCK_CLOCK_DRIVER_H_
@@ -17,8 +17,9 @@
 #include "common/job_config.h"
 #include "common/lr_schedule.h"
 #include "common/status.h"
+#include "coordinator/clock/clock_listener.h"
 #include "coordinator/clock/commit_ledger.h"
-#include "coordinator/clock/evaluation_schedule.h"
+#include "coordinator/clock/evaluation_driver.h"
 #include "coordinator/clock/sample_budget.h"
 #include "coordinator/state/membership.h"
 #include "coordinator/state/outbox.h"
@@ -28,19 +29,6 @@
 #include "sync_policies/sync_policy.h"
 
 namespace lockstep {
-
-// What the other components hear of the clock.
-class ClockListener {
- public:
-  virtual ~ClockListener() = default;
-  // `clock` was committed (apply-on-arrival: a push of it applied).
-  virtual void OnApplied(int64_t clock) = 0;
-  // The state after `clock` is on every server's queue: a snapshot round
-  // may start there (`force`: the job's last clock).
-  virtual void OnRoundPoint(int64_t clock, bool force) = 0;
-  // A recovery is under way: the evaluator is not answered meanwhile.
-  virtual bool Paused() const = 0;
-};
 
 class ClockDriver {
  public:
@@ -55,8 +43,9 @@ class ClockDriver {
   const SyncPolicy& policy() const { return *policy_; }
   // Decision time spent in the policy so far.
   double policy_seconds() const { return policy_seconds_; }
-  // The evaluation of the final model came from the peer asked for it.
-  bool final_eval_received() const { return final_eval_received_; }
+  // The job's evaluations, up to the final one.
+  EvaluationDriver& evaluation() { return evaluation_; }
+  const EvaluationDriver& evaluation() const { return evaluation_; }
 
   // Training starts with the resolved job: its lr schedule, sample budget
   // and evaluation points.
@@ -75,9 +64,6 @@ class ClockDriver {
   int64_t JoinRunning(const Peer& peer);
   // A started worker left: the policy re-evaluates without it.
   void WorkerLeft(const Peer& gone);
-  // Peer `id` is gone: it is no longer the one asked for the final
-  // evaluation (MaybeRequestFinalEvaluation asks another).
-  void Forget(const std::string& id);
 
   // REQUIRES: training. Admits worker `peer` (routing id `id`) to `clock`,
   // defers it, or tells it the job is over; the evaluator's Admit asks for
@@ -89,16 +75,6 @@ class ClockDriver {
   // every shard has applied (a promoted backup's primary may have died
   // before passing them on).
   void ResendCommits(const std::string& server, int64_t after);
-  void HandleEvaluation(const std::string& id, const wire::Evaluation& eval);
-  // Answers the evaluator's pending Admit: the next due point, or the
-  // final evaluation once training is over and no point is left.
-  void AnswerEvaluator();
-  // Once every live worker finished: training is over, and the evaluator
-  // (or, without one, the lowest-ranked worker; again if the one asked
-  // died) is asked for the final evaluation.
-  void MaybeRequestFinalEvaluation();
-  bool training_over() const { return training_over_; }
-
   // The newest committed clock (-1 before any).
   int64_t LastCommittedClock() const { return policy_->CurrentClock() - 1; }
   // The policy's state now (apply-on-arrival: with the samples processed).
@@ -126,9 +102,6 @@ class ClockDriver {
   // The clock a pull of the final model names (under BSP the servers
   // answer once the clock before it is applied).
   int64_t FinalModelClock() const;
-  // Global progress reached `progress` whole clocks: evaluation points up
-  // to it are due now.
-  void ProgressReached(int64_t progress);
   // Runs a policy call and adds its duration to the decision time.
   template <typename Call>
   auto Timed(Call call) -> decltype(call()) {
@@ -149,17 +122,13 @@ class ClockDriver {
   std::map<int64_t, std::string> unapplied_commits_;  // Commit envelopes
   CommitLedger ledger_;
   SampleBudget budget_;
-  EvaluationSchedule evaluations_;  // the evaluator's points due
+  EvaluationDriver evaluation_{members_, outbox_, recorder_, listener_,
+                               [this] { return FinalModelClock(); }};
   // Apply-on-arrival: samples of pushes every shard applied (reports
   // without a drop), the progress the shards' evaluation images follow.
   uint64_t applied_samples_ = 0;
   double policy_seconds_ = 0;
   bool recorder_started_ = false;
-  // Every live worker finished its last clock (MaybeRequestFinalEvaluation).
-  bool training_over_ = false;
-  // The peer asked for the final evaluation ("" until then, or if it died).
-  std::string final_evaluator_;
-  bool final_eval_received_ = false;
 };
 
 }  // namespace lockstep

@@ -109,8 +109,10 @@ void Enrollment::RemoveEvaluator(const std::string& id,
   shapes_.Forget(kEvaluatorShapeKey);
   // Once training is over a worker evaluates the final model in its place
   // (ClockDriver), or the job, which ends on that evaluation, would wait.
-  clock_.Forget(id);
-  if (clock_.training_over()) clock_.MaybeRequestFinalEvaluation();
+  clock_.evaluation().Forget(id);
+  if (clock_.evaluation().training_over()) {
+    clock_.evaluation().MaybeRequestFinal();
+  }
 }
 
 StartProgress Enrollment::start_progress() const {
@@ -394,8 +396,8 @@ void Enrollment::RemoveWorker(const std::string& id, const std::string& why,
   // clock (the policy commits without it), and it may have been the last
   // worker not finished or the one asked for the final evaluation.
   if (gone.started) clock_.WorkerLeft(gone);
-  clock_.Forget(id);
-  clock_.MaybeRequestFinalEvaluation();
+  clock_.evaluation().Forget(id);
+  clock_.evaluation().MaybeRequestFinal();
   // A replaced worker's successor is registering right now
   // (ReplaceWorker), so the job is not left without workers.
   if (members_.worker_ids().empty() && !replaced) {

@@ -83,7 +83,8 @@ void Recovery::HandlePrimaryLost(uint32_t shard, const std::string& primary,
                                  const std::string& why,
                                  Enrollment& enrollment) {
   if (job_.replicas == 0 || !enrollment.training() || recovering_ ||
-      clock_.training_over() || shard >= members_.server_ids().size()) {
+      clock_.evaluation().training_over() ||
+      shard >= members_.server_ids().size()) {
     return;
   }
   const uint32_t slot = failover_.placement().PrimarySlot(shard);

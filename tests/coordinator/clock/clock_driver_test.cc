@@ -160,7 +160,7 @@ TEST_F(ClockDriverTest, WorkerPastTheLastClockIsToldTheJobIsOver) {
   EXPECT_FALSE(over->go());
   EXPECT_EQ(over->batch_quota(), 0u);
   EXPECT_TRUE(members_.at("w1").finished);
-  EXPECT_FALSE(driver_->training_over());
+  EXPECT_FALSE(driver_->evaluation().training_over());
 
   // The last worker finished: the lowest-ranked one evaluates the final
   // model (no evaluator in this job).
@@ -171,15 +171,16 @@ TEST_F(ClockDriverTest, WorkerPastTheLastClockIsToldTheJobIsOver) {
   EXPECT_TRUE(final_eval->evaluate());
   EXPECT_TRUE(final_eval->finished());
   EXPECT_EQ(final_eval->clock(), job_.max_clocks);
-  EXPECT_TRUE(driver_->training_over());
+  EXPECT_TRUE(driver_->evaluation().training_over());
 
   WireTable<wire::Evaluation> eval([](flatbuffers::FlatBufferBuilder& fbb) {
     return wire::CreateEvaluation(fbb, 2, 0.1, 0.9, 100, /*final=*/true);
   });
-  driver_->HandleEvaluation("w1", *eval);
-  EXPECT_FALSE(driver_->final_eval_received()) << "w1 was not asked";
-  driver_->HandleEvaluation("w0", *eval);
-  EXPECT_TRUE(driver_->final_eval_received());
+  driver_->evaluation().HandleEvaluation("w1", *eval);
+  EXPECT_FALSE(driver_->evaluation().final_eval_received())
+      << "w1 was not asked";
+  driver_->evaluation().HandleEvaluation("w0", *eval);
+  EXPECT_TRUE(driver_->evaluation().final_eval_received());
 }
 
 TEST_F(ClockDriverTest, WorkerLeavingLetsTheClockCommitWithoutIt) {
