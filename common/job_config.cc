@@ -143,9 +143,11 @@ Status ValidateJobConfig(const JobConfig& c) {
     return InvalidArgument("--grad-norm-action must be reject or clip");
   }
   // The schedule's length is checked against max_clocks once it is known.
-  return LrSchedule::Parse(c.lr_schedule, c.lr,
-                           std::max<int64_t>(1, c.max_clocks))
-      .status();
+  return c.LearningRateSchedule().status();
+}
+
+StatusOr<LrSchedule> JobConfig::LearningRateSchedule() const {
+  return LrSchedule::Parse(lr_schedule, lr, std::max<int64_t>(1, max_clocks));
 }
 
 }  // namespace lockstep

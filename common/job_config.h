@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/job_shape.h"
+#include "common/lr_schedule.h"
 #include "common/status.h"
 
 namespace lockstep {
@@ -120,6 +121,9 @@ struct JobConfig {
   // batch. A push above it is refused (what a worker states is not
   // trusted beyond that).
   uint64_t MaxPushBatch() const;
+  // The learning-rate schedule the job's flags describe (--lr,
+  // --lr-schedule over max_clocks, at least 1 before it is resolved).
+  StatusOr<LrSchedule> LearningRateSchedule() const;
   uint32_t MaxWorkers() const {
     return max_workers > workers ? max_workers : workers;
   }

@@ -1,6 +1,9 @@
-// Learning-rate schedules. The coordinator evaluates the schedule for each
-// clock and sends the rate with the Commit, so every shard applies the same
-// rate. Thread-safety: immutable after Parse.
+// Learning-rate schedules. A job's is parsed in one place
+// (JobConfig::LearningRateSchedule) and evaluated in one: each shard's
+// updater, at the clock of every step it applies - a commit's under
+// commit policies, each push's share of a logical clock on arrival - so
+// every shard applies the same rate under every policy.
+// Thread-safety: immutable after Parse.
 #ifndef LOCKSTEP_COMMON_LR_SCHEDULE_H_
 #define LOCKSTEP_COMMON_LR_SCHEDULE_H_
 

@@ -38,9 +38,7 @@ Status HostedShard::Setup(const wire::Welcome& welcome, Timeline timeline,
   const bool on_arrival = welcome.apply_mode() == wire::ApplyMode::OnArrival;
   clock_ = ShardClock(
       {on_arrival, welcome.max_staleness(), welcome.scale_lr_by_staleness()});
-  LS_ASSIGN_OR_RETURN(
-      LrSchedule schedule,
-      LrSchedule::Parse(job.lr_schedule, job.lr, job.max_clocks));
+  LS_ASSIGN_OR_RETURN(LrSchedule schedule, job.LearningRateSchedule());
   updater_.Reset(job, on_arrival, schedule);
   // Only a primary that starts the job sees the scale of its outlier bound.
   ConfigureDataPath(on_arrival, primary && welcome.restore_round() == 0 &&
@@ -78,8 +76,11 @@ Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
         now_.layout.shards()[shard_].dense)) {
     return FailedPrecondition("asked to keep a shard of another layout");
   }
+  // The resumed job's learning rate (a resume may change it).
+  LS_ASSIGN_OR_RETURN(LrSchedule schedule, timeline.job.LearningRateSchedule());
   if (!primary_) {
     now_ = std::move(timeline);
+    updater_.set_schedule(schedule);
     ConfigureDataPath(clock_.on_arrival(),
                       false);  // its follower keeps the scale
     return Status::Ok();
@@ -93,6 +94,7 @@ Status HostedShard::Adopt(const wire::Welcome& welcome, Timeline timeline) {
   }
   rounds_.Drop(&model_);
   now_ = std::move(timeline);
+  updater_.set_schedule(schedule);
   clock_.DropPending();
   data_path_.ForgetPushes();
   // The same process serves on: its outlier bound as it was.

@@ -22,6 +22,9 @@ namespace lockstep {
 
 // The protocol's history; docs/design.md points here rather than repeating
 // it.
+// Version 12: a Commit no longer carries the learning rate (Commit.lr is
+// deprecated): each shard evaluates the job's schedule itself, under every
+// policy.
 // Version 11: a replica step carries the primary's push-norm outlier scale
 // (Replicate.norm_scale), so a promoted backup bounds pushes as the
 // primary did.
@@ -47,7 +50,7 @@ namespace lockstep {
 // model and data (Describe) and get the layout in Start; job configs travel as
 // (name, value) fields. Version 1: the first protocol. Peers refuse any other
 // version.
-inline constexpr uint32_t kProtocolVersion = 11;
+inline constexpr uint32_t kProtocolVersion = 12;
 // Headers are small control records; 16 MiB leaves room for a layout with
 // hundreds of thousands of tensors and rejects garbage early.
 inline constexpr size_t kMaxHeaderBytes = 16u << 20;

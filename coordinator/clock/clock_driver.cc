@@ -23,8 +23,9 @@ ClockDriver::ClockDriver(const JobConfig& job,
       ledger_(job.servers) {}
 
 Status ClockDriver::StartJob() {
-  LS_ASSIGN_OR_RETURN(
-      schedule_, LrSchedule::Parse(job_.lr_schedule, job_.lr, job_.max_clocks));
+  // The schedule against the resolved clock count, before any shard
+  // applies it.
+  LS_RETURN_IF_ERROR(job_.LearningRateSchedule().status());
   budget_ =
       SampleBudget(static_cast<uint64_t>(job_.max_clocks) * job_.GlobalBatch());
   evaluation_.Start(job_.evaluators > 0 ? job_.eval_every : 0);
@@ -260,8 +261,7 @@ void ClockDriver::IssueCommits(const std::vector<CommitDecision>& commits) {
   for (const auto& commit : commits) {
     flatbuffers::FlatBufferBuilder fbb(256);
     auto workers = fbb.CreateVector(commit.workers);
-    const double lr = schedule_.RateAt(commit.clock);
-    auto body = wire::CreateCommit(fbb, commit.clock, workers, lr);
+    auto body = wire::CreateCommit(fbb, commit.clock, workers);
     zmq::message_t header = FinishEnvelope(
         fbb, wire::Body::Commit, body.Union(), wire::Role::Coordinator, 0);
     // Kept until every shard applied it: a promoted backup may need it

@@ -1,5 +1,6 @@
 // The job's clock: the sync policy's admission and commit decisions, the
-// learning-rate schedule, the sample budget and the commit ledger; the
+// sample budget and the commit ledger (the learning rate of a clock is
+// the shards' to evaluate: common/lr_schedule.h); the
 // progress it commits drives the job's evaluations (EvaluationDriver, its
 // own). It sends Admissions to workers and Commits to every server; what
 // a commit means to snapshot rounds and recovery it says to its listener.
@@ -15,7 +16,6 @@
 
 #include "common/clock.h"
 #include "common/job_config.h"
-#include "common/lr_schedule.h"
 #include "common/status.h"
 #include "coordinator/clock/clock_listener.h"
 #include "coordinator/clock/commit_ledger.h"
@@ -118,7 +118,6 @@ class ClockDriver {
   TicketDesk& tickets_;
   RunRecorder& recorder_;
   ClockListener& listener_;
-  LrSchedule schedule_;
   std::map<int64_t, std::string> unapplied_commits_;  // Commit envelopes
   CommitLedger ledger_;
   SampleBudget budget_;

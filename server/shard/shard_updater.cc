@@ -81,7 +81,8 @@ StatusOr<std::optional<uint32_t>> ShardUpdater::Settle(
                     << " clocks in; commits count from clock " << number;
     warned_partial_clock_ = true;
   }
-  LS_RETURN_IF_ERROR(apply(UpdateStep::Whole(commit.lr(), number)));
+  LS_RETURN_IF_ERROR(
+      apply(UpdateStep::Whole(schedule_.RateAt(commit.clock()), number)));
   if (pushes > 0) {
     dense.set_step(dense.step() + 1);
     dense.set_time(static_cast<double>(number));

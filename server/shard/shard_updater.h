@@ -36,7 +36,11 @@ class ShardUpdater {
       : model_(model), clock_(clock), images_(images) {}
 
   // A new job or a rollback's timeline: forgets which pushes were applied.
+  // `schedule` gives the rate of every step it applies.
   void Reset(const JobConfig& job, bool on_arrival, const LrSchedule& schedule);
+  // A resumed coordinator adopted this state under a job whose learning
+  // rate may differ: steps from now on follow `schedule`.
+  void set_schedule(const LrSchedule& schedule) { schedule_ = schedule; }
   // The model now holds `restored` (a snapshot round): its clock is
   // committed, and the pushes it holds are never applied again.
   void Restored(const RestoredShard& restored);

@@ -169,7 +169,7 @@ std::vector<std::string> FuzzSeeds() {
   {
     flatbuffers::FlatBufferBuilder fbb(64);
     std::vector<uint32_t> workers = {0, 1};
-    auto body = wire::CreateCommit(fbb, 0, fbb.CreateVector(workers), 0.1);
+    auto body = wire::CreateCommit(fbb, 0, fbb.CreateVector(workers));
     PutFrame(&commit, FinishEnvelope(fbb, wire::Body::Commit, body.Union(),
                                      wire::Role::Coordinator, 0));
   }

@@ -178,7 +178,7 @@ TEST_F(MessageTest, PushCarriesRangesAndAPayloadFrame) {
 TEST_F(MessageTest, CommitCarriesWorkerListAndRate) {
   flatbuffers::FlatBufferBuilder fbb;
   const std::vector<uint32_t> workers = {0, 2, 5};
-  auto body = wire::CreateCommit(fbb, 41, fbb.CreateVector(workers), 0.0125);
+  auto body = wire::CreateCommit(fbb, 41, fbb.CreateVector(workers));
   Message msg;
   msg.header = FinishEnvelope(fbb, wire::Body::Commit, body.Union(),
                               wire::Role::Coordinator, 0);
@@ -186,7 +186,6 @@ TEST_F(MessageTest, CommitCarriesWorkerListAndRate) {
   const auto* c = msg.envelope->body_as_Commit();
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->clock(), 41);
-  EXPECT_EQ(c->lr(), 0.0125);
   EXPECT_EQ(std::vector<uint32_t>(c->workers()->begin(), c->workers()->end()),
             workers);
 }

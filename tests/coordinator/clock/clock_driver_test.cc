@@ -112,7 +112,6 @@ TEST_F(ClockDriverTest, CommitsToEveryServerOnceEveryWorkerReported) {
             (std::vector<std::string>{"s0", "s1"}));
   const auto* commit = commits[0].body<wire::Commit>();
   EXPECT_EQ(commit->clock(), 0);
-  EXPECT_DOUBLE_EQ(commit->lr(), 0.1);
   EXPECT_EQ(std::vector<uint32_t>(commit->workers()->begin(),
                                   commit->workers()->end()),
             (std::vector<uint32_t>{0, 1}));
@@ -122,14 +121,13 @@ TEST_F(ClockDriverTest, CommitsToEveryServerOnceEveryWorkerReported) {
   EXPECT_EQ(driver_->LastCommittedClock(), 0);
 }
 
-TEST_F(ClockDriverTest, LastCommitCarriesTheScheduledRateAndForcesARound) {
+TEST_F(ClockDriverTest, LastCommitForcesARound) {
   RunClock(0);
   outbox_.Clear();
   RunClock(1);
   const auto commits = outbox_.Of(wire::Body::Commit);
   ASSERT_EQ(commits.size(), 2u);
   EXPECT_EQ(commits[1].body<wire::Commit>()->clock(), 1);
-  EXPECT_DOUBLE_EQ(commits[1].body<wire::Commit>()->lr(), 0.05);
   EXPECT_EQ(listener_.round_points.back(), std::make_pair(int64_t{1}, true));
 }
 

@@ -20,11 +20,16 @@ class ShardUpdaterTest : public ::testing::Test {
     updater_.Start(/*eval_every=*/0);
   }
 
+  // A commit of `clock` applied at the constant rate `lr`.
   const wire::Commit* Commit(int64_t clock,
                              const std::vector<uint32_t>& workers, double lr) {
+    updater_.set_schedule(LrSchedule::Parse("const", lr, 100).value());
+    return CommitOf(clock, workers);
+  }
+  const wire::Commit* CommitOf(int64_t clock,
+                               const std::vector<uint32_t>& workers) {
     fbb_.Clear();
-    fbb_.Finish(
-        wire::CreateCommit(fbb_, clock, fbb_.CreateVector(workers), lr));
+    fbb_.Finish(wire::CreateCommit(fbb_, clock, fbb_.CreateVector(workers)));
     return flatbuffers::GetRoot<wire::Commit>(fbb_.GetBufferPointer());
   }
 
@@ -56,6 +61,18 @@ TEST_F(ShardUpdaterTest, ACommitAppliesItsClocksPushesOnce) {
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->has_value());
   EXPECT_EQ(Weights(), (std::vector<float>{-0.5f, -0.5f}));
+}
+
+// The rate of a commit is the job's schedule at its clock, evaluated here
+// (the coordinator sends none): step:1:0.5 from 1 gives 1, then 0.5.
+TEST_F(ShardUpdaterTest, ACommitAppliesTheSchedulesRateAtItsClock) {
+  updater_.set_schedule(LrSchedule::Parse("step:1:0.5", 1, 10).value());
+  clock_.Buffer(0, 0, DensePush(1, {2, 0}));
+  ASSERT_TRUE(updater_.ApplyCommit(*CommitOf(0, {0})).ok());
+  EXPECT_EQ(Weights(), (std::vector<float>{-2, 0}));
+  clock_.Buffer(1, 0, DensePush(1, {2, 0}));
+  ASSERT_TRUE(updater_.ApplyCommit(*CommitOf(1, {0})).ok());
+  EXPECT_EQ(Weights(), (std::vector<float>{-3, 0}));
 }
 
 TEST_F(ShardUpdaterTest, AWorkerWhosePushNeverCameIsLeftOut) {
