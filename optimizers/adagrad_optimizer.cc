@@ -1,13 +1,14 @@
-#include "optimizers/adagrad_optimizer.h"
+// The "adagrad" optimizer: AdaGrad: G += g'^2; w -= lr * g' / (sqrt(G) + eps).
 
 #include <cmath>
 
 #include "optimizers/chunked.h"
+#include "optimizers/chunked_optimizer.h"
+#include "optimizers/optimizer_kinds.h"
 
 namespace lockstep {
 namespace {
 
-using optimizers::ForEachChunk;
 using optimizers::kBlock;
 using optimizers::SqrtBlock;
 
@@ -69,43 +70,54 @@ inline void AdagradCloseChunk(float* __restrict w, float* __restrict sum,
   }
 }
 
+class AdagradRule {
+ public:
+  static constexpr std::string_view kName = "adagrad";
+  static constexpr int kSlots = 1;  // the sum of squared gradients
+  static constexpr bool kCloses = true;
+  explicit AdagradRule(const OptimizerConfig& config)
+      : epsilon_(static_cast<float>(config.epsilon)),
+        weight_decay_(static_cast<float>(config.weight_decay)) {}
+
+  auto Whole(const UpdateStep& step) const {
+    const auto lr = static_cast<float>(step.lr);
+    const float eps = epsilon_;
+    const float wd = weight_decay_;
+    return [lr, eps, wd](float* w, const float* g, float* const* slots,
+                         size_t i, size_t count) {
+      AdagradWholeChunk(w + i, g + i, slots[0] + i, count, lr, eps, wd);
+    };
+  }
+  auto Share(const UpdateStep& step) const {
+    const AdagradShareCoeffs k{static_cast<float>(step.lr * step.fraction),
+                               static_cast<float>(step.fraction),
+                               static_cast<float>(step.grad_scale), epsilon_,
+                               weight_decay_};
+    return [k](float* w, const float* g, float* const* slots, size_t i,
+               size_t count) {
+      AdagradShareChunk(w + i, g + i, slots[0] + i, slots[1] + i, slots[2] + i,
+                        count, k);
+    };
+  }
+  auto Close(const UpdateStep& step) const {
+    const auto lr = static_cast<float>(step.lr);
+    const float eps = epsilon_;
+    return [lr, eps](float* w, float* const* slots, size_t i, size_t count) {
+      AdagradCloseChunk(w + i, slots[0] + i, slots[1] + i, slots[2] + i, count,
+                        lr, eps);
+    };
+  }
+
+ private:
+  float epsilon_;
+  float weight_decay_;
+};
+
 }  // namespace
 
-void AdagradOptimizer::ApplyWhole(float* weights, const float* grad,
-                                  float* const* slots, size_t n,
-                                  const UpdateStep& step) const {
-  const auto lr_f = static_cast<float>(step.lr);
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    AdagradWholeChunk(weights + i, grad + i, slots[0] + i, count, lr_f,
-                      epsilon_, weight_decay_);
-  });
-}
-
-void AdagradOptimizer::ApplyShare(float* weights, const float* grad,
-                                  float* const* slots, size_t n,
-                                  const UpdateStep& step) const {
-  const AdagradShareCoeffs k{static_cast<float>(step.lr * step.fraction),
-                             static_cast<float>(step.fraction),
-                             static_cast<float>(step.grad_scale), epsilon_,
-                             weight_decay_};
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    AdagradShareChunk(weights + i, grad + i, slots[0] + i, slots[1] + i,
-                      slots[2] + i, count, k);
-  });
-}
-
-void AdagradOptimizer::ApplyClose(float* weights, float* const* slots, size_t n,
-                                  const UpdateStep& step) const {
-  const auto lr_f = static_cast<float>(step.lr);
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    AdagradCloseChunk(weights + i, slots[0] + i, slots[1] + i, slots[2] + i,
-                      count, lr_f, epsilon_);
-  });
-}
-
-StatusOr<std::unique_ptr<Optimizer>> AdagradOptimizer::Create(
+StatusOr<std::unique_ptr<Optimizer>> CreateAdagradOptimizer(
     const OptimizerConfig& config) {
-  return std::unique_ptr<Optimizer>(new AdagradOptimizer(config));
+  return std::unique_ptr<Optimizer>(new ChunkedOptimizer<AdagradRule>(config));
 }
 
 }  // namespace lockstep

@@ -1,13 +1,15 @@
-#include "optimizers/adam_optimizer.h"
+// The "adam" optimizer: Adam (Kingma & Ba) with bias correction and
+// coupled weight decay (as PyTorch's Adam; not AdamW).
 
 #include <cmath>
 
 #include "optimizers/chunked.h"
+#include "optimizers/chunked_optimizer.h"
+#include "optimizers/optimizer_kinds.h"
 
 namespace lockstep {
 namespace {
 
-using optimizers::ForEachChunk;
 using optimizers::kBlock;
 using optimizers::SqrtBlock;
 
@@ -105,39 +107,45 @@ AdamCoeffs Coeffs(const OptimizerConfig& config, const UpdateStep& step) {
   };
 }
 
+class AdamRule {
+ public:
+  static constexpr std::string_view kName = "adam";
+  static constexpr int kSlots = 2;  // the first and second moments
+  static constexpr bool kCloses = true;
+  explicit AdamRule(const OptimizerConfig& config) : config_(config) {}
+
+  auto Whole(const UpdateStep& step) const {
+    const AdamCoeffs c = Coeffs(config_, step);
+    return [c](float* w, const float* g, float* const* slots, size_t i,
+               size_t count) {
+      AdamWholeChunk(w + i, g + i, slots[0] + i, slots[1] + i, count, c);
+    };
+  }
+  auto Share(const UpdateStep& step) const {
+    const AdamCoeffs c = Coeffs(config_, step);
+    return [c](float* w, const float* g, float* const* slots, size_t i,
+               size_t count) {
+      AdamShareChunk(w + i, g + i, slots[0] + i, slots[1] + i, slots[2] + i,
+                     slots[3] + i, count, c);
+    };
+  }
+  auto Close(const UpdateStep& step) const {
+    const AdamCoeffs c = Coeffs(config_, step);
+    return [c](float* w, float* const* slots, size_t i, size_t count) {
+      AdamCloseChunk(w + i, slots[0] + i, slots[1] + i, slots[2] + i,
+                     slots[3] + i, count, c);
+    };
+  }
+
+ private:
+  OptimizerConfig config_;
+};
+
 }  // namespace
 
-void AdamOptimizer::ApplyWhole(float* weights, const float* grad,
-                               float* const* slots, size_t n,
-                               const UpdateStep& step) const {
-  const AdamCoeffs c = Coeffs(config_, step);
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    AdamWholeChunk(weights + i, grad + i, slots[0] + i, slots[1] + i, count, c);
-  });
-}
-
-void AdamOptimizer::ApplyShare(float* weights, const float* grad,
-                               float* const* slots, size_t n,
-                               const UpdateStep& step) const {
-  const AdamCoeffs c = Coeffs(config_, step);
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    AdamShareChunk(weights + i, grad + i, slots[0] + i, slots[1] + i,
-                   slots[2] + i, slots[3] + i, count, c);
-  });
-}
-
-void AdamOptimizer::ApplyClose(float* weights, float* const* slots, size_t n,
-                               const UpdateStep& step) const {
-  const AdamCoeffs c = Coeffs(config_, step);
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    AdamCloseChunk(weights + i, slots[0] + i, slots[1] + i, slots[2] + i,
-                   slots[3] + i, count, c);
-  });
-}
-
-StatusOr<std::unique_ptr<Optimizer>> AdamOptimizer::Create(
+StatusOr<std::unique_ptr<Optimizer>> CreateAdamOptimizer(
     const OptimizerConfig& config) {
-  return std::unique_ptr<Optimizer>(new AdamOptimizer(config));
+  return std::unique_ptr<Optimizer>(new ChunkedOptimizer<AdamRule>(config));
 }
 
 }  // namespace lockstep

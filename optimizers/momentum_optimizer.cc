@@ -1,13 +1,15 @@
-#include "optimizers/momentum_optimizer.h"
+// The "momentum" optimizer: SGD with momentum, PyTorch style:
+// v = mu * v + g'; w -= lr * v (g' = g + wd * w) per whole step
+// (shares and clock ends under apply-on-arrival: UpdateStep, optimizer.h).
 
 #include <cmath>
 
 #include "optimizers/chunked.h"
+#include "optimizers/chunked_optimizer.h"
+#include "optimizers/optimizer_kinds.h"
 
 namespace lockstep {
 namespace {
-
-using optimizers::ForEachChunk;
 
 inline void MomentumWholeChunk(float* __restrict w, const float* __restrict g,
                                float* __restrict v, size_t count, float lr,
@@ -51,44 +53,54 @@ inline void MomentumCloseChunk(float* __restrict w, float* __restrict v,
   }
 }
 
+class MomentumRule {
+ public:
+  static constexpr std::string_view kName = "momentum";
+  static constexpr int kSlots = 1;  // the velocity
+  static constexpr bool kCloses = true;
+  explicit MomentumRule(const OptimizerConfig& config)
+      : momentum_(static_cast<float>(config.momentum)),
+        weight_decay_(static_cast<float>(config.weight_decay)) {}
+
+  auto Whole(const UpdateStep& step) const {
+    const auto lr = static_cast<float>(step.lr);
+    const float mu = momentum_;
+    const float wd = weight_decay_;
+    return [lr, mu, wd](float* w, const float* g, float* const* slots, size_t i,
+                        size_t count) {
+      MomentumWholeChunk(w + i, g + i, slots[0] + i, count, lr, mu, wd);
+    };
+  }
+  auto Share(const UpdateStep& step) const {
+    const MomentumShareCoeffs k{static_cast<float>(step.lr * step.fraction),
+                                static_cast<float>(step.fraction),
+                                static_cast<float>(step.grad_scale), momentum_,
+                                weight_decay_};
+    return [k](float* w, const float* g, float* const* slots, size_t i,
+               size_t count) {
+      MomentumShareChunk(w + i, g + i, slots[0] + i, slots[1] + i, slots[2] + i,
+                         count, k);
+    };
+  }
+  auto Close(const UpdateStep& step) const {
+    const auto lr = static_cast<float>(step.lr);
+    const float mu = momentum_;
+    return [lr, mu](float* w, float* const* slots, size_t i, size_t count) {
+      MomentumCloseChunk(w + i, slots[0] + i, slots[1] + i, slots[2] + i, count,
+                         lr, mu);
+    };
+  }
+
+ private:
+  float momentum_;
+  float weight_decay_;
+};
+
 }  // namespace
 
-void MomentumOptimizer::ApplyWhole(float* weights, const float* grad,
-                                   float* const* slots, size_t n,
-                                   const UpdateStep& step) const {
-  const auto lr_f = static_cast<float>(step.lr);
-  float* velocity = slots[0];
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    MomentumWholeChunk(weights + i, grad + i, velocity + i, count, lr_f,
-                       momentum_, weight_decay_);
-  });
-}
-
-void MomentumOptimizer::ApplyShare(float* weights, const float* grad,
-                                   float* const* slots, size_t n,
-                                   const UpdateStep& step) const {
-  const MomentumShareCoeffs k{static_cast<float>(step.lr * step.fraction),
-                              static_cast<float>(step.fraction),
-                              static_cast<float>(step.grad_scale), momentum_,
-                              weight_decay_};
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    MomentumShareChunk(weights + i, grad + i, slots[0] + i, slots[1] + i,
-                       slots[2] + i, count, k);
-  });
-}
-
-void MomentumOptimizer::ApplyClose(float* weights, float* const* slots,
-                                   size_t n, const UpdateStep& step) const {
-  const auto lr_f = static_cast<float>(step.lr);
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    MomentumCloseChunk(weights + i, slots[0] + i, slots[1] + i, slots[2] + i,
-                       count, lr_f, momentum_);
-  });
-}
-
-StatusOr<std::unique_ptr<Optimizer>> MomentumOptimizer::Create(
+StatusOr<std::unique_ptr<Optimizer>> CreateMomentumOptimizer(
     const OptimizerConfig& config) {
-  return std::unique_ptr<Optimizer>(new MomentumOptimizer(config));
+  return std::unique_ptr<Optimizer>(new ChunkedOptimizer<MomentumRule>(config));
 }
 
 }  // namespace lockstep

@@ -2,11 +2,8 @@
 
 #include "common/registry.h"
 #include "common/strings.h"
-#include "optimizers/adagrad_optimizer.h"
-#include "optimizers/adam_optimizer.h"
-#include "optimizers/momentum_optimizer.h"
 #include "optimizers/optimizer.h"
-#include "optimizers/sgd_optimizer.h"
+#include "optimizers/optimizer_kinds.h"
 
 namespace lockstep {
 namespace {
@@ -20,10 +17,10 @@ struct OptimizerFactory {
 const Registry<OptimizerFactory>& Optimizers() {
   static const auto* registry = new Registry<OptimizerFactory>(
       "optimizer", {
-                       {"sgd", {"sgd"}, &SgdOptimizer::Create},
-                       {"momentum", {"momentum"}, &MomentumOptimizer::Create},
-                       {"adam", {"adam"}, &AdamOptimizer::Create},
-                       {"adagrad", {"adagrad"}, &AdagradOptimizer::Create},
+                       {"sgd", {"sgd"}, &CreateSgdOptimizer},
+                       {"momentum", {"momentum"}, &CreateMomentumOptimizer},
+                       {"adam", {"adam"}, &CreateAdamOptimizer},
+                       {"adagrad", {"adagrad"}, &CreateAdagradOptimizer},
                    });
   return *registry;
 }

@@ -1,13 +1,13 @@
-#include "optimizers/sgd_optimizer.h"
+// The "sgd" optimizer: plain SGD: w -= lr * (g + wd * w).
 
 #include <cmath>
 
 #include "optimizers/chunked.h"
+#include "optimizers/chunked_optimizer.h"
+#include "optimizers/optimizer_kinds.h"
 
 namespace lockstep {
 namespace {
-
-using optimizers::ForEachChunk;
 
 // w -= lr * (gs * g + wd * w): a whole step with gs = 1, a share with lr
 // already multiplied by the share.
@@ -21,35 +21,42 @@ inline void SgdWholeChunk(float* __restrict w, const float* __restrict g,
   for (size_t j = 0; j < count; ++j) w[j] -= lr * (g[j] + wd * w[j]);
 }
 
-}  // namespace
-
-void SgdOptimizer::ApplyWhole(float* weights, const float* grad,
-                              float* const* /*slots*/, size_t n,
-                              const UpdateStep& step) const {
-  const auto lr_f = static_cast<float>(step.lr);
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    SgdWholeChunk(weights + i, grad + i, count, lr_f, weight_decay_);
-  });
-}
-
 // SGD is linear in the gradient and has no state: a clock's shares sum to
 // its whole step as they come, and nothing is left for the clock's end.
-void SgdOptimizer::ApplyShare(float* weights, const float* grad,
-                              float* const* /*slots*/, size_t n,
-                              const UpdateStep& step) const {
-  const auto lr_f = static_cast<float>(step.lr * step.fraction);
-  const auto gs = static_cast<float>(step.grad_scale);
-  ForEachChunk(n, [&](size_t i, size_t count) {
-    SgdShareChunk(weights + i, grad + i, count, lr_f, gs, weight_decay_);
-  });
-}
+class SgdRule {
+ public:
+  static constexpr std::string_view kName = "sgd";
+  static constexpr int kSlots = 0;
+  static constexpr bool kCloses = false;
+  explicit SgdRule(const OptimizerConfig& config)
+      : weight_decay_(static_cast<float>(config.weight_decay)) {}
 
-void SgdOptimizer::ApplyClose(float* /*weights*/, float* const* /*slots*/,
-                              size_t /*n*/, const UpdateStep& /*step*/) const {}
+  auto Whole(const UpdateStep& step) const {
+    const auto lr = static_cast<float>(step.lr);
+    const float wd = weight_decay_;
+    return
+        [lr, wd](float* w, const float* g, float* const* /*slots*/, size_t i,
+                 size_t count) { SgdWholeChunk(w + i, g + i, count, lr, wd); };
+  }
+  auto Share(const UpdateStep& step) const {
+    const auto lr = static_cast<float>(step.lr * step.fraction);
+    const auto gs = static_cast<float>(step.grad_scale);
+    const float wd = weight_decay_;
+    return [lr, gs, wd](float* w, const float* g, float* const* /*slots*/,
+                        size_t i, size_t count) {
+      SgdShareChunk(w + i, g + i, count, lr, gs, wd);
+    };
+  }
 
-StatusOr<std::unique_ptr<Optimizer>> SgdOptimizer::Create(
+ private:
+  float weight_decay_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Optimizer>> CreateSgdOptimizer(
     const OptimizerConfig& config) {
-  return std::unique_ptr<Optimizer>(new SgdOptimizer(config));
+  return std::unique_ptr<Optimizer>(new ChunkedOptimizer<SgdRule>(config));
 }
 
 }  // namespace lockstep
