@@ -263,12 +263,9 @@ void Coordinator::Impl::Send(const std::string& id, zmq::message_t header) {
 }
 
 bool Coordinator::Impl::Connected(const std::string& id) {
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateHeartbeat(fbb, 0);
   Message probe;
   probe.peer = id;
-  probe.header = FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                                wire::Role::Coordinator, 0);
+  probe.header = MakeHeartbeatHeader(0, wire::Role::Coordinator, 0);
   // ROUTER_MANDATORY: an id whose connection closed cannot be sent to.
   return SendMessage(socket_, true, std::move(probe)).ok();
 }

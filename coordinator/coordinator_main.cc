@@ -3,6 +3,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "common/command_line.h"
 #include "common/descriptor_limit.h"
 #include "common/engine/placement.h"
 #include "common/http/health_flags.h"
@@ -122,15 +123,9 @@ lockstep::StatusOr<lockstep::CoordinatorOptions> CoordinatorOptionsFrom(
 int Main(int argc, char** argv) {
   const po::options_description options = Flags();
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    return Fail(e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << options << std::endl;
-    return 0;
+  if (auto end = lockstep::ParseCommandLine(argc, argv, options,
+                                            "lockstep-coordinator", &vm)) {
+    return *end;
   }
   lockstep::SetLogIdentity("coordinator", 0);
   lockstep::RaiseDescriptorLimit();

@@ -307,6 +307,14 @@ void BindReports(py::class_<WorkerHandle>& c) {
           py::arg("staleness") = 0, py::arg("dropped") = 0);
 }
 
+// A Python accessor: whether the coordinator ended the worker's part as
+// `kind`.
+auto EndedAs(JobEnding kind) {
+  return [kind](WorkerHandle& w) {
+    return w.Locked([kind](WorkerSession& s) { return s.ending() == kind; });
+  };
+}
+
 // Worker's end: evaluations, the end of the job, the model file.
 void BindEnd(py::class_<WorkerHandle>& c) {
   c.def(
@@ -328,31 +336,16 @@ void BindEnd(py::class_<WorkerHandle>& c) {
           },
           "After an admission with finished: the clock of a final "
           "evaluation to report, or None once the job is over.")
-      .def("job_finished",
-           [](WorkerHandle& w) {
-             return w.Locked([](WorkerSession& s) { return s.job_finished(); });
-           })
-      .def(
-          "preempted",
-          [](WorkerHandle& w) {
-            return w.Locked([](WorkerSession& s) { return s.preempted(); });
-          },
-          "The coordinator ended the job as preempted: it resumes from its "
-          "snapshot rounds (exit with lockstep.EXIT_PREEMPTED).")
-      .def(
-          "released",
-          [](WorkerHandle& w) {
-            return w.Locked([](WorkerSession& s) { return s.released(); });
-          },
-          "After SIGTERM the coordinator let this worker go; the job goes "
-          "on without it.")
-      .def(
-          "aborted",
-          [](WorkerHandle& w) {
-            return w.Locked([](WorkerSession& s) { return s.aborted(); });
-          },
-          "The coordinator ended the job as failed: not this worker's "
-          "failure (exit with lockstep.EXIT_JOB_ABORTED).")
+      .def("job_finished", EndedAs(JobEnding::kFinished))
+      .def("preempted", EndedAs(JobEnding::kPreempted),
+           "The coordinator ended the job as preempted: it resumes from its "
+           "snapshot rounds (exit with lockstep.EXIT_PREEMPTED).")
+      .def("released", EndedAs(JobEnding::kReleased),
+           "After SIGTERM the coordinator let this worker go; the job goes "
+           "on without it.")
+      .def("aborted", EndedAs(JobEnding::kAborted),
+           "The coordinator ended the job as failed: not this worker's "
+           "failure (exit with lockstep.EXIT_JOB_ABORTED).")
       .def(
           "write_model",
           [](WorkerHandle& w, const std::string& path) {

@@ -4,6 +4,7 @@
 #include "common/http/process_health.h"
 #include "common/logging.h"
 #include "common/transport/transport_keys.h"
+#include "common/wire/shard_messages.h"
 #include "server/replication/range_copy.h"
 
 namespace lockstep {
@@ -140,11 +141,8 @@ Status HostedShard::RestoreFromWelcome(uint64_t round, uint32_t shards) {
   // round: the coordinator resumes the workers only when every shard has
   // said so, and it drops data requests of other epochs meanwhile.
   if (now_.epoch > 0) {
-    flatbuffers::FlatBufferBuilder fbb(64);
-    auto body = wire::CreateRestored(fbb, now_.epoch, round, clock_.applied());
-    TellCoordinator(FinishEnvelope(fbb, wire::Body::Restored, body.Union(),
-                                   wire::Role::Server,
-                                   static_cast<int>(shard_)));
+    TellCoordinator(
+        MakeRestoredHeader(shard_, now_.epoch, round, clock_.applied()));
   }
   return Status::Ok();
 }
@@ -255,10 +253,7 @@ Status HostedShard::Commit(const Message& msg) {
 }
 
 void HostedShard::SendCommitted(int64_t clock, uint32_t pushes) {
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateCommitted(fbb, clock, shard_, pushes);
-  TellCoordinator(FinishEnvelope(fbb, wire::Body::Committed, body.Union(),
-                                 wire::Role::Server, static_cast<int>(shard_)));
+  TellCoordinator(MakeCommittedHeader(shard_, clock, pushes));
 }
 
 std::vector<uint32_t> HostedShard::MissingPushes(const wire::Commit& commit) {
@@ -322,10 +317,7 @@ Status HostedShard::Promote(const std::vector<std::string>& backups) {
                     << clock_.applied() << ")";
   }
   ServeReplicas(backups, /*joining=*/true);
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreatePromoted(fbb, shard_, clock_.applied());
-  TellCoordinator(FinishEnvelope(fbb, wire::Body::Promoted, body.Union(),
-                                 wire::Role::Server, static_cast<int>(shard_)));
+  TellCoordinator(MakePromotedHeader(shard_, clock_.applied()));
   return Status::Ok();
 }
 

@@ -69,10 +69,7 @@ StatusOr<Message> ServerCoordinatorLink::AwaitWelcome(int rank_hint,
                          " went silent before welcoming this server");
     }
     if (NowMillis() >= next_beat) {
-      flatbuffers::FlatBufferBuilder fbb(64);
-      auto body = wire::CreateHeartbeat(fbb, -1);
-      Send(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                          wire::Role::Server, rank_hint));
+      Send(MakeHeartbeatHeader(-1, wire::Role::Server, rank_hint));
       next_beat = NowMillis() + kBeatMs;
     }
     zmq::pollitem_t item = PollItem();
@@ -163,10 +160,7 @@ Status ServerCoordinatorLink::Tick(const std::function<int64_t()>& applied,
   LS_RETURN_IF_ERROR(watch_.Check(now));
   if (watch_.RegisterDue(now)) Register(rank_, offer_state ? applied() : -1);
   if (now >= next_heartbeat_ms_) {
-    flatbuffers::FlatBufferBuilder fbb(64);
-    auto body = wire::CreateHeartbeat(fbb, applied());
-    Send(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                        wire::Role::Server, rank_));
+    Send(MakeHeartbeatHeader(applied(), wire::Role::Server, rank_));
     next_heartbeat_ms_ = now + heartbeat_ms_;
   }
   return Status::Ok();

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "common/command_line.h"
 #include "common/descriptor_limit.h"
 #include "common/engine/placement.h"
 #include "common/http/health_flags.h"
@@ -71,16 +72,9 @@ int Main(int argc, char** argv) {
   lockstep::RetainFreedHeapMemory();
   const po::options_description options = Options();
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "lockstep-server: " << e.what() << std::endl;
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << options << std::endl;
-    return 0;
+  if (auto end = lockstep::ParseCommandLine(argc, argv, options,
+                                            "lockstep-server", &vm)) {
+    return *end;
   }
   auto opts = ServerOptionsFrom(vm);
   if (!opts.ok()) {

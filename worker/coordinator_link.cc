@@ -260,11 +260,25 @@ StatusOr<bool> CoordinatorLink::HandleReattach(const Message& msg) {
 void CoordinatorLink::SendHeartbeat() {
   // Once welcomed, the heartbeat thread does this.
   if (heartbeats_ != nullptr || NowMillis() < next_heartbeat_ms_) return;
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateHeartbeat(fbb, 0);
-  Send(FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(), role_,
-                      static_cast<int>(rank_)));
+  Send(MakeHeartbeatHeader(0, role_, static_cast<int>(rank_)));
   next_heartbeat_ms_ = NowMillis() + std::max<uint32_t>(heartbeat_ms_, 100);
+}
+
+JobEnding CoordinatorLink::ending() const {
+  if (!shutdown_) return JobEnding::kNone;
+  switch (*shutdown_) {
+    case wire::ShutdownKind::Finished:
+      return JobEnding::kFinished;
+    case wire::ShutdownKind::Preempted:
+      return JobEnding::kPreempted;
+    case wire::ShutdownKind::Released:
+      return JobEnding::kReleased;
+    case wire::ShutdownKind::Aborted:
+      return JobEnding::kAborted;
+    case wire::ShutdownKind::Removed:
+      return JobEnding::kRemoved;
+  }
+  return JobEnding::kNone;
 }
 
 }  // namespace lockstep

@@ -28,6 +28,19 @@
 
 namespace lockstep {
 
+// How the coordinator ended a worker's part in the job (its Shutdown):
+// finished; preempted (resumable: common/termination.h); released (let
+// go after its Leave while the job goes on); aborted (the job failed, not
+// this worker); removed (this worker, for its pushes).
+enum class JobEnding {
+  kNone,
+  kFinished,
+  kPreempted,
+  kReleased,
+  kAborted,
+  kRemoved
+};
+
 class CoordinatorLink {
  public:
   // Connects to `endpoint` (nothing is sent) to speak as `role`; once
@@ -78,16 +91,8 @@ class CoordinatorLink {
     return {static_cast<void*>(socket_), 0, ZMQ_POLLIN, 0};
   }
 
-  // Whether the coordinator said "job finished" while this worker waited.
-  bool job_finished() const {
-    return shutdown_ == wire::ShutdownKind::Finished;
-  }
-  // Whether it ended the job as preempted (resumable; common/termination.h)
-  // or let this worker go after its Leave while the job goes on.
-  bool preempted() const { return shutdown_ == wire::ShutdownKind::Preempted; }
-  // The coordinator ended the job as failed (Shutdown Aborted).
-  bool aborted() const { return shutdown_ == wire::ShutdownKind::Aborted; }
-  bool released() const { return shutdown_ == wire::ShutdownKind::Released; }
+  // How the coordinator ended this worker's part (its Shutdown), if it did.
+  JobEnding ending() const;
   // After SIGTERM: tells the coordinator (Leave) and waits for its
   // Shutdown (always an error: Unavailable with its reason, or after
   // kTerminateGraceMs without one).

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "common/command_line.h"
 #include "common/descriptor_limit.h"
 #include "common/engine/placement.h"
 #include "common/http/health_flags.h"
@@ -111,12 +112,13 @@ lockstep::StatusOr<lockstep::RoleFlags> PlaceWorker(
 lockstep::RoleEnd RunToEnd(lockstep::WorkerRuntime& worker) {
   lockstep::RoleEnd end;
   end.done = worker.Run();
-  end.preempted = worker.preempted();
+  const lockstep::JobEnding ending = worker.ending();
+  end.preempted = ending == lockstep::JobEnding::kPreempted;
   // Terminated alone, it left a job that goes on: not a success, so an
   // engine replaces it (an Indexed Job's index is not done), and the
   // replacement rejoins at the current clock.
-  end.released = worker.released();
-  end.aborted = worker.aborted();
+  end.released = ending == lockstep::JobEnding::kReleased;
+  end.aborted = ending == lockstep::JobEnding::kAborted;
   end.device_unavailable = worker.device_unavailable();
   return end;
 }
@@ -125,16 +127,9 @@ int Main(int argc, char** argv) {
   lockstep::RetainFreedHeapMemory();
   const po::options_description options = Options();
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "lockstep-worker: " << e.what() << std::endl;
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << options << std::endl;
-    return 0;
+  if (auto end = lockstep::ParseCommandLine(argc, argv, options,
+                                            "lockstep-worker", &vm)) {
+    return *end;
   }
   auto placed = PlaceWorker(vm);
   if (!placed.ok()) {

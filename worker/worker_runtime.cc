@@ -33,8 +33,10 @@ Status WorkerRuntime::Run() {
   Status done = Train();
   // A job that ended while this worker waited is a normal end, and so is
   // leaving a job that goes on after SIGTERM.
-  if (!done.ok() && (session_->job_finished() || session_->released())) {
-    if (session_->released()) LS_LOG(Info) << done.message();
+  const JobEnding ending = session_->ending();
+  if (!done.ok() &&
+      (ending == JobEnding::kFinished || ending == JobEnding::kReleased)) {
+    if (ending == JobEnding::kReleased) LS_LOG(Info) << done.message();
     return Status::Ok();
   }
   return done;

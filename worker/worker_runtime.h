@@ -37,14 +37,10 @@ class WorkerRuntime {
   Status Run();
   // WorkerSession::RequestStop: async-signal-safe.
   static void RequestStop() { WorkerSession::RequestStop(); }
-  // Whether the coordinator ended the job as preempted (resumable).
-  bool preempted() const { return session_->preempted(); }
-  // Whether it left a job that goes on (terminated alone: Shutdown
-  // Released).
-  bool released() const { return session_->released(); }
-  // Whether the coordinator ended the job as failed (not this worker's
-  // failure).
-  bool aborted() const { return session_->aborted(); }
+  // How the coordinator ended this worker's part: preempted (resumable),
+  // released (terminated alone, the job goes on), aborted (the job
+  // failed, not this worker), finished.
+  JobEnding ending() const { return session_->ending(); }
   // Whether its device is one this machine lacks (CreateComputeBackend's
   // Unavailable): the job went on without it.
   bool device_unavailable() const { return device_unavailable_; }

@@ -10,11 +10,19 @@
 #include "common/logging.h"
 #include "common/termination.h"
 #include "common/wire/job_config_codec.h"
-#include "common/wire/job_shape_codec.h"
 #include "common/wire/layout_codec.h"
 #include "worker/host_readings.h"
 
 namespace lockstep {
+
+namespace {
+
+// The role a session speaks as: Worker, or Evaluator.
+wire::Role RoleOf(const WorkerOptions& options) {
+  return options.evaluator ? wire::Role::Evaluator : wire::Role::Worker;
+}
+
+}  // namespace
 
 void WorkerSession::RequestStop() { CoordinatorLink::RequestStop(); }
 bool WorkerSession::StopRequested() { return CoordinatorLink::StopRequested(); }
@@ -37,16 +45,15 @@ StatusOr<std::unique_ptr<WorkerSession>> WorkerSession::Create(
       s->emulation_,
       WorkerEmulation::Create(s->options_.hetero, s->options_.real_link,
                               CoordinatorLink::stop_flag()));
-  LS_ASSIGN_OR_RETURN(s->coordinator_, CoordinatorLink::Connect(
-                                           s->options_.coordinator, s->role(),
-                                           s->options_.reattach_s));
+  LS_ASSIGN_OR_RETURN(
+      s->coordinator_,
+      CoordinatorLink::Connect(s->options_.coordinator, RoleOf(s->options_),
+                               s->options_.reattach_s));
   return s;
 }
 
-void WorkerSession::Send(wire::Body type, flatbuffers::FlatBufferBuilder& fbb,
-                         flatbuffers::Offset<void> body) {
-  coordinator_->Send(
-      FinishEnvelope(fbb, type, body, role(), static_cast<int>(rank_)));
+WorkerSender WorkerSession::sender() const {
+  return {options_.evaluator, static_cast<int>(rank_)};
 }
 
 // Joining: Register, Welcome, Describe, Start.
@@ -55,7 +62,7 @@ Status WorkerSession::Register() {
   coordinator_->SendRegister(options_.rank_hint);
   LS_ASSIGN_OR_RETURN(Message msg,
                       AwaitCoordinator(wire::Body::Welcome, "welcome"));
-  Status ready = Setup(*msg.envelope->body_as_Welcome());
+  Status ready = Setup(msg);
   if (!ready.ok()) ReportSetupError(ready);
   return ready;
 }
@@ -74,7 +81,8 @@ StatusOr<Message> WorkerSession::AwaitCoordinator(wire::Body body,
   return msg;
 }
 
-Status WorkerSession::Setup(const wire::Welcome& welcome) {
+Status WorkerSession::Setup(const Message& msg) {
+  const wire::Welcome& welcome = *msg.envelope->body_as_Welcome();
   rank_ = welcome.rank();
   SetLogRank(static_cast<int>(rank_));
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(welcome.job()));
@@ -104,21 +112,19 @@ Status WorkerSession::Describe(const JobShape& shape, uint32_t max_batch) {
     caps.push_back("max_batch=" + std::to_string(max_batch));
     LS_LOG(Info) << "largest batch this worker takes: " << max_batch;
   }
-  flatbuffers::FlatBufferBuilder fbb(1024);
-  auto body = JobShapeToWire(fbb, shape, caps);
-  zmq::message_t header = FinishEnvelope(
-      fbb, wire::Body::Describe, body.Union(), role(), static_cast<int>(rank_));
+  zmq::message_t header = MakeDescribeHeader(sender(), shape, caps);
   coordinator_->RememberDescribe(header);
   coordinator_->Send(std::move(header));
   // Every worker of the job describes itself before any gets its Start.
   LS_ASSIGN_OR_RETURN(Message msg,
                       AwaitCoordinator(wire::Body::Start, "start"));
-  Status ready = Start(*msg.envelope->body_as_Start());
+  Status ready = Start(msg);
   if (!ready.ok()) ReportSetupError(ready);
   return ready;
 }
 
-Status WorkerSession::Start(const wire::Start& start) {
+Status WorkerSession::Start(const Message& msg) {
+  const wire::Start& start = *msg.envelope->body_as_Start();
   LS_ASSIGN_OR_RETURN(job_, JobConfigFromWire(start.job()));
   LS_ASSIGN_OR_RETURN(layout_, LayoutFromWire(start.layout()));
   if (!job_.resolved() || layout_.dense_keys() != described_dense_ ||
@@ -144,7 +150,7 @@ Status WorkerSession::Start(const wire::Start& start) {
   // the job's end).
   LS_ASSIGN_OR_RETURN(
       ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
-                            role(), /*replicated=*/job_.replicas > 0,
+                            RoleOf(options_), /*replicated=*/job_.replicas > 0,
                             coordinator_->ticket()));
   ps_->set_single_verdict(single_verdict_);
   // With replicas the last push is kept (a second gradient buffer).
@@ -162,8 +168,8 @@ Status WorkerSession::Start(const wire::Start& start) {
 
 StatusOr<int64_t> WorkerSession::ApplyRollback() {
   LS_ASSIGN_OR_RETURN(Message msg, coordinator_->TakeRollback());
+  LS_RETURN_IF_ERROR(Start(msg));
   const auto* start = msg.envelope->body_as_Start();
-  LS_RETURN_IF_ERROR(Start(*start));
   LS_LOG(Warning) << "the job was rolled back to a snapshot round: continuing "
                   << "at clock " << start->clock() << " (recovery epoch "
                   << epoch_ << ")";
@@ -177,8 +183,8 @@ void WorkerSession::ReportSetupError(const Status& why) {
       why.code() == StatusCode::kUnavailable && options_.device != "cpu"
           ? wire::ErrorCode::DeviceUnavailable
           : wire::ErrorCode::BadRequest;
-  coordinator_->Send(
-      MakeErrorHeader(code, why.message(), 0, role(), static_cast<int>(rank_)));
+  coordinator_->Send(MakeErrorHeader(code, why.message(), 0, RoleOf(options_),
+                                     static_cast<int>(rank_)));
 }
 
 // A clock: admission, batch, pull, compute, push, report.
@@ -191,9 +197,7 @@ StatusOr<WorkerSession::Admission> WorkerSession::Admit(int64_t clock) {
   // Terminated by the engine: no more clocks; the coordinator says whether
   // the job goes on without this worker or is preempted.
   if (TerminationSignal::Requested()) return coordinator_->AwaitShutdown();
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateAdmit(fbb, clock, epoch_);
-  Send(wire::Body::Admit, fbb, body.Union());
+  coordinator_->Send(MakeAdmitHeader(sender(), clock, epoch_));
   Message msg;
   while (true) {
     // Admission may take long (a policy waits for slow workers); only a
@@ -337,12 +341,21 @@ Status WorkerSession::Push(int64_t clock, uint32_t batch, ClockTimes* times) {
 
 void WorkerSession::ClockDone(int64_t clock, uint32_t batch,
                               const ClockTimes& t) {
-  flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = wire::CreateClockDone(
-      fbb, clock, batch, t.compute_s, t.push_s, t.pull_s, t.wait_s, t.loss,
-      t.cpu_available, MemoryAvailable(), t.staleness, t.dropped, epoch_,
-      clock == pushed_clock_ ? pushed_refused_ : 0);
-  Send(wire::Body::ClockDone, fbb, body.Union());
+  ClockDoneFields report;
+  report.clock = clock;
+  report.batch = batch;
+  report.compute_s = t.compute_s;
+  report.push_s = t.push_s;
+  report.pull_s = t.pull_s;
+  report.wait_s = t.wait_s;
+  report.loss = t.loss;
+  report.cpu_available = t.cpu_available;
+  report.memory_available = MemoryAvailable();
+  report.staleness = t.staleness;
+  report.dropped = t.dropped;
+  report.epoch = epoch_;
+  report.refused = clock == pushed_clock_ ? pushed_refused_ : 0;
+  coordinator_->Send(MakeClockDoneHeader(sender(), report));
 }
 
 // Evaluations and the end of the job.
@@ -353,10 +366,8 @@ void WorkerSession::ReportEvaluation(int64_t clock, double loss,
   // The evaluator reports the point its values were at (PullEvalPoint).
   if (!final && read_point_ >= 0) clock = read_point_;
   read_point_ = -1;
-  flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = wire::CreateEvaluation(fbb, clock, loss, accuracy, samples, final,
-                                     epoch_, seconds);
-  Send(wire::Body::Evaluation, fbb, body.Union());
+  coordinator_->Send(MakeEvaluationHeader(
+      sender(), {clock, loss, accuracy, samples, final, epoch_, seconds}));
   LS_LOG(Info) << (final ? "final " : "") << "test accuracy " << accuracy
                << ", loss " << loss
                << (std::isnan(auc) ? std::string()
@@ -367,7 +378,7 @@ StatusOr<std::optional<int64_t>> WorkerSession::AwaitEnd() {
   Message msg;
   while (true) {
     StatusOr<bool> got = coordinator_->Await(&msg, INT64_MAX);
-    if (!got.ok() && coordinator_->job_finished()) {
+    if (!got.ok() && coordinator_->ending() == JobEnding::kFinished) {
       return std::optional<int64_t>();
     }
     LS_RETURN_IF_ERROR(got.status());

@@ -31,6 +31,7 @@
 #include "common/security/peer_ticket.h"
 #include "common/status.h"
 #include "common/wire/message.h"
+#include "common/wire/worker_messages.h"
 #include "worker/compute/host_allocator.h"
 #include "worker/coordinator_link.h"
 #include "worker/emulation/worker_emulation.h"
@@ -113,10 +114,6 @@ class WorkerSession {
 
   uint32_t rank() const { return rank_; }
   bool evaluator() const { return options_.evaluator; }
-  // The role this session speaks as: Worker, or Evaluator.
-  wire::Role role() const {
-    return options_.evaluator ? wire::Role::Evaluator : wire::Role::Worker;
-  }
   const JobConfig& job() const { return job_; }
   const KeyLayout& layout() const { return layout_; }
   const WorkerOptions& options() const { return options_; }
@@ -175,14 +172,10 @@ class WorkerSession {
   // the clock of a final evaluation the coordinator asks this worker for
   // (report it, then call again), or nullopt when the job is over.
   StatusOr<std::optional<int64_t>> AwaitEnd();
-  // Whether an error from a wait is the job's normal end (the coordinator
-  // said "job finished" while this worker waited).
-  bool job_finished() const { return coordinator_->job_finished(); }
-  // The job was preempted (resumable), or this worker was let go after
-  // SIGTERM while the job goes on (CoordinatorLink).
-  bool preempted() const { return coordinator_->preempted(); }
-  bool released() const { return coordinator_->released(); }
-  bool aborted() const { return coordinator_->aborted(); }
+  // How the coordinator ended this worker's part, if it did: an error
+  // from a wait with kFinished is the job's normal end; kPreempted,
+  // kReleased and kAborted decide the exit status (CoordinatorLink).
+  JobEnding ending() const { return coordinator_->ending(); }
   // Whether an error from a wait was a rollback: the next Admit applies it.
   bool rollback_pending() const { return coordinator_->rollback_pending(); }
 
@@ -192,8 +185,10 @@ class WorkerSession {
   // The coordinator's next message of type `body`, within the request
   // timeout. DeadlineExceeded names `what` did not come.
   StatusOr<Message> AwaitCoordinator(wire::Body body, const std::string& what);
-  Status Setup(const wire::Welcome& welcome);
-  Status Start(const wire::Start& start);
+  // The coordinator's Welcome, then its Start (or a rollback's), each a
+  // verified message of that type.
+  Status Setup(const Message& welcome);
+  Status Start(const Message& start);
   // Applies the pending rollback's Start; returns the clock to continue at.
   StatusOr<int64_t> ApplyRollback();
   // The evaluator's Pull after an admission to evaluation point
@@ -202,8 +197,8 @@ class WorkerSession {
                        std::span<float> sparse_out);
   // FailedPrecondition naming `what` before the job started.
   Status CheckStarted(const char* what) const;
-  void Send(wire::Body type, flatbuffers::FlatBufferBuilder& fbb,
-            flatbuffers::Offset<void> body);
+  // This session as the sender of its messages.
+  WorkerSender sender() const;
 
   WorkerOptions options_;
   std::unique_ptr<CoordinatorLink> coordinator_;

@@ -94,42 +94,41 @@ Status MeasureTcpStream(const BaselineOptions& o, uint16_t port,
   return Status::Ok();
 }
 
-Status MeasureTcpRoundTrips(const BaselineOptions& o, uint16_t port,
-                            Report* report) {
+// A round-trip row of every op, size and outstanding count of `o`, each
+// over a fresh client that `connect` opens (`what`, for errors), recorded
+// as `transport`'s.
+template <typename Connect>
+Status MeasureRoundTrips(const BaselineOptions& o, const std::string& transport,
+                         const char* what, Connect connect, Report* report) {
   for (const std::string& op : o.ops) {
     for (uint64_t bytes : o.sizes) {
       for (uint32_t k : o.outstanding) {
-        LS_ASSIGN_OR_RETURN(auto client, RawTcpClient::Connect(port));
+        LS_ASSIGN_OR_RETURN(auto client, connect());
         auto timing = MeasureRow(
             PlanFor(o.plan, bytes, k), bytes,
             [&](uint64_t ops, std::vector<double>* latencies) {
               return client->RoundTrips(op, bytes, k, ops, latencies);
             });
-        if (!timing.ok()) return timing.status().WithContext("raw TCP");
-        report->AddBaseline({"tcp", op, bytes, k}, *timing);
+        if (!timing.ok()) return timing.status().WithContext(what);
+        report->AddBaseline({transport, op, bytes, k}, *timing);
       }
     }
   }
   return Status::Ok();
 }
 
+Status MeasureTcpRoundTrips(const BaselineOptions& o, uint16_t port,
+                            Report* report) {
+  return MeasureRoundTrips(
+      o, "tcp", "raw TCP", [port] { return RawTcpClient::Connect(port); },
+      report);
+}
+
 Status MeasureZmq(const BaselineOptions& o, const std::string& transport,
                   const std::string& endpoint, Report* report) {
-  for (const std::string& op : o.ops) {
-    for (uint64_t bytes : o.sizes) {
-      for (uint32_t k : o.outstanding) {
-        LS_ASSIGN_OR_RETURN(auto client, RawZmqClient::Connect(endpoint));
-        auto timing = MeasureRow(
-            PlanFor(o.plan, bytes, k), bytes,
-            [&](uint64_t ops, std::vector<double>* latencies) {
-              return client->RoundTrips(op, bytes, k, ops, latencies);
-            });
-        if (!timing.ok()) return timing.status().WithContext("raw ZeroMQ");
-        report->AddBaseline({"zmq-" + transport, op, bytes, k}, *timing);
-      }
-    }
-  }
-  return Status::Ok();
+  return MeasureRoundTrips(
+      o, "zmq-" + transport, "raw ZeroMQ",
+      [&endpoint] { return RawZmqClient::Connect(endpoint); }, report);
 }
 
 Status MeasureAll(const BaselineOptions& o, ProcessGroup& group,

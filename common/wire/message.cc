@@ -108,6 +108,14 @@ zmq::message_t MakeLeaveHeader(const std::string& reason,
                         sender_rank);
 }
 
+zmq::message_t MakeHeartbeatHeader(int64_t applied_clock,
+                                   wire::Role sender_role, int sender_rank) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = wire::CreateHeartbeat(fbb, applied_clock);
+  return FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(), sender_role,
+                        sender_rank);
+}
+
 zmq::message_t MakeRegisterHeader(wire::Role role, int rank_hint,
                                   const std::string& endpoint,
                                   int64_t applied_clock) {

@@ -111,6 +111,10 @@ zmq::message_t MakeShutdownHeader(wire::ShutdownKind kind,
                                   const std::string& reason);
 zmq::message_t MakeLeaveHeader(const std::string& reason,
                                wire::Role sender_role, int sender_rank);
+// A Heartbeat (a server's says the clock its state is committed up to;
+// the coordinator's, its newest commit; -1 or 0: none).
+zmq::message_t MakeHeartbeatHeader(int64_t applied_clock,
+                                   wire::Role sender_role, int sender_rank);
 // Builds a Register of this process (its host name and pid) as `role`,
 // asking for rank `rank_hint` (-1: any); a server gives its data endpoint
 // and, registering again with a restarted coordinator, the clock its state

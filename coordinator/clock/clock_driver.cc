@@ -4,6 +4,8 @@
 
 #include "common/logging.h"
 #include "common/wire/message.h"
+#include "common/wire/shard_messages.h"
+#include "common/wire/worker_messages.h"
 #include "coordinator/clock/clock_report_reader.h"
 #include "sync_policies/policy_registry.h"
 
@@ -190,20 +192,20 @@ void ClockDriver::SendAdmission(const std::string& id, Peer& peer,
   peer.clock = decision.clock;
   peer.admitted_batch = batch;
   if (finished) peer.finished = true;
-  flatbuffers::FlatBufferBuilder fbb(128);
-  const double epoch = static_cast<double>(decision.clock) *
-                       job_.GlobalBatch() / job_.train_samples;
+  AdmissionFields admission;
+  admission.clock = decision.clock;
+  admission.go = !finished;
+  admission.finished = finished;
+  admission.quota = batch;
+  admission.epoch = static_cast<double>(decision.clock) * job_.GlobalBatch() /
+                    job_.train_samples;
+  admission.offset = finished ? 0 : decision.batch_offset;
   // The worker's push of this clock shows the shards this quota, sealed.
-  const std::string seal =
-      finished
-          ? ""
-          : tickets_.Seal({peer.rank, peer.incarnation, decision.clock, batch});
-  auto body =
-      wire::CreateAdmission(fbb, decision.clock, !finished, finished, batch,
-                            epoch, finished ? 0 : decision.batch_offset,
-                            /*evaluate=*/false, BytesField(fbb, seal));
-  outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
-                                  wire::Role::Coordinator, 0));
+  if (!finished) {
+    admission.quota_seal =
+        tickets_.Seal({peer.rank, peer.incarnation, decision.clock, batch});
+  }
+  outbox_.Send(id, MakeAdmissionHeader(admission));
   if (finished) evaluation_.MaybeRequestFinal();
 }
 
@@ -259,11 +261,7 @@ void ClockDriver::IssueCommits(const std::vector<CommitDecision>& commits) {
   // a snapshot round started there lands behind it on each server's queue,
   // so every shard freezes the state after this commit.
   for (const auto& commit : commits) {
-    flatbuffers::FlatBufferBuilder fbb(256);
-    auto workers = fbb.CreateVector(commit.workers);
-    auto body = wire::CreateCommit(fbb, commit.clock, workers);
-    zmq::message_t header = FinishEnvelope(
-        fbb, wire::Body::Commit, body.Union(), wire::Role::Coordinator, 0);
+    zmq::message_t header = MakeCommitHeader(commit.clock, commit.workers);
     // Kept until every shard applied it: a promoted backup may need it
     // (ResendCommits).
     unapplied_commits_[commit.clock].assign(

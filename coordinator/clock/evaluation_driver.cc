@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "common/logging.h"
+#include "common/wire/worker_messages.h"
 
 namespace lockstep {
 
@@ -11,11 +12,12 @@ namespace {
 // An Admission asking `peer` to evaluate the model at `clock` (`final`:
 // the final model).
 zmq::message_t EvaluateAdmission(int64_t clock, bool final) {
-  flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = wire::CreateAdmission(fbb, clock, !final, final, 0, 0, 0,
-                                    /*evaluate=*/true);
-  return FinishEnvelope(fbb, wire::Body::Admission, body.Union(),
-                        wire::Role::Coordinator, 0);
+  AdmissionFields admission;
+  admission.clock = clock;
+  admission.go = !final;
+  admission.finished = final;
+  admission.evaluate = true;
+  return MakeAdmissionHeader(admission);
 }
 
 }  // namespace

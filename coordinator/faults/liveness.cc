@@ -6,10 +6,8 @@
 namespace lockstep {
 
 void Liveness::ReplyHeartbeat(const std::string& id) {
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateHeartbeat(fbb, recorder_.last_committed());
-  outbox_.Send(id, FinishEnvelope(fbb, wire::Body::Heartbeat, body.Union(),
-                                  wire::Role::Coordinator, 0));
+  outbox_.Send(id, MakeHeartbeatHeader(recorder_.last_committed(),
+                                       wire::Role::Coordinator, 0));
 }
 
 bool Liveness::HandleSideHeartbeat(const std::string& id,

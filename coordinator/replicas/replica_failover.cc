@@ -2,6 +2,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/wire/shard_messages.h"
 
 namespace lockstep {
 
@@ -16,16 +17,8 @@ std::vector<std::string> ReplicaFailover::BackupEndpoints(
 }
 
 void ReplicaFailover::SendPromote(uint32_t shard, uint32_t slot) {
-  flatbuffers::FlatBufferBuilder fbb(256);
-  std::vector<flatbuffers::Offset<wire::ReplicaPlace>> places;
-  for (const std::string& endpoint : BackupEndpoints(shard)) {
-    places.push_back(
-        wire::CreateReplicaPlace(fbb, shard, fbb.CreateString(endpoint)));
-  }
-  auto body = wire::CreatePromote(fbb, shard, fbb.CreateVector(places));
   outbox_.Send(members_.server_ids()[slot],
-               FinishEnvelope(fbb, wire::Body::Promote, body.Union(),
-                              wire::Role::Coordinator, 0));
+               MakePromoteHeader(shard, BackupEndpoints(shard)));
 }
 
 bool ReplicaFailover::Promote(uint32_t gone, const std::string& what,
@@ -75,19 +68,11 @@ void ReplicaFailover::HandlePromoted(const std::string& id,
   for (uint32_t slot : placement_.Recopy(shard)) {
     const std::string& backup = members_.server_ids()[slot];
     if (backup.empty()) continue;
-    flatbuffers::FlatBufferBuilder follow(128);
-    auto body =
-        wire::CreateFollow(follow, shard, follow.CreateString(endpoint));
-    outbox_.Send(backup,
-                 FinishEnvelope(follow, wire::Body::Follow, body.Union(),
-                                wire::Role::Coordinator, 0));
+    outbox_.Send(backup, MakeFollowHeader(shard, endpoint));
     LS_LOG(Info) << "server " << slot << "'s backup of shard " << shard
                  << " follows the promoted primary (a live copy first)";
   }
-  flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = wire::CreateReroute(fbb, shard, fbb.CreateString(endpoint));
-  zmq::message_t header = FinishEnvelope(fbb, wire::Body::Reroute, body.Union(),
-                                         wire::Role::Coordinator, 0);
+  zmq::message_t header = MakeRerouteHeader(shard, endpoint);
   outbox_.SendToEach(members_.worker_ids(), header);
   if (!members_.evaluator_id().empty()) {
     outbox_.SendToEach({members_.evaluator_id()}, header);

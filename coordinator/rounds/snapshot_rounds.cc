@@ -3,6 +3,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/wire/message.h"
+#include "common/wire/shard_messages.h"
 
 namespace lockstep {
 namespace {
@@ -113,10 +114,7 @@ void SnapshotRounds::StartRound(int64_t clock) {
   // behind the Commit of `clock`, which was sent first
   // (ClockDriver::IssueCommits). Once its part is durable, it deletes its
   // rounds below keep_from.
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateSnapshotStart(fbb, round, clock, keep_from);
-  zmq::message_t header = FinishEnvelope(
-      fbb, wire::Body::SnapshotStart, body.Union(), wire::Role::Coordinator, 0);
+  zmq::message_t header = MakeSnapshotStartHeader(round, clock, keep_from);
   outbox_.SendToEach(members_.server_ids(), header);
   LS_LOG(Debug) << "snapshot round " << round << " of clock " << clock
                 << " started";

@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/wire/shard_messages.h"
 #include "server/replication/range_copy.h"
 
 namespace lockstep {
@@ -97,10 +98,7 @@ Status ReplicaFollower::Install(const std::vector<zmq::message_t>& frames) {
   updater_->Start(job_->eval_every);
   norm_scale_ = restored.norm_scale;
   // Now a copy the coordinator may promote.
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = wire::CreateBackupReady(fbb, shard_);
-  tell_(FinishEnvelope(fbb, wire::Body::BackupReady, body.Union(),
-                       wire::Role::Server, static_cast<int>(shard_)));
+  tell_(MakeBackupReadyHeader(shard_));
   LS_LOG(Info) << "backup of shard " << shard_
                << " installed its primary's live copy (clock " << restored.clock
                << ", " << restored.bytes_read / 1e6 << " MB) in "
