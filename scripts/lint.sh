@@ -54,14 +54,26 @@ echo "== clang-tidy (${#files[@]} translation units, $jobs at a time${checks:+, 
 # build folder's generated schema or the system's.
 # The tests' translation units (a unity batch lives in the build folder, so
 # clang-tidy would not find tests/.clang-tidy by itself) get that file.
-tidy() {
-  xargs -P "$jobs" -n 2 clang-tidy -p "$db" --quiet "$@" \
-    ${checks:+--checks="$checks"} \
+tidy_one() {  # FILE
+  local config=()
+  case "$1" in */tests/*) config=(--config-file="$root/tests/.clang-tidy") ;; esac
+  clang-tidy -p "$db" --quiet "${config[@]}" ${checks:+--checks="$checks"} \
     --header-filter="^$root/(common|coordinator|snapshot_format|optimizers|server|worker|sync_policies|tools|bench|python|tests)/" \
     --warnings-as-errors='*' --extra-arg=-Wthread-safety \
-    --extra-arg=-Wno-unknown-warning-option 2> >(grep -v "warnings generated" >&2)
+    --extra-arg=-Wno-unknown-warning-option "$1"
 }
-printf '%s\n' "${files[@]}" | grep -v "/tests/" | tidy
-printf '%s\n' "${files[@]}" | { grep "/tests/" || true; } |
-  tidy --config-file="$root/tests/.clang-tidy"
+export -f tidy_one
+export db checks root
+# One stream over every unit, the largest first (by the bytes of the .cc
+# files a unity batch includes), so no core idles behind a long last one.
+printf '%s\n' "${files[@]}" | /usr/bin/python3 -c '
+import os, re, sys
+def size(path):
+    text = open(path, errors="replace").read()
+    included = re.findall(r"#include \"(/[^\"]+\.cc)\"", text)
+    return sum(os.path.getsize(f) for f in included) or len(text)
+for path in sorted(sys.stdin.read().split(), key=size, reverse=True):
+    print(path)' |
+  xargs -P "$jobs" -I{} bash -c 'tidy_one "$1"' _ {} \
+    2> >(grep -v "warnings generated" >&2)
 echo "lint: clean"

@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "common/command_line.h"
 #include "common/main_guard.h"
 #include "common/security/job_keys.h"
 #include "common/security/worker_credentials.h"
@@ -72,16 +73,9 @@ int Main(int argc, char** argv) {
       "N: add worker-<N>.key to the keys already in --out (made from its "
       "coordinator.key; the job need not restart)");
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "lockstep-keys: " << e.what() << std::endl;
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << options << std::endl;
-    return 0;
+  if (auto end = lockstep::ParseCommandLine(argc, argv, options,
+                                            "lockstep-keys", &vm)) {
+    return *end;
   }
   if (!vm.count("out")) {
     std::cerr << "lockstep-keys: --out DIR is required" << std::endl;
