@@ -4,13 +4,7 @@
 # page that names a moved file, a class nobody declares and a flag no
 # parser knows.
 # Usage: check_doc_names_test.sh PATH/TO/check-doc-names.py
-set -euo pipefail
-check="$(realpath "$1")"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-cd "$tmp"
-git init -q .
+. "$(dirname "$0")/repo_fixture.sh" "$1"
 mkdir -p scripts server/shard docs
 cp "$check" scripts/check-doc-names.py
 printf 'class ShardClock {};\nconst char* kFlags[] = {"max-lag", "resume"};\n' \

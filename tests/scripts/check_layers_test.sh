@@ -5,13 +5,7 @@
 # each other, two top-level folders that do, and a generated header
 # included outside its layer.
 # Usage: check_layers_test.sh PATH/TO/check-layers.py
-set -euo pipefail
-check="$(realpath "$1")"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-cd "$tmp"
-git init -q .
+. "$(dirname "$0")/repo_fixture.sh" "$1"
 mkdir -p scripts server/shard server/model server/guard server/snapshot \
   common/wire lib
 cp "$check" scripts/check-layers.py
