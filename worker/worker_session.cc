@@ -149,9 +149,10 @@ Status WorkerSession::Start(const Message& msg) {
   // for the coordinator (a reroute to its promoted backup, a rollback or
   // the job's end).
   LS_ASSIGN_OR_RETURN(
-      ps_, PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
-                            RoleOf(options_), /*replicated=*/job_.replicas > 0,
-                            coordinator_->ticket()));
+      ps_,
+      PsClient::Create(layout_, rank_, options_.request_timeout_s, epoch_,
+                       coordinator_->role(), /*replicated=*/job_.replicas > 0,
+                       coordinator_->ticket()));
   ps_->set_single_verdict(single_verdict_);
   // With replicas the last push is kept (a second gradient buffer).
   ps_->set_repush_on_reroute(on_commit_ && job_.replicas > 0);
@@ -183,8 +184,8 @@ void WorkerSession::ReportSetupError(const Status& why) {
       why.code() == StatusCode::kUnavailable && options_.device != "cpu"
           ? wire::ErrorCode::DeviceUnavailable
           : wire::ErrorCode::BadRequest;
-  coordinator_->Send(MakeErrorHeader(code, why.message(), 0, RoleOf(options_),
-                                     static_cast<int>(rank_)));
+  coordinator_->Send(MakeErrorHeader(
+      code, why.message(), 0, coordinator_->role(), static_cast<int>(rank_)));
 }
 
 // A clock: admission, batch, pull, compute, push, report.
@@ -341,21 +342,9 @@ Status WorkerSession::Push(int64_t clock, uint32_t batch, ClockTimes* times) {
 
 void WorkerSession::ClockDone(int64_t clock, uint32_t batch,
                               const ClockTimes& t) {
-  ClockDoneFields report;
-  report.clock = clock;
-  report.batch = batch;
-  report.compute_s = t.compute_s;
-  report.push_s = t.push_s;
-  report.pull_s = t.pull_s;
-  report.wait_s = t.wait_s;
-  report.loss = t.loss;
-  report.cpu_available = t.cpu_available;
-  report.memory_available = MemoryAvailable();
-  report.staleness = t.staleness;
-  report.dropped = t.dropped;
-  report.epoch = epoch_;
-  report.refused = clock == pushed_clock_ ? pushed_refused_ : 0;
-  coordinator_->Send(MakeClockDoneHeader(sender(), report));
+  coordinator_->Send(MakeClockDoneHeader(
+      sender(), {clock, batch, t, MemoryAvailable(), epoch_,
+                 clock == pushed_clock_ ? pushed_refused_ : 0}));
 }
 
 // Evaluations and the end of the job.

@@ -76,16 +76,9 @@ class WorkerSession {
     uint32_t quota = 0;   // this worker's batch
     uint64_t offset = 0;  // its first sample in the clock's global batch
   };
-  struct ClockTimes {
-    double wait_s = 0;
-    double pull_s = 0;
-    double compute_s = 0;
-    double push_s = 0;
-    double loss = 0;
-    double cpu_available = 1;
-    int64_t staleness = 0;
-    uint32_t dropped = 0;
-  };
+  // What a clock cost this worker, filled as it runs and reported in its
+  // ClockDone.
+  using ClockTimes = ClockCosts;
 
   // Checks the options and connects to the coordinator (nothing is sent).
   static StatusOr<std::unique_ptr<WorkerSession>> Create(WorkerOptions options);

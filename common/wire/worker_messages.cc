@@ -44,10 +44,11 @@ zmq::message_t MakeAdmitHeader(const WorkerSender& from, int64_t clock,
 zmq::message_t MakeClockDoneHeader(const WorkerSender& from,
                                    const ClockDoneFields& r) {
   flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = wire::CreateClockDone(fbb, r.clock, r.batch, r.compute_s,
-                                    r.push_s, r.pull_s, r.wait_s, r.loss,
-                                    r.cpu_available, r.memory_available,
-                                    r.staleness, r.dropped, r.epoch, r.refused);
+  const ClockCosts& c = r.costs;
+  auto body = wire::CreateClockDone(fbb, r.clock, r.batch, c.compute_s,
+                                    c.push_s, c.pull_s, c.wait_s, c.loss,
+                                    c.cpu_available, r.memory_available,
+                                    c.staleness, c.dropped, r.epoch, r.refused);
   return Finish(from, fbb, wire::Body::ClockDone, body.Union());
 }
 

@@ -22,19 +22,25 @@ struct WorkerSender {
   int rank = 0;
 };
 
-// What one clock cost a worker, as its ClockDone says it.
+// What one clock cost a worker (WorkerSession::ClockTimes fills it as the
+// clock runs).
+struct ClockCosts {
+  double wait_s = 0;
+  double pull_s = 0;
+  double compute_s = 0;
+  double push_s = 0;
+  double loss = 0;
+  double cpu_available = 1;  // share of a CPU it had, [0, 1]
+  int64_t staleness = 0;     // largest staleness among its pushes
+  uint32_t dropped = 0;      // shards that dropped its push
+};
+
+// A worker's ClockDone: its clock, batch and what the clock cost it.
 struct ClockDoneFields {
   int64_t clock = 0;
   uint32_t batch = 0;
-  double compute_s = 0;
-  double push_s = 0;
-  double pull_s = 0;
-  double wait_s = 0;
-  double loss = 0;
-  double cpu_available = 1;     // share of a CPU it had, [0, 1]
+  ClockCosts costs;
   double memory_available = 1;  // share of memory free, [0, 1]
-  int64_t staleness = 0;        // largest staleness among its pushes
-  uint32_t dropped = 0;         // shards that dropped its push
   uint32_t epoch = 0;
   uint32_t refused = 0;  // shards that refused its push
 };

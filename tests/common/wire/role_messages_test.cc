@@ -64,11 +64,11 @@ TEST(RoleMessagesTest, AWorkersReportsNameItsRoleAndRank) {
   ClockDoneFields done;
   done.clock = 12;
   done.batch = 32;
-  done.compute_s = 0.25;
-  done.loss = 0.75;
+  done.costs.compute_s = 0.25;
+  done.costs.loss = 0.75;
   done.memory_available = 0.5;
-  done.staleness = 2;
-  done.dropped = 1;
+  done.costs.staleness = 2;
+  done.costs.dropped = 1;
   done.epoch = 4;
   done.refused = 1;
   Message msg = Read(MakeClockDoneHeader({false, 3}, done));
